@@ -1,0 +1,39 @@
+package ckpt
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("15m0s"). It also reads a bare number as seconds, as seed 003's
+// interval_seconds is written.
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%w: duration %q: use a form such as 90s, 15m or 1h30m", ErrInvalid, s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("%w: duration %s is neither a string nor a number of seconds", ErrInvalid, b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}

@@ -1,0 +1,547 @@
+package ckpt
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Fold replays a whole history into the state it describes. It is a pure
+// function: the same events always give the same state. Seqs must run 1, 2, 3…
+func Fold(id string, events []Event) (*Checkpoint, error) {
+	var c *Checkpoint
+	for _, e := range events {
+		var err error
+		if c, err = Apply(id, c, e); err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: %s has no history", ErrNotFound, id)
+	}
+	return c, nil
+}
+
+// Apply returns the state after applying e to c, the state of checkpoint id
+// before it (nil if the checkpoint does not exist yet). e.Seq must be c.Rev+1.
+//
+// Apply validates the event against the state and refuses it with an error
+// wrapping ErrInvalid, ErrExists, ErrNotFound, ErrCycleLimit or ErrCorrupt
+// (a Seq out of order). It changes c in place: after an error the caller
+// must discard c.
+func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
+	if e.Type == EventCreated {
+		if c != nil {
+			return nil, fmt.Errorf("%w: %s (revision %d); use a new ID, or ckpt restart %s to start it again", ErrExists, id, c.Rev, id)
+		}
+		if e.Seq != 1 {
+			return nil, fmt.Errorf("%w: created event has seq %d, want 1", ErrCorrupt, e.Seq)
+		}
+		return applyCreated(id, e)
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: %s: create it first with ckpt start %s", ErrNotFound, id, id)
+	}
+	if e.Seq != c.Rev+1 {
+		return nil, fmt.Errorf("%w: %s event has seq %d after revision %d", ErrCorrupt, e.Type, e.Seq, c.Rev)
+	}
+	at := e.At.UTC()
+	var err error
+	switch e.Type {
+	case EventUpdate:
+		var p Patch
+		if err = decode(e, &p); err == nil {
+			err = applyPatch(c, p, at)
+		}
+	case EventStatus:
+		var s StatusChange
+		if err = decode(e, &s); err == nil {
+			err = applyStatus(c, s.Status, s.Reason, at)
+		}
+	case EventStep:
+		var s StepChange
+		if err = decode(e, &s); err == nil {
+			err = applyStep(c, s, at)
+		}
+	case EventDecision:
+		var d DecisionData
+		if err = decode(e, &d); err == nil {
+			if d.Text == "" {
+				err = fmt.Errorf("%w: a decision needs its text", ErrInvalid)
+			} else {
+				c.Decisions = append(c.Decisions, Decision{At: at, Text: d.Text, Reason: d.Reason})
+			}
+		}
+	case EventBlocker:
+		var b BlockerChange
+		if err = decode(e, &b); err == nil {
+			err = applyBlocker(c, b, at)
+		}
+	case EventError:
+		var x ErrorChange
+		if err = decode(e, &x); err == nil {
+			err = applyError(c, x, at)
+		}
+	case EventAccept:
+		var a AcceptChange
+		if err = decode(e, &a); err == nil {
+			err = applyAccept(c, a, at)
+		}
+	case EventCycle:
+		if c.Cycles.Max > 0 && c.Cycles.Count >= c.Cycles.Max {
+			err = fmt.Errorf("%w: %s has used %d of %d cycles; raise the limit with ckpt update %s --max-cycles N, or stop and ask for help",
+				ErrCycleLimit, id, c.Cycles.Count, c.Cycles.Max, id)
+		} else {
+			c.Cycles.Count++
+		}
+	case EventResumed:
+		var s SessionChange
+		if err = decode(e, &s); err == nil {
+			c.Session = nextSession(c.Session, s.Session, at)
+			if s.Agent != nil {
+				c.Agent = *s.Agent
+			}
+			reopen(c)
+		}
+	case EventTakenOver:
+		var t Takeover
+		if err = decode(e, &t); err == nil {
+			if t.To.ID == "" && t.To.Name == "" {
+				err = fmt.Errorf("%w: a takeover needs the new agent", ErrInvalid)
+			} else {
+				c.Agent = t.To
+				c.Session = nextSession(c.Session, t.Session, at)
+				reopen(c)
+			}
+		}
+	case EventRestarted:
+		var r Restart
+		if err = decode(e, &r); err == nil {
+			restart(c, r, at)
+		}
+	case EventRestored, EventImported, EventSynced:
+		var s Snapshot
+		if err = decode(e, &s); err == nil {
+			rev, started := c.Rev, c.StartedAt
+			*c = s.State
+			c.ID, c.Rev = id, rev
+			if c.StartedAt.IsZero() {
+				c.StartedAt = started
+			}
+			c.Heartbeat.LastBeat = time.Time{}
+			err = validateState(c)
+		}
+	case EventArchived:
+		var a Archive
+		if err = decode(e, &a); err == nil {
+			if a.Reason == "" {
+				err = fmt.Errorf("%w: an archive needs a reason", ErrInvalid)
+			} else {
+				if a.At.IsZero() {
+					a.At = at
+				}
+				c.Archived = &a
+			}
+		}
+	case EventNote:
+		var n Note
+		if err = decode(e, &n); err == nil {
+			if n.Text == "" {
+				err = fmt.Errorf("%w: a note needs its text", ErrInvalid)
+			} else if c.Context.Notes == "" {
+				c.Context.Notes = n.Text
+			} else {
+				c.Context.Notes += "\n" + n.Text
+			}
+		}
+	default:
+		err = fmt.Errorf("%w: unknown event type %q", ErrInvalid, e.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Rev = e.Seq
+	c.UpdatedAt = at
+	derive(c)
+	return c, nil
+}
+
+func decode(e Event, v any) error {
+	if len(e.Data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return fmt.Errorf("%w: %s event data: %v", ErrInvalid, e.Type, err)
+	}
+	return nil
+}
+
+func applyCreated(id string, e Event) (*Checkpoint, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	var cr Created
+	if err := decode(e, &cr); err != nil {
+		return nil, err
+	}
+	at := e.At.UTC()
+	c := &Checkpoint{
+		ID:        id,
+		Status:    StatusInProgress,
+		Resume:    Resume{Resumable: true},
+		Heartbeat: Heartbeat{Interval: Duration(DefaultInterval)},
+		StartedAt: at,
+	}
+	c.Session = nextSession(Session{}, cr.Session, at)
+	if err := applyPatch(c, cr.Patch, at); err != nil {
+		return nil, err
+	}
+	for _, s := range cr.Steps {
+		if s.Status == "" {
+			s.Status = StepPending
+		}
+		if err := applyStep(c, StepChange{ID: s.ID, Title: s.Title, Status: s.Status, Phase: s.Phase, By: s.By, Output: s.Output, Notes: s.Notes}, at); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range cr.Acceptance {
+		if err := applyAccept(c, AcceptChange{ID: a.ID, Title: a.Title, Met: a.Met}, at); err != nil {
+			return nil, err
+		}
+	}
+	c.Rev = 1
+	c.UpdatedAt = at
+	derive(c)
+	return c, nil
+}
+
+func nextSession(prev, given Session, at time.Time) Session {
+	s := given
+	if s.Number == 0 {
+		s.Number = prev.Number + 1
+	}
+	if s.StartedAt.IsZero() {
+		s.StartedAt = at
+	}
+	return s
+}
+
+// reopen puts a resumed or taken-over checkpoint back to work, unless it is
+// still blocked.
+func reopen(c *Checkpoint) {
+	if c.Status != StatusBlocked {
+		c.Status = StatusInProgress
+		c.StatusReason = ""
+		c.CompletedAt = nil
+	}
+}
+
+func applyStatus(c *Checkpoint, s Status, reason string, at time.Time) error {
+	if !s.Valid() {
+		_, err := ParseStatus(string(s))
+		return err
+	}
+	c.Status, c.StatusReason = s, reason
+	if s == StatusDone || s == StatusFailed || s == StatusAbandoned {
+		t := at
+		c.CompletedAt = &t
+	} else {
+		c.CompletedAt = nil
+	}
+	return nil
+}
+
+func applyPatch(c *Checkpoint, p Patch, at time.Time) error {
+	if p.Status != nil && !p.Status.Valid() {
+		_, err := ParseStatus(string(*p.Status))
+		return err
+	}
+	if p.Parent != nil && *p.Parent != "" {
+		if err := ValidateID(*p.Parent); err != nil {
+			return fmt.Errorf("parent: %w", err)
+		}
+	}
+	if p.Progress != nil && (p.Progress.Done < 0 || p.Progress.Total < 0 || p.Progress.Done > p.Progress.Total) {
+		return fmt.Errorf("%w: progress %d/%d: give done/total with 0 <= done <= total", ErrInvalid, p.Progress.Done, p.Progress.Total)
+	}
+	if p.MaxCycles != nil && *p.MaxCycles < 0 {
+		return fmt.Errorf("%w: max cycles %d is negative", ErrInvalid, *p.MaxCycles)
+	}
+	if p.Interval != nil && *p.Interval <= 0 {
+		return fmt.Errorf("%w: heartbeat interval %s must be positive", ErrInvalid, p.Interval.D())
+	}
+	for k := range p.Meta {
+		if k == "" {
+			return fmt.Errorf("%w: a meta key is empty: use --meta key=value", ErrInvalid)
+		}
+	}
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&c.Title, p.Title)
+	set(&c.TaskID, p.TaskID)
+	set(&c.Parent, p.Parent)
+	set(&c.Stage, p.Stage)
+	set(&c.Phase, p.Phase)
+	set(&c.CurrentStep, p.CurrentStep)
+	set(&c.Context.LastProcessed, p.LastProcessed)
+	set(&c.Context.NextToProcess, p.NextToProcess)
+	set(&c.Context.Notes, p.Notes)
+	set(&c.Resume.Instructions, p.Instructions)
+	if p.Status != nil {
+		reason := c.StatusReason
+		if p.StatusReason != nil {
+			reason = *p.StatusReason
+		}
+		if err := applyStatus(c, *p.Status, reason, at); err != nil {
+			return err
+		}
+	} else {
+		set(&c.StatusReason, p.StatusReason)
+	}
+	if p.Agent != nil {
+		c.Agent = *p.Agent
+	}
+	if p.Progress != nil {
+		c.Progress.Done, c.Progress.Total = p.Progress.Done, p.Progress.Total
+	}
+	c.Labels = addUnique(c.Labels, p.AddLabels)
+	if len(p.RemoveLabels) > 0 {
+		c.Labels = slices.DeleteFunc(c.Labels, func(l string) bool { return slices.Contains(p.RemoveLabels, l) })
+	}
+	c.Files.Created = addUnique(c.Files.Created, p.FilesCreated)
+	c.Files.Modified = addUnique(c.Files.Modified, p.FilesModified)
+	if p.Resumable != nil {
+		c.Resume.Resumable = *p.Resumable
+	}
+	if p.NextSteps != nil {
+		c.Resume.NextSteps = slices.Clone(*p.NextSteps)
+	}
+	if p.MaxCycles != nil {
+		c.Cycles.Max = *p.MaxCycles
+	}
+	for k, v := range p.ReviewScores {
+		if c.ReviewScores == nil {
+			c.ReviewScores = map[string]*float64{}
+		}
+		c.ReviewScores[k] = v
+	}
+	for k, v := range p.Meta {
+		if string(v) == "null" {
+			delete(c.Meta, k)
+			continue
+		}
+		if c.Meta == nil {
+			c.Meta = map[string]json.RawMessage{}
+		}
+		c.Meta[k] = v
+	}
+	if p.Interval != nil {
+		c.Heartbeat.Interval = *p.Interval
+	}
+	return nil
+}
+
+func addUnique(list, add []string) []string {
+	for _, s := range add {
+		if s != "" && !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+func applyStep(c *Checkpoint, s StepChange, at time.Time) error {
+	if s.ID == "" {
+		return fmt.Errorf("%w: a step needs an ID", ErrInvalid)
+	}
+	if s.Status != "" && !s.Status.Valid() {
+		return fmt.Errorf("%w: step status %q: use pending, in_progress, done, failed or skipped", ErrInvalid, s.Status)
+	}
+	i := c.StepIndex(s.ID)
+	if i < 0 {
+		c.Steps = append(c.Steps, Step{ID: s.ID, Status: StepPending})
+		i = len(c.Steps) - 1
+	}
+	st := &c.Steps[i]
+	for _, f := range []struct{ dst, v *string }{{&st.Title, &s.Title}, {&st.Phase, &s.Phase}, {&st.By, &s.By}, {&st.Output, &s.Output}, {&st.Notes, &s.Notes}} {
+		if *f.v != "" {
+			*f.dst = *f.v
+		}
+	}
+	if s.Status == "" || s.Status == st.Status {
+		return nil
+	}
+	st.Status = s.Status
+	t := at
+	switch s.Status {
+	case StepInProgress:
+		st.StartedAt, st.CompletedAt = &t, nil
+		c.CurrentStep = st.Label()
+		if c.Status == StatusPending {
+			c.Status = StatusInProgress
+		}
+	case StepDone, StepFailed, StepSkipped:
+		st.CompletedAt = &t
+	case StepPending:
+		st.StartedAt, st.CompletedAt = nil, nil
+	}
+	return nil
+}
+
+func applyBlocker(c *Checkpoint, b BlockerChange, at time.Time) error {
+	if !b.Clear {
+		if b.Text == "" {
+			return fmt.Errorf("%w: a blocker needs its text", ErrInvalid)
+		}
+		id := b.ID
+		if id == "" {
+			id = "b" + strconv.Itoa(len(c.Blockers)+1)
+		}
+		for _, x := range c.Blockers {
+			if x.ID == id && x.Active() {
+				return fmt.Errorf("%w: blocker %s is already active", ErrInvalid, id)
+			}
+		}
+		c.Blockers = append(c.Blockers, Blocker{ID: id, Text: b.Text, Since: at})
+		if !c.Status.Final() {
+			c.Status = StatusBlocked
+		}
+		return nil
+	}
+	cleared := 0
+	for i := range c.Blockers {
+		if c.Blockers[i].Active() && (b.ID == "" || c.Blockers[i].ID == b.ID) {
+			t := at
+			c.Blockers[i].ClearedAt = &t
+			cleared++
+		}
+	}
+	if cleared == 0 {
+		if b.ID != "" {
+			return fmt.Errorf("%w: no active blocker %q: see the active ones with ckpt show %s", ErrInvalid, b.ID, c.ID)
+		}
+		return fmt.Errorf("%w: %s has no active blocker to clear", ErrInvalid, c.ID)
+	}
+	unblock(c)
+	return nil
+}
+
+func applyError(c *Checkpoint, x ErrorChange, at time.Time) error {
+	if x.Clear {
+		n := 0
+		for i := range c.Errors {
+			if c.Errors[i].ClearedAt == nil {
+				t := at
+				c.Errors[i].ClearedAt = &t
+				n++
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: %s has no active error to clear", ErrInvalid, c.ID)
+		}
+		unblock(c)
+		return nil
+	}
+	if x.Message == "" {
+		return fmt.Errorf("%w: an error needs its message", ErrInvalid)
+	}
+	c.Errors = append(c.Errors, ErrorItem{At: at, Type: x.Type, Message: x.Message, Blocking: x.Blocking})
+	if x.Blocking && !c.Status.Final() {
+		c.Status = StatusBlocked
+	}
+	return nil
+}
+
+// unblock returns a blocked checkpoint to work once nothing blocks it.
+func unblock(c *Checkpoint) {
+	if c.Status != StatusBlocked || len(c.ActiveBlockers()) > 0 {
+		return
+	}
+	for _, e := range c.ActiveErrors() {
+		if e.Blocking {
+			return
+		}
+	}
+	c.Status = StatusInProgress
+}
+
+func applyAccept(c *Checkpoint, a AcceptChange, at time.Time) error {
+	if a.ID == "" {
+		return fmt.Errorf("%w: an acceptance criterion needs an ID", ErrInvalid)
+	}
+	i := slices.IndexFunc(c.Acceptance, func(x Criterion) bool { return x.ID == a.ID })
+	if i < 0 {
+		c.Acceptance = append(c.Acceptance, Criterion{ID: a.ID})
+		i = len(c.Acceptance) - 1
+	}
+	cr := &c.Acceptance[i]
+	if a.Title != "" {
+		cr.Title = a.Title
+	}
+	cr.Met = a.Met
+	if a.Met {
+		t := at
+		cr.VerifiedAt = &t
+	} else {
+		cr.VerifiedAt = nil
+	}
+	return nil
+}
+
+func restart(c *Checkpoint, r Restart, at time.Time) {
+	for i := range c.Steps {
+		s := &c.Steps[i]
+		s.Status, s.StartedAt, s.CompletedAt, s.By, s.Output, s.Notes = StepPending, nil, nil, "", "", ""
+	}
+	for i := range c.Acceptance {
+		c.Acceptance[i].Met, c.Acceptance[i].VerifiedAt = false, nil
+	}
+	c.Progress = Progress{}
+	c.Decisions, c.Blockers, c.Errors = nil, nil, nil
+	c.Files, c.Context = Files{}, Context{}
+	c.Resume = Resume{Resumable: true}
+	c.Cycles.Count = 0
+	c.CurrentStep, c.StatusReason = "", ""
+	c.Status, c.StartedAt, c.CompletedAt, c.Archived = StatusInProgress, at, nil, nil
+	c.Session = nextSession(c.Session, r.Session, at)
+}
+
+// validateState checks a snapshot's enumerations.
+func validateState(c *Checkpoint) error {
+	if !c.Status.Valid() {
+		return fmt.Errorf("%w: snapshot status %q", ErrInvalid, c.Status)
+	}
+	for _, s := range c.Steps {
+		if s.ID == "" || !s.Status.Valid() {
+			return fmt.Errorf("%w: snapshot step %q has status %q", ErrInvalid, s.ID, s.Status)
+		}
+	}
+	return nil
+}
+
+// derive recomputes the fields that follow from others: progress from steps.
+func derive(c *Checkpoint) {
+	if len(c.Steps) > 0 {
+		done := 0
+		for _, s := range c.Steps {
+			if s.Status.Finished() {
+				done++
+			}
+		}
+		c.Progress.Done, c.Progress.Total = done, len(c.Steps)
+	}
+	switch {
+	case c.Progress.Total > 0:
+		c.Progress.Percent = math.Round(float64(c.Progress.Done)/float64(c.Progress.Total)*1000) / 10
+	case c.Status == StatusDone:
+		c.Progress.Percent = 100
+	default:
+		c.Progress.Percent = 0
+	}
+}

@@ -1,0 +1,153 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors a Store and the fold return, wrapped with detail. Test with errors.Is.
+var (
+	ErrNotFound   = errors.New("checkpoint not found")
+	ErrExists     = errors.New("checkpoint already exists")
+	ErrConflict   = errors.New("revision conflict")
+	ErrInvalid    = errors.New("invalid input")
+	ErrCorrupt    = errors.New("store damaged")
+	ErrCycleLimit = errors.New("cycle limit reached")
+	ErrNoStore    = errors.New("no ckpt store")
+)
+
+// ConflictError is returned by Append when AppendOptions.IfRev does not match
+// the checkpoint's revision. It wraps ErrConflict.
+type ConflictError struct {
+	ID   string
+	Want int64 // the revision the caller expected
+	Have int64 // the revision the checkpoint is at
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%v: %s is at revision %d, not %d: someone else wrote first; read it again (ckpt show %s) and retry with --if-rev %d",
+		ErrConflict, e.ID, e.Have, e.Want, e.ID, e.Have)
+}
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// KeyWindow is how many of a checkpoint's most recent events every Store
+// searches for a repeated idempotency key. Backends may remember longer.
+const KeyWindow = 1000
+
+// AppendOptions are the conditions of an Append.
+type AppendOptions struct {
+	// IfRev, when > 0, makes the append a compare-and-swap: it fails with a
+	// *ConflictError unless the checkpoint is at exactly this revision.
+	IfRev int64
+}
+
+// AppendResult is what an Append did.
+type AppendResult struct {
+	// State is the checkpoint after the event (for a replayed key: as it was
+	// right after the first event with that key).
+	State *Checkpoint
+	// Event is the event as stored, with Seq and Sum set.
+	Event Event
+	// Replayed is true when Event.Key had been applied already and nothing
+	// was appended.
+	Replayed bool
+	// Warnings lists damage found and mended on the way (for example a torn
+	// last history line that was cut away); the caller should report them.
+	Warnings []string
+}
+
+// Filter selects checkpoints in List. A zero Filter selects every checkpoint
+// that is not archived.
+type Filter struct {
+	Status          []Status // any of these; empty means any
+	Agent           string   // agent ID or name
+	Parent          string
+	Label           string
+	Prefix          string // ID prefix, e.g. "kai-7/"
+	IncludeArchived bool
+}
+
+// Match reports whether c passes the filter.
+func (f Filter) Match(c *Checkpoint) bool {
+	if c.Archived != nil && !f.IncludeArchived {
+		return false
+	}
+	if len(f.Status) > 0 {
+		ok := false
+		for _, s := range f.Status {
+			ok = ok || c.Status == s
+		}
+		if !ok {
+			return false
+		}
+	}
+	if f.Agent != "" && c.Agent.ID != f.Agent && c.Agent.Name != f.Agent {
+		return false
+	}
+	if f.Parent != "" && c.Parent != f.Parent {
+		return false
+	}
+	if f.Label != "" {
+		ok := false
+		for _, l := range c.Labels {
+			ok = ok || l == f.Label
+		}
+		if !ok {
+			return false
+		}
+	}
+	return f.Prefix == "" || len(c.ID) >= len(f.Prefix) && c.ID[:len(f.Prefix)] == f.Prefix
+}
+
+// Store keeps checkpoints and their histories. Implementations are safe for
+// concurrent use by many goroutines and, for stores shared between
+// processes, by many processes; writes to one checkpoint are serialised,
+// writes to different checkpoints are not.
+//
+// Every method validates IDs with ValidateID and returns an error wrapping
+// ErrInvalid for a bad one, and ErrNotFound for a checkpoint that does not
+// exist.
+type Store interface {
+	// Append applies e to checkpoint id and makes it durable before it
+	// returns: the event is in the history and will survive a crash. The
+	// store sets e.Seq, e.Prev and e.Sum, and e.At when it is zero.
+	//
+	// The event is checked by Apply against the current state first; an
+	// event Apply refuses is not stored, and its error is returned. A
+	// created event for an existing ID fails with ErrExists, any other event
+	// for a missing ID with ErrNotFound.
+	//
+	// If e.Key is set and one of the last KeyWindow events has the same key,
+	// nothing is appended and the result of that event is returned with
+	// Replayed set. If opts.IfRev > 0 and the checkpoint is at another
+	// revision, Append fails with a *ConflictError and stores nothing.
+	Append(ctx context.Context, id string, e Event, opts AppendOptions) (AppendResult, error)
+
+	// Get returns checkpoint id at revision rev, or the latest when rev is 0,
+	// with Heartbeat.LastBeat filled from the liveness record. Asking for a
+	// revision past the last fails with ErrNotFound.
+	Get(ctx context.Context, id string, rev int64) (*Checkpoint, error)
+
+	// History returns the events of checkpoint id with Seq >= from, in order.
+	History(ctx context.Context, id string, from int64) ([]Event, error)
+
+	// List returns the latest state of every checkpoint that f matches,
+	// ordered by ID.
+	List(ctx context.Context, f Filter) ([]*Checkpoint, error)
+
+	// Beat records a sign of life for checkpoint id at time at. It does not
+	// touch the history, costs no fsync and is not durable: a crash may lose
+	// the last beat, which only makes the agent look quieter than it was.
+	Beat(ctx context.Context, id string, at time.Time) error
+
+	// Delete removes checkpoint id and its whole history. It refuses a
+	// checkpoint that is not archived (ErrInvalid): it exists for explicit
+	// retention (ckpt prune) and nothing else.
+	Delete(ctx context.Context, id string) error
+
+	// Close releases the store's resources.
+	Close() error
+}
