@@ -51,7 +51,7 @@ var statusWords = map[string]Status{
 	"in_progress": StatusInProgress, "in-progress": StatusInProgress, "in progress": StatusInProgress, "running": StatusInProgress, "active": StatusInProgress, "resuming": StatusInProgress, "started": StatusInProgress,
 	"waiting": StatusWaiting, "paused": StatusWaiting, "wait": StatusWaiting,
 	"blocked": StatusBlocked,
-	"done": StatusDone, "passed": StatusDone, "complete": StatusDone, "completed": StatusDone, "success": StatusDone, "succeeded": StatusDone, "finished": StatusDone,
+	"done":    StatusDone, "passed": StatusDone, "complete": StatusDone, "completed": StatusDone, "success": StatusDone, "succeeded": StatusDone, "finished": StatusDone,
 	"failed": StatusFailed, "fail": StatusFailed, "error": StatusFailed, "crashed": StatusFailed,
 	"abandoned": StatusAbandoned, "aborted": StatusAbandoned, "cancelled": StatusAbandoned, "canceled": StatusAbandoned, "stale": StatusAbandoned,
 }
