@@ -136,6 +136,9 @@ type Checkpoint struct {
 	Meta map[string]json.RawMessage `json:"meta,omitempty"`
 
 	Heartbeat Heartbeat `json:"heartbeat"`
+	// ResumesWithoutProgress counts resumes and takeovers since progress
+	// last went up: a crash loop shows as a growing count.
+	ResumesWithoutProgress int `json:"resumes_without_progress,omitempty"`
 	// Archived is set when the checkpoint was archived (finished, crashed,
 	// aborted); archived checkpoints are hidden from listings by default.
 	Archived *Archive `json:"archived,omitempty"`

@@ -33,12 +33,15 @@ func Fold(id string, events []Event) (*Checkpoint, error) {
 // (a Seq out of order). It changes c in place: after an error the caller
 // must discard c.
 func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
-	if e.Type == EventCreated {
+	if e.Type == EventCreated || c == nil && e.Type == EventImported {
 		if c != nil {
 			return nil, fmt.Errorf("%w: %s (revision %d); use a new ID, or ckpt restart %s to start it again", ErrExists, id, c.Rev, id)
 		}
 		if e.Seq != 1 {
-			return nil, fmt.Errorf("%w: created event has seq %d, want 1", ErrCorrupt, e.Seq)
+			return nil, fmt.Errorf("%w: %s event has seq %d, want 1", ErrCorrupt, e.Type, e.Seq)
+		}
+		if e.Type == EventImported {
+			return applySnapshot(id, &Checkpoint{Rev: 0, StartedAt: e.At.UTC()}, e)
 		}
 		return applyCreated(id, e)
 	}
@@ -49,6 +52,7 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%w: %s event has seq %d after revision %d", ErrCorrupt, e.Type, e.Seq, c.Rev)
 	}
 	at := e.At.UTC()
+	doneBefore := c.Progress.Done
 	var err error
 	switch e.Type {
 	case EventUpdate:
@@ -104,6 +108,7 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 			if s.Agent != nil {
 				c.Agent = *s.Agent
 			}
+			c.ResumesWithoutProgress++
 			reopen(c)
 		}
 	case EventTakenOver:
@@ -114,6 +119,7 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 			} else {
 				c.Agent = t.To
 				c.Session = nextSession(c.Session, t.Session, at)
+				c.ResumesWithoutProgress++
 				reopen(c)
 			}
 		}
@@ -123,17 +129,7 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 			restart(c, r, at)
 		}
 	case EventRestored, EventImported, EventSynced:
-		var s Snapshot
-		if err = decode(e, &s); err == nil {
-			rev, started := c.Rev, c.StartedAt
-			*c = s.State
-			c.ID, c.Rev = id, rev
-			if c.StartedAt.IsZero() {
-				c.StartedAt = started
-			}
-			c.Heartbeat.LastBeat = time.Time{}
-			err = validateState(c)
-		}
+		return applySnapshot(id, c, e)
 	case EventArchived:
 		var a Archive
 		if err = decode(e, &a); err == nil {
@@ -165,6 +161,33 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	}
 	c.Rev = e.Seq
 	c.UpdatedAt = at
+	derive(c)
+	if c.Progress.Done > doneBefore {
+		c.ResumesWithoutProgress = 0
+	}
+	return c, nil
+}
+
+// applySnapshot replaces c's state with the snapshot in e, keeping the
+// checkpoint's ID and revision count.
+func applySnapshot(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
+	var s Snapshot
+	if err := decode(e, &s); err != nil {
+		return nil, err
+	}
+	started := c.StartedAt
+	*c = s.State
+	c.ID, c.Rev, c.UpdatedAt = id, e.Seq, e.At.UTC()
+	if c.StartedAt.IsZero() {
+		c.StartedAt = started
+	}
+	c.Heartbeat.LastBeat = time.Time{}
+	if c.Heartbeat.Interval <= 0 {
+		c.Heartbeat.Interval = Duration(DefaultInterval)
+	}
+	if err := validateState(c); err != nil {
+		return nil, err
+	}
 	derive(c)
 	return c, nil
 }

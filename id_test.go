@@ -1,0 +1,46 @@
+package ckpt_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+func TestValidateID(t *testing.T) {
+	good := []string{"kai-7/secondary-a", "migration-T060", "a", "a.b_c-d/e", strings.Repeat("x", ckpt.MaxIDLen), "...x", "x..y"}
+	for _, id := range good {
+		if err := ckpt.ValidateID(id); err != nil {
+			t.Errorf("ValidateID(%q) = %v, want nil", id, err)
+		}
+	}
+	bad := []string{"", "../x", "..", ".", "a/../b", "a//b", "/a", "a/", "a b", "a\\b", "a\x00", "é", strings.Repeat("x", ckpt.MaxIDLen+1), "a/./b"}
+	for _, id := range bad {
+		err := ckpt.ValidateID(id)
+		if !errors.Is(err, ckpt.ErrInvalid) {
+			t.Errorf("ValidateID(%q) = %v, want ErrInvalid", id, err)
+		}
+	}
+}
+
+func FuzzValidateID(f *testing.F) {
+	for _, s := range []string{"kai-7/secondary-a", "../x", "a//b", "", "a/./b", "x/.."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if ckpt.ValidateID(id) != nil {
+			return
+		}
+		// A valid ID, used as a path below a root, stays below that root.
+		root := "/store/checkpoints"
+		p := filepath.Join(root, filepath.FromSlash(id))
+		if !strings.HasPrefix(p, root+"/") || filepath.Clean(p) != p || len(id) > ckpt.MaxIDLen {
+			t.Fatalf("valid ID %q escapes or is not clean: %s", id, p)
+		}
+		if strings.Contains(id, "+") {
+			t.Fatalf("valid ID %q contains '+', which stores use to flatten IDs", id)
+		}
+	})
+}
