@@ -230,3 +230,45 @@ func TestLiveness(t *testing.T) {
 		t.Errorf("done checkpoints do not go stale: %s", got)
 	}
 }
+
+// FuzzApply feeds arbitrary event payloads (they arrive from hooks, MCP
+// clients and HTTP bodies) to the fold: it must never panic, must refuse with
+// one of the package's errors, and whatever it accepts must survive a JSON
+// round trip of the state.
+func FuzzApply(f *testing.F) {
+	for _, s := range []struct{ typ, data string }{
+		{"step", `{"id":"a","status":"done"}`}, {"update", `{"progress":{"done":1,"total":2},"meta":{"k":null}}`},
+		{"blocker", `{"text":"x"}`}, {"blocker", `{"clear":true}`}, {"imported", `{"state":{"status":"done"}}`},
+		{"cycle", ``}, {"session.resumed", `{}`}, {"taken_over", `{"to":{"id":"n"}}`}, {"error", `{"message":"m","blocking":true}`},
+		{"accept", `{"id":"t","met":true}`}, {"restored", `{"state":{"status":"pending","steps":[{"id":""}]}}`}, {"update", `{"interval":-5}`},
+	} {
+		f.Add(s.typ, []byte(s.data))
+	}
+	f.Fuzz(func(t *testing.T, typ string, data []byte) {
+		c, err := ckpt.Fold("x", history(ev(ckpt.EventCreated, 0, ckpt.Created{Steps: []ckpt.Step{{ID: "a"}}})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := ckpt.Event{Seq: 2, At: t0, Type: ckpt.EventType(typ), Data: data}
+		got, err := ckpt.Apply("x", c, e)
+		if err != nil {
+			for _, known := range []error{ckpt.ErrInvalid, ckpt.ErrCycleLimit, ckpt.ErrExists, ckpt.ErrCorrupt} {
+				if errors.Is(err, known) {
+					return
+				}
+			}
+			t.Fatalf("Apply error %v wraps none of the package's errors", err)
+		}
+		if got.Rev != 2 || !got.Status.Valid() {
+			t.Fatalf("accepted event left rev %d status %q", got.Rev, got.Status)
+		}
+		b, err := json.Marshal(got)
+		if err != nil {
+			t.Fatalf("state does not marshal: %v", err)
+		}
+		var back ckpt.Checkpoint
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("state does not unmarshal: %v", err)
+		}
+	})
+}
