@@ -1,0 +1,199 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// Column widths, in runes, of the terminal status table.
+const (
+	idWidth    = 32
+	agentWidth = 20
+	taskWidth  = 40
+	stepWidth  = 36
+	barWidth   = 10
+)
+
+// StatusTable writes the terminal table of cs, one row per checkpoint in the
+// order given: ID, agent, task, status, a progress bar with its percent, the
+// current step, when it was last seen ("2 min ago", "—" if never) and its
+// liveness at now under th (ckpt.LivenessOf: live, warn, stale, or "-" for a
+// checkpoint that cannot go stale). A done checkpoint whose acceptance
+// criteria are not all met shows its status as "done (partial)". Long cells
+// are shortened with "…". With no checkpoints it writes "No checkpoints.".
+// The only error is w's.
+func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) error {
+	if len(cs) == 0 {
+		_, err := io.WriteString(w, "No checkpoints.\n")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tTASK\tSTATUS\tPROGRESS\tCURRENT STEP\tLAST SEEN\tLIVENESS")
+	for _, c := range cs {
+		liv, age := ckpt.LivenessOf(c, now, th)
+		seen := "—"
+		if !c.LastSeen().IsZero() {
+			seen = Age(age)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %4s\t%s\t%s\t%s\n",
+			tableCell(c.ID, idWidth),
+			tableCell(agentName(c.Agent), agentWidth),
+			tableCell(taskText(c), taskWidth),
+			tableCell(statusWord(c), 24),
+			bar(c.Progress.Percent, barWidth), percentText(c.Progress.Percent),
+			tableCell(currentStep(c), stepWidth),
+			seen,
+			liv)
+	}
+	return tw.Flush()
+}
+
+// tableCell makes s one short line for the terminal table; "—" if empty.
+func tableCell(s string, n int) string {
+	if s = clipRunes(s, n); s == "" {
+		return "—"
+	}
+	return s
+}
+
+// agentName is the agent's ID, else its name, else "".
+func agentName(a ckpt.Agent) string {
+	if a.ID != "" {
+		return a.ID
+	}
+	return a.Name
+}
+
+// taskText is "T060 Convert the PDFs", or whichever of task ID and title
+// the checkpoint has.
+func taskText(c *ckpt.Checkpoint) string {
+	switch {
+	case c.TaskID == "":
+		return c.Title
+	case c.Title == "" || c.Title == c.TaskID:
+		return c.TaskID
+	}
+	return c.TaskID + " " + c.Title
+}
+
+// statusWord is the status, with "(partial)" for partial completion.
+func statusWord(c *ckpt.Checkpoint) string {
+	if c.PartiallyComplete() {
+		return string(c.Status) + " (partial)"
+	}
+	return string(c.Status)
+}
+
+// seedStatus is the word seed 003's STATUS.md uses for a status.
+var seedStatus = map[ckpt.Status]string{
+	ckpt.StatusPending:    "not started",
+	ckpt.StatusInProgress: "in_progress",
+	ckpt.StatusWaiting:    "waiting",
+	ckpt.StatusBlocked:    "blocked",
+	ckpt.StatusDone:       "complete",
+	ckpt.StatusFailed:     "failed",
+	ckpt.StatusAbandoned:  "abandoned",
+}
+
+// StatusMarkdown renders seed 003's progress/STATUS.md aggregate of cs:
+//
+//	# Orchestration Status
+//
+//	**Last Updated**: 2025-12-08T14:54:10Z
+//	**Overall Progress**: 55% (1/3 tasks complete)
+//
+//	---
+//
+//	## Active Checkpoints
+//
+//	| Agent | Task | Progress | Last Update | Status |
+//	|-------|------|----------|-------------|--------|
+//	| migration | T060 | 65% | 2 min ago | in_progress |
+//
+// One row per checkpoint in the order given. Last Updated is now; Overall
+// Progress is the mean of the checkpoints' percents and how many are done.
+// Task is the task ID, else the title, else the ID. Last Update is the age of
+// the last sign of life ("—" if none); Status is the seed's word (not
+// started, in_progress, waiting, blocked, complete, failed, abandoned), with
+// "(partial)" for a complete checkpoint whose acceptance criteria are not all
+// met and "(warning)" or "(stalled)" for a live one silent past the
+// thresholds th at now. Partially complete checkpoints are then listed with
+// their unmet criteria under "## Partially Complete".
+func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) string {
+	var b strings.Builder
+	done, sum := 0, 0.0
+	for _, c := range cs {
+		if c.Status == ckpt.StatusDone {
+			done++
+		}
+		p := c.Progress.Percent
+		if math.IsNaN(p) || p < 0 {
+			p = 0
+		}
+		sum += min(p, 100)
+	}
+	overall := 0.0
+	if len(cs) > 0 {
+		overall = sum / float64(len(cs))
+	}
+	b.WriteString("# Orchestration Status\n\n")
+	fmt.Fprintf(&b, "**Last Updated**: %s\n", now.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "**Overall Progress**: %s (%d/%d tasks complete)\n\n---\n\n", percentText(overall), done, len(cs))
+	b.WriteString("## Active Checkpoints\n\n")
+	b.WriteString("| Agent | Task | Progress | Last Update | Status |\n")
+	b.WriteString("|-------|------|----------|-------------|--------|\n")
+	var partial []*ckpt.Checkpoint
+	for _, c := range cs {
+		liv, age := ckpt.LivenessOf(c, now, th)
+		last := "—"
+		if !c.LastSeen().IsZero() {
+			last = Age(age)
+		}
+		status, ok := seedStatus[c.Status]
+		if !ok {
+			status = string(c.Status)
+		}
+		if c.PartiallyComplete() {
+			status += " (partial)"
+			partial = append(partial, c)
+		}
+		switch liv {
+		case ckpt.Warn:
+			status += " (warning)"
+		case ckpt.Stale:
+			status += " (stalled)"
+		}
+		task := c.TaskID
+		if task == "" {
+			task = goal(c)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
+			cell(agentName(c.Agent), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 40))
+	}
+	if len(partial) > 0 {
+		b.WriteString("\n## Partially Complete\n\n")
+		for _, c := range partial {
+			var unmet []string
+			for _, a := range c.Acceptance {
+				if !a.Met {
+					unmet = append(unmet, a.ID)
+				}
+			}
+			name := clip(c.TaskID, 60)
+			if name == "" {
+				name = clip(goal(c), 60)
+			}
+			if a := clip(agentName(c.Agent), 40); a != "" {
+				name = a + " " + name
+			}
+			fmt.Fprintf(&b, "- %s: unmet %s\n", blockStart(name), clip(strings.Join(unmet, ", "), 400))
+		}
+	}
+	return b.String()
+}
