@@ -1,0 +1,326 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/gofrs/flock"
+)
+
+// lockCheckpoint takes f's exclusive flock and returns its release. With
+// create it makes the checkpoint's directory first; without, a missing
+// checkpoint fails with ckpt.ErrNotFound. It blocks until the lock is free:
+// the kernel releases a dead holder's lock, so the wait is bounded by a live
+// writer's work.
+func (s *Store) lockCheckpoint(f files, create bool) (func(), error) {
+	for {
+		if create {
+			if err := os.MkdirAll(f.dir, 0o755); err != nil {
+				return nil, fmt.Errorf("filestore: %s: %w", f.id, err)
+			}
+		}
+		fl := flock.New(f.lock(), flock.SetPermissions(0o644))
+		if err := fl.Lock(); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				if create {
+					continue // the directory was moved away meanwhile
+				}
+				return nil, notFound(f.id)
+			}
+			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
+		}
+		// A Delete may have moved the directory away while we waited: then
+		// we hold the lock of a file no one else will look at.
+		held, err1 := fl.Stat()
+		now, err2 := os.Stat(f.lock())
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return func() { fl.Unlock() }, nil
+		}
+		fl.Unlock()
+		if !create && errors.Is(err2, fs.ErrNotExist) {
+			return nil, notFound(f.id)
+		}
+	}
+}
+
+func notFound(id string) error {
+	return fmt.Errorf("%w: %s (see ckpt ls for the checkpoints there are)", ckpt.ErrNotFound, id)
+}
+
+// begin checks what every method checks first: the context and the ID.
+func begin(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ckpt.ValidateID(id)
+}
+
+// Append implements ckpt.Store, in the write order of docs/design.md. It
+// checks, in order: the ID, a repeated key among the last ckpt.KeyWindow
+// events (replayed whatever the event and opts), opts.IfRev, then Apply. The
+// event is durable (fdatasync'd) when Append returns without error. A failure
+// after that point (the state cache or a backup) is reported in
+// AppendResult.Warnings, not as an error, because the update happened. It
+// waits for the checkpoint's lock without watching ctx.
+func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
+	if err := begin(ctx, id); err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	if opts.IfRev < 0 {
+		return ckpt.AppendResult{}, fmt.Errorf("%w: if-rev %d is negative: give the revision you read, or 0 for none", ckpt.ErrInvalid, opts.IfRev)
+	}
+	f := s.files(id)
+	creating := e.Type == ckpt.EventCreated || e.Type == ckpt.EventImported
+	unlock, err := s.lockCheckpoint(f, creating)
+	if err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	defer unlock()
+
+	cur, err := s.load(f)
+	if err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	var warnings []string
+	if cur.torn > 0 {
+		if err := cutTail(f, cur.end); err != nil {
+			return ckpt.AppendResult{}, err
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: cut a torn last history line (%d bytes) left by an interrupted write; it was never acknowledged", id, cur.torn))
+	}
+	if e.Key != "" && cur.state != nil {
+		if res, ok, err := s.replay(f, cur, e.Key); err != nil || ok {
+			res.Warnings = append(warnings, res.Warnings...)
+			return res, err
+		}
+	}
+	if err := checkRev(id, cur.state, opts.IfRev); err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	line, stored, err := seal(e, cur.rev(), cur.sum)
+	if err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	next, err := ckpt.Apply(id, cur.state, stored)
+	if err != nil {
+		if cur.state == nil && cur.end == 0 {
+			// Leave no trace of a refused create: its lock file and
+			// directory go (a waiter notices and starts again).
+			os.Remove(f.lock())
+			os.Remove(f.dir)
+		}
+		return ckpt.AppendResult{}, err
+	}
+	if err := appendLine(f, line, cur.end == 0); err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	// The update is durable. What follows are caches.
+	end := cur.end + int64(len(line))
+	if env, err := encodeEnvelope(next, stored.Sum, end); err != nil {
+		warnings = append(warnings, err.Error())
+	} else {
+		if err := atomicfile.ReplaceFile(f.state(), env, 0o644); err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until ckpt repair %s", id, err, id))
+		}
+		if next.Rev%int64(s.cfg.BackupEvery) == 0 {
+			if err := s.writeBackup(f, next.Rev, env); err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: the update is saved but its backup was not written (%v); ckpt repair %s rewrites it", id, err, id))
+			}
+		}
+	}
+	next.Heartbeat.LastBeat = lastBeat(f)
+	return ckpt.AppendResult{State: next, Event: stored, Warnings: warnings}, nil
+}
+
+// replay returns the result of the event with key, if one of the last
+// ckpt.KeyWindow events has it.
+func (s *Store) replay(f files, cur current, key string) (ckpt.AppendResult, bool, error) {
+	e, ok, err := findKey(f.history(), cur.end, key)
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("filestore: %s: looking for key %q: %w", f.id, key, err)
+		}
+		return ckpt.AppendResult{}, false, err
+	}
+	st, err := s.stateAt(f, cur, e.Seq)
+	if err != nil {
+		return ckpt.AppendResult{}, false, err
+	}
+	st.Heartbeat.LastBeat = lastBeat(f)
+	return ckpt.AppendResult{State: st, Event: e, Replayed: true}, true, nil
+}
+
+// checkRev is the compare-and-swap of AppendOptions.IfRev.
+func checkRev(id string, cur *ckpt.Checkpoint, ifRev int64) error {
+	switch {
+	case ifRev == 0:
+		return nil
+	case cur == nil:
+		return fmt.Errorf("%w: %s does not exist, though revision %d was expected", ckpt.ErrNotFound, id, ifRev)
+	case cur.Rev != ifRev:
+		return &ckpt.ConflictError{ID: id, Want: ifRev, Have: cur.Rev}
+	}
+	return nil
+}
+
+// seal numbers e after the event with rev and sum, and returns its history
+// line and the event as the line decodes.
+func seal(e ckpt.Event, rev int64, sum string) ([]byte, ckpt.Event, error) {
+	e.Seq, e.Prev, e.Sum = rev+1, sum, ""
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	e.At = e.At.UTC()
+	line, _, err := ckpt.EncodeLine(e)
+	if err != nil {
+		return nil, ckpt.Event{}, fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
+	}
+	stored, err := ckpt.DecodeLine(line)
+	return line, stored, err
+}
+
+// appendLine appends line to f's history with one write and makes it
+// durable. first says the history is new: its directory entries are synced
+// too.
+func appendLine(f files, line []byte, first bool) error {
+	h, err := os.OpenFile(f.history(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("filestore: %s: opening history: %w", f.id, err)
+	}
+	if _, err := h.Write(line); err != nil {
+		h.Close()
+		return fmt.Errorf("filestore: %s: appending to history (nothing was acknowledged): %w", f.id, err)
+	}
+	if err := datasync(h); err != nil {
+		h.Close()
+		return fmt.Errorf("filestore: %s: syncing history (the update may be lost): %w", f.id, err)
+	}
+	if err := h.Close(); err != nil {
+		return fmt.Errorf("filestore: %s: closing history: %w", f.id, err)
+	}
+	if first {
+		if err := atomicfile.SyncDir(f.dir); err != nil {
+			return err
+		}
+		return atomicfile.SyncDir(filepath.Dir(f.dir))
+	}
+	return nil
+}
+
+// cutTail truncates f's history to end, cutting a torn last line, durably.
+func cutTail(f files, end int64) error {
+	h, err := os.OpenFile(f.history(), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("filestore: %s: cutting torn history tail: %w", f.id, err)
+	}
+	defer h.Close()
+	if err := h.Truncate(end); err != nil {
+		return fmt.Errorf("filestore: %s: cutting torn history tail: %w", f.id, err)
+	}
+	if err := datasync(h); err != nil {
+		return fmt.Errorf("filestore: %s: cutting torn history tail: %w", f.id, err)
+	}
+	return nil
+}
+
+// writeBackup writes env as the backup of revision rev and removes all but
+// the newest BackupKeep backups.
+func (s *Store) writeBackup(f files, rev int64, env []byte) error {
+	if err := os.MkdirAll(f.backups(), 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.ReplaceFile(filepath.Join(f.backups(), backupName(rev)), env, 0o644); err != nil {
+		return err
+	}
+	revs, err := listBackups(f)
+	if err != nil {
+		return err
+	}
+	for len(revs) > s.cfg.BackupKeep {
+		if err := os.Remove(filepath.Join(f.backups(), backupName(revs[0]))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		revs = revs[1:]
+	}
+	return nil
+}
+
+// Beat implements ckpt.Store: it sets the modification time of the
+// checkpoint's beat file to at (now when at is zero), creating the file if
+// needed. No fsync, no lock, no history.
+func (s *Store) Beat(ctx context.Context, id string, at time.Time) error {
+	if err := begin(ctx, id); err != nil {
+		return err
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	f := s.files(id)
+	err := os.Chtimes(f.beat(), at, at)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if fi, err := os.Stat(f.history()); err != nil || fi.Size() == 0 {
+		return notFound(id)
+	}
+	b, err := os.OpenFile(f.beat(), os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("filestore: %s: creating beat file: %w", id, err)
+	}
+	b.Close()
+	return os.Chtimes(f.beat(), at, at)
+}
+
+// Delete implements ckpt.Store. It moves the checkpoint's directory into the
+// store's tmp directory (one atomic rename, synced) and then removes it.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := begin(ctx, id); err != nil {
+		return err
+	}
+	f := s.files(id)
+	unlock, err := s.lockCheckpoint(f, false)
+	if err != nil {
+		return err
+	}
+	cur, err := s.load(f)
+	if err != nil {
+		unlock()
+		return err
+	}
+	if cur.state == nil {
+		unlock()
+		return notFound(id)
+	}
+	if cur.state.Archived == nil {
+		unlock()
+		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted (ckpt archive %s first)", ckpt.ErrInvalid, id, id)
+	}
+	tmp := filepath.Join(s.dir, tmpDir)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		unlock()
+		return fmt.Errorf("filestore: deleting %s: %w", id, err)
+	}
+	trash, err := os.MkdirTemp(tmp, "deleted-")
+	if err != nil {
+		unlock()
+		return fmt.Errorf("filestore: deleting %s: %w", id, err)
+	}
+	gone := filepath.Join(trash, "checkpoint")
+	err = os.Rename(f.dir, gone)
+	unlock()
+	if err != nil {
+		os.Remove(trash)
+		return fmt.Errorf("filestore: deleting %s: %w", id, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(f.dir)); err != nil {
+		return fmt.Errorf("filestore: deleting %s: %w", id, err)
+	}
+	return os.RemoveAll(trash)
+}

@@ -1,0 +1,252 @@
+package filestore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// current is a checkpoint's latest state as read from disk.
+type current struct {
+	state *ckpt.Checkpoint // nil: the checkpoint does not exist
+	sum   string           // the last event's sum
+	end   int64            // history bytes through the last good event
+	size  int64            // history size when read
+	torn  int64            // bytes of a torn last line after end
+	// cached is true when state.json was valid and current.
+	cached bool
+}
+
+func (c current) rev() int64 {
+	if c.state == nil {
+		return 0
+	}
+	return c.state.Rev
+}
+
+// errRaced says the history grew while a reader was looking; load again.
+var errRaced = errors.New("history changed while reading")
+
+// load reads checkpoint f's latest state in the recovery order of
+// docs/design.md: state.json if current, else state.json or the newest
+// usable backup plus replay of the history after it, else the whole history.
+// It writes nothing. A state file or backup that claims more history than
+// there is fails with ckpt.ErrCorrupt.
+func (s *Store) load(f files) (current, error) {
+	for range 8 {
+		c, err := s.loadOnce(f)
+		if err != errRaced {
+			return c, err
+		}
+	}
+	return current{}, fmt.Errorf("filestore: %s: the history kept changing while reading it; try again", f.id)
+}
+
+func (s *Store) loadOnce(f files) (current, error) {
+	// state.json is read before the history is measured: a writer grows the
+	// history before it replaces state.json, so the history is at least as
+	// long as any state.json read first.
+	stateData, stateErr := os.ReadFile(f.state())
+	fi, err := os.Stat(f.history())
+	var size int64
+	switch {
+	case err == nil:
+		size = fi.Size()
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return current{}, fmt.Errorf("filestore: %s: %w", f.id, err)
+	}
+	claimed := int64(0) // the most history any valid envelope claims
+	if stateErr == nil {
+		if env, st, err := parseEnvelope(stateData, f.id); err == nil {
+			claimed = env.HistorySize
+			if env.HistorySize == size {
+				return current{state: st, sum: env.Sum, end: size, size: size, cached: true}, nil
+			}
+			if env.HistorySize < size {
+				if c, ok, err := replayAfter(f, env, st, size); err != nil || ok {
+					return c, err
+				}
+			}
+		}
+	}
+	backups, _ := listBackups(f)
+	for i := len(backups) - 1; i >= 0; i-- {
+		env, st, err := readBackup(f, backups[i])
+		if err != nil {
+			continue
+		}
+		claimed = max(claimed, env.HistorySize)
+		if env.HistorySize > size {
+			continue
+		}
+		if c, ok, err := replayAfter(f, env, st, size); err != nil || ok {
+			return c, err
+		}
+	}
+	if claimed > size {
+		return current{}, s.shortHistory(f, size, claimed)
+	}
+	if size == 0 {
+		return current{}, nil
+	}
+	data, err := readRange(f.history(), 0, size)
+	if err != nil {
+		return current{}, fmt.Errorf("filestore: %s: %w", f.id, err)
+	}
+	var st *ckpt.Checkpoint
+	r := scanHistory(data, 0, ckpt.Chain{}, func(e ckpt.Event) (err error) {
+		st, err = ckpt.Apply(f.id, st, e)
+		return err
+	})
+	if r.bad != nil {
+		return current{}, damaged(f.id, "%s", r.bad)
+	}
+	if claimed > r.end {
+		return current{}, s.shortHistory(f, r.end, claimed)
+	}
+	return current{state: st, sum: r.chain.Sum, end: r.end, size: size, torn: r.torn}, nil
+}
+
+// shortHistory is the error for a history shorter than a state file or
+// backup says it was: acknowledged events were lost from it. If the history
+// is growing under a writer, it reports errRaced instead.
+func (s *Store) shortHistory(f files, have, claimed int64) error {
+	if fi, err := os.Stat(f.history()); err == nil && fi.Size() >= claimed {
+		return errRaced
+	}
+	if _, err := os.Stat(f.dir); errors.Is(err, fs.ErrNotExist) {
+		return errRaced
+	}
+	if have == 0 {
+		return damaged(f.id, "history.jsonl is missing or empty but its state or backups record %d bytes of it", claimed)
+	}
+	return damaged(f.id, "history.jsonl has %d good bytes but its state or backups record %d: acknowledged events were cut off", have, claimed)
+}
+
+// replayAfter continues a state envelope (state.json or a backup) with the
+// history lines after it. ok is false when the envelope does not fit the
+// history (the first line after it does not chain to it, or later damage):
+// the caller then tries an older source.
+func replayAfter(f files, env envelope, st *ckpt.Checkpoint, size int64) (current, bool, error) {
+	data, err := readRange(f.history(), env.HistorySize, size)
+	if err != nil {
+		return current{}, false, fmt.Errorf("filestore: %s: %w", f.id, err)
+	}
+	r := scanHistory(data, env.HistorySize, ckpt.Chain{Seq: env.Rev, Sum: env.Sum}, func(e ckpt.Event) (err error) {
+		st, err = ckpt.Apply(f.id, st, e)
+		return err
+	})
+	if r.bad != nil {
+		return current{}, false, nil
+	}
+	return current{state: st, sum: r.chain.Sum, end: r.end, size: size, torn: r.torn}, true, nil
+}
+
+// backupName is the file name of the backup at revision rev.
+func backupName(rev int64) string { return fmt.Sprintf("state-%012d.json", rev) }
+
+// backupRev parses a backup file name; ok is false for any other name.
+func backupRev(name string) (int64, bool) {
+	num, ok := strings.CutPrefix(name, "state-")
+	if num, ok = strings.CutSuffix(num, ".json"); !ok || len(num) != 12 {
+		return 0, false
+	}
+	rev, err := strconv.ParseInt(num, 10, 64)
+	return rev, err == nil && rev > 0
+}
+
+// listBackups returns the revisions of f's backups, oldest first.
+func listBackups(f files) ([]int64, error) {
+	des, err := os.ReadDir(f.backups())
+	if err != nil {
+		return nil, err
+	}
+	var revs []int64
+	for _, de := range des {
+		if rev, ok := backupRev(de.Name()); ok {
+			revs = append(revs, rev)
+		}
+	}
+	sort.Slice(revs, func(i, j int) bool { return revs[i] < revs[j] })
+	return revs, nil
+}
+
+func readBackup(f files, rev int64) (envelope, *ckpt.Checkpoint, error) {
+	data, err := os.ReadFile(f.backups() + string(os.PathSeparator) + backupName(rev))
+	if err != nil {
+		return envelope{}, nil, err
+	}
+	env, st, err := parseEnvelope(data, f.id)
+	if err == nil && env.Rev != rev {
+		err = fmt.Errorf("backup %s holds revision %d", backupName(rev), env.Rev)
+	}
+	return env, st, err
+}
+
+// stateAt returns checkpoint f at revision rev, which must be at most cur's:
+// from the newest backup at or below rev that fits the history, else by
+// replaying the history from the start.
+func (s *Store) stateAt(f files, cur current, rev int64) (*ckpt.Checkpoint, error) {
+	if rev == cur.rev() {
+		return cur.state, nil
+	}
+	backups, _ := listBackups(f)
+	for i := len(backups) - 1; i >= 0; i-- {
+		if backups[i] > rev {
+			continue
+		}
+		env, st, err := readBackup(f, backups[i])
+		if err != nil || env.HistorySize > cur.end {
+			continue
+		}
+		if env.Rev == rev {
+			return st, nil
+		}
+		if got, err := replayTo(f, env.HistorySize, ckpt.Chain{Seq: env.Rev, Sum: env.Sum}, st, rev, cur.end); err == nil {
+			return got, nil
+		}
+	}
+	got, err := replayTo(f, 0, ckpt.Chain{}, nil, rev, cur.end)
+	if err != nil {
+		return nil, damaged(f.id, "%v", err)
+	}
+	return got, nil
+}
+
+// replayTo applies the history lines in [from, end) to st until revision rev.
+func replayTo(f files, from int64, chain ckpt.Chain, st *ckpt.Checkpoint, rev, end int64) (*ckpt.Checkpoint, error) {
+	data, err := readRange(f.history(), from, end)
+	if err != nil {
+		return nil, err
+	}
+	r := scanHistory(data, from, chain, func(e ckpt.Event) (err error) {
+		if st, err = ckpt.Apply(f.id, st, e); err == nil && e.Seq == rev {
+			return errStop
+		}
+		return err
+	})
+	if r.bad != nil {
+		return nil, fmt.Errorf("%s", r.bad)
+	}
+	if st == nil || st.Rev != rev {
+		return nil, fmt.Errorf("history.jsonl ends before revision %d", rev)
+	}
+	return st, nil
+}
+
+// lastBeat returns the modification time of f's beat file, or zero.
+func lastBeat(f files) time.Time {
+	fi, err := os.Stat(f.beat())
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime().UTC()
+}

@@ -1,0 +1,161 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Get implements ckpt.Store. It takes no lock. A negative rev fails with
+// ckpt.ErrInvalid; damage that stops it from knowing the state wraps
+// ckpt.ErrCorrupt.
+func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint, error) {
+	if err := begin(ctx, id); err != nil {
+		return nil, err
+	}
+	if rev < 0 {
+		return nil, fmt.Errorf("%w: revision %d is negative: give 0 for the latest or a revision from ckpt log %s", ckpt.ErrInvalid, rev, id)
+	}
+	f := s.files(id)
+	cur, err := s.load(f)
+	if err != nil {
+		return nil, err
+	}
+	if cur.state == nil {
+		return nil, notFound(id)
+	}
+	st := cur.state
+	if rev > cur.rev() {
+		return nil, fmt.Errorf("%w: %s has %d revisions, not %d", ckpt.ErrNotFound, id, cur.rev(), rev)
+	}
+	if rev > 0 {
+		if st, err = s.stateAt(f, cur, rev); err != nil {
+			return nil, err
+		}
+	}
+	st.Heartbeat.LastBeat = lastBeat(f)
+	return st, nil
+}
+
+// History implements ckpt.Store. It takes no lock; a torn last line (a write
+// in progress or interrupted) is not an event. Damage wraps ckpt.ErrCorrupt.
+func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Event, error) {
+	if err := begin(ctx, id); err != nil {
+		return nil, err
+	}
+	f := s.files(id)
+	cur, err := s.load(f)
+	if err != nil {
+		return nil, err
+	}
+	if cur.state == nil {
+		return nil, notFound(id)
+	}
+	data, err := readRange(f.history(), 0, cur.end)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: %s: %w", id, err)
+	}
+	out := []ckpt.Event{}
+	r := scanHistory(data, 0, ckpt.Chain{}, func(e ckpt.Event) error {
+		if e.Seq >= from {
+			out = append(out, e)
+		}
+		return nil
+	})
+	if r.bad != nil {
+		return nil, damaged(id, "%s", r.bad)
+	}
+	if r.chain.Seq != cur.rev() {
+		return nil, damaged(id, "history.jsonl has %d events but the state is at revision %d", r.chain.Seq, cur.rev())
+	}
+	return out, nil
+}
+
+// List implements ckpt.Store. It reads the checkpoints directory once,
+// applies f.Prefix to the names, and loads the rest in parallel, trusting
+// each state.json whose recorded history size matches the history's. A
+// checkpoint that cannot be read fails the whole List with its error.
+func (s *Store) List(ctx context.Context, flt ckpt.Filter) ([]*ckpt.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ids, err := s.ids(flt.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]*ckpt.Checkpoint, len(ids))
+	errs := make([]error, len(ids))
+	workers := min(runtime.GOMAXPROCS(0), len(ids))
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				next.Lock()
+				j := i
+				i++
+				next.Unlock()
+				if j >= len(ids) || ctx.Err() != nil {
+					return
+				}
+				f := s.files(ids[j])
+				cur, err := s.load(f)
+				if err != nil {
+					errs[j] = err
+					continue
+				}
+				if cur.state != nil && flt.Match(cur.state) {
+					cur.state.Heartbeat.LastBeat = lastBeat(f)
+					results[j] = cur.state
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := []*ckpt.Checkpoint{}
+	for j := range ids {
+		if errs[j] != nil {
+			return nil, errs[j]
+		}
+		if results[j] != nil {
+			out = append(out, results[j])
+		}
+	}
+	return out, nil
+}
+
+// ids returns the IDs of the checkpoint directories whose ID has prefix,
+// in ID order. Names that map to no valid ID are skipped (check reports them).
+func (s *Store) ids(prefix string) ([]string, error) {
+	des, err := os.ReadDir(filepath.Join(s.dir, checkpointsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("filestore: listing checkpoints: %w", err)
+	}
+	ids := make([]string, 0, len(des))
+	for _, de := range des {
+		if !de.IsDir() {
+			continue
+		}
+		if id, ok := idFromDirName(de.Name()); ok && strings.HasPrefix(id, prefix) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}

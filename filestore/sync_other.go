@@ -1,0 +1,8 @@
+//go:build !linux
+
+package filestore
+
+import "os"
+
+// datasync makes f's data durable; fsync(2) where fdatasync is not offered.
+func datasync(f *os.File) error { return f.Sync() }
