@@ -1,0 +1,619 @@
+package claude
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Defaults of a Handler.
+const (
+	// DefaultBackupEvery: UserPromptSubmit asks for a backup every this many
+	// prompts (seed 004).
+	DefaultBackupEvery = 5
+	// DefaultCompletionToken ends a task loop when the agent's last message
+	// contains it (seed 001's TASK_COMPLETE).
+	DefaultCompletionToken = "TASK_COMPLETE"
+	// DefaultMaxBlocks is how many times in a row the task loop keeps the
+	// agent from stopping before it lets it stop.
+	DefaultMaxBlocks = 5
+	// DefaultTimeout bounds one hook call; SessionEndTimeout bounds
+	// SessionEnd, which Claude Code gives 1.5 s in all.
+	DefaultTimeout    = 5 * time.Second
+	SessionEndTimeout = time.Second
+)
+
+// EnvAgent names the agent in the events hooks write; without it the
+// client's name is used (claude-code, codex, gemini-cli).
+const EnvAgent = "CKPT_AGENT"
+
+// TaskLoop makes Stop keep the agent working while steps remain. A
+// checkpoint's meta key "task_loop" overrides it for that checkpoint: true
+// or false, or an object {"enabled":…, "token":…, "max_blocks":…}.
+type TaskLoop struct {
+	Enabled bool
+	// Token in the agent's last message lets it stop; "" means
+	// DefaultCompletionToken.
+	Token string
+	// MaxBlocks caps consecutive blocks in one turn; 0 means
+	// DefaultMaxBlocks.
+	MaxBlocks int
+}
+
+// FinalStep is one extra step of the final checkpoint that PreCompact and
+// SessionEnd write (seed 001's automated profile: the progress file, the
+// tracker comment). A failing step is a warning and does not stop the
+// others.
+type FinalStep struct {
+	Name string
+	Run  func(ctx context.Context, c *ckpt.Checkpoint) error
+}
+
+// Handler does what each hook event means for a checkpoint (docs/hooks.md).
+// Only Store is required. A Handler is safe for concurrent use if its
+// functions are.
+type Handler struct {
+	Store  ckpt.Store
+	Client Client // who calls; the zero value is Claude
+
+	Now      func() time.Time    // the clock; nil means time.Now
+	Getenv   func(string) string // the environment; nil means none
+	RepoRoot string              // the repository the session works in, "" if none
+
+	// StateDir keeps per-checkpoint counters (prompts, consecutive Stop
+	// blocks) outside the history. "" disables prompt backups and lets the
+	// task loop block only once per turn.
+	StateDir string
+
+	// Prompt renders the continuation prompt SessionStart returns; nil
+	// gives a one-line summary.
+	Prompt func(*ckpt.Checkpoint) string
+	// Backup, if set, snapshots the checkpoint every BackupEvery prompts
+	// (0 means DefaultBackupEvery).
+	Backup      func(ctx context.Context, id string) error
+	BackupEvery int
+	// SyncPlan, if set, is called with the absolute path of every plan file
+	// (plan.md, phase-*.md) an edit touched; it syncs the checkpoint from
+	// the plan when the checkpoint tracks that file and ignores it
+	// otherwise.
+	SyncPlan func(ctx context.Context, id, path string) error
+	// Final lists the extra steps of the final checkpoint.
+	Final []FinalStep
+
+	Loop TaskLoop
+}
+
+// Result is what a hook call produced: the bytes for stdout (nil for
+// nothing) and one-line warnings for stderr.
+type Result struct {
+	ID       string // the checkpoint concerned, "" if none
+	Output   []byte
+	Warnings []string
+}
+
+// Run is `ckpt hook EVENT`: it reads the payload from stdin, handles the
+// event, writes the output to stdout and the warnings, joined on one line,
+// to stderr. It never fails: the caller exits 0 whatever happened, so that
+// ckpt never breaks the agent's session (fail-forward).
+func Run(ctx context.Context, h *Handler, event string, stdin io.Reader, stdout, stderr io.Writer) {
+	var res Result
+	ev, err := ParseEvent(event)
+	if err == nil {
+		var in Input
+		if in, err = ParseInput(stdin); err == nil {
+			res = h.Handle(ctx, ev, in)
+		}
+	}
+	if err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	if len(res.Output) > 0 {
+		stdout.Write(res.Output)
+	}
+	if len(res.Warnings) > 0 {
+		line := strings.Join(res.Warnings, "; ")
+		line = strings.Join(strings.Fields(line), " ")
+		fmt.Fprintf(stderr, "ckpt hook %s: warning: %s\n", event, line)
+	}
+}
+
+// Handle handles one event. It never panics and never fails: every problem
+// (no store, no checkpoint ID, a damaged or locked checkpoint) becomes a
+// warning, and the output is only what is safe to print.
+func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res.Output = nil
+			res.Warnings = append(res.Warnings, fmt.Sprintf("internal error: %v", p))
+		}
+	}()
+	if h.Store == nil {
+		res.Warnings = append(res.Warnings, "no ckpt store: run `ckpt init` in the project (or set CKPT_STORE); hooks record nothing until then")
+		return res
+	}
+	res.ID = SessionKey(in, h.Getenv, h.RepoRoot)
+	if res.ID == "" {
+		res.Warnings = append(res.Warnings, "cannot tell which checkpoint this session is: the payload has no session_id and there is no repository; set CKPT_ID")
+		return res
+	}
+	timeout := DefaultTimeout
+	if ev == EventSessionEnd {
+		timeout = SessionEndTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	call := &hookCall{h: h, ctx: ctx, in: in, id: res.ID, res: &res}
+	switch ev {
+	case EventSessionStart:
+		call.sessionStart()
+	case EventUserPromptSubmit:
+		call.userPrompt()
+	case EventPostToolUse:
+		call.postToolUse()
+	case EventSubagentStop:
+		call.subagentStop()
+	case EventStop:
+		call.stop()
+	case EventPreCompact, EventSessionEnd:
+		call.final(ev)
+	default:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("ckpt does not handle the %s event", ev))
+	}
+	return res
+}
+
+// hookCall is one Handle call.
+type hookCall struct {
+	h   *Handler
+	ctx context.Context
+	in  Input
+	id  string
+	res *Result
+}
+
+func (c *hookCall) warn(format string, args ...any) {
+	c.res.Warnings = append(c.res.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (c *hookCall) now() time.Time {
+	if c.h.Now != nil {
+		return c.h.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (c *hookCall) agent() ckpt.Agent {
+	name := map[Client]string{Codex: "codex", Gemini: "gemini-cli"}[c.h.Client]
+	if name == "" {
+		name = "claude-code"
+	}
+	id := name
+	if c.h.Getenv != nil {
+		if a := strings.TrimSpace(c.h.Getenv(EnvAgent)); a != "" {
+			id = a
+		}
+	}
+	return ckpt.Agent{ID: id, Type: name}
+}
+
+func (c *hookCall) actor() ckpt.Actor {
+	return ckpt.Actor{Agent: c.agent().ID, Session: c.in.SessionID}
+}
+
+// append writes one event; key, if set, makes a retried hook append nothing.
+func (c *hookCall) append(t ckpt.EventType, data any, key string) (*ckpt.Checkpoint, error) {
+	e, err := ckpt.NewEvent(t, c.now(), c.actor(), data)
+	if err != nil {
+		return nil, err
+	}
+	e.Key = key
+	r, err := c.h.Store.Append(c.ctx, c.id, e, ckpt.AppendOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range r.Warnings {
+		c.warn("%s: %s", c.id, w)
+	}
+	return r.State, nil
+}
+
+// get returns the checkpoint, creating it when create is set and it does
+// not exist yet.
+func (c *hookCall) get(create bool) (cp *ckpt.Checkpoint, created bool, err error) {
+	cp, err = c.h.Store.Get(c.ctx, c.id, 0)
+	if err == nil || !create || !errors.Is(err, ckpt.ErrNotFound) {
+		return cp, false, err
+	}
+	agent := c.agent()
+	title := c.title()
+	cp, err = c.append(ckpt.EventCreated, ckpt.Created{
+		Patch:   ckpt.Patch{Title: &title, Agent: &agent},
+		Session: ckpt.Session{ID: c.in.SessionID},
+	}, "")
+	if errors.Is(err, ckpt.ErrExists) { // another hook created it first
+		cp, err = c.h.Store.Get(c.ctx, c.id, 0)
+		return cp, false, err
+	}
+	return cp, err == nil, err
+}
+
+func (c *hookCall) title() string {
+	client := map[Client]string{Codex: "Codex", Gemini: "Gemini CLI"}[c.h.Client]
+	if client == "" {
+		client = "Claude Code"
+	}
+	where := ""
+	switch {
+	case c.h.RepoRoot != "":
+		where = filepath.Base(c.h.RepoRoot)
+	case c.in.CWD != "":
+		where = filepath.Base(c.in.CWD)
+	}
+	if where == "" || where == "." || where == string(filepath.Separator) {
+		return client + " session"
+	}
+	return client + " session in " + where
+}
+
+func (c *hookCall) beat() {
+	if err := c.h.Store.Beat(c.ctx, c.id, c.now()); err != nil {
+		c.warn("%s: heartbeat: %v", c.id, err)
+	}
+}
+
+// sessionStart finds or creates the checkpoint, starts a new session on it
+// when the client's session changed, and returns the continuation prompt.
+func (c *hookCall) sessionStart() {
+	cp, created, err := c.get(true)
+	if err != nil {
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	sid := c.in.SessionID
+	if !created && sid != "" && cp.Session.ID != sid && cp.Archived == nil && !cp.Status.Final() && cp.Resume.Resumable {
+		next, err := c.append(ckpt.EventResumed, ckpt.SessionChange{Session: ckpt.Session{ID: sid}}, "hook:resumed:"+sid)
+		if err != nil {
+			c.warn("%s: starting session %s: %v", c.id, sid, err)
+		} else {
+			cp = next
+		}
+	}
+	c.beat()
+	var b strings.Builder
+	if created {
+		fmt.Fprintf(&b, "ckpt: this session records its work in checkpoint %s (new). Record steps with `ckpt step %s STEP --done`, decisions with `ckpt decision %s TEXT`, or the ckpt MCP tools.", c.id, c.id, c.id)
+	} else {
+		fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
+		b.WriteString(c.prompt(cp))
+	}
+	c.res.Output = SessionStartOutput(b.String())
+}
+
+func (c *hookCall) prompt(cp *ckpt.Checkpoint) string {
+	if c.h.Prompt != nil {
+		return c.h.Prompt(cp)
+	}
+	return fmt.Sprintf("%s: %s, %d of %d steps done.", cp.ID, cp.Status, cp.Progress.Done, cp.Progress.Total)
+}
+
+// userPrompt beats and, every BackupEvery prompts, asks for a backup.
+func (c *hookCall) userPrompt() {
+	if _, _, err := c.get(true); err != nil {
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	c.beat()
+	if c.h.StateDir == "" || c.h.Backup == nil {
+		return
+	}
+	st := loadState(c.h.StateDir, c.id)
+	st.Prompts++
+	if err := saveState(c.h.StateDir, c.id, st); err != nil {
+		c.warn("%s: %v", c.id, err)
+	}
+	every := c.h.BackupEvery
+	if every <= 0 {
+		every = DefaultBackupEvery
+	}
+	if st.Prompts%every == 0 {
+		if err := c.h.Backup(c.ctx, c.id); err != nil {
+			c.warn("%s: backup: %v", c.id, err)
+		}
+	}
+}
+
+// postToolUse records the files an edit wrote and syncs a tracked plan.
+func (c *hookCall) postToolUse() {
+	files := c.in.Files()
+	if len(files) == 0 {
+		return
+	}
+	cp, _, err := c.get(true)
+	if err != nil {
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	var patch ckpt.Patch
+	var plans []string
+	for _, f := range files {
+		abs, rel := c.paths(f.Path)
+		if isPlanFile(abs) {
+			plans = append(plans, abs)
+		}
+		switch {
+		case slices.Contains(cp.Files.Created, rel):
+		case f.Created:
+			patch.FilesCreated = append(patch.FilesCreated, rel)
+		case !slices.Contains(cp.Files.Modified, rel):
+			patch.FilesModified = append(patch.FilesModified, rel)
+		}
+	}
+	if len(patch.FilesCreated)+len(patch.FilesModified) > 0 {
+		key := ""
+		if c.in.ToolUseID != "" {
+			key = "hook:tool:" + c.in.ToolUseID
+		}
+		if _, err := c.append(ckpt.EventUpdate, patch, key); err != nil {
+			c.warn("%s: recording files: %v", c.id, err)
+		}
+	} else {
+		c.beat()
+	}
+	if c.h.SyncPlan != nil {
+		for _, p := range plans {
+			if err := c.h.SyncPlan(c.ctx, c.id, p); err != nil {
+				c.warn("%s: syncing %s: %v", c.id, p, err)
+			}
+		}
+	}
+}
+
+// paths returns a file's absolute path and the path to record: relative to
+// the repository (with '/') when inside it, else the absolute path.
+func (c *hookCall) paths(p string) (abs, rec string) {
+	abs = filepath.Clean(p)
+	if !filepath.IsAbs(abs) {
+		base := c.in.CWD
+		if base == "" {
+			base = c.h.RepoRoot
+		}
+		abs = filepath.Join(base, abs)
+	}
+	if c.h.RepoRoot != "" {
+		if rel, err := filepath.Rel(c.h.RepoRoot, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return abs, filepath.ToSlash(rel)
+		}
+	}
+	return abs, filepath.ToSlash(abs)
+}
+
+// isPlanFile reports a seed 004 plan file: plan.md or phase-*.md.
+func isPlanFile(p string) bool {
+	base := strings.ToLower(filepath.Base(p))
+	return base == "plan.md" || strings.HasPrefix(base, "phase-") && strings.HasSuffix(base, ".md")
+}
+
+// subagentStop records the subagent's work as a step done by
+// subagent:<type>.
+func (c *hookCall) subagentStop() {
+	cp, _, err := c.get(true)
+	if err != nil {
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	typ := strings.TrimSpace(c.in.AgentType)
+	by := "subagent"
+	label := "subagent"
+	if typ != "" {
+		by = "subagent:" + typ
+		label = typ + " subagent"
+	}
+	var stepID, key string
+	if aid := sanitizeSegment(c.in.AgentID); aid != "" {
+		stepID, key = "subagent-"+aid, "hook:subagent:"+c.in.AgentID
+	} else {
+		prefix := "subagent-" + sanitizeSegment(strings.ToLower(typ))
+		if typ == "" || sanitizeSegment(typ) == "" {
+			prefix = "subagent"
+		}
+		n := 1
+		for _, s := range cp.Steps {
+			if strings.HasPrefix(s.ID, prefix+"-") {
+				n++
+			}
+		}
+		stepID = fmt.Sprintf("%s-%d", prefix, n)
+	}
+	title := label
+	if line := firstLine(c.in.LastAssistantMessage, 80); line != "" {
+		title = label + ": " + line
+	}
+	step := ckpt.StepChange{ID: stepID, Title: title, Status: ckpt.StepDone, By: by, Notes: shorten(c.in.LastAssistantMessage, 1000)}
+	if _, err := c.append(ckpt.EventStep, step, key); err != nil {
+		c.warn("%s: recording the subagent's step: %v", c.id, err)
+	}
+}
+
+// stop persists the turn's last message and, in task-loop mode, keeps the
+// agent working on the next step.
+func (c *hookCall) stop() {
+	cp, _, err := c.get(true)
+	if err != nil {
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	c.beat()
+	if msg := c.in.LastAssistantMessage; strings.TrimSpace(msg) != "" {
+		sum := sha256.Sum256([]byte(msg))
+		last, _ := json.Marshal(map[string]string{"at": c.now().Format(time.RFC3339), "session": c.in.SessionID, "text": shorten(msg, 2000)})
+		next, err := c.append(ckpt.EventUpdate, ckpt.Patch{Meta: map[string]json.RawMessage{"last_message": last}},
+			"hook:stop:"+c.in.SessionID+":"+hex.EncodeToString(sum[:8]))
+		if err != nil {
+			c.warn("%s: saving the last message: %v", c.id, err)
+		} else {
+			cp = next
+		}
+	}
+	c.taskLoop(cp)
+}
+
+// taskLoop blocks the stop with the next step when the loop is on for cp,
+// steps remain, the completion token is absent and the cap is not reached.
+func (c *hookCall) taskLoop(cp *ckpt.Checkpoint) {
+	loop := loopFor(c.h.Loop, cp)
+	if !loop.Enabled {
+		return
+	}
+	var st hookState
+	if c.h.StateDir != "" {
+		st = loadState(c.h.StateDir, c.id)
+	}
+	save := func() {
+		if c.h.StateDir != "" {
+			if err := saveState(c.h.StateDir, c.id, st); err != nil {
+				c.warn("%s: %v", c.id, err)
+			}
+		}
+	}
+	next := nextStep(cp)
+	switch {
+	case strings.Contains(c.in.LastAssistantMessage, loop.Token), next == nil,
+		cp.Status != ckpt.StatusInProgress && cp.Status != ckpt.StatusPending:
+		if st.StopBlocks != 0 {
+			st.StopBlocks = 0
+			save()
+		}
+		return
+	case !c.in.StopHookActive:
+		st.StopBlocks = 0
+	case c.h.StateDir == "":
+		return // cannot count blocks: continue only once per turn
+	case st.StopBlocks >= loop.MaxBlocks:
+		c.warn("%s: task loop stopped after %d blocks in a row without %s; the agent may stop", c.id, st.StopBlocks, loop.Token)
+		st.StopBlocks = 0
+		save()
+		return
+	}
+	st.StopBlocks++
+	save()
+	c.res.Output = BlockStop(fmt.Sprintf("ckpt task loop: checkpoint %s has %d of %d steps done. Next step: %s (id %s). Continue with it now and record each finished step with `ckpt step %s %s --done`. When the whole task is finished, end your reply with %s.",
+		c.id, cp.Progress.Done, cp.Progress.Total, next.Label(), next.ID, c.id, next.ID, loop.Token))
+}
+
+// loopFor applies a checkpoint's "task_loop" meta key over the default.
+func loopFor(def TaskLoop, cp *ckpt.Checkpoint) TaskLoop {
+	l := def
+	if raw, ok := cp.Meta["task_loop"]; ok {
+		var on bool
+		var obj struct {
+			Enabled   *bool  `json:"enabled"`
+			Token     string `json:"token"`
+			MaxBlocks int    `json:"max_blocks"`
+		}
+		switch {
+		case json.Unmarshal(raw, &on) == nil:
+			l.Enabled = on
+		case json.Unmarshal(raw, &obj) == nil:
+			l.Enabled = obj.Enabled == nil || *obj.Enabled
+			if obj.Token != "" {
+				l.Token = obj.Token
+			}
+			if obj.MaxBlocks > 0 {
+				l.MaxBlocks = obj.MaxBlocks
+			}
+		}
+	}
+	if l.Token == "" {
+		l.Token = DefaultCompletionToken
+	}
+	if l.MaxBlocks <= 0 {
+		l.MaxBlocks = DefaultMaxBlocks
+	}
+	return l
+}
+
+// nextStep is the step in progress, else the first pending one, else nil.
+func nextStep(cp *ckpt.Checkpoint) *ckpt.Step {
+	for _, want := range []ckpt.StepStatus{ckpt.StepInProgress, ckpt.StepPending} {
+		for i := range cp.Steps {
+			if cp.Steps[i].Status == want {
+				return &cp.Steps[i]
+			}
+		}
+	}
+	return nil
+}
+
+// final writes the final checkpoint of PreCompact and SessionEnd: a session
+// note, a heartbeat, then the extra final steps. A session without a
+// checkpoint has nothing to finalise.
+func (c *hookCall) final(ev Event) {
+	cp, _, err := c.get(false)
+	if errors.Is(err, ckpt.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	sid := c.in.SessionID
+	var note string
+	if ev == EventPreCompact {
+		note = fmt.Sprintf("Context compacted (%s) in session %s", orDash(c.in.Trigger), orDash(sid))
+		if ci := firstLine(c.in.CustomInstructions, 300); ci != "" {
+			note += ": " + ci
+		}
+	} else {
+		note = fmt.Sprintf("Session %s ended (%s)", orDash(sid), orDash(c.in.Reason))
+	}
+	note += " at " + c.now().Format(time.RFC3339)
+	key := fmt.Sprintf("hook:%s:%s:%d", strings.ToLower(string(ev)), sid, c.now().Unix()/60)
+	if next, err := c.append(ckpt.EventNote, ckpt.Note{Text: note}, key); err != nil {
+		c.warn("%s: writing the final checkpoint: %v", c.id, err)
+	} else {
+		cp = next
+	}
+	c.beat()
+	for _, s := range c.h.Final {
+		if err := s.Run(c.ctx, cp); err != nil {
+			c.warn("%s: final step %s failed: %v", c.id, s.Name, err)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+// firstLine returns s's first non-blank line, cut to max runes.
+func firstLine(s string, max int) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return shorten(l, max)
+		}
+	}
+	return ""
+}
+
+// shorten cuts s to at most max runes, marking the cut with "…".
+func shorten(s string, max int) string {
+	s = strings.TrimSpace(s)
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return strings.TrimSpace(string(r[:max-1])) + "…"
+}
