@@ -80,7 +80,9 @@ func TestOutputsStayUnderTheLimit(t *testing.T) {
 func TestOutputShortensAtALineEndNearTheLimit(t *testing.T) {
 	text := strings.Repeat("0123456789012345678901234567890123456789\n", 400) // 16,400 chars
 	out := SessionStartOutput(text)
-	var v struct{ HookSpecificOutput struct{ AdditionalContext string } }
+	var v struct {
+		HookSpecificOutput struct{ AdditionalContext string }
+	}
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
