@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// Tests of whole command lines: flags, arguments, exit codes, output.
+
+func TestIssueWalkthrough(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "kai-7/secondary-a", "--agent", "Secondary-A", "--title", "Schedule fetcher spec",
+		"--step", "research", "--step", "spec", "--step", "checklist", "--interval", "15m")
+	if out := h.ok("step", "kai-7/secondary-a", "research", "--done", "--output", "research/NOTES.md"); out != "kai-7/secondary-a  rev 2  step research done  (1/3, 33%, in_progress)\n" {
+		t.Errorf("step output %q", out)
+	}
+	h.ok("update", "kai-7/secondary-a", "--stage", "S2.P2", "--current-step", "Writing acceptance criteria",
+		"--file-modified", "feature_02/spec.md", "--next-step", "Write checklist.md")
+	h.ok("decision", "kai-7/secondary-a", "Use the v2 API", "--reason", "v1 is rate limited")
+	h.ok("block", "kai-7/secondary-a", "Waiting for DISCOVERY.md")
+	h.ok("unblock", "kai-7/secondary-a")
+	h.now = t0.Add(10 * time.Minute)
+	h.ok("beat", "kai-7/secondary-a")
+	show := h.ok("show", "kai-7/secondary-a")
+	for _, want := range []string{
+		"kai-7/secondary-a  Schedule fetcher spec\n",
+		"status       in_progress  (rev 6)\n",
+		"agent        Secondary-A\n",
+		"stage        S2.P2\n",
+		"current      Writing acceptance criteria\n",
+		"progress     1/3, 33%\n",
+		"  [x] research  (done, 2026-01-15T14:30:00Z)  -> research/NOTES.md\n",
+		"  [ ] spec\n",
+		"  - Use the v2 API  (because v1 is rate limited)\n",
+		"    b1  Waiting for DISCOVERY.md  (cleared 2026-01-15T14:30:00Z)\n",
+		"  ~ feature_02/spec.md\n",
+		"  next steps      1. Write checklist.md\n",
+		"heartbeat    every 15m; last seen 0s ago (2026-01-15T14:40:00Z): live\n",
+	} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show lacks %q:\n%s", want, show)
+		}
+	}
+	c := decodeCheckpoint(t, h.ok("show", "kai-7/secondary-a", "--json", "--rev", "3"))
+	if c.Rev != 3 || c.Stage != "S2.P2" || len(c.Decisions) != 0 {
+		t.Errorf("show --rev 3: rev %d stage %q decisions %d", c.Rev, c.Stage, len(c.Decisions))
+	}
+	h.ok("done", "kai-7/secondary-a")
+	if c := h.get("kai-7/secondary-a"); c.Status != ckpt.StatusDone || c.Rev != 7 {
+		t.Errorf("after done: %s rev %d", c.Status, c.Rev)
+	}
+}
+
+func TestLsFiltersAndJSON(t *testing.T) {
+	h := newHarness(t)
+	if out := h.ok("ls", "--json"); out != "[]\n" {
+		t.Errorf("empty ls --json printed %q", out)
+	}
+	if code, out, errOut := h.run("ls"); code != 0 || out != "" || !strings.Contains(errOut, "ckpt start") {
+		t.Errorf("empty ls: %d %q %q", code, out, errOut)
+	}
+	h.ok("start", "kai-7/a", "--agent", "A", "--parent", "kai-7", "--label", "wave-1")
+	h.ok("start", "kai-7/b", "--agent", "B", "--parent", "kai-7", "--status", "NOT_STARTED")
+	h.ok("start", "other", "--agent", "A")
+	h.ok("wait", "other", "--reason", "review")
+	list := func(args ...string) []string {
+		t.Helper()
+		var cs []ckpt.Checkpoint
+		out := h.ok(append([]string{"ls", "--json"}, args...)...)
+		if err := json.Unmarshal([]byte(out), &cs); err != nil {
+			t.Fatalf("ls --json %v: %v\n%s", args, err, out)
+		}
+		var ids []string
+		for _, c := range cs {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"kai-7/a", "kai-7/b", "other"}},
+		{[]string{"--agent", "A"}, []string{"kai-7/a", "other"}},
+		{[]string{"--status", "pending"}, []string{"kai-7/b"}},
+		{[]string{"--status", "PAUSED", "--status", "in_progress"}, []string{"kai-7/a", "other"}},
+		{[]string{"--parent", "kai-7", "--label", "wave-1"}, []string{"kai-7/a"}},
+		{[]string{"--prefix", "kai-7/"}, []string{"kai-7/a", "kai-7/b"}},
+	} {
+		if got := list(tc.args...); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ls %v = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	h.now = t0.Add(45 * time.Minute)
+	out := h.ok("ls")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[1], "kai-7/a") ||
+		!strings.Contains(lines[1], "45m ago (warn)") || !strings.Contains(lines[2], "pending") {
+		t.Errorf("ls table:\n%s", out)
+	}
+	if errOut := h.fails(ExitUsage, "ls", "--status", "sleeping"); !strings.Contains(errOut, "use one of pending") {
+		t.Errorf("bad status: %s", errOut)
+	}
+}
+
+func TestLogShowsEveryEvent(t *testing.T) {
+	h := newHarness(t)
+	h.vars[EnvSession] = "sess-1"
+	h.ok("start", "w", "--agent", "A", "--step", "s1")
+	h.ok("step", "w", "s1", "--start", "--agent", "B", "--key", "hook-1")
+	h.ok("note", "w", "hello")
+	out := h.ok("log", "w", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("log --json printed %d lines:\n%s", len(lines), out)
+	}
+	var e struct {
+		Seq   int64           `json:"seq"`
+		Type  string          `json:"type"`
+		Actor ckpt.Actor      `json:"actor"`
+		Key   string          `json:"key"`
+		Data  json.RawMessage `json:"data"`
+		Prev  string          `json:"prev"`
+		Sum   string          `json:"sum"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Seq != 2 || e.Type != "step" || e.Actor != (ckpt.Actor{Agent: "B", Session: "sess-1"}) || e.Key != "hook-1" ||
+		len(e.Sum) != 32 || e.Prev == "" || !strings.Contains(string(e.Data), `"in_progress"`) {
+		t.Errorf("event 2: %+v", e)
+	}
+	if out := h.ok("log", "w", "--from", "3", "--json"); strings.Count(out, "\n") != 1 || !strings.Contains(out, `"seq":3`) {
+		t.Errorf("log --from 3: %s", out)
+	}
+	human := h.ok("log", "w")
+	for _, want := range []string{
+		"   1  2026-01-15T14:30:00Z  created     A@sess-1        started\n",
+		"   2  2026-01-15T14:30:00Z  step        B@sess-1        step s1 in_progress  [key hook-1]\n",
+		"   3  2026-01-15T14:30:00Z  note        -@sess-1        note added\n",
+	} {
+		if !strings.Contains(human, want) {
+			t.Errorf("log lacks %q:\n%s", want, human)
+		}
+	}
+	if from := h.ok("log", "w", "--from", "2"); !strings.HasPrefix(from, "   2  ") || !strings.Contains(from, "step s1 in_progress") {
+		t.Errorf("log --from 2:\n%s", from)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "w")
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"start"},
+		{"start", "a", "b"},
+		{"update", "w", "--no-such-flag"},
+		{"update", "w", "--max-cycles", "many"},
+		{"step", "w", "s", "--done", "--fail"},
+		{"unblock", "w", "b1", "extra"},
+		{"show", "w", "--rev", "-1"},
+		{"log", "w", "--from", "-1"},
+		{"update", "w"},
+	} {
+		errOut := h.fails(ExitUsage, args...)
+		if !strings.Contains(errOut, "ckpt ") && !strings.Contains(errOut, "--") {
+			t.Errorf("ckpt %v: message does not say what to do: %s", args, errOut)
+		}
+	}
+}
+
+func TestErrorPathsSayWhatToDo(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "w")
+	cases := []struct {
+		code int
+		args []string
+		say  string
+	}{
+		{ExitNotFound, []string{"show", "nope"}, "ckpt "},
+		{ExitNotFound, []string{"update", "nope", "--stage", "x"}, "ckpt start nope"},
+		{ExitNotFound, []string{"show", "w", "--rev", "9"}, "ckpt "},
+		{ExitUsage, []string{"show", "../x"}, "IDs cannot refer to directories"},
+		{ExitUsage, []string{"note", "", "x"}, "give an ID such as"},
+		{ExitUsage, []string{"show", strings.Repeat("x", 201)}, "the limit is 200"},
+		{ExitUsage, []string{"update", "w", "--status", "bogus"}, "use one of pending, in_progress"},
+		{ExitUsage, []string{"update", "w", "--interval", "fortnight"}, "90s, 15m or 1h30m"},
+		{ExitUsage, []string{"update", "w", "--progress", "half"}, "DONE/TOTAL"},
+		{ExitUsage, []string{"update", "w", "--meta", "x"}, "KEY=VALUE"},
+		{ExitConflict, []string{"note", "w", "x", "--if-rev", "7"}, "retry with --if-rev 1"},
+		{ExitExists, []string{"start", "w"}, "use a new ID"},
+		{ExitUsage, []string{"fail", "w"}, "--reason"},
+	}
+	for _, tc := range cases {
+		errOut := h.fails(tc.code, tc.args...)
+		if !strings.Contains(errOut, tc.say) {
+			t.Errorf("ckpt %v: %q does not say %q", tc.args, errOut, tc.say)
+		}
+	}
+	if c := h.get("w"); c.Rev != 1 {
+		t.Errorf("failed commands wrote: rev %d", c.Rev)
+	}
+}
+
+func TestCKPTNowPinsTheClock(t *testing.T) {
+	h := newHarness(t)
+	h.vars[EnvNow] = "2030-02-03T04:05:06Z"
+	h.ok("start", "w")
+	if c := h.get("w"); !c.StartedAt.Equal(time.Date(2030, 2, 3, 4, 5, 6, 0, time.UTC)) {
+		t.Errorf("started at %v", c.StartedAt)
+	}
+	h.vars[EnvNow] = "yesterday"
+	if errOut := h.fails(ExitUsage, "note", "w", "x"); !strings.Contains(errOut, "CKPT_NOW") || !strings.Contains(errOut, "RFC 3339") {
+		t.Errorf("bad CKPT_NOW: %s", errOut)
+	}
+}
+
+func TestActingAgentFromEnvAndFlag(t *testing.T) {
+	h := newHarness(t)
+	h.vars[EnvAgent] = "env-agent"
+	h.ok("start", "w", "--step", "s")
+	h.ok("step", "w", "s", "--done", "--agent", "flag-agent")
+	ev := h.history("w")
+	if ev[0].Actor.Agent != "env-agent" || ev[1].Actor.Agent != "flag-agent" {
+		t.Errorf("actors %+v %+v", ev[0].Actor, ev[1].Actor)
+	}
+	if c := h.get("w"); c.Agent.ID != "env-agent" || c.Steps[0].By != "flag-agent" {
+		t.Errorf("agent %+v step by %q", c.Agent, c.Steps[0].By)
+	}
+}
+
+// TestVerbsCoverEveryField drives every verb and checks that, together, they
+// set every field of the checkpoint model. Only Archived and
+// ResumesWithoutProgress are left out: the lifecycle commands (resume,
+// takeover, restart) set them.
+func TestVerbsCoverEveryField(t *testing.T) {
+	h := newHarness(t)
+	h.vars[EnvSession] = "sess-1"
+	id := "kai-7/secondary-a"
+	h.ok("start", id, "--agent", "Secondary-A", "--agent-type", "secondary", "--agent-name", "Secondary A",
+		"--title", "Spec", "--task", "KAI-7", "--parent", "kai-7", "--label", "wave-1",
+		"--step", "research", "--step", "spec", "--accept", "tests=All tests pass", "--interval", "5m",
+		"--max-cycles", "3", "--meta", "feature=f2", "--stage", "S2.P1", "--phase", "Research")
+	h.ok("step", id, "research", "--start", "--title", "Research", "--phase", "P1", "--notes", "reading")
+	h.ok("step", id, "research", "--done", "--output", "NOTES.md", "--by", "main")
+	h.ok("update", id, "--current-step", "Writing spec", "--file-created", "spec.md", "--file-modified", "README.md",
+		"--last-processed", "s4", "--next-to-process", "s5", "--notes", "n", "--instructions", "Continue at s5",
+		"--next-step", "Write s5", "--review-score", "code=85", "--reason", "r")
+	h.ok("decision", id, "v2 API", "--reason", "v1 limited")
+	h.ok("block", id, "DISCOVERY.md")
+	h.ok("unblock", id)
+	h.ok("error", id, "timeout", "--type", "network", "--blocking")
+	h.ok("error", id, "--clear")
+	h.ok("accept", id, "tests")
+	h.ok("cycle", id)
+	h.ok("note", id, "more")
+	h.now = t0.Add(time.Minute)
+	h.ok("beat", id)
+	h.ok("done", id, "--reason", "all criteria met")
+	c := h.get(id)
+	missing := zeroFields(reflect.ValueOf(*c), "")
+	want := []string{"ResumesWithoutProgress", "Archived"}
+	if !reflect.DeepEqual(missing, want) {
+		t.Errorf("fields no verb set: %v, want only %v", missing, want)
+	}
+}
+
+// zeroFields lists the struct fields of v (recursively, by path) that hold
+// their zero value; slices are checked through their first element.
+func zeroFields(v reflect.Value, prefix string) []string {
+	var out []string
+	for i := 0; i < v.NumField(); i++ {
+		f, name := v.Field(i), prefix+v.Type().Field(i).Name
+		switch {
+		case f.Kind() == reflect.Struct && f.Type() != reflect.TypeOf(time.Time{}):
+			out = append(out, zeroFields(f, name+".")...)
+		case f.Kind() == reflect.Slice && f.Len() > 0 && f.Index(0).Kind() == reflect.Struct:
+			out = append(out, zeroFields(f.Index(0), name+"[0].")...)
+		case f.Kind() == reflect.Pointer && !f.IsNil() && f.Elem().Kind() == reflect.Struct && f.Elem().Type() != reflect.TypeOf(time.Time{}):
+			out = append(out, zeroFields(f.Elem(), name+".")...)
+		case f.IsZero():
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// LsOptions are the inputs of `ckpt ls`.
+type LsOptions struct {
+	common
+	Statuses []string // any of these (words ParseStatus accepts)
+	Agent    string
+	Parent   string
+	Label    string
+	Prefix   string
+	All      bool // include archived checkpoints
+	JSON     bool
+}
+
+func newLsCmd(f *factory) *cobra.Command {
+	o := &LsOptions{common: f.common()}
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List checkpoints, with status, progress and last sign of life",
+		Long: `List the checkpoints the filters select, ordered by ID. Archived checkpoints
+are left out unless --all is given. --status may repeat: any of them matches.
+LAST SEEN is the later of the last heartbeat and the last update; a live
+checkpoint silent for 2x its interval is marked warn, for 4x stale.
+
+--json prints a JSON array of the full states ([] when nothing matches).`,
+		Example: `  ckpt ls
+  ckpt ls --status in_progress --status blocked --parent kai-7
+  ckpt ls --agent Secondary-A --json`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error { return runLs(ctx, o) })
+	fl := cmd.Flags()
+	fl.StringArrayVar(&o.Statuses, "status", nil, "only checkpoints with this `STATUS` (repeat for any of several)")
+	fl.StringVar(&o.Agent, "agent", "", "only checkpoints of this agent `ID` or name (here a filter, not the acting agent)")
+	fl.StringVar(&o.Parent, "parent", "", "only checkpoints with this parent `ID`")
+	fl.StringVar(&o.Label, "label", "", "only checkpoints with this `LABEL`")
+	fl.StringVar(&o.Prefix, "prefix", "", "only IDs starting with `PREFIX`, e.g. kai-7/")
+	fl.BoolVar(&o.All, "all", false, "include archived checkpoints")
+	fl.BoolVar(&o.JSON, "json", false, "print a JSON array of the checkpoints")
+	return cmd
+}
+
+func runLs(ctx context.Context, o *LsOptions) error {
+	filter := ckpt.Filter{Agent: o.Agent, Parent: o.Parent, Label: o.Label, Prefix: o.Prefix, IncludeArchived: o.All}
+	for _, w := range o.Statuses {
+		s, err := parseStatus("--status", w)
+		if err != nil {
+			return err
+		}
+		filter.Status = append(filter.Status, s)
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		list, err := st.List(ctx, filter)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return writeJSONArray(o.IO, list)
+		}
+		if len(list) == 0 {
+			_, err := fmt.Fprintln(o.IO.ErrOut, "ckpt: no checkpoints match (start one with ckpt start ID; ckpt ls --all shows archived ones)")
+			return err
+		}
+		now := o.Now()
+		tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
+		for _, c := range list {
+			live, _ := ckpt.LivenessOf(c, now, ckpt.Thresholds{})
+			seen := ago(c.LastSeen(), now)
+			if live == ckpt.Warn || live == ckpt.Stale {
+				seen += " (" + string(live) + ")"
+			}
+			agent := c.Agent.ID
+			if agent == "" {
+				agent = c.Agent.Name
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Status,
+				fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
+				dash(agent), dash(clip(c.CurrentStep, 40)), seen)
+		}
+		return tw.Flush()
+	})
+}
+
+// writeJSONArray prints list as an indented JSON array, [] when empty.
+func writeJSONArray(io IOStreams, list []*ckpt.Checkpoint) error {
+	w := bufio.NewWriterSize(io.Out, 64<<10)
+	if len(list) == 0 {
+		w.WriteString("[]\n")
+		return w.Flush()
+	}
+	w.WriteString("[\n")
+	for i, c := range list {
+		b, err := json.MarshalIndent(c, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		w.WriteString("  ")
+		w.Write(b)
+		if i < len(list)-1 {
+			w.WriteString(",")
+		}
+		w.WriteString("\n")
+	}
+	w.WriteString("]\n")
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

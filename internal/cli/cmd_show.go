@@ -1,0 +1,336 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// ShowOptions are the inputs of `ckpt show`.
+type ShowOptions struct {
+	common
+	ID   string
+	Rev  int64 // 0: the latest
+	JSON bool
+}
+
+func newShowCmd(f *factory) *cobra.Command {
+	o := &ShowOptions{common: f.common()}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a checkpoint: status, progress, steps, decisions, blockers, resume info",
+		Long: `Show checkpoint ID as a readable summary, or with --json as the full state
+(the same JSON the store keeps). --rev N shows it as it was after revision N.`,
+		Example: `  ckpt show kai-7/secondary-a
+  ckpt show kai-7/secondary-a --json
+  ckpt show kai-7/secondary-a --rev 3`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		return runShow(ctx, o)
+	})
+	cmd.Flags().Int64Var(&o.Rev, "rev", 0, "show the checkpoint as it was after revision `N`")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the checkpoint as JSON")
+	return cmd
+}
+
+func runShow(ctx context.Context, o *ShowOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	if o.Rev < 0 {
+		return fmt.Errorf("%w: --rev %d: give a revision of 1 or more (see ckpt log %s)", ckpt.ErrInvalid, o.Rev, o.ID)
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		c, err := st.Get(ctx, o.ID, o.Rev)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return writeJSON(o.IO.Out, c)
+		}
+		var b strings.Builder
+		renderShow(&b, c, o.Now())
+		_, err = io.WriteString(o.IO.Out, b.String())
+		return err
+	})
+}
+
+// renderShow writes the readable summary of c as seen at now.
+func renderShow(b *strings.Builder, c *ckpt.Checkpoint, now time.Time) {
+	row := func(label, format string, args ...any) {
+		fmt.Fprintf(b, "%-12s %s\n", label, fmt.Sprintf(format, args...))
+	}
+	title := c.ID
+	if c.Title != "" {
+		title += "  " + c.Title
+	}
+	fmt.Fprintln(b, title)
+	status := string(c.Status)
+	if c.StatusReason != "" {
+		status += ": " + c.StatusReason
+	}
+	if c.PartiallyComplete() {
+		status += " (partially: acceptance criteria unmet)"
+	}
+	row("status", "%s  (rev %d)", status, c.Rev)
+	if c.Archived != nil {
+		from := ""
+		if c.Archived.From != "" {
+			from = " from " + c.Archived.From
+		}
+		row("archived", "%s at %s%s", c.Archived.Reason, c.Archived.At.Format(timeLayout), from)
+	}
+	if a := agentText(c.Agent); a != "" {
+		row("agent", "%s", a)
+	}
+	if c.Session.ID != "" || c.Session.Number > 0 {
+		s := fmt.Sprintf("#%d", c.Session.Number)
+		if c.Session.ID != "" {
+			s += " " + c.Session.ID
+		}
+		if !c.Session.StartedAt.IsZero() {
+			s += " since " + c.Session.StartedAt.Format(timeLayout)
+		}
+		row("session", "%s", s)
+	}
+	optRow := func(label, v string) {
+		if v != "" {
+			row(label, "%s", v)
+		}
+	}
+	optRow("task", c.TaskID)
+	optRow("parent", c.Parent)
+	if len(c.Labels) > 0 {
+		row("labels", "%s", strings.Join(c.Labels, ", "))
+	}
+	optRow("stage", c.Stage)
+	optRow("phase", c.Phase)
+	optRow("current", c.CurrentStep)
+	row("progress", "%s", progressText(c.Progress))
+	if c.Cycles.Count > 0 || c.Cycles.Max > 0 {
+		if c.Cycles.Max > 0 {
+			row("cycles", "%d of %d", c.Cycles.Count, c.Cycles.Max)
+		} else {
+			row("cycles", "%d", c.Cycles.Count)
+		}
+	}
+
+	if len(c.Steps) > 0 {
+		fmt.Fprintln(b, "steps")
+		for _, s := range c.Steps {
+			line := fmt.Sprintf("  %s %s", stepMark(s.Status), s.ID)
+			if s.Title != "" {
+				line += "  " + s.Title
+			}
+			var extra []string
+			if s.Status != ckpt.StepPending {
+				extra = append(extra, string(s.Status))
+			}
+			if s.Phase != "" {
+				extra = append(extra, "phase "+s.Phase)
+			}
+			if s.By != "" {
+				extra = append(extra, "by "+s.By)
+			}
+			if s.CompletedAt != nil {
+				extra = append(extra, s.CompletedAt.Format(timeLayout))
+			} else if s.StartedAt != nil {
+				extra = append(extra, "since "+s.StartedAt.Format(timeLayout))
+			}
+			if len(extra) > 0 {
+				line += "  (" + strings.Join(extra, ", ") + ")"
+			}
+			if s.Output != "" {
+				line += "  -> " + s.Output
+			}
+			fmt.Fprintln(b, line)
+			if s.Notes != "" {
+				fmt.Fprintf(b, "      %s\n", clip(s.Notes, 200))
+			}
+		}
+	}
+	if len(c.Acceptance) > 0 {
+		fmt.Fprintln(b, "acceptance")
+		for _, a := range c.Acceptance {
+			mark := "[ ]"
+			if a.Met {
+				mark = "[x]"
+			}
+			line := fmt.Sprintf("  %s %s", mark, a.ID)
+			if a.Title != "" {
+				line += "  " + a.Title
+			}
+			fmt.Fprintln(b, line)
+		}
+	}
+	if len(c.Decisions) > 0 {
+		fmt.Fprintln(b, "decisions")
+		for _, d := range c.Decisions {
+			line := "  - " + d.Text
+			if d.Reason != "" {
+				line += "  (because " + d.Reason + ")"
+			}
+			fmt.Fprintln(b, line)
+		}
+	}
+	if len(c.Blockers) > 0 {
+		fmt.Fprintln(b, "blockers")
+		for _, x := range c.Blockers {
+			if x.Active() {
+				fmt.Fprintf(b, "  ! %s  %s  (since %s)\n", x.ID, x.Text, x.Since.Format(timeLayout))
+			} else {
+				fmt.Fprintf(b, "    %s  %s  (cleared %s)\n", x.ID, x.Text, x.ClearedAt.Format(timeLayout))
+			}
+		}
+	}
+	if len(c.Errors) > 0 {
+		fmt.Fprintln(b, "errors")
+		for _, e := range c.Errors {
+			mark := "  ! "
+			if e.ClearedAt != nil {
+				mark = "    "
+			}
+			line := mark
+			if e.Type != "" {
+				line += "[" + e.Type + "] "
+			}
+			line += e.Message
+			var extra []string
+			if e.Blocking {
+				extra = append(extra, "blocking")
+			}
+			extra = append(extra, e.At.Format(timeLayout))
+			if e.ClearedAt != nil {
+				extra = append(extra, "cleared")
+			}
+			fmt.Fprintf(b, "%s  (%s)\n", line, strings.Join(extra, ", "))
+		}
+	}
+	if len(c.Files.Created)+len(c.Files.Modified) > 0 {
+		fmt.Fprintln(b, "files")
+		for _, p := range c.Files.Created {
+			fmt.Fprintf(b, "  + %s\n", p)
+		}
+		for _, p := range c.Files.Modified {
+			fmt.Fprintf(b, "  ~ %s\n", p)
+		}
+	}
+	if c.Context != (ckpt.Context{}) {
+		fmt.Fprintln(b, "context")
+		if c.Context.LastProcessed != "" {
+			fmt.Fprintf(b, "  last processed  %s\n", c.Context.LastProcessed)
+		}
+		if c.Context.NextToProcess != "" {
+			fmt.Fprintf(b, "  next            %s\n", c.Context.NextToProcess)
+		}
+		for _, l := range strings.Split(c.Context.Notes, "\n") {
+			if l != "" {
+				fmt.Fprintf(b, "  note            %s\n", l)
+			}
+		}
+	}
+	fmt.Fprintln(b, "resume")
+	if c.Resume.Resumable {
+		fmt.Fprintln(b, "  resumable       yes")
+	} else {
+		fmt.Fprintln(b, "  resumable       no")
+	}
+	if c.Resume.Instructions != "" {
+		fmt.Fprintf(b, "  instructions    %s\n", c.Resume.Instructions)
+	}
+	for i, s := range c.Resume.NextSteps {
+		label := ""
+		if i == 0 {
+			label = "next steps"
+		}
+		fmt.Fprintf(b, "  %-15s %d. %s\n", label, i+1, s)
+	}
+	if len(c.ReviewScores) > 0 {
+		fmt.Fprintln(b, "review scores")
+		for _, k := range sortedKeys(c.ReviewScores) {
+			if v := c.ReviewScores[k]; v != nil {
+				fmt.Fprintf(b, "  %s  %s\n", k, strconv.FormatFloat(*v, 'f', -1, 64))
+			} else {
+				fmt.Fprintf(b, "  %s  (not given)\n", k)
+			}
+		}
+	}
+	if len(c.Meta) > 0 {
+		fmt.Fprintln(b, "meta")
+		for _, k := range sortedKeys(c.Meta) {
+			fmt.Fprintf(b, "  %s  %s\n", k, clip(string(c.Meta[k]), 200))
+		}
+	}
+	live, _ := ckpt.LivenessOf(c, now, ckpt.Thresholds{})
+	seen := fmt.Sprintf("last seen %s (%s)", ago(c.LastSeen(), now), c.LastSeen().Format(timeLayout))
+	warn, stale := ckpt.Thresholds{}.For(c)
+	switch live {
+	case ckpt.Live:
+		seen += ": live"
+	case ckpt.Warn:
+		seen += fmt.Sprintf(": warn, silent for over %s", shortDuration(warn))
+	case ckpt.Stale:
+		seen += fmt.Sprintf(": stale, silent for over %s", shortDuration(stale))
+	}
+	row("heartbeat", "every %s; %s", shortDuration(c.Heartbeat.Interval.D()), seen)
+	row("started", "%s", c.StartedAt.Format(timeLayout))
+	row("updated", "%s", c.UpdatedAt.Format(timeLayout))
+	if c.CompletedAt != nil {
+		row("completed", "%s", c.CompletedAt.Format(timeLayout))
+	}
+}
+
+// stepMark is a step's box: [x] done, [>] in progress, [!] failed, [-]
+// skipped, [ ] pending.
+func stepMark(s ckpt.StepStatus) string {
+	switch s {
+	case ckpt.StepDone:
+		return "[x]"
+	case ckpt.StepInProgress:
+		return "[>]"
+	case ckpt.StepFailed:
+		return "[!]"
+	case ckpt.StepSkipped:
+		return "[-]"
+	}
+	return "[ ]"
+}
+
+// agentText is "ID (type, name)" with the parts that are known.
+func agentText(a ckpt.Agent) string {
+	var extra []string
+	if a.Type != "" {
+		extra = append(extra, a.Type)
+	}
+	if a.Name != "" && a.Name != a.ID {
+		extra = append(extra, a.Name)
+	}
+	switch {
+	case a.ID == "" && len(extra) == 0:
+		return ""
+	case len(extra) == 0:
+		return a.ID
+	case a.ID == "":
+		return strings.Join(extra, ", ")
+	}
+	return a.ID + " (" + strings.Join(extra, ", ") + ")"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

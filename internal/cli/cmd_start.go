@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// StartOptions are the inputs of `ckpt start`.
+type StartOptions struct {
+	writeOptions
+	ID        string
+	Title     string
+	Task      string
+	Stage     string
+	Phase     string
+	Status    string   // empty: in_progress
+	Steps     []string // ID or ID=Title, in order
+	Accept    []string // ID or ID=Title
+	Interval  string   // empty: the default (15m)
+	Parent    string
+	Labels    []string
+	Meta      []string // KEY=VALUE
+	MetaJSON  []string // KEY=JSON
+	MaxCycles int
+	AgentType string
+	AgentName string
+}
+
+func newStartCmd(f *factory) *cobra.Command {
+	o := &StartOptions{writeOptions: f.writer()}
+	cmd := &cobra.Command{
+		Use:   "start ID",
+		Short: "Create a checkpoint (its created event)",
+		Long: `Create checkpoint ID with its plan: title, task, steps, acceptance criteria,
+heartbeat interval, parent, labels and metadata. The acting agent (--agent or
+CKPT_AGENT) becomes the checkpoint's agent and CKPT_SESSION its session.
+A checkpoint starts in_progress unless --status says otherwise.
+
+Fails with exit 5 if ID exists already.`,
+		Example: `  ckpt start kai-7/secondary-a --agent Secondary-A --title "Schedule fetcher spec" \
+      --step research --step spec --step checklist --interval 15m
+  ckpt start loop/T060 --step PLAN --step EXECUTE --step FIX --max-cycles 3 \
+      --accept tests="All tests pass" --parent loop`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		return runStart(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&o.Title, "title", "", "what the work is, in a few words")
+	fl.StringVar(&o.Task, "task", "", "the task `ID` this work belongs to (tracker issue, plan item)")
+	fl.StringVar(&o.Stage, "stage", "", "the current stage, e.g. S2.P1")
+	fl.StringVar(&o.Phase, "phase", "", "the current phase, in words")
+	fl.StringVar(&o.Status, "status", "", "the initial `STATUS` (default in_progress; pending for work not started)")
+	fl.StringArrayVar(&o.Steps, "step", nil, "a step of the plan, `ID` or ID=TITLE (repeat, in order)")
+	fl.StringArrayVar(&o.Accept, "accept", nil, "an acceptance criterion, `ID` or ID=TITLE (repeat)")
+	fl.StringVar(&o.Interval, "interval", "", "the heartbeat `DURATION` promised, e.g. 15m (default 15m)")
+	fl.StringVar(&o.Parent, "parent", "", "the `ID` of the plan, epic or loop this belongs to")
+	fl.StringArrayVar(&o.Labels, "label", nil, "a `LABEL` (repeat)")
+	fl.StringArrayVar(&o.Meta, "meta", nil, "free metadata `KEY=VALUE`, stored as a string (repeat)")
+	fl.StringArrayVar(&o.MetaJSON, "meta-json", nil, "free metadata `KEY=JSON`, stored as JSON (repeat)")
+	fl.IntVar(&o.MaxCycles, "max-cycles", 0, "the most fix/retry cycles allowed (`N`; 0: no limit)")
+	fl.StringVar(&o.AgentType, "agent-type", "", "the agent's `TYPE`, e.g. primary, secondary, claude-code")
+	fl.StringVar(&o.AgentName, "agent-name", "", "the agent's human-readable `NAME`")
+	addWriteFlags(cmd, &o.writeOptions)
+	return cmd
+}
+
+func runStart(ctx context.Context, o *StartOptions) error {
+	var cr ckpt.Created
+	p := &cr.Patch
+	p.Title = optional(o.Title)
+	p.TaskID = optional(o.Task)
+	p.Stage = optional(o.Stage)
+	p.Phase = optional(o.Phase)
+	if o.Parent != "" {
+		if err := ckpt.ValidateID(o.Parent); err != nil {
+			return fmt.Errorf("--parent: %w", err)
+		}
+		p.Parent = &o.Parent
+	}
+	if o.Status != "" {
+		s, err := parseStatus("--status", o.Status)
+		if err != nil {
+			return err
+		}
+		p.Status = &s
+	}
+	if o.Interval != "" {
+		d, err := parseInterval("--interval", o.Interval)
+		if err != nil {
+			return err
+		}
+		p.Interval = &d
+	}
+	if o.MaxCycles < 0 {
+		return fmt.Errorf("%w: --max-cycles %d: give 0 (no limit) or more", ckpt.ErrInvalid, o.MaxCycles)
+	}
+	if o.MaxCycles > 0 {
+		p.MaxCycles = &o.MaxCycles
+	}
+	p.AddLabels = nonEmpty(o.Labels)
+	meta, err := parseMeta(o.Meta, o.MetaJSON)
+	if err != nil {
+		return err
+	}
+	p.Meta = meta
+	if o.Actor.Agent != "" || o.AgentType != "" || o.AgentName != "" {
+		p.Agent = &ckpt.Agent{ID: o.Actor.Agent, Type: o.AgentType, Name: o.AgentName}
+	}
+	seen := map[string]bool{}
+	for _, s := range o.Steps {
+		id, title, err := parseIDTitle("--step", s)
+		if err != nil {
+			return err
+		}
+		if seen[id] {
+			return fmt.Errorf("%w: --step %q is given twice: step IDs must be unique", ckpt.ErrInvalid, id)
+		}
+		seen[id] = true
+		cr.Steps = append(cr.Steps, ckpt.Step{ID: id, Title: title, Status: ckpt.StepPending})
+	}
+	for _, a := range o.Accept {
+		id, title, err := parseIDTitle("--accept", a)
+		if err != nil {
+			return err
+		}
+		cr.Acceptance = append(cr.Acceptance, ckpt.Criterion{ID: id, Title: title})
+	}
+	cr.Session = ckpt.Session{ID: o.Actor.Session}
+	return o.appendEvent(ctx, o.ID, ckpt.EventCreated, cr)
+}
+
+// optional returns a pointer to s, or nil when s is empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

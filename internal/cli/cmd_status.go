@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// StatusOptions are the inputs of `ckpt done`, `ckpt fail` and `ckpt wait`.
+type StatusOptions struct {
+	writeOptions
+	ID     string
+	Status ckpt.Status
+	Reason string
+	// NeedReason makes an empty Reason an error (fail and wait).
+	NeedReason bool
+}
+
+var statusVerbs = map[string]struct {
+	status     ckpt.Status
+	short      string
+	needReason bool
+	example    string
+}{
+	"done": {ckpt.StatusDone, "Mark the work done", false, `  ckpt done kai-7/secondary-a`},
+	"fail": {ckpt.StatusFailed, "Mark the work failed, with the reason", true, `  ckpt fail kai-7/secondary-a --reason "upstream API removed"`},
+	"wait": {ckpt.StatusWaiting, "Mark the work waiting, with what it waits for", true, `  ckpt wait kai-7/secondary-a --reason "review by Primary"`},
+}
+
+func newStatusCmd(f *factory, verb string) *cobra.Command {
+	v := statusVerbs[verb]
+	o := &StatusOptions{writeOptions: f.writer(), Status: v.status, NeedReason: v.needReason}
+	use, reasonUsage := verb+" ID", "why (optional)"
+	if v.needReason {
+		use, reasonUsage = verb+" ID --reason REASON", "why (required)"
+	}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   v.short,
+		Long:    fmt.Sprintf("Set the status of checkpoint ID to %s in one status event.", v.status),
+		Example: v.example,
+		Args:    exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		return runStatus(ctx, o)
+	})
+	cmd.Flags().StringVar(&o.Reason, "reason", "", reasonUsage)
+	addWriteFlags(cmd, &o.writeOptions)
+	return cmd
+}
+
+func runStatus(ctx context.Context, o *StatusOptions) error {
+	if o.NeedReason && strings.TrimSpace(o.Reason) == "" {
+		return fmt.Errorf("%w: say why with --reason, e.g. --reason \"waiting for review\"", ckpt.ErrInvalid)
+	}
+	return o.appendEvent(ctx, o.ID, ckpt.EventStatus, ckpt.StatusChange{Status: o.Status, Reason: o.Reason})
+}
+
+// BeatOptions are the inputs of `ckpt beat`.
+type BeatOptions struct {
+	common
+	ID   string
+	JSON bool
+}
+
+func newBeatCmd(f *factory) *cobra.Command {
+	o := &BeatOptions{common: f.common()}
+	cmd := &cobra.Command{
+		Use:   "beat ID",
+		Short: "Record a heartbeat: a sign of life, not history",
+		Long: `Record that the agent working on checkpoint ID is alive. A heartbeat does not
+grow the history and costs no fsync: it is not an event, so it takes no
+--if-rev or --key (repeating it is harmless). ckpt ls and show report the
+last sign of life (the later of the last beat and the last update).`,
+		Example: `  ckpt beat kai-7/secondary-a`,
+		Args:    exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		return runBeat(ctx, o)
+	})
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the checkpoint as JSON after the beat")
+	return cmd
+}
+
+func runBeat(ctx context.Context, o *BeatOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	at := o.Now()
+	return o.withStore(func(st ckpt.Store) error {
+		if err := st.Beat(ctx, o.ID, at); err != nil {
+			return err
+		}
+		if o.JSON {
+			c, err := st.Get(ctx, o.ID, 0)
+			if err != nil {
+				return err
+			}
+			return writeJSON(o.IO.Out, c)
+		}
+		_, err := fmt.Fprintf(o.IO.Out, "%s  beat at %s\n", o.ID, at.Format(timeLayout))
+		return err
+	})
+}

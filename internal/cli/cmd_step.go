@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// StepOptions are the inputs of `ckpt step`.
+type StepOptions struct {
+	writeOptions
+	ID     string
+	Step   string
+	Status ckpt.StepStatus // empty: leave the status alone
+	Title  string
+	Phase  string
+	By     string // empty: the acting agent, when the status changes
+	Output string
+	Notes  string
+}
+
+// stepStatusFlags are the flags that set a step's status, one at a time.
+var stepStatusFlags = []struct {
+	flag   string
+	status ckpt.StepStatus
+	usage  string
+}{
+	{"start", ckpt.StepInProgress, "mark the step in_progress (it becomes the current step)"},
+	{"done", ckpt.StepDone, "mark the step done"},
+	{"fail", ckpt.StepFailed, "mark the step failed"},
+	{"skip", ckpt.StepSkipped, "mark the step skipped (counts as finished)"},
+	{"pending", ckpt.StepPending, "put the step back to pending"},
+}
+
+func newStepCmd(f *factory) *cobra.Command {
+	o := &StepOptions{writeOptions: f.writer()}
+	marks := make([]bool, len(stepStatusFlags))
+	cmd := &cobra.Command{
+		Use:   "step ID STEP",
+		Short: "Start, finish, fail or skip a step, or add one",
+		Long: `Change step STEP of checkpoint ID: its status (at most one of --start, --done,
+--fail, --skip, --pending) and its title, phase, output, notes and who did it.
+A step that does not exist yet is added at the end of the plan, so
+"ckpt step ID STEP --title T" adds a pending step.
+
+--by defaults to the acting agent when the status changes.`,
+		Example: `  ckpt step kai-7/secondary-a research --start
+  ckpt step kai-7/secondary-a research --done --output research/NOTES.md
+  ckpt step loop/T060 FIX --fail --notes "tests still red" --by subagent:fixer`,
+		Args: exactArgs(2, "a checkpoint ID and a step ID"),
+	}
+	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
+		o.ID, o.Step = args[0], args[1]
+		var given []string
+		for i, m := range marks {
+			if m {
+				given = append(given, "--"+stepStatusFlags[i].flag)
+				o.Status = stepStatusFlags[i].status
+			}
+		}
+		if len(given) > 1 {
+			return usagef("give at most one of --start, --done, --fail, --skip, --pending (got %s)", strings.Join(given, ", "))
+		}
+		return runStep(ctx, o)
+	})
+	fl := cmd.Flags()
+	for i, s := range stepStatusFlags {
+		fl.BoolVar(&marks[i], s.flag, false, s.usage)
+	}
+	fl.StringVar(&o.Title, "title", "", "the step's title")
+	fl.StringVar(&o.Phase, "phase", "", "the phase the step belongs to")
+	fl.StringVar(&o.By, "by", "", "who did it: `WHO` such as main, subagent:TYPE or an agent ID (default: the acting agent)")
+	fl.StringVar(&o.Output, "output", "", "what the step produced, e.g. a file `PATH`")
+	fl.StringVar(&o.Notes, "notes", "", "notes on the step")
+	addWriteFlags(cmd, &o.writeOptions)
+	return cmd
+}
+
+func runStep(ctx context.Context, o *StepOptions) error {
+	if strings.TrimSpace(o.Step) == "" {
+		return fmt.Errorf("%w: the step ID is empty: give the step's ID, e.g. research", ckpt.ErrInvalid)
+	}
+	if o.Status != "" && !o.Status.Valid() {
+		return fmt.Errorf("%w: step status %q: use pending, in_progress, done, failed or skipped", ckpt.ErrInvalid, o.Status)
+	}
+	by := o.By
+	if by == "" && o.Status != "" {
+		by = o.Actor.Agent
+	}
+	return o.appendEvent(ctx, o.ID, ckpt.EventStep, ckpt.StepChange{
+		ID: o.Step, Title: o.Title, Status: o.Status, Phase: o.Phase, By: by, Output: o.Output, Notes: o.Notes,
+	})
+}

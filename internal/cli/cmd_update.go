@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// UpdateOptions are the inputs of `ckpt update`. A nil pointer leaves the
+// field alone; a set one (even to "") sets it.
+type UpdateOptions struct {
+	writeOptions
+	ID string
+
+	Title, Task, Stage, Phase, CurrentStep *string
+	Status                                 *string // any word ParseStatus accepts
+	Reason                                 *string // the status reason
+	Progress                               *string // N/M, used while there are no steps
+	Parent                                 *string // "" clears it
+
+	FilesCreated, FilesModified []string
+	Labels, Unlabels            []string
+
+	LastProcessed, NextToProcess, Notes *string
+
+	Resumable    *bool
+	Instructions *string
+	NextSteps    *[]string // replaces the list; empty entries are dropped
+
+	Interval     *string
+	MaxCycles    *int
+	Meta         []string // KEY=VALUE; KEY= deletes
+	MetaJSON     []string // KEY=JSON; KEY=null deletes
+	ReviewScores []string // NAME=SCORE; NAME= records a review not yet given
+
+	Assign    *string // replaces the agent record: its ID
+	AgentType *string
+	AgentName *string
+}
+
+// updateFlags holds the raw flag values before they become UpdateOptions.
+type updateFlags struct {
+	title, task, stage, phase, currentStep, status, reason, progress, parent string
+	lastProcessed, nextToProcess, notes, instructions, interval              string
+	assign, agentType, agentName                                             string
+	nextSteps                                                                []string
+	resumable                                                                bool
+	maxCycles                                                                int
+}
+
+func newUpdateCmd(f *factory) *cobra.Command {
+	o := &UpdateOptions{writeOptions: f.writer()}
+	var v updateFlags
+	cmd := &cobra.Command{
+		Use:   "update ID",
+		Short: "Change any field of a checkpoint in one event",
+		Long: `Change fields of checkpoint ID, all in one event (one durable write). Only the
+flags given change anything; a flag given as "" clears a text field.
+
+Lists: --file-created, --file-modified and --label add (each once);
+--unlabel removes; --next-step replaces the whole list of next steps
+(--next-step "" empties it). --progress N/M sets progress while the
+checkpoint has no steps (with steps it is derived from them).
+
+Agent: --assign AGENT replaces the recorded agent, with --agent-type and
+--agent-name; the acting agent (--agent) is who makes the change.`,
+		Example: `  ckpt update kai-7/secondary-a --stage S2.P2 --current-step "Writing acceptance criteria" \
+      --file-modified feature_02/spec.md --next-step "Write checklist.md"
+  ckpt update batch/import --progress 120/500 --last-processed row-120 --next-to-process row-121
+  ckpt update loop/T060 --status PAUSED --reason "waiting for review" --review-score code=85`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&v.title, "title", "", "set the title")
+	fl.StringVar(&v.task, "task", "", "set the task `ID`")
+	fl.StringVar(&v.stage, "stage", "", "set the stage, e.g. S2.P2")
+	fl.StringVar(&v.phase, "phase", "", "set the phase")
+	fl.StringVar(&v.currentStep, "current-step", "", "set what is being worked on right now")
+	fl.StringVar(&v.status, "status", "", "set the `STATUS`: pending, in_progress, waiting, blocked, done, failed, abandoned (seed words such as PASSED or PAUSED work too)")
+	fl.StringVar(&v.reason, "reason", "", "set the status reason (why it waits, failed or was abandoned)")
+	fl.StringVar(&v.progress, "progress", "", "set progress `N/M` explicitly (only used while there are no steps)")
+	fl.StringVar(&v.parent, "parent", "", "set the parent `ID` (\"\" clears it)")
+	fl.StringArrayVar(&o.FilesCreated, "file-created", nil, "record a created file `PATH` (repeat)")
+	fl.StringArrayVar(&o.FilesModified, "file-modified", nil, "record a modified file `PATH` (repeat)")
+	fl.StringArrayVar(&o.Labels, "label", nil, "add a `LABEL` (repeat)")
+	fl.StringArrayVar(&o.Unlabels, "unlabel", nil, "remove a `LABEL` (repeat)")
+	fl.StringVar(&v.lastProcessed, "last-processed", "", "set the last item processed")
+	fl.StringVar(&v.nextToProcess, "next-to-process", "", "set the next item to process")
+	fl.StringVar(&v.notes, "notes", "", "replace the context notes (ckpt note appends instead)")
+	fl.BoolVar(&v.resumable, "resumable", true, "whether a new session may resume this work (--resumable=false forbids it)")
+	fl.StringVar(&v.instructions, "instructions", "", "set the resume instructions for the next session")
+	fl.StringArrayVar(&v.nextSteps, "next-step", nil, "a next step; the flags given replace the whole list (repeat; \"\" empties it)")
+	fl.StringVar(&v.interval, "interval", "", "set the heartbeat `DURATION`, e.g. 5m")
+	fl.IntVar(&v.maxCycles, "max-cycles", 0, "set the most fix/retry cycles allowed (`N`; 0: no limit)")
+	fl.StringArrayVar(&o.Meta, "meta", nil, "set metadata `KEY=VALUE` as a string; KEY= deletes the key (repeat)")
+	fl.StringArrayVar(&o.MetaJSON, "meta-json", nil, "set metadata `KEY=JSON`; KEY=null deletes the key (repeat)")
+	fl.StringArrayVar(&o.ReviewScores, "review-score", nil, "set a review score `NAME=SCORE`, e.g. code=85; NAME= for a review not given yet (repeat)")
+	fl.StringVar(&v.assign, "assign", "", "replace the recorded agent with `AGENT` (with --agent-type, --agent-name)")
+	fl.StringVar(&v.agentType, "agent-type", "", "the assigned agent's `TYPE` (needs --assign)")
+	fl.StringVar(&v.agentName, "agent-name", "", "the assigned agent's `NAME` (needs --assign)")
+	addWriteFlags(cmd, &o.writeOptions)
+
+	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		o.Title = changed(fl, "title", v.title)
+		o.Task = changed(fl, "task", v.task)
+		o.Stage = changed(fl, "stage", v.stage)
+		o.Phase = changed(fl, "phase", v.phase)
+		o.CurrentStep = changed(fl, "current-step", v.currentStep)
+		o.Status = changed(fl, "status", v.status)
+		o.Reason = changed(fl, "reason", v.reason)
+		o.Progress = changed(fl, "progress", v.progress)
+		o.Parent = changed(fl, "parent", v.parent)
+		o.LastProcessed = changed(fl, "last-processed", v.lastProcessed)
+		o.NextToProcess = changed(fl, "next-to-process", v.nextToProcess)
+		o.Notes = changed(fl, "notes", v.notes)
+		o.Resumable = changed(fl, "resumable", v.resumable)
+		o.Instructions = changed(fl, "instructions", v.instructions)
+		o.NextSteps = changed(fl, "next-step", v.nextSteps)
+		o.Interval = changed(fl, "interval", v.interval)
+		o.MaxCycles = changed(fl, "max-cycles", v.maxCycles)
+		o.Assign = changed(fl, "assign", v.assign)
+		o.AgentType = changed(fl, "agent-type", v.agentType)
+		o.AgentName = changed(fl, "agent-name", v.agentName)
+		return runUpdate(ctx, o)
+	})
+	return cmd
+}
+
+// changed returns &v when the flag was given, else nil.
+func changed[T any](fl *pflag.FlagSet, name string, v T) *T {
+	if !fl.Changed(name) {
+		return nil
+	}
+	return &v
+}
+
+func runUpdate(ctx context.Context, o *UpdateOptions) error {
+	p, err := o.patch()
+	if err != nil {
+		return err
+	}
+	return o.appendEvent(ctx, o.ID, ckpt.EventUpdate, p)
+}
+
+// patch turns the options into the event's Patch, checking every value.
+func (o *UpdateOptions) patch() (ckpt.Patch, error) {
+	p := ckpt.Patch{
+		Title: o.Title, TaskID: o.Task, Stage: o.Stage, Phase: o.Phase, CurrentStep: o.CurrentStep,
+		StatusReason: o.Reason, LastProcessed: o.LastProcessed, NextToProcess: o.NextToProcess,
+		Notes: o.Notes, Resumable: o.Resumable, Instructions: o.Instructions,
+		AddLabels: nonEmpty(o.Labels), RemoveLabels: nonEmpty(o.Unlabels),
+		FilesCreated: nonEmpty(o.FilesCreated), FilesModified: nonEmpty(o.FilesModified),
+	}
+	if o.Status != nil {
+		s, err := parseStatus("--status", *o.Status)
+		if err != nil {
+			return p, err
+		}
+		p.Status = &s
+	}
+	if o.Progress != nil {
+		ps, err := parseProgress("--progress", *o.Progress)
+		if err != nil {
+			return p, err
+		}
+		p.Progress = &ps
+	}
+	if o.Parent != nil {
+		if *o.Parent != "" {
+			if err := ckpt.ValidateID(*o.Parent); err != nil {
+				return p, fmt.Errorf("--parent: %w", err)
+			}
+		}
+		p.Parent = o.Parent
+	}
+	if o.NextSteps != nil {
+		steps := nonEmpty(*o.NextSteps)
+		p.NextSteps = &steps
+	}
+	if o.Interval != nil {
+		d, err := parseInterval("--interval", *o.Interval)
+		if err != nil {
+			return p, err
+		}
+		p.Interval = &d
+	}
+	if o.MaxCycles != nil {
+		if *o.MaxCycles < 0 {
+			return p, fmt.Errorf("%w: --max-cycles %d: give 0 (no limit) or more", ckpt.ErrInvalid, *o.MaxCycles)
+		}
+		p.MaxCycles = o.MaxCycles
+	}
+	meta, err := parseMeta(o.Meta, o.MetaJSON)
+	if err != nil {
+		return p, err
+	}
+	p.Meta = meta
+	if p.ReviewScores, err = parseReviewScores(o.ReviewScores); err != nil {
+		return p, err
+	}
+	switch {
+	case o.Assign != nil:
+		a := ckpt.Agent{ID: *o.Assign}
+		if o.AgentType != nil {
+			a.Type = *o.AgentType
+		}
+		if o.AgentName != nil {
+			a.Name = *o.AgentName
+		}
+		p.Agent = &a
+	case o.AgentType != nil || o.AgentName != nil:
+		return p, fmt.Errorf("%w: --agent-type and --agent-name need --assign AGENT: the agent record is replaced whole", ckpt.ErrInvalid)
+	}
+	if isEmptyPatch(p) {
+		return p, fmt.Errorf("%w: nothing to update: give at least one field, e.g. --stage S2.P2 or --status done (see ckpt update --help)", ckpt.ErrInvalid)
+	}
+	return p, nil
+}
+
+func isEmptyPatch(p ckpt.Patch) bool {
+	return p.Title == nil && p.TaskID == nil && p.Parent == nil && p.Stage == nil && p.Phase == nil &&
+		p.CurrentStep == nil && p.Status == nil && p.StatusReason == nil && p.Agent == nil && p.Progress == nil &&
+		len(p.AddLabels) == 0 && len(p.RemoveLabels) == 0 && len(p.FilesCreated) == 0 && len(p.FilesModified) == 0 &&
+		p.LastProcessed == nil && p.NextToProcess == nil && p.Notes == nil && p.Resumable == nil &&
+		p.Instructions == nil && p.NextSteps == nil && p.MaxCycles == nil && len(p.ReviewScores) == 0 &&
+		len(p.Meta) == 0 && p.Interval == nil
+}

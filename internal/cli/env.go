@@ -1,0 +1,51 @@
+// Package cli is the ckpt command line: one cobra command per verb, each
+// with an options struct and a run function. It is the only package that
+// wires the backends and integrations together.
+//
+// Nothing here touches the process: standard streams, environment, working
+// directory, clock and arguments all come in through an Env, so every
+// command runs the same way in a test as in the real binary. System builds
+// the Env of the running process; Main runs one command line and returns its
+// exit code.
+package cli
+
+import (
+	"io"
+	"time"
+)
+
+// IOStreams are a command's standard input, output and error.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Env is everything a command line needs from its process.
+type Env struct {
+	IOStreams
+	// Getenv reads an environment variable; nil reads none.
+	Getenv func(string) string
+	// WorkDir is the directory relative paths and store discovery start
+	// from. It must be absolute.
+	WorkDir string
+	// Now is the clock; nil means time.Now. CKPT_NOW overrides it.
+	Now func() time.Time
+	// Args are the command-line arguments without the program name.
+	Args []string
+}
+
+func (e *Env) getenv(key string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(key)
+}
+
+// Environment variables ckpt reads.
+const (
+	EnvStore   = "CKPT_STORE"   // the store directory, like --store
+	EnvAgent   = "CKPT_AGENT"   // the acting agent, like --agent
+	EnvSession = "CKPT_SESSION" // the acting session ID
+	EnvNow     = "CKPT_NOW"     // a fixed clock, RFC 3339, for scripts and tests
+)

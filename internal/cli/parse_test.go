@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+func TestParseProgress(t *testing.T) {
+	good := map[string]ckpt.ProgressSet{"3/10": {Done: 3, Total: 10}, " 0/0 ": {}, "10 / 10": {Done: 10, Total: 10}}
+	for in, want := range good {
+		if got, err := parseProgress("--progress", in); err != nil || got != want {
+			t.Errorf("parseProgress(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "3", "3/", "/3", "a/b", "4/3", "-1/3", "1/-3", "1/2/3", "1.5/3"} {
+		if _, err := parseProgress("--progress", in); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "DONE/TOTAL") {
+			t.Errorf("parseProgress(%q) error %v", in, err)
+		}
+	}
+}
+
+func TestParseInterval(t *testing.T) {
+	if d, err := parseInterval("--interval", "1h30m"); err != nil || d.D() != 90*time.Minute {
+		t.Errorf("1h30m: %v %v", d, err)
+	}
+	for _, in := range []string{"", "15", "0s", "-5m", "soon"} {
+		if _, err := parseInterval("--interval", in); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "15m") {
+			t.Errorf("parseInterval(%q) error %v", in, err)
+		}
+	}
+}
+
+func TestParseMeta(t *testing.T) {
+	m, err := parseMeta([]string{"a=b=c", "gone=", "s= spaced "}, []string{`n=42`, `o={"x": [1, 2]}`, "z=null"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": `"b=c"`, "gone": "null", "s": `" spaced "`, "n": "42", "o": `{"x":[1,2]}`, "z": "null"}
+	for k, v := range want {
+		if string(m[k]) != v {
+			t.Errorf("meta[%s] = %s, want %s", k, m[k], v)
+		}
+	}
+	if m, err := parseMeta(nil, nil); m != nil || err != nil {
+		t.Errorf("no pairs: %v %v", m, err)
+	}
+	for _, bad := range [][2][]string{{{"novalue"}, nil}, {{"=v"}, nil}, {nil, {"k=oops"}}, {nil, {"k="}}} {
+		if _, err := parseMeta(bad[0], bad[1]); !errors.Is(err, ckpt.ErrInvalid) {
+			t.Errorf("parseMeta(%q, %q) error %v", bad[0], bad[1], err)
+		}
+	}
+}
+
+func TestParseReviewScores(t *testing.T) {
+	s, err := parseReviewScores([]string{"code=85", "docs=", "perf=92.5"})
+	if err != nil || *s["code"] != 85 || s["docs"] != nil || *s["perf"] != 92.5 {
+		t.Fatalf("%v %v", s, err)
+	}
+	for _, bad := range []string{"code", "=3", "code=high", "code=NaN", "code=Inf"} {
+		if _, err := parseReviewScores([]string{bad}); !errors.Is(err, ckpt.ErrInvalid) {
+			t.Errorf("parseReviewScores(%q) error %v", bad, err)
+		}
+	}
+}
+
+func TestParseIDTitle(t *testing.T) {
+	if id, title, err := parseIDTitle("--step", "research = Read the docs = all"); err != nil || id != "research" || title != "Read the docs = all" {
+		t.Errorf("%q %q %v", id, title, err)
+	}
+	if id, title, err := parseIDTitle("--step", "plan"); err != nil || id != "plan" || title != "" {
+		t.Errorf("%q %q %v", id, title, err)
+	}
+	if _, _, err := parseIDTitle("--step", " =x"); !errors.Is(err, ckpt.ErrInvalid) {
+		t.Errorf("empty ID accepted: %v", err)
+	}
+}
+
+// The fuzz tests hold the parsers of flag values to their contracts on any
+// input: no panic, errors wrap ErrInvalid, and what is accepted is valid.
+
+func FuzzParseProgress(f *testing.F) {
+	for _, s := range []string{"3/10", "0/0", "4/3", "a/b", "", "/", "99999999999999999999/1", " 1 / 2 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := parseProgress("--progress", s)
+		if err != nil {
+			if !errors.Is(err, ckpt.ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		if p.Done < 0 || p.Total < 0 || p.Done > p.Total {
+			t.Fatalf("accepted %q as %+v", s, p)
+		}
+	})
+}
+
+func FuzzParseMeta(f *testing.F) {
+	for _, s := range [][2]string{{"a=b", `n=1`}, {"=", "k="}, {"k=", `o={"a":[1]}`}, {"x", "y"}, {"a=b=c", `s="t"`}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pair, jsonPair string) {
+		m, err := parseMeta([]string{pair}, []string{jsonPair})
+		if err != nil {
+			if !errors.Is(err, ckpt.ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		for k, v := range m {
+			if k == "" || !json.Valid(v) {
+				t.Fatalf("accepted key %q value %q", k, v)
+			}
+		}
+	})
+}
+
+func FuzzParseReviewScores(f *testing.F) {
+	for _, s := range []string{"code=85", "docs=", "x=1e400", "=1", "a=NaN", "b=-0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := parseReviewScores([]string{s})
+		if err != nil {
+			if !errors.Is(err, ckpt.ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		if _, err := json.Marshal(m); err != nil {
+			t.Fatalf("accepted %q but it cannot be stored: %v", s, err)
+		}
+	})
+}
+
+func FuzzParseInterval(f *testing.F) {
+	for _, s := range []string{"15m", "0s", "-1h", "1h30m", "9999999h", "", "5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseInterval("--interval", s)
+		if err != nil {
+			if !errors.Is(err, ckpt.ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		if d <= 0 {
+			t.Fatalf("accepted %q as %v", s, d.D())
+		}
+	})
+}
+
+func FuzzParseIDTitle(f *testing.F) {
+	for _, s := range []string{"research", "a=b", "=b", "", " a = b = c "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, _, err := parseIDTitle("--step", s)
+		if err != nil {
+			if !errors.Is(err, ckpt.ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		if strings.TrimSpace(id) == "" {
+			t.Fatalf("accepted an empty ID from %q", s)
+		}
+	})
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// Main runs the command line in env.Args and returns the exit code (see
+// ExitCode). Errors are printed on env.ErrOut as one `ckpt: …` line.
+func Main(env *Env) int {
+	return run(&factory{env: env})
+}
+
+// run executes f.env.Args with the factory f.
+func run(f *factory) int {
+	env := f.env
+	root := newRootCmd(f)
+	root.SetArgs(env.Args)
+	root.SetIn(env.In)
+	root.SetOut(env.Out)
+	root.SetErr(env.ErrOut)
+	err := root.ExecuteContext(context.Background())
+	if err != nil && !f.reached {
+		// cobra failed before any command ran: an unknown command, a bad
+		// flag or a wrong number of arguments.
+		err = usageError{err}
+	}
+	if err != nil {
+		printError(env.ErrOut, err)
+	}
+	return ExitCode(err)
+}
+
+// factory gives commands what the root knows: streams, clock, acting agent
+// and the store, resolved from the persistent flags and the environment.
+type factory struct {
+	env       *Env
+	storeFlag string // --store
+	agentFlag string // --agent
+	// reached is set when a command's own code starts (see runE); errors
+	// before that, from cobra's parsing and checks, are usage errors.
+	reached bool
+	now     func() time.Time
+	// store, when set, is the store every command uses instead of finding
+	// one (tests run commands against a memstore this way).
+	store ckpt.Store
+}
+
+// prepare runs before every command: it resolves the clock.
+func (f *factory) prepare() error {
+	clock := f.env.Now
+	if clock == nil {
+		clock = time.Now
+	}
+	f.now = func() time.Time { return clock().UTC() }
+	if v := f.env.getenv(EnvNow); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return fmt.Errorf("%w: %s=%q is not an RFC 3339 time: use a form such as 2026-01-15T14:30:00Z, or unset it", ckpt.ErrInvalid, EnvNow, v)
+		}
+		f.now = func() time.Time { return t.UTC() }
+	}
+	return nil
+}
+
+// runE is the RunE of every command: it marks that the command's own code
+// runs, then calls run.
+func (f *factory) runE(run func(ctx context.Context, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		f.reached = true
+		return run(cmd.Context(), args)
+	}
+}
+
+// actor is the acting agent and session recorded on every event.
+func (f *factory) actor() ckpt.Actor {
+	agent := f.agentFlag
+	if agent == "" {
+		agent = f.env.getenv(EnvAgent)
+	}
+	return ckpt.Actor{Agent: agent, Session: f.env.getenv(EnvSession)}
+}
+
+// common returns the streams, clock and store every command uses.
+func (f *factory) common() common {
+	return common{
+		IO:    f.env.IOStreams,
+		Now:   func() time.Time { return f.now() },
+		Store: f.openStore,
+	}
+}
+
+// writer returns the options every write command shares.
+func (f *factory) writer() writeOptions {
+	return writeOptions{common: f.common()}
+}
+
+// common is what every command gets from the root.
+type common struct {
+	IO  IOStreams
+	Now func() time.Time
+	// Store opens the store; the caller closes it.
+	Store func() (ckpt.Store, error)
+}
+
+const rootLong = `ckpt records what an agent is doing (status, steps, progress, decisions,
+blockers, errors, files, next steps) with one fast, durable, atomic call, and
+shows it back to people, orchestrators and resumed sessions.
+
+Every change is an event appended to the checkpoint's tamper-evident history.
+The store is a .ckpt/ directory found by walking up from the working
+directory (like git), or given by --store or CKPT_STORE.
+
+Environment:
+  CKPT_STORE    the store directory (the .ckpt directory itself), like --store
+  CKPT_AGENT    the acting agent, like --agent
+  CKPT_SESSION  the acting session ID, recorded on every event
+  CKPT_NOW      a fixed clock in RFC 3339 (e.g. 2026-01-15T14:30:00Z) for
+                scripts and tests
+
+Exit codes:
+  0 ok   1 other failure   2 usage or invalid input   3 not found
+  4 revision conflict (--if-rev)   5 already exists   6 no store
+  7 store damaged (or check found errors)   8 cycle limit reached
+
+The full reference is docs/cli.md.`
+
+func newRootCmd(f *factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ckpt",
+		Short:         "Durable checkpoints for agent work",
+		Long:          rootLong,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return f.prepare()
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%v (see ckpt %s --help)", err, strings.TrimPrefix(cmd.CommandPath(), "ckpt "))}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.storeFlag, "store", "", "the store `DIR` (the .ckpt directory itself); default: $CKPT_STORE, else the nearest .ckpt/ walking up")
+	pf.StringVar(&f.agentFlag, "agent", "", "the acting agent `ID`, recorded on each event; default: $CKPT_AGENT")
+
+	root.AddGroup(
+		&cobra.Group{ID: "record", Title: "Record work:"},
+		&cobra.Group{ID: "read", Title: "Read:"},
+		&cobra.Group{ID: "store", Title: "Store:"},
+	)
+	for _, c := range []*cobra.Command{
+		newStartCmd(f), newStepCmd(f), newUpdateCmd(f), newDecisionCmd(f),
+		newBlockCmd(f), newUnblockCmd(f), newErrorCmd(f), newAcceptCmd(f),
+		newCycleCmd(f), newNoteCmd(f), newBeatCmd(f),
+		newStatusCmd(f, "done"), newStatusCmd(f, "fail"), newStatusCmd(f, "wait"),
+	} {
+		c.GroupID = "record"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newShowCmd(f), newLsCmd(f), newLogCmd(f)} {
+		c.GroupID = "read"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newInitCmd(f)} {
+		c.GroupID = "store"
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a message naming the arguments wanted.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %s (got %d argument(s)); see ckpt %s --help", cmd.Name(), names, len(args), cmd.Name())
+		}
+		return nil
+	}
+}
+
+// rangeArgs is cobra.RangeArgs with a message naming the arguments wanted.
+func rangeArgs(min, max int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			return usagef("%s takes %s (got %d argument(s)); see ckpt %s --help", cmd.Name(), names, len(args), cmd.Name())
+		}
+		return nil
+	}
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
+)
+
+// Store location: --store DIR, else $CKPT_STORE, else the nearest .ckpt/
+// walking up from the working directory (filestore.Find). DIR is the .ckpt
+// directory itself; a relative DIR is taken from the working directory.
+
+// givenStoreDir returns the store directory named by --store or CKPT_STORE,
+// made absolute, or "" when neither is set.
+func (f *factory) givenStoreDir() string {
+	dir := f.storeFlag
+	if dir == "" {
+		dir = f.env.getenv(EnvStore)
+	}
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join(f.env.WorkDir, dir)
+	}
+	return dir
+}
+
+// openStore opens the store commands use.
+func (f *factory) openStore() (ckpt.Store, error) {
+	if f.store != nil {
+		return f.store, nil
+	}
+	return f.openFileStore()
+}
+
+// openFileStore opens the local .ckpt store, found as described above.
+func (f *factory) openFileStore() (*filestore.Store, error) {
+	dir := f.givenStoreDir()
+	if dir == "" {
+		found, err := filestore.Find(f.env.WorkDir)
+		if err != nil {
+			return nil, err
+		}
+		dir = found
+	}
+	return filestore.Open(dir)
+}
+
+// InitOptions are the inputs of `ckpt init`.
+type InitOptions struct {
+	IO          IOStreams
+	Dir         string // the .ckpt directory to create, absolute
+	BackupEvery int
+	BackupKeep  int
+}
+
+func newInitCmd(f *factory) *cobra.Command {
+	o := &InitOptions{IO: f.env.IOStreams}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create a .ckpt/ store here (or at --store)",
+		Long: `Create an empty store: a .ckpt/ directory in the working directory, or the
+directory given by --store or CKPT_STORE. Every ckpt command below this
+directory then finds it, like git finds .git/.
+
+Every --backup-every revisions a checkpoint's state is also saved as a
+backup, and the newest --backup-keep backups are kept.`,
+		Example: `  ckpt init
+  ckpt init --store /var/lib/agents/.ckpt --backup-every 10 --backup-keep 20`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.Dir = f.givenStoreDir()
+		if o.Dir == "" {
+			o.Dir = filepath.Join(f.env.WorkDir, filestore.StoreDirName)
+		}
+		return runInit(o)
+	})
+	cmd.Flags().IntVar(&o.BackupEvery, "backup-every", 0, fmt.Sprintf("write a state backup every `K` revisions (default %d)", filestore.DefaultBackupEvery))
+	cmd.Flags().IntVar(&o.BackupKeep, "backup-keep", 0, fmt.Sprintf("keep the newest `N` backups of each checkpoint (default %d)", filestore.DefaultBackupKeep))
+	return cmd
+}
+
+func runInit(o *InitOptions) error {
+	if o.BackupEvery < 0 || o.BackupKeep < 0 {
+		return fmt.Errorf("%w: --backup-every %d, --backup-keep %d: give positive numbers (or leave them out for %d and %d)",
+			ckpt.ErrInvalid, o.BackupEvery, o.BackupKeep, filestore.DefaultBackupEvery, filestore.DefaultBackupKeep)
+	}
+	st, err := filestore.Init(o.Dir, filestore.Options{BackupEvery: o.BackupEvery, BackupKeep: o.BackupKeep})
+	if err != nil {
+		return err
+	}
+	if err := st.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.IO.Out, "initialised an empty ckpt store in %s\n", o.Dir)
+	return err
+}

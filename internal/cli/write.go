@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// writeOptions are shared by every command that appends an event.
+type writeOptions struct {
+	common
+	// Actor is recorded on the event.
+	Actor ckpt.Actor
+	// IfRev, when > 0, makes the write a compare-and-swap (--if-rev).
+	IfRev int64
+	// Key is the idempotency key (--key): a repeat appends nothing and
+	// prints the first result.
+	Key string
+	// JSON prints the resulting state as JSON instead of a summary line.
+	JSON bool
+}
+
+// addWriteFlags registers --if-rev, --key and --json on a write command.
+func addWriteFlags(cmd *cobra.Command, o *writeOptions) {
+	fl := cmd.Flags()
+	fl.Int64Var(&o.IfRev, "if-rev", 0, "write only if the checkpoint is at revision `N` (compare-and-swap; exit 4 otherwise)")
+	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: if an event with this key was applied already, append nothing and print its result")
+	fl.BoolVar(&o.JSON, "json", false, "print the resulting checkpoint as JSON")
+}
+
+// runWrite is the RunE of write commands: it fills the acting agent, then
+// calls run.
+func runWrite(f *factory, o *writeOptions, run func(ctx context.Context, args []string) error) func(*cobra.Command, []string) error {
+	return f.runE(func(ctx context.Context, args []string) error {
+		o.Actor = f.actor()
+		return run(ctx, args)
+	})
+}
+
+// appendEvent builds one event of type t with payload data, appends it to
+// checkpoint id in one store call (one durable write) and prints the result.
+func (o *writeOptions) appendEvent(ctx context.Context, id string, t ckpt.EventType, data any) error {
+	if err := ckpt.ValidateID(id); err != nil {
+		return err
+	}
+	if o.IfRev < 0 {
+		return fmt.Errorf("%w: --if-rev %d: give a revision of 1 or more (see ckpt show %s)", ckpt.ErrInvalid, o.IfRev, id)
+	}
+	e, err := ckpt.NewEvent(t, o.Now(), o.Actor, data)
+	if err != nil {
+		return err
+	}
+	e.Key = o.Key
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	res, err := st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: o.IfRev})
+	for _, w := range res.Warnings {
+		printWarning(o.IO.ErrOut, w)
+	}
+	if cerr := st.Close(); err == nil && cerr != nil {
+		// The event is durable; only releasing the store failed.
+		printWarning(o.IO.ErrOut, "closing the store: "+cerr.Error())
+	}
+	if err != nil {
+		return err
+	}
+	if res.Replayed {
+		printWarning(o.IO.ErrOut, fmt.Sprintf("key %q was applied already as revision %d: nothing appended", o.Key, res.Event.Seq))
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, res.State)
+	}
+	_, err = fmt.Fprintln(o.IO.Out, summaryLine(res.State, res.Event))
+	return err
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// withStore opens the store, runs fn and closes the store.
+func (c common) withStore(fn func(ckpt.Store) error) error {
+	st, err := c.Store()
+	if err != nil {
+		return err
+	}
+	err = fn(st)
+	return errors.Join(err, closeErr(st.Close(), err))
+}
+
+// closeErr reports a close error only when nothing failed before it.
+func closeErr(cerr, prior error) error {
+	if prior != nil || cerr == nil {
+		return nil
+	}
+	return fmt.Errorf("closing the store: %w", cerr)
+}
