@@ -1,0 +1,204 @@
+// Package monitor watches a store for agents that go quiet. It reports each
+// liveness transition (live→warn→stale→live…) once, not at every tick, runs
+// a command or posts JSON to a webhook for it, and can mark a checkpoint
+// abandoned once it has been stale for a grace period.
+package monitor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"sort"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// Abandoned is the liveness reported when the monitor marks a checkpoint
+// abandoned.
+const Abandoned ckpt.Liveness = "abandoned"
+
+// Options configure a Monitor. Store is required; zero values elsewhere mean
+// "off" (Exec, Webhook, AbandonAfter) or the default (Now: time.Now,
+// Thresholds: 2× and 4× each checkpoint's interval, HTTPClient: a client
+// with a 10 s timeout).
+type Options struct {
+	Store        ckpt.Store
+	Thresholds   ckpt.Thresholds
+	AbandonAfter time.Duration // stale this long → status abandoned
+	Exec         string        // shell command run once per transition
+	Webhook      string        // URL that receives each transition as JSON
+	Filter       ckpt.Filter
+	Now          func() time.Time
+	HTTPClient   *http.Client
+	// Log receives one line per transition and per failed action.
+	Log io.Writer
+}
+
+// Transition is one change of a checkpoint's liveness. It is what the
+// webhook receives and what the command reads on its standard input.
+type Transition struct {
+	ID       string        `json:"id"`
+	Agent    string        `json:"agent,omitempty"`
+	Title    string        `json:"title,omitempty"`
+	Status   ckpt.Status   `json:"status"`
+	From     ckpt.Liveness `json:"from"`
+	To       ckpt.Liveness `json:"to"`
+	Silent   time.Duration `json:"silent_ns"`
+	LastSeen time.Time     `json:"last_seen"`
+	At       time.Time     `json:"at"`
+}
+
+func (t Transition) String() string {
+	who := t.ID
+	if t.Agent != "" {
+		who += " (" + t.Agent + ")"
+	}
+	return fmt.Sprintf("%s %s: %s → %s, silent %s", t.At.Format(time.RFC3339), who, t.From, t.To, t.Silent.Round(time.Second))
+}
+
+// Monitor remembers each checkpoint's last liveness between ticks. It is
+// not safe for concurrent use; Run drives it from one goroutine.
+type Monitor struct {
+	opts Options
+	last map[string]ckpt.Liveness
+}
+
+// New returns a Monitor. It fails if opts.Store is nil.
+func New(opts Options) (*Monitor, error) {
+	if opts.Store == nil {
+		return nil, fmt.Errorf("%w: monitor needs a store", ckpt.ErrInvalid)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	return &Monitor{opts: opts, last: map[string]ckpt.Liveness{}}, nil
+}
+
+// Tick looks at every checkpoint once and returns the transitions since the
+// previous tick, after acting on them. The first tick reports every
+// checkpoint that is not live (a monitor started late still warns). Action
+// failures (command, webhook) are logged, not returned: one bad hook must
+// not stop the watch. Only a failure to read the store is returned.
+func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
+	now := m.opts.Now().UTC()
+	cs, err := m.opts.Store.List(ctx, m.opts.Filter)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(cs))
+	var out []Transition
+	for _, c := range cs {
+		seen[c.ID] = true
+		lv, age := ckpt.LivenessOf(c, now, m.opts.Thresholds)
+		if lv == ckpt.Stale && m.opts.AbandonAfter > 0 {
+			_, stale := m.opts.Thresholds.For(c)
+			if age > stale+m.opts.AbandonAfter {
+				if err := m.abandon(ctx, c, age, now); err != nil {
+					fmt.Fprintf(m.opts.Log, "monitor: marking %s abandoned: %v\n", c.ID, err)
+				} else {
+					lv = Abandoned
+				}
+			}
+		}
+		from, known := m.last[c.ID]
+		if !known {
+			from = ckpt.Live
+		}
+		if lv == ckpt.NotLive {
+			delete(m.last, c.ID)
+			continue
+		}
+		m.last[c.ID] = lv
+		if lv == from {
+			continue
+		}
+		out = append(out, Transition{ID: c.ID, Agent: agentName(c), Title: c.Title, Status: c.Status, From: from, To: lv, Silent: age, LastSeen: c.LastSeen(), At: now})
+	}
+	for id := range m.last {
+		if !seen[id] {
+			delete(m.last, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	for _, t := range out {
+		fmt.Fprintln(m.opts.Log, t)
+		m.act(ctx, t)
+	}
+	return out, nil
+}
+
+func agentName(c *ckpt.Checkpoint) string {
+	if c.Agent.Name != "" {
+		return c.Agent.Name
+	}
+	return c.Agent.ID
+}
+
+func (m *Monitor) abandon(ctx context.Context, c *ckpt.Checkpoint, age time.Duration, now time.Time) error {
+	e := ckpt.MustEvent(ckpt.EventStatus, now, ckpt.Actor{Agent: "ckpt-monitor"},
+		ckpt.StatusChange{Status: ckpt.StatusAbandoned, Reason: fmt.Sprintf("no sign of life for %s", age.Round(time.Second))})
+	// IfRev: an agent that wrote in the meantime is alive; leave it alone.
+	_, err := m.opts.Store.Append(ctx, c.ID, e, ckpt.AppendOptions{IfRev: c.Rev})
+	return err
+}
+
+func (m *Monitor) act(ctx context.Context, t Transition) {
+	body, _ := json.Marshal(t)
+	if m.opts.Exec != "" {
+		cmd := exec.CommandContext(ctx, "sh", "-c", m.opts.Exec)
+		cmd.Stdin = bytes.NewReader(body)
+		cmd.Env = append(cmd.Environ(), "CKPT_ID="+t.ID, "CKPT_AGENT="+t.Agent, "CKPT_FROM="+string(t.From), "CKPT_TO="+string(t.To))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(m.opts.Log, "monitor: --exec for %s failed: %v: %s\n", t.ID, err, bytes.TrimSpace(out))
+		}
+	}
+	if m.opts.Webhook != "" {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.opts.Webhook, bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			var resp *http.Response
+			if resp, err = m.opts.HTTPClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode >= 300 {
+					err = fmt.Errorf("HTTP %s", resp.Status)
+				}
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(m.opts.Log, "monitor: --webhook for %s failed: %v\n", t.ID, err)
+		}
+	}
+}
+
+// Run ticks on every value from ticks until ctx is done or ticks is closed,
+// and returns nil then (Ctrl-C is a clean stop). It ticks once at the start.
+func (m *Monitor) Run(ctx context.Context, ticks <-chan time.Time) error {
+	for {
+		if _, err := m.Tick(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-ticks:
+			if !ok {
+				return nil
+			}
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package monitor_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/monitor"
+)
+
+var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+type clock struct{ now time.Time }
+
+func (c *clock) Now() time.Time { return c.now }
+
+func start(t *testing.T, s ckpt.Store, id string, interval time.Duration) {
+	t.Helper()
+	iv := ckpt.Duration(interval)
+	e := ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{}, ckpt.Created{Patch: ckpt.Patch{Interval: &iv, Agent: &ckpt.Agent{ID: id + "-agent"}}})
+	if _, err := s.Append(context.Background(), id, e, ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTransitionsReportedOnceWithFakeClock(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	start(t, s, "a", time.Minute)
+	start(t, s, "b", time.Minute)
+
+	var hooks []monitor.Transition
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("webhook got %s with content type %q", r.Method, r.Header.Get("Content-Type"))
+		}
+		var tr monitor.Transition
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &tr); err != nil {
+			t.Errorf("webhook body %s: %v", body, err)
+		}
+		mu.Lock()
+		hooks = append(hooks, tr)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	execLog := filepath.Join(t.TempDir(), "exec.log")
+
+	clk := &clock{now: t0}
+	var log bytes.Buffer
+	m, err := monitor.New(monitor.Options{Store: s, Now: clk.Now, Webhook: srv.URL, Exec: `echo "$CKPT_ID $CKPT_FROM $CKPT_TO" >> ` + execLog, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(at time.Duration, want ...string) {
+		t.Helper()
+		clk.now = t0.Add(at)
+		got, err := m.Tick(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tr := range got {
+			names = append(names, tr.ID+":"+string(tr.From)+">"+string(tr.To))
+		}
+		if strings.Join(names, " ") != strings.Join(want, " ") {
+			t.Fatalf("at +%s: transitions %v, want %v", at, names, want)
+		}
+	}
+	step(0)
+	step(90 * time.Second)
+	step(150*time.Second, "a:live>warn", "b:live>warn")
+	step(170 * time.Second) // still warn: nothing new
+	if err := s.Beat(ctx, "b", t0.Add(175*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	step(180*time.Second, "b:warn>live")
+	step(250*time.Second, "a:warn>stale")
+	step(260 * time.Second)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hooks) != 4 || hooks[3].ID != "a" || hooks[3].To != ckpt.Stale || hooks[3].Agent != "a-agent" {
+		t.Fatalf("webhook received %+v", hooks)
+	}
+	got, _ := os.ReadFile(execLog)
+	if string(got) != "a live warn\nb live warn\nb warn live\na warn stale\n" {
+		t.Fatalf("exec ran with:\n%s", got)
+	}
+	if !strings.Contains(log.String(), "a (a-agent): warn → stale") {
+		t.Fatalf("log does not report the transition:\n%s", log.String())
+	}
+}
+
+func TestAbandonAfterGrace(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	start(t, s, "quiet", time.Minute)
+	clk := &clock{now: t0}
+	m, err := monitor.New(monitor.Options{Store: s, Now: clk.Now, AbandonAfter: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.now = t0.Add(5 * time.Minute)
+	if tr, _ := m.Tick(ctx); len(tr) != 1 || tr[0].To != ckpt.Stale {
+		t.Fatalf("first tick after 5m: %+v", tr)
+	}
+	clk.now = t0.Add(9*time.Minute + time.Second)
+	tr, err := m.Tick(ctx)
+	if err != nil || len(tr) != 1 || tr[0].To != monitor.Abandoned {
+		t.Fatalf("after the grace period: %+v, %v", tr, err)
+	}
+	c, _ := s.Get(ctx, "quiet", 0)
+	if c.Status != ckpt.StatusAbandoned || !strings.Contains(c.StatusReason, "no sign of life") {
+		t.Fatalf("status %s (%q), want abandoned with a reason", c.Status, c.StatusReason)
+	}
+	if tr, _ := m.Tick(ctx); len(tr) != 0 {
+		t.Fatalf("an abandoned checkpoint is reported again: %+v", tr)
+	}
+}
+
+func TestRunStopsCleanly(t *testing.T) {
+	s := memstore.New()
+	start(t, s, "a", time.Minute)
+	m, _ := monitor.New(monitor.Options{Store: s, Now: func() time.Time { return t0 }})
+	ctx, cancel := context.WithCancel(context.Background())
+	ticks := make(chan time.Time)
+	done := make(chan error)
+	go func() { done <- m.Run(ctx, ticks) }()
+	ticks <- t0
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+}
