@@ -12,4 +12,5 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/yuin/goldmark v1.8.7 // indirect
 	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/tools v0.42.0 // indirect
 )
