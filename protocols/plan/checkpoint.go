@@ -1,0 +1,241 @@
+package plan
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// Meta keys of a checkpoint made from a plan.
+const (
+	// MetaPlan holds {"planId","planPath","checksum"}: where the checkpoint
+	// came from. Its presence marks plan.md as the checkpoint's source of
+	// truth, which Mirror respects.
+	MetaPlan = "plan"
+	// MetaFields holds the plan's "**Key:** value" lines as
+	// [{"key","value"}], so that Export writes them back.
+	MetaFields = "plan_fields"
+)
+
+// planMeta is the value of MetaPlan.
+type planMeta struct {
+	PlanID   string `json:"planId,omitempty"`
+	PlanPath string `json:"planPath,omitempty"`
+	Checksum string `json:"checksum,omitempty"`
+}
+
+type fieldMeta struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// ToCheckpoint maps a plan and its state onto the ckpt model: tasks become
+// steps (Phase = the phase ID, checked = done), acceptance criteria become
+// acceptance, the DECISION and BLOCKER markers decisions and blockers, and
+// the status follows the tasks: all checked is done, some is in_progress,
+// none is pending, and any BLOCKER marker makes an unfinished plan blocked.
+// Times and authors come from s, which may be nil (nothing known).
+func ToCheckpoint(p *Plan, s *State, id string) *ckpt.Checkpoint {
+	c := &ckpt.Checkpoint{
+		ID:        id,
+		Title:     p.Title,
+		Resume:    ckpt.Resume{Resumable: true},
+		Heartbeat: ckpt.Heartbeat{Interval: ckpt.Duration(ckpt.DefaultInterval)},
+		Meta:      map[string]json.RawMessage{},
+	}
+	var last *time.Time
+	for _, t := range p.Tasks() {
+		st := ckpt.Step{ID: t.ID, Title: t.Title, Phase: t.Phase, Status: ckpt.StepPending}
+		if t.Checked {
+			st.Status = ckpt.StepDone
+			if ts := s.taskIn(t.Phase, t.ID); ts != nil {
+				st.CompletedAt, st.By = ts.CompletedAt, ts.CompletedBy
+				if ts.CompletedAt != nil && (last == nil || ts.CompletedAt.After(*last)) {
+					last = ts.CompletedAt
+				}
+			}
+		}
+		c.Steps = append(c.Steps, st)
+	}
+	for _, a := range p.Acceptance() {
+		cr := ckpt.Criterion{ID: a.ID, Title: a.Title, Met: a.Checked}
+		if cs := s.criterion(phaseKey(a.Phase), a.ID); cs != nil && a.Checked {
+			cr.VerifiedAt = cs.VerifiedAt
+		}
+		c.Acceptance = append(c.Acceptance, cr)
+	}
+	if s != nil {
+		for _, d := range s.Decisions {
+			c.Decisions = append(c.Decisions, ckpt.Decision{At: d.Time, Text: d.Decision, Reason: d.Reason})
+		}
+	} else {
+		for _, d := range p.Decisions {
+			c.Decisions = append(c.Decisions, ckpt.Decision{Text: d.Text})
+		}
+	}
+	seen := map[string]bool{}
+	for _, b := range p.Blockers {
+		if seen[b.Text] {
+			continue
+		}
+		seen[b.Text] = true
+		bl := ckpt.Blocker{ID: "b" + strconv.Itoa(len(c.Blockers)+1), Text: b.Text}
+		if s != nil && s.Ckpt != nil {
+			bl.Since = s.Ckpt.BlockersSince[b.Text]
+		}
+		c.Blockers = append(c.Blockers, bl)
+	}
+
+	done := 0
+	for _, st := range c.Steps {
+		if st.Status == ckpt.StepDone {
+			done++
+		}
+	}
+	c.Progress = ckpt.Progress{Done: done, Total: len(c.Steps), Percent: percentage(done, len(c.Steps))}
+	switch {
+	case len(c.Steps) > 0 && done == len(c.Steps):
+		c.Status = ckpt.StatusDone
+		c.CompletedAt = last
+	case len(c.Blockers) > 0:
+		c.Status = ckpt.StatusBlocked
+	case done > 0:
+		c.Status = ckpt.StatusInProgress
+	default:
+		c.Status = ckpt.StatusPending
+	}
+	for _, t := range p.Tasks() {
+		if !t.Checked {
+			c.Phase, c.CurrentStep = t.Phase, t.Title
+			break
+		}
+	}
+
+	meta := planMeta{}
+	if s != nil {
+		meta = planMeta{PlanID: s.PlanID, PlanPath: s.PlanPath, Checksum: s.Checksum}
+		c.UpdatedAt = s.LastCheckpoint
+		if s.SessionNotes != nil {
+			c.Context.Notes = *s.SessionNotes
+		}
+	}
+	c.Meta[MetaPlan], _ = json.Marshal(meta)
+	if len(p.Fields) > 0 {
+		fields := make([]fieldMeta, len(p.Fields))
+		for i, f := range p.Fields {
+			fields[i] = fieldMeta{Key: f.Key, Value: f.Value}
+		}
+		c.Meta[MetaFields], _ = json.Marshal(fields)
+	}
+	return c
+}
+
+// taskIn returns the state of a task in its phase, or nil.
+func (s *State) taskIn(phase, id string) *TaskState {
+	if s == nil || s.Phases[phaseKey(phase)] == nil {
+		return nil
+	}
+	return s.Phases[phaseKey(phase)].Tasks[id]
+}
+
+// knownFromCheckpoint takes completion times, authors and decision times
+// from a checkpoint, for Mirror.
+func knownFromCheckpoint(c *ckpt.Checkpoint) known {
+	k := known{tasks: map[string]TaskState{}, criteria: map[string]time.Time{}, phases: map[string]time.Time{}, decided: map[string]time.Time{}}
+	for _, st := range c.Steps {
+		if st.Status.Finished() {
+			k.tasks[st.ID] = TaskState{Done: true, CompletedAt: st.CompletedAt, CompletedBy: st.By}
+		}
+	}
+	for _, a := range c.Acceptance {
+		if a.Met && a.VerifiedAt != nil {
+			k.criteria[a.ID] = *a.VerifiedAt
+		}
+	}
+	for _, d := range c.Decisions {
+		if _, ok := k.decided[d.Text]; !ok && !d.At.IsZero() {
+			k.decided[d.Text] = d.At
+		}
+	}
+	return k
+}
+
+// mergeKnown fills what a does not know from b.
+func mergeKnown(a, b known) known {
+	if a.tasks == nil {
+		return b
+	}
+	for id, t := range b.tasks {
+		if _, ok := a.tasks[id]; !ok {
+			a.tasks[id] = t
+		}
+	}
+	for id, t := range b.criteria {
+		if _, ok := a.criteria[id]; !ok {
+			a.criteria[id] = t
+		}
+	}
+	for id, t := range b.decided {
+		if _, ok := a.decided[id]; !ok {
+			a.decided[id] = t
+		}
+	}
+	return a
+}
+
+// suggestDirID is the checkpoint ID of the plan in directory dir: the
+// directory's name, made a valid ID.
+func suggestDirID(dir string) string {
+	return sanitizeID(filepath.Base(dir))
+}
+
+// SuggestID guesses the checkpoint ID of a plan file, and says how:
+// plans/<plan-id>/plan.md is <plan-id>; any other file in plans/<plan-id>/
+// (a phase file) is <plan-id>/<file name without .md>, with parent
+// <plan-id>; otherwise the plan's **Plan ID:** field, or the file name
+// without ".md" and ".plan".
+func SuggestID(path string, p *Plan) (id, parent, how string) {
+	path = filepath.Clean(path)
+	base, dir := filepath.Base(path), filepath.Dir(path)
+	dirName := filepath.Base(dir)
+	usableDir := dir != "." && dirName != string(filepath.Separator) && dirName != "." && sanitizeID(dirName) != "plan"
+	stem := strings.TrimSuffix(strings.TrimSuffix(base, filepath.Ext(base)), ".plan")
+	switch {
+	case strings.EqualFold(base, "plan.md") && usableDir:
+		return sanitizeID(dirName), "", "from its directory " + dirName
+	case filepath.Base(filepath.Dir(dir)) == "plans" && usableDir:
+		parent = sanitizeID(dirName)
+		return parent + "/" + sanitizeID(stem), parent, "from its plan directory " + dirName + " and its file name"
+	}
+	if p != nil {
+		if v, ok := p.Field("Plan ID"); ok && v != "" {
+			return sanitizeID(v), "", "from its **Plan ID:** line"
+		}
+	}
+	return sanitizeID(stem), "", "from its file name"
+}
+
+// sanitizeID makes s a valid checkpoint ID segment: characters outside
+// [A-Za-z0-9._-] become '-', and an empty or dot-only result is "plan".
+func sanitizeID(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > 100 {
+		out = out[:100]
+	}
+	if strings.Trim(out, ".") == "" {
+		return "plan"
+	}
+	return out
+}

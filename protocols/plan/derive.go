@@ -1,0 +1,325 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// changes is what a derivation found different from the previous state.
+type changes struct {
+	completed       []string // task IDs newly checked
+	reopened        []string // task IDs unchecked again
+	met             []string // criteria newly met
+	phasesCompleted []string // phase keys newly completed
+	decisions       []string // decision texts newly seen
+	blockersAdded   []string
+	blockersCleared []string
+	unknownTimes    int // checked tasks whose completion time nobody knows
+}
+
+// known holds completion times learnt from elsewhere than the previous
+// state: history.jsonl (after a full recovery) or the checkpoint being
+// mirrored.
+type known struct {
+	tasks    map[string]TaskState
+	criteria map[string]time.Time
+	phases   map[string]time.Time
+	decided  map[string]time.Time
+}
+
+// deriveInput is everything a state is derived from.
+type deriveInput struct {
+	plan     *Plan
+	planID   string
+	planPath string
+	checksum string
+	prev     *State // nil on the first checkpoint or after a full recovery
+	known    known
+	// now is the time of the checkpoint being made; the zero time derives a
+	// state for reading only: nothing newly seen gets a time and the
+	// checkpoint count does not move.
+	now   time.Time
+	by    string  // completedBy of newly checked tasks
+	notes *string // new session notes, or nil to keep the previous
+}
+
+// derive computes the state plan.md describes, keeping from the previous
+// state what plan.md does not say: when each task was completed and by
+// whom, when each criterion was verified, phase times, decision times,
+// session notes, agents and unknown keys.
+func derive(in deriveInput) (*State, changes) {
+	var ch changes
+	prev, now := in.prev, in.now
+	at := func() *time.Time {
+		if now.IsZero() {
+			return nil
+		}
+		t := now
+		return &t
+	}
+	s := &State{
+		Version:   StateVersion,
+		PlanID:    in.planID,
+		PlanPath:  in.planPath,
+		Checksum:  in.checksum,
+		Phases:    map[string]*PhaseState{},
+		Blockers:  []string{},
+		Decisions: []DecisionEntry{},
+		Agents:    map[string]*AgentState{},
+		Ckpt:      &Bookkeeping{},
+	}
+	if prev != nil {
+		s.LastCheckpoint, s.SessionNotes, s.Extra = prev.LastCheckpoint, prev.SessionNotes, prev.Extra
+		for id, a := range prev.Agents {
+			c := *a
+			c.AssignedTasks, c.CompletedTasks = slices.Clone(a.AssignedTasks), slices.Clone(a.CompletedTasks)
+			s.Agents[id] = &c
+		}
+		if prev.Ckpt != nil {
+			s.Ckpt.Checkpoints = prev.Ckpt.Checkpoints
+		}
+	}
+	if !now.IsZero() {
+		s.LastCheckpoint = now
+		s.Ckpt.Checkpoints++
+	}
+	if in.notes != nil {
+		s.SessionNotes = in.notes
+	}
+
+	for _, ph := range in.plan.Phases {
+		key := phaseKey(ph.ID)
+		ps := s.Phases[key]
+		if ps == nil {
+			ps = &PhaseState{Tasks: map[string]*TaskState{}, Acceptance: map[string]*CriterionState{}}
+			s.Phases[key] = ps
+		}
+		for _, t := range ph.Tasks {
+			ts := &TaskState{Done: t.Checked}
+			old := prev.task(t.ID)
+			observed := prev != nil && !now.IsZero() // a change seen between two checkpoints
+			switch {
+			case t.Checked && old != nil && old.Done:
+				ts.CompletedAt, ts.CompletedBy = old.CompletedAt, old.CompletedBy
+			case t.Checked:
+				if k, ok := in.known.tasks[t.ID]; ok && k.Done {
+					ts.CompletedAt, ts.CompletedBy = k.CompletedAt, k.CompletedBy
+				} else if observed {
+					ts.CompletedAt, ts.CompletedBy = at(), in.by
+				} else {
+					ch.unknownTimes++
+				}
+				if observed {
+					ch.completed = append(ch.completed, t.ID)
+				}
+			case old != nil && old.Done:
+				ch.reopened = append(ch.reopened, t.ID)
+			}
+			ps.Tasks[t.ID] = ts
+		}
+		for _, c := range ph.Acceptance {
+			cs := &CriterionState{Met: c.Checked}
+			old := prev.criterion(key, c.ID)
+			switch {
+			case c.Checked && old != nil && old.Met:
+				cs.VerifiedAt = old.VerifiedAt
+			case c.Checked:
+				observed := prev != nil && !now.IsZero()
+				if k := in.known.criteria[c.ID]; !k.IsZero() {
+					cs.VerifiedAt = &k
+				} else if observed {
+					cs.VerifiedAt = at()
+				}
+				if observed {
+					ch.met = append(ch.met, c.ID)
+				}
+			}
+			ps.Acceptance[c.ID] = cs
+		}
+	}
+	for _, ph := range in.plan.Phases {
+		key := phaseKey(ph.ID)
+		phaseTimes(s.Phases[key], prev, key, in, &ch)
+	}
+
+	s.Progress = StateProgress{TotalTasks: in.plan.Progress.TotalTasks, CompletedTasks: in.plan.Progress.CompletedTasks, Percentage: in.plan.Progress.Percentage}
+	for _, t := range in.plan.Tasks() {
+		if !t.Checked {
+			p, id := phaseKey(t.Phase), t.ID
+			s.CurrentPhase, s.CurrentTask = &p, &id
+			break
+		}
+	}
+	if s.CurrentPhase == nil {
+		for _, ph := range in.plan.Phases {
+			if key := phaseKey(ph.ID); s.Phases[key].Status != PhaseCompleted && len(ph.Tasks)+len(ph.Acceptance) > 0 {
+				s.CurrentPhase = &key
+				break
+			}
+		}
+	}
+
+	deriveNotes(s, prev, in, &ch)
+	deriveAgents(s, in, ch)
+	return s, ch
+}
+
+// phaseTimes sets a phase's status and its start and completion times.
+func phaseTimes(ps *PhaseState, prev *State, key string, in deriveInput, ch *changes) {
+	var pp *PhaseState
+	if prev != nil {
+		pp = prev.Phases[key]
+	}
+	done, total, met, criteria := 0, len(ps.Tasks), 0, len(ps.Acceptance)
+	var first, last *time.Time
+	for _, t := range ps.Tasks {
+		if !t.Done {
+			continue
+		}
+		done++
+		if c := t.CompletedAt; c != nil {
+			if first == nil || c.Before(*first) {
+				first = c
+			}
+			if last == nil || c.After(*last) {
+				last = c
+			}
+		}
+	}
+	for _, c := range ps.Acceptance {
+		if c.Met {
+			met++
+		}
+	}
+	switch {
+	case total > 0 && done == total, total == 0 && criteria > 0 && met == criteria:
+		ps.Status = PhaseCompleted
+	case done > 0 || met > 0:
+		ps.Status = PhaseInProgress
+	default:
+		ps.Status = PhasePending
+	}
+	if ps.Status == PhasePending {
+		return
+	}
+	if pp != nil && pp.StartedAt != nil {
+		ps.StartedAt = pp.StartedAt
+	} else {
+		ps.StartedAt = first
+	}
+	if ps.Status != PhaseCompleted {
+		return
+	}
+	switch {
+	case pp != nil && pp.Status == PhaseCompleted && pp.CompletedAt != nil:
+		ps.CompletedAt = pp.CompletedAt
+	case !in.known.phases[key].IsZero():
+		t := in.known.phases[key]
+		ps.CompletedAt = &t
+	case in.prev != nil && !in.now.IsZero() && (pp == nil || pp.Status != PhaseCompleted):
+		t := in.now
+		ps.CompletedAt = &t
+		ch.phasesCompleted = append(ch.phasesCompleted, key)
+	default:
+		ps.CompletedAt = last
+	}
+}
+
+// deriveNotes sets decisions and blockers from the plan's markers, keeping
+// the time each was first seen.
+func deriveNotes(s *State, prev *State, in deriveInput, ch *changes) {
+	seenAt := map[string]DecisionEntry{}
+	if prev != nil {
+		for _, d := range prev.Decisions {
+			if _, ok := seenAt[d.Decision]; !ok {
+				seenAt[d.Decision] = d
+			}
+		}
+	}
+	for _, d := range in.plan.Decisions {
+		if slices.ContainsFunc(s.Decisions, func(e DecisionEntry) bool { return e.Decision == d.Text }) {
+			continue
+		}
+		e, ok := seenAt[d.Text]
+		switch {
+		case ok:
+		case !in.known.decided[d.Text].IsZero():
+			e = DecisionEntry{Time: in.known.decided[d.Text], Decision: d.Text}
+		default:
+			e = DecisionEntry{Time: in.now, Decision: d.Text}
+			if prev != nil && !in.now.IsZero() {
+				ch.decisions = append(ch.decisions, d.Text)
+			}
+		}
+		s.Decisions = append(s.Decisions, e)
+	}
+
+	var prevSince map[string]time.Time
+	if prev != nil && prev.Ckpt != nil {
+		prevSince = prev.Ckpt.BlockersSince
+	}
+	for _, b := range in.plan.Blockers {
+		if slices.Contains(s.Blockers, b.Text) {
+			continue
+		}
+		s.Blockers = append(s.Blockers, b.Text)
+		since, ok := prevSince[b.Text]
+		if !ok {
+			since = in.now
+			if prev != nil && !in.now.IsZero() && !slices.Contains(prev.Blockers, b.Text) {
+				ch.blockersAdded = append(ch.blockersAdded, b.Text)
+			}
+		}
+		if !since.IsZero() {
+			if s.Ckpt.BlockersSince == nil {
+				s.Ckpt.BlockersSince = map[string]time.Time{}
+			}
+			s.Ckpt.BlockersSince[b.Text] = since
+		}
+	}
+	if prev != nil && !in.now.IsZero() {
+		for _, b := range prev.Blockers {
+			if !slices.Contains(s.Blockers, b) {
+				ch.blockersCleared = append(ch.blockersCleared, b)
+			}
+		}
+	}
+}
+
+// deriveAgents credits newly completed tasks to the agent that completed
+// them, and takes reopened tasks back.
+func deriveAgents(s *State, in deriveInput, ch changes) {
+	for _, id := range ch.completed {
+		by := byFor(in.known, id, in.by)
+		if by == "" {
+			continue
+		}
+		a := s.Agents[by]
+		if a == nil {
+			a = &AgentState{Type: agentType(by), AssignedTasks: []string{}, CompletedTasks: []string{}}
+			s.Agents[by] = a
+		}
+		if !slices.Contains(a.CompletedTasks, id) {
+			a.CompletedTasks = append(a.CompletedTasks, id)
+		}
+		a.LastActive = in.now
+	}
+	for _, a := range s.Agents {
+		a.CompletedTasks = slices.DeleteFunc(a.CompletedTasks, func(id string) bool { return slices.Contains(ch.reopened, id) })
+	}
+}
+
+// agentType is the type part of a completedBy value: "subagent:fullstack"
+// is a "fullstack", "team:a1" a "team", "main" a "main".
+func agentType(by string) string {
+	kind, rest, ok := strings.Cut(by, ":")
+	switch {
+	case !ok:
+		return by
+	case kind == "subagent" && rest != "":
+		return rest
+	default:
+		return kind
+	}
+}
