@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -426,13 +427,15 @@ func (c *hookCall) subagentStop() {
 		if typ == "" || sanitizeSegment(typ) == "" {
 			prefix = "subagent"
 		}
-		n := 1
+		n := 0
 		for _, s := range cp.Steps {
-			if strings.HasPrefix(s.ID, prefix+"-") {
-				n++
+			if rest, ok := strings.CutPrefix(s.ID, prefix+"-"); ok {
+				if k, err := strconv.Atoi(rest); err == nil && k > n {
+					n = k
+				}
 			}
 		}
-		stepID = fmt.Sprintf("%s-%d", prefix, n)
+		stepID = fmt.Sprintf("%s-%d", prefix, n+1)
 	}
 	title := label
 	if line := firstLine(c.in.LastAssistantMessage, 80); line != "" {
