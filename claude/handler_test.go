@@ -345,7 +345,10 @@ func TestFinalCheckpointOnPreCompactAndSessionEnd(t *testing.T) {
 	var ran []string
 	h.Final = []FinalStep{
 		{Name: "progress file", Run: func(_ context.Context, c *ckpt.Checkpoint) error { ran = append(ran, "progress@"+c.ID); return nil }},
-		{Name: "tracker", Run: func(context.Context, *ckpt.Checkpoint) error { ran = append(ran, "tracker"); return errors.New("HTTP 503") }},
+		{Name: "tracker", Run: func(context.Context, *ckpt.Checkpoint) error {
+			ran = append(ran, "tracker")
+			return errors.New("HTTP 503")
+		}},
 		{Name: "last", Run: func(context.Context, *ckpt.Checkpoint) error { ran = append(ran, "last"); return nil }},
 	}
 	// No checkpoint yet: nothing to finalise, nothing said.
