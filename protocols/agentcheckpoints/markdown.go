@@ -1,0 +1,255 @@
+package agentcheckpoints
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The Markdown variant (KAI-8's agent_checkpoints/*_checkpoint.md) writes the
+// document's fields as "**Label:** value" lines and "## Section" lists. It is
+// read into the JSON document so that one mapping serves both.
+
+var (
+	boldField  = regexp.MustCompile(`^\s*(?:[-*+]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`)
+	listItem   = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
+	heading    = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	statusLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*):[ \t]?(.*)$`)
+	trailNote  = regexp.MustCompile(`^(.*\S)\s+\(([^()]*)\)$`)
+)
+
+// labelKeys maps a Markdown label (lower case) onto the document's field.
+var labelKeys = map[string]string{
+	"agent id": "agent_id", "agent": "agent_id", "agent type": "agent_type", "session id": "session_id",
+	"session started": "session_started", "feature": "feature",
+	"last updated": "last_checkpoint", "last checkpoint": "last_checkpoint", "updated": "last_checkpoint",
+	"next checkpoint expected": "next_checkpoint_expected", "next checkpoint": "next_checkpoint_expected",
+	"stage": "stage", "phase": "phase", "status": "status", "can resume": "can_resume",
+	"current step": "current_step", "completed steps": "completed_steps", "completed": "completed_steps",
+	"next steps": "next_steps", "next action": "next_action", "blockers": "blockers",
+	"files modified": "files_modified", "recovery instructions": "recovery_instructions",
+}
+
+// listKeys are the fields that hold lists.
+var listKeys = map[string]bool{"completed_steps": true, "next_steps": true, "blockers": true, "files_modified": true}
+
+// readMarkdown reads the Markdown variant into the document.
+func readMarkdown(data []byte, n *notes) (*object, error) {
+	doc := newObject()
+	coord := newObject()
+	lists := map[string][]string{}
+	paras := map[string][]string{}
+	var paraOrder []string // sections with text, in order
+	var (
+		section   string // the current "## " section, lower case
+		listKey   string // the field list items go to
+		fence     string
+		flattened bool
+	)
+	addList := func(key, item string) {
+		if !doc.has(key) {
+			doc.set(key, json.RawMessage(`[]`))
+		}
+		lists[key] = append(lists[key], item)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = trimmed[:3]
+			continue
+		}
+		if m := heading.FindStringSubmatch(line); m != nil {
+			section = strings.ToLower(strings.TrimSpace(m[2]))
+			listKey = ""
+			if k := labelKeys[section]; listKeys[k] {
+				listKey = k
+			}
+			continue
+		}
+		if m := boldField.FindStringSubmatch(line); m != nil {
+			label := strings.ToLower(strings.TrimSpace(m[1]))
+			value := strings.TrimSpace(m[2])
+			if section == "coordination state" {
+				coord.put(snake(label), typedValue(value))
+				continue
+			}
+			key, ok := labelKeys[label]
+			if !ok {
+				key = snake(label)
+			}
+			if value == "" {
+				listKey = key
+				continue
+			}
+			listKey = ""
+			switch {
+			case listKeys[key]:
+				if !doc.has(key) {
+					doc.put(key, value) // a list written as text ("None"): read leniently
+				}
+			case key == "can_resume":
+				doc.put(key, typedValue(value))
+			default:
+				doc.put(key, value)
+			}
+			continue
+		}
+		if m := listItem.FindStringSubmatch(line); m != nil && listKey != "" {
+			if len(m[1]) >= 2 && !flattened {
+				n.add("nested list items under %s flattened into one list", listKey)
+				flattened = true
+			}
+			addList(listKey, strings.TrimSpace(m[2]))
+			continue
+		}
+		if trimmed == "" {
+			continue
+		}
+		if _, isSectionList := labelKeys[section]; !isSectionList || !listKeys[labelKeys[section]] {
+			listKey = ""
+		}
+		if paras[section] == nil {
+			paraOrder = append(paraOrder, section)
+		}
+		paras[section] = append(paras[section], trimmed)
+	}
+	for key, items := range lists {
+		if key == "files_modified" {
+			items = filePaths(items, n)
+		}
+		doc.put(key, items)
+	}
+	for _, section := range paraOrder {
+		lines := paras[section]
+		key, ok := labelKeys[section]
+		if !ok {
+			key = snake(section)
+			if section == "" {
+				key = "notes"
+			}
+			if doc.has(key) {
+				continue
+			}
+			n.add("text under %q kept as the field %s", section, key)
+		}
+		text := strings.Join(lines, "\n")
+		switch {
+		case key == "blockers" && isNone(text):
+			if !doc.has(key) {
+				doc.put(key, []string{})
+			}
+		case listKeys[key]:
+			if !doc.has(key) {
+				doc.put(key, lines)
+			}
+		default:
+			doc.put(key, text)
+		}
+	}
+	if len(coord.keys) > 0 {
+		doc.set("coordination_state", coord.raw())
+	}
+	if len(doc.keys) == 0 {
+		return nil, errors.New(`no "**Field:** value" lines or sections of an agent checkpoint found: give the agent_checkpoints/<agent>.json file`)
+	}
+	return doc, nil
+}
+
+// filePaths reads "path (note)" list items as their path; an item that is
+// only a note, such as "(None yet - just starting)", names no file.
+func filePaths(items []string, n *notes) []string {
+	out := []string{}
+	noted := false
+	for _, it := range items {
+		if strings.HasPrefix(it, "(") && strings.HasSuffix(it, ")") {
+			n.add("files_modified item %q names no file: skipped", it)
+			continue
+		}
+		if m := trailNote.FindStringSubmatch(it); m != nil {
+			if !noted {
+				n.add("files_modified items carry notes such as %q: only the paths are kept", "("+m[2]+")")
+				noted = true
+			}
+			it = m[1]
+		}
+		out = append(out, strings.Trim(it, "`"))
+	}
+	return out
+}
+
+// readStatusFile reads a feature STATUS file: KEY: VALUE lines, nothing else.
+func readStatusFile(data []byte, n *notes) (*object, bool) {
+	doc := newObject()
+	lines := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		if line == "" {
+			continue
+		}
+		m := statusLine.FindStringSubmatch(line)
+		if m == nil {
+			return nil, false
+		}
+		lines++
+		value := strings.TrimSpace(m[2])
+		switch key := strings.ToLower(m[1]); key {
+		case "stage", "phase", "status", "feature", "session_id", "current_step", "agent_id", "blockers", "next_action":
+			doc.put(key, value)
+		case "agent":
+			doc.put("agent_role", value)
+		case "updated", "last_updated", "last_checkpoint":
+			doc.put("last_checkpoint", value)
+		case "can_resume":
+			doc.put(key, typedValue(value))
+		default:
+			doc.put(key, typedValue(value))
+		}
+	}
+	return doc, lines >= 2
+}
+
+// typedValue reads Markdown text as the JSON value it spells: true, false, a
+// whole number, or else the text.
+func typedValue(s string) any {
+	switch strings.ToLower(s) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) < 16 {
+		return i
+	}
+	return s
+}
+
+// snake turns a label into a field name: "Last README Update" →
+// "last_readme_update".
+func snake(label string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range strings.ToLower(label) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if under && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			under = false
+			b.WriteRune(r)
+			continue
+		}
+		under = true
+	}
+	if b.Len() == 0 {
+		return "field"
+	}
+	return b.String()
+}

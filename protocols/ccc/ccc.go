@@ -1,0 +1,325 @@
+// Package ccc reads and writes seed 001's session files: the handoff file
+// .ccc-progress.md (its exact sections, with the "## Continuation Prompt" a
+// resume command reads) and the runtime state .ccc-state.json
+// (checkpointCommentId, activeTaskFiles and the stop hook's loop fields).
+//
+// Export and Mirror write .ccc-progress.md: it is the seed's single
+// handoff artifact. .ccc-state.json belongs to ccc's stop hook; ReadState and
+// WriteState let the four-step checkpoint read and update it without losing
+// any field.
+package ccc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/protocols"
+)
+
+// Name is the format's name on the command line and its key in
+// Checkpoint.Meta.
+const Name = "ccc"
+
+// Format is seed 001's file pair. It has no settings; New returns it.
+type Format struct{}
+
+var _ protocols.Format = (*Format)(nil)
+
+// New returns the format.
+func New() *Format { return &Format{} }
+
+// Name returns "ccc".
+func (*Format) Name() string { return Name }
+
+// cccMeta is what the adapter keeps in Checkpoint.Meta["ccc"]: the state
+// file as read, and what a progress file had beyond the seed's layout.
+type cccMeta struct {
+	State    json.RawMessage `json:"state,omitempty"`
+	Header   []field         `json:"header,omitempty"`
+	Sections []section       `json:"sections,omitempty"`
+}
+
+// Import reads .ccc-progress.md or .ccc-state.json (told apart by content: a
+// JSON object is the state). It fails only when the file holds nothing of
+// either.
+func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return protocols.Imported{}, fmt.Errorf("%s is empty: give %s or %s", path, ProgressFile, StateFile)
+	}
+	var (
+		c   *ckpt.Checkpoint
+		n   notes
+		err error
+	)
+	if trimmed[0] == '{' {
+		c, err = importState(trimmed, &n)
+	} else {
+		c, err = importProgress(data, &n)
+	}
+	if err != nil {
+		return protocols.Imported{}, fmt.Errorf("%s: %w", path, err)
+	}
+	id := c.TaskID
+	if ckpt.ValidateID(id) != nil {
+		dir := filepath.Base(filepath.Dir(path))
+		id = "ccc-session"
+		if ckpt.ValidateID(dir) == nil && dir != "." && dir != "/" {
+			id = dir
+		}
+		n.add("no usable issue key: suggested ID %q", id)
+	}
+	c.ID = id
+	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
+}
+
+// importState maps .ccc-state.json onto a checkpoint.
+func importState(data []byte, n *notes) (*ckpt.Checkpoint, error) {
+	s, conv, err := ParseState(data)
+	if err != nil {
+		return nil, err
+	}
+	*n = append(*n, conv...)
+	anyKnown := false
+	for _, sf := range stateFields {
+		anyKnown = anyKnown || s.read.doc.has(sf.key)
+	}
+	if !anyKnown {
+		keys := s.read.doc.keys
+		if len(keys) > 5 {
+			keys = append(keys[:5:5], "…")
+		}
+		return nil, fmt.Errorf("none of %s's fields (linearIssue, phase, taskIndex, checkpointCommentId, activeTaskFiles, …) found, only %s: give the project's %s or %s",
+			StateFile, strings.Join(keys, ", "), StateFile, ProgressFile)
+	}
+	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
+	c.TaskID = s.LinearIssue
+	c.Phase = s.Phase
+	if s.ExecutionMode != "" {
+		c.Labels = []string{"exec:" + s.ExecutionMode}
+	}
+	c.Files.Modified = uniqueNonEmpty(s.ActiveTaskFiles)
+	if s.TotalTasks > 0 || s.TaskIndex > 0 {
+		done, total := s.TaskIndex, s.TotalTasks
+		if done > total {
+			n.add("taskIndex %d is past totalTasks %d: read as all %d done", done, total, total)
+			done = total
+		}
+		c.Progress.Done, c.Progress.Total = done, total
+	}
+	c.Cycles = ckpt.Cycles{Count: s.TaskIteration, Max: s.MaxTaskIterations}
+	if t, guess, ok := parseTime(s.LastUpdatedAt); ok {
+		c.UpdatedAt = t
+		if guess != "" {
+			n.add("lastUpdatedAt %q has %s", s.LastUpdatedAt, guess)
+		}
+	}
+	switch gate := s.Gate(); {
+	case gate != "":
+		c.Status, c.StatusReason = ckpt.StatusWaiting, "awaiting gate "+gate
+	case s.Phase == "closure" || (s.TotalTasks > 0 && s.TaskIndex >= s.TotalTasks):
+		c.Status = ckpt.StatusDone
+	default:
+		c.Status = ckpt.StatusInProgress
+	}
+	n.add("the state file has no status: %s follows from phase %q, the task counts and awaitingGate", c.Status, s.Phase)
+	n.add("kept as is in meta ccc.state, with no place in ckpt's model: globalIteration, maxGlobalIterations, specPath, replanCount, checkpointCommentId and any other field")
+	setMeta(c, cccMeta{State: s.read.doc.raw()})
+	deriveProgress(c)
+	return c, nil
+}
+
+// importProgress maps .ccc-progress.md onto a checkpoint.
+func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
+	p := parseProgress(md)
+	if len(p.header) == 0 && len(p.order) == 0 {
+		return nil, fmt.Errorf(`neither the "**Issue:**" header nor a section of %s (## Completed Tasks, ## Current Task, …, ## Continuation Prompt) found`, ProgressFile)
+	}
+	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
+	var kept cccMeta
+	for _, f := range p.header {
+		switch strings.ToLower(f.Label) {
+		case "issue":
+			c.TaskID, c.Title = issueParts(f.Value)
+		case "session":
+			if t, guess, ok := parseTime(f.Value); ok {
+				c.Session.StartedAt = t
+				if guess != "" {
+					n.add("Session %q has %s", f.Value, guess)
+				}
+			} else {
+				n.add("Session %q is not a time: kept as a header line", f.Value)
+				kept.Header = append(kept.Header, f)
+			}
+		case "execution mode":
+			mode := strings.TrimSpace(f.Value)
+			if !strings.HasPrefix(mode, "exec:") {
+				mode = "exec:" + mode
+			}
+			c.Labels = append(c.Labels, mode)
+		default:
+			kept.Header = append(kept.Header, f)
+		}
+	}
+	if c.TaskID == "" && c.Title == "" {
+		n.add(`no "**Issue:** KEY — Title" line: the issue is unknown`)
+	}
+	ids := stepIDs{}
+	for _, it := range realItems(p.sections[secCompleted]) {
+		st := ckpt.StepDone
+		title := strings.TrimSpace(strings.TrimSuffix(it, "(skipped)"))
+		if title != it {
+			st = ckpt.StepSkipped
+		}
+		title = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(title), "✓✔✅ "))
+		c.Steps = append(c.Steps, ckpt.Step{ID: ids.make(title), Title: title, Status: st})
+	}
+	for _, it := range realItems(p.sections[secCurrent]) {
+		title, state := it, ""
+		if i := strings.LastIndex(it, " — "); i >= 0 {
+			title, state = strings.TrimSpace(it[:i]), strings.TrimSpace(it[i+len(" — "):])
+		}
+		s := ckpt.Step{ID: ids.make(title), Title: title, Status: ckpt.StepInProgress}
+		switch {
+		case state == "failed" || strings.HasPrefix(state, "failed: "):
+			s.Status, s.Notes = ckpt.StepFailed, strings.TrimPrefix(strings.TrimPrefix(state, "failed"), ": ")
+		case state != "" && state != "in progress":
+			s.Notes = state
+		}
+		c.Steps = append(c.Steps, s)
+		if c.CurrentStep == "" && s.Status == ckpt.StepInProgress {
+			c.CurrentStep = title
+		}
+	}
+	for _, it := range realItems(p.sections[secRemaining]) {
+		c.Steps = append(c.Steps, ckpt.Step{ID: ids.make(it), Title: it, Status: ckpt.StepPending})
+	}
+	decisions := realItems(p.sections[secDecisions])
+	for _, it := range decisions {
+		text, reason, _ := strings.Cut(it, ": ")
+		c.Decisions = append(c.Decisions, ckpt.Decision{Text: strings.TrimSpace(text), Reason: strings.TrimSpace(reason)})
+	}
+	if len(decisions) > 0 {
+		n.add("decisions carry no time in %s: their time is unknown", ProgressFile)
+	}
+	blockers := realItems(p.sections[secBlockers])
+	for i, it := range blockers {
+		c.Blockers = append(c.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: it})
+	}
+	if len(blockers) > 0 {
+		n.add("blockers carry no start time in %s: their start is unknown", ProgressFile)
+	}
+	switch {
+	case len(blockers) > 0:
+		c.Status = ckpt.StatusBlocked
+	case len(c.Steps) > 0 && !slices.ContainsFunc(c.Steps, func(s ckpt.Step) bool { return !s.Status.Finished() }):
+		c.Status = ckpt.StatusDone
+	default:
+		c.Status = ckpt.StatusInProgress
+	}
+	n.add("%s has no status line: %s follows from its sections", ProgressFile, c.Status)
+	for _, missing := range []string{secCompleted, secCurrent, secRemaining, secDecisions, secBlockers, secPrompt} {
+		if !slices.Contains(p.order, missing) {
+			n.add("no %q section", "## "+missing)
+		}
+	}
+	deriveProgress(c)
+	if p.prompt != "" && p.prompt != generatedPrompt(c) {
+		c.Resume.Instructions = p.prompt
+	}
+	kept.Sections = p.extra
+	if len(kept.Sections) > 0 {
+		names := make([]string, len(kept.Sections))
+		for i, s := range kept.Sections {
+			names[i] = s.Heading
+		}
+		n.add("sections kept as they are, with no place in ckpt's model: %s", strings.Join(names, ", "))
+	}
+	if len(kept.Header) > 0 || len(kept.Sections) > 0 {
+		setMeta(c, kept)
+	}
+	return c, nil
+}
+
+// realItems drops the "None" placeholder of an empty section.
+func realItems(list []string) []string {
+	var out []string
+	for _, it := range list {
+		if !isNone(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func uniqueNonEmpty(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func setMeta(c *ckpt.Checkpoint, m cccMeta) {
+	if c.Meta == nil {
+		c.Meta = map[string]json.RawMessage{}
+	}
+	c.Meta[Name] = rawJSON(m)
+}
+
+func getMeta(c *ckpt.Checkpoint) (cccMeta, error) {
+	var m cccMeta
+	raw, ok := c.Meta[Name]
+	if !ok {
+		return m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("meta %q is not the record ckpt keeps for %s (%v): remove it with ckpt update %s --meta %s=null", Name, ProgressFile, err, c.ID, Name)
+	}
+	return m, nil
+}
+
+// Export renders c as .ccc-progress.md in the seed's layout; header lines and
+// sections an imported progress file had beyond that layout are written back.
+func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
+	m, err := getMeta(c)
+	if err != nil {
+		return nil, err
+	}
+	return renderProgress(c, keptMarkdown{Header: m.Header, Sections: m.Sections}), nil
+}
+
+// Mirror writes c to <root>/.ccc-progress.md durably.
+func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
+	data, err := f.Export(c)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(root, ProgressFile)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("mirroring %s: %w", c.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,344 @@
+package ccc
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// ProgressFile is the name of the handoff file in a project root.
+const ProgressFile = ".ccc-progress.md"
+
+// The sections of .ccc-progress.md, in the seed's order.
+const (
+	secCompleted = "Completed Tasks"
+	secCurrent   = "Current Task"
+	secRemaining = "Remaining Tasks"
+	secDecisions = "Decisions Made"
+	secBlockers  = "Blockers"
+	secPrompt    = "Continuation Prompt"
+)
+
+// sectionNames maps the names real files use onto the seed's sections.
+var sectionNames = map[string]string{
+	"completed tasks": secCompleted, "completed": secCompleted, "done": secCompleted,
+	"current task": secCurrent, "current tasks": secCurrent, "in progress": secCurrent,
+	"remaining tasks": secRemaining, "remaining": secRemaining, "next tasks": secRemaining, "todo": secRemaining,
+	"decisions made": secDecisions, "decisions": secDecisions,
+	"blockers": secBlockers, "blocked": secBlockers,
+	"continuation prompt": secPrompt,
+}
+
+var (
+	headingLine = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	headerField = regexp.MustCompile(`^\s*\*\*([^*]+?):?\*\*:?\s*(.*)$`)
+	bulletLine  = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
+	issueKey    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-[0-9]+$`)
+)
+
+// progress is .ccc-progress.md as read: the header fields, the items of
+// each known section, the other sections and the prompt.
+type progress struct {
+	title    string // the "# " heading
+	header   []field
+	sections map[string][]string // known section → its items (or lines)
+	extra    []section           // sections the seed does not name, verbatim
+	prompt   string
+	order    []string // known sections, as met
+}
+
+type field struct{ Label, Value string }
+
+type section struct {
+	Heading string `json:"heading"`
+	Body    string `json:"body"`
+}
+
+// parseProgress reads the file leniently: headings inside code fences are
+// not headings, section names are matched without regard to case and with
+// common variants, list items may use -, * or +, a nested item belongs to
+// the item above it.
+func parseProgress(md []byte) progress {
+	p := progress{sections: map[string][]string{}}
+	var (
+		cur    string // known section, or "" in the header
+		extra  = -1   // index in p.extra while in an unknown section
+		body   []string
+		fence  string
+		inBody bool
+	)
+	flush := func() {
+		text := strings.Trim(strings.Join(body, "\n"), "\n")
+		switch {
+		case extra >= 0:
+			p.extra[extra].Body = text
+		case cur == secPrompt:
+			p.prompt = strings.TrimSpace(text)
+		case cur != "":
+			p.sections[cur] = append(p.sections[cur], items(body)...)
+		}
+		body = nil
+	}
+	for _, line := range strings.Split(string(md), "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			body = append(body, line)
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = trimmed[:3]
+			body = append(body, line)
+			continue
+		}
+		if m := headingLine.FindStringSubmatch(line); m != nil {
+			if len(m[1]) == 1 && !inBody && p.title == "" {
+				p.title = m[2]
+				continue
+			}
+			if len(m[1]) >= 3 && (cur == secPrompt || extra >= 0) {
+				body = append(body, line) // a sub-heading inside a section's text
+				continue
+			}
+			flush()
+			inBody = true
+			name := strings.ToLower(strings.TrimRight(m[2], ": "))
+			if known, ok := sectionNames[name]; ok {
+				cur, extra = known, -1
+				if !slices.Contains(p.order, known) {
+					p.order = append(p.order, known)
+				}
+			} else {
+				cur = ""
+				p.extra = append(p.extra, section{Heading: m[2]})
+				extra = len(p.extra) - 1
+			}
+			continue
+		}
+		if !inBody {
+			if m := headerField.FindStringSubmatch(line); m != nil {
+				p.header = append(p.header, field{strings.TrimSpace(m[1]), strings.TrimSpace(m[2])})
+			}
+			continue
+		}
+		body = append(body, line)
+	}
+	flush()
+	return p
+}
+
+// items returns a section's list items; a nested item or a continuation line
+// is joined to the item above it. Lines outside any list are items too.
+func items(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if m := bulletLine.FindStringSubmatch(l); m != nil && len(m[1]) < 2 {
+			out = append(out, strings.TrimSpace(m[2]))
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1] += "\n" + strings.TrimSpace(l)
+			continue
+		}
+		out = append(out, strings.TrimSpace(l))
+	}
+	return out
+}
+
+// ContinuationPrompt returns the text of the "## Continuation Prompt"
+// section of a .ccc-progress.md, as a resume command reads it: everything up
+// to the next section heading, code blocks included, trimmed. It fails when
+// the section is missing or empty, with an error that says how to write one.
+func ContinuationPrompt(md []byte) (string, error) {
+	p := parseProgress(md)
+	if !slices.Contains(p.order, secPrompt) {
+		return "", errors.New(`no "## Continuation Prompt" section in .ccc-progress.md: write one with ckpt checkpoint ID (or add the section by hand)`)
+	}
+	if p.prompt == "" {
+		return "", errors.New(`the "## Continuation Prompt" section of .ccc-progress.md is empty: write it with ckpt checkpoint ID`)
+	}
+	return p.prompt, nil
+}
+
+// renderProgress writes c as .ccc-progress.md, in the seed's layout.
+// extraHeader and extraSections are what an imported file had beyond the
+// seed's layout; they are written back in place.
+func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
+	var b strings.Builder
+	b.WriteString("# Session Progress\n\n")
+	fmt.Fprintf(&b, "**Issue:** %s\n", issueLine(c))
+	if t := sessionTime(c); !t.IsZero() {
+		fmt.Fprintf(&b, "**Session:** %s\n", formatTime(t))
+	}
+	if mode := executionMode(c); mode != "" {
+		fmt.Fprintf(&b, "**Execution Mode:** %s\n", mode)
+	}
+	for _, f := range kept.Header {
+		fmt.Fprintf(&b, "**%s:** %s\n", f.Label, f.Value)
+	}
+	var done, current, remaining []string
+	for _, s := range c.Steps {
+		switch s.Status {
+		case ckpt.StepDone:
+			done = append(done, oneLine(s.Label())+" ✓")
+		case ckpt.StepSkipped:
+			done = append(done, oneLine(s.Label())+" ✓ (skipped)")
+		case ckpt.StepInProgress:
+			current = append(current, oneLine(s.Label())+" — "+oneLine(orDefault(s.Notes, "in progress")))
+		case ckpt.StepFailed:
+			current = append(current, oneLine(s.Label())+" — "+oneLine(strings.TrimSuffix("failed: "+s.Notes, ": ")))
+		default:
+			remaining = append(remaining, oneLine(s.Label()))
+		}
+	}
+	if len(current) == 0 && c.CurrentStep != "" && c.StepIndex(c.CurrentStep) < 0 {
+		current = append(current, oneLine(c.CurrentStep)+" — "+strings.ReplaceAll(string(c.Status), "_", " "))
+	}
+	var decisions []string
+	for _, d := range c.Decisions {
+		if d.Reason != "" {
+			decisions = append(decisions, oneLine(d.Text)+": "+oneLine(d.Reason))
+		} else {
+			decisions = append(decisions, oneLine(d.Text))
+		}
+	}
+	var blockers []string
+	for _, bl := range c.ActiveBlockers() {
+		blockers = append(blockers, oneLine(bl.Text))
+	}
+	for _, s := range []struct {
+		name  string
+		items []string
+	}{{secCompleted, done}, {secCurrent, current}, {secRemaining, remaining}, {secDecisions, decisions}, {secBlockers, blockers}} {
+		fmt.Fprintf(&b, "\n## %s\n", s.name)
+		if len(s.items) == 0 {
+			b.WriteString("- None\n")
+		}
+		for _, it := range s.items {
+			fmt.Fprintf(&b, "- %s\n", it)
+		}
+	}
+	for _, s := range kept.Sections {
+		fmt.Fprintf(&b, "\n## %s\n", s.Heading)
+		if s.Body != "" {
+			b.WriteString(s.Body + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\n## %s\n%s\n", secPrompt, prompt(c))
+	return []byte(b.String())
+}
+
+// keptMarkdown is what an imported .ccc-progress.md had beyond the seed's
+// layout: header fields and sections, kept in Checkpoint.Meta to write back.
+type keptMarkdown struct {
+	Header   []field   `json:"header,omitempty"`
+	Sections []section `json:"sections,omitempty"`
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// oneLine keeps an item on its list line: line breaks become spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// issueLine is the **Issue:** value: "CIA-123 — Title".
+func issueLine(c *ckpt.Checkpoint) string {
+	issue := c.TaskID
+	if issue == "" {
+		issue = c.ID
+	}
+	if c.Title == "" {
+		return oneLine(issue)
+	}
+	return oneLine(issue) + " — " + oneLine(c.Title)
+}
+
+func sessionTime(c *ckpt.Checkpoint) time.Time {
+	if !c.Session.StartedAt.IsZero() {
+		return c.Session.StartedAt
+	}
+	return c.UpdatedAt
+}
+
+// executionMode returns the "exec:<mode>" label, if c has one.
+func executionMode(c *ckpt.Checkpoint) string {
+	for _, l := range c.Labels {
+		if strings.HasPrefix(l, "exec:") {
+			return l
+		}
+	}
+	return ""
+}
+
+// prompt is the continuation prompt: c's resume instructions when set, else
+// the seed's template filled from c.
+func prompt(c *ckpt.Checkpoint) string {
+	if strings.TrimSpace(c.Resume.Instructions) != "" {
+		return strings.TrimSpace(c.Resume.Instructions)
+	}
+	return generatedPrompt(c)
+}
+
+// generatedPrompt fills the seed's template: "Resume CIA-XXX. Current task:
+// [task N of M]. Key files: [file list].\nNext action: [specific next step]."
+func generatedPrompt(c *ckpt.Checkpoint) string {
+	issue := c.TaskID
+	if issue == "" {
+		issue = c.ID
+	}
+	task := "none"
+	if i := slices.IndexFunc(c.Steps, func(s ckpt.Step) bool { return !s.Status.Finished() }); i >= 0 {
+		task = fmt.Sprintf("%s (task %d of %d)", oneLine(c.Steps[i].Label()), i+1, len(c.Steps))
+	} else if c.CurrentStep != "" {
+		task = oneLine(c.CurrentStep)
+	} else if len(c.Steps) > 0 {
+		task = fmt.Sprintf("all %d tasks done", len(c.Steps))
+	}
+	var files []string
+	for _, f := range append(append([]string{}, c.Files.Modified...), c.Files.Created...) {
+		if !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	list := "none recorded"
+	if len(files) > 10 {
+		list = strings.Join(files[:10], ", ") + fmt.Sprintf(" and %d more", len(files)-10)
+	} else if len(files) > 0 {
+		list = strings.Join(files, ", ")
+	}
+	next := "none recorded"
+	if len(c.Resume.NextSteps) > 0 {
+		next = oneLine(c.Resume.NextSteps[0])
+	} else if i := slices.IndexFunc(c.Steps, func(s ckpt.Step) bool { return !s.Status.Finished() }); i >= 0 {
+		next = oneLine(c.Steps[i].Label())
+	}
+	return fmt.Sprintf("Resume %s. Current task: %s. Key files: %s.\nNext action: %s.", oneLine(issue), task, list, strings.TrimSuffix(next, "."))
+}
+
+// issueParts splits "CIA-123 — Title" into the issue key and the title.
+func issueParts(v string) (key, title string) {
+	for _, sep := range []string{" — ", " – ", " - ", ": "} {
+		if k, t, ok := strings.Cut(v, sep); ok && issueKey.MatchString(strings.TrimSpace(k)) {
+			return strings.TrimSpace(k), strings.TrimSpace(t)
+		}
+	}
+	if issueKey.MatchString(strings.TrimSpace(v)) {
+		return strings.TrimSpace(v), ""
+	}
+	return "", strings.TrimSpace(v)
+}

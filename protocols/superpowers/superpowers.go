@@ -1,0 +1,614 @@
+// Package superpowers reads and writes seed 000's loop checkpoints: the
+// Conductor track file conductor/tracks/<track-id>/metadata.json whose
+// loop_state records the current step, its status, the fix cycles and one
+// checkpoint per step (PLAN, EVALUATE_PLAN, EXECUTE, FIX, BRAINSTORM, …).
+//
+// Steps of the loop become ckpt steps, fix cycles become ckpt cycles, and the
+// last task an executing step finished is the --resume-from point (see
+// ResumeFrom). Everything the model has no place for is kept with the whole
+// file in the checkpoint's meta, so Export writes back every field. Mirror
+// takes the document's .metadata.lock directory lock, as the tools that still
+// write metadata.json by hand do, and merges with what they wrote.
+package superpowers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols"
+)
+
+// Name is the format's name on the command line and its key in
+// Checkpoint.Meta, where the file as read is kept.
+const Name = "superpowers"
+
+// Format is seed 000's metadata.json. Use New for the document's settings.
+// A Format is safe for concurrent use as long as its fields are not changed.
+type Format struct {
+	// LockTimeout bounds how long Mirror waits for .metadata.lock.
+	LockTimeout time.Duration
+	// LockPoll is how often Mirror tries the lock again (seed 000: 0.1 s).
+	LockPoll time.Duration
+}
+
+var _ protocols.Format = (*Format)(nil)
+
+// New returns the format with a 10-second lock timeout, polled every 100 ms
+// as the document's shell loop does.
+func New() *Format { return &Format{LockTimeout: 10 * time.Second, LockPoll: 100 * time.Millisecond} }
+
+// Name returns "superpowers".
+func (*Format) Name() string { return Name }
+
+// Import reads a track's metadata.json (with or without loop_state, snake or
+// camel case), or a track's plan.md (tasks with **Status:** [x] become
+// steps). A conductor/tracks.md registry lists many tracks and is refused
+// with the list, so each can be imported from its own metadata.json.
+func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
+	var n notes
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return protocols.Imported{}, fmt.Errorf("%s is empty: a track's metadata.json is a JSON object with track_id and loop_state", path)
+	}
+	if trimmed[0] != '{' {
+		return importMarkdown(path, trimmed)
+	}
+	doc, err := parseObject(trimmed)
+	if err != nil {
+		return protocols.Imported{}, fmt.Errorf("%s: %v: a track's metadata.json is one JSON object", path, err)
+	}
+	c, err := docToState(doc, &n)
+	if err != nil {
+		return protocols.Imported{}, fmt.Errorf("%s: %w", path, err)
+	}
+	writeMeta(c, Name, metaSource{Source: doc.raw()})
+	id := suggestID(c.TaskID, path, &n)
+	c.ID = id
+	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
+}
+
+// suggestID gives the checkpoint ID: the track ID, else the track directory
+// of a conductor/tracks/<id>/… path, else the file name.
+func suggestID(track, path string, n *notes) string {
+	if track != "" && ckpt.ValidateID(track) == nil && !strings.Contains(track, "/") {
+		return track
+	}
+	dir := filepath.Base(filepath.Dir(path))
+	stem := strings.SplitN(filepath.Base(path), ".", 2)[0]
+	for _, cand := range []string{dir, stem} {
+		if cand != "" && cand != "." && cand != "/" && ckpt.ValidateID(cand) == nil && cand != "tracks" {
+			if track != "" {
+				n.add("track ID %q is not a valid checkpoint ID: suggested ID %q", track, cand)
+			} else {
+				n.add("no track_id: suggested ID %q from the path", cand)
+			}
+			return cand
+		}
+	}
+	n.add("no usable track ID: suggested ID %q", "track")
+	return "track"
+}
+
+// topKnown are the track fields the model holds; loop_state is read apart.
+var topKnown = map[string]bool{
+	"track_id": true, "trackId": true, "name": true, "description": true, "status": true,
+	"created_at": true, "createdAt": true, "completed_at": true, "completedAt": true,
+	"updated_at": true, "updatedAt": true, "loop_state": true,
+}
+
+var loopKnown = map[string]bool{
+	"current_step": true, "step_status": true, "step_started_at": true,
+	"fix_cycle_count": true, "max_fix_cycles": true, "checkpoints": true,
+}
+
+var stepKnown = map[string]bool{
+	"status": true, "started_at": true, "completed_at": true, "agent": true,
+	"output_files": true, "notes": true, "last_updated": true, "last_task": true, "progress": true,
+}
+
+// loopEnd is the current_step a finished loop shows; it is not a step.
+const loopEnd = "COMPLETE"
+
+// keyFor returns the name the document uses for a field: snake case, or the
+// camel case of plain Conductor metadata when the file uses that.
+func keyFor(src *object, snake, camel string) string {
+	if src != nil && !src.has(snake) && src.has(camel) {
+		return camel
+	}
+	return snake
+}
+
+// docToState maps the document onto a checkpoint. It is deterministic: the
+// same document always gives the same state (Export relies on that).
+func docToState(doc *object, n *notes) (*ckpt.Checkpoint, error) {
+	if !slices.ContainsFunc(doc.keys, func(k string) bool { return topKnown[k] }) {
+		return nil, fmt.Errorf("none of a track's fields (track_id, status, loop_state, …) found: is this a conductor/tracks/<track-id>/metadata.json file?")
+	}
+	var kept []string
+	for _, k := range doc.keys {
+		if !topKnown[k] {
+			kept = append(kept, k)
+		}
+	}
+	f := fields{o: doc, n: n}
+	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
+	c.TaskID, _ = f.str(keyFor(doc, "track_id", "trackId"))
+	if t, ok := f.str("name"); ok {
+		c.Title = t
+	} else if t, ok := f.str("description"); ok {
+		c.Title = t
+		n.add("no name: description read as the title")
+	}
+	if t, ok := f.when(keyFor(doc, "created_at", "createdAt")); ok {
+		c.StartedAt = t
+	}
+	if t, ok := f.when(keyFor(doc, "completed_at", "completedAt")); ok {
+		c.CompletedAt = &t
+	}
+	if t, ok := f.when(keyFor(doc, "updated_at", "updatedAt")); ok {
+		c.UpdatedAt = t
+	}
+	loopStatus, hasLoop := readLoop(c, doc, n, &kept)
+	if w, ok := f.str("status"); ok {
+		s, guessed := statusFromWord(w)
+		if guessed {
+			n.add("track status %q is not a known status: read as %s", w, s)
+		}
+		c.Status = s
+	} else if hasLoop {
+		c.Status = loopStatus
+		n.add("no track status: %s taken from loop_state", loopStatus)
+	} else {
+		c.Status = ckpt.StatusPending
+		n.add("no track status and no loop_state: pending assumed")
+	}
+	if !hasLoop && doc.has("trackId") {
+		n.add("plain Conductor metadata without loop_state: no steps, cycles or resume point to read")
+	}
+	if len(kept) > 0 {
+		n.add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
+	}
+	deriveProgress(c)
+	return c, nil
+}
+
+// readLoop reads loop_state into c and returns the overall status it implies.
+func readLoop(c *ckpt.Checkpoint, doc *object, n *notes, kept *[]string) (ckpt.Status, bool) {
+	ls, ok := asObject(doc.get("loop_state"))
+	if !ok {
+		if doc.has("loop_state") {
+			n.add("loop_state is not an object: kept as is, not read")
+		}
+		return "", false
+	}
+	for _, k := range ls.keys {
+		if !loopKnown[k] {
+			*kept = append(*kept, "loop_state."+k)
+		}
+	}
+	f := fields{o: ls, n: n, path: "loop_state."}
+	c.CurrentStep, _ = f.str("current_step")
+	stepWord, hasStepWord := f.str("step_status")
+	if v, ok := f.count("fix_cycle_count"); ok {
+		c.Cycles.Count = v
+	}
+	if v, ok := f.count("max_fix_cycles"); ok {
+		c.Cycles.Max = v
+	}
+	if c.Cycles.Max > 0 && c.Cycles.Count > c.Cycles.Max {
+		n.add("fix_cycle_count %d is past max_fix_cycles %d: ckpt will refuse another cycle until the limit is raised", c.Cycles.Count, c.Cycles.Max)
+	}
+	var latest time.Time
+	if cps, ok := asObject(ls.get("checkpoints")); ok {
+		for _, key := range cps.keys {
+			if key == "" {
+				n.add("loop_state.checkpoints has an entry with an empty name: kept as is, not read")
+				continue
+			}
+			if t := readStep(c, key, cps.get(key), n, kept); t.After(latest) {
+				latest = t
+			}
+		}
+	} else if ls.has("checkpoints") {
+		n.add("loop_state.checkpoints is not an object: kept as is, not read")
+	}
+	if latest.After(c.UpdatedAt) {
+		c.UpdatedAt = latest
+	}
+	cur := c.CurrentStep
+	if cur != "" && cur != loopEnd && c.StepIndex(cur) < 0 {
+		st := ckpt.StepPending
+		if hasStepWord {
+			st = stepStatus(c, cur, stepWord, "loop_state.step_status", n)
+		}
+		c.Steps = append(c.Steps, ckpt.Step{ID: cur, Status: st})
+	}
+	if i := c.StepIndex(cur); i >= 0 {
+		if t, ok := f.when("step_started_at"); ok && c.Steps[i].StartedAt == nil {
+			c.Steps[i].StartedAt = &t
+		}
+		if hasStepWord {
+			if w := stepWordOf(c, c.Steps[i]); !strings.EqualFold(w, stepWord) {
+				n.add("loop_state.step_status %q disagrees with checkpoints.%s.status %q: the checkpoint entry is kept", stepWord, cur, w)
+			}
+		}
+	}
+	readResumePoint(c, ls)
+	switch {
+	case cur == loopEnd:
+		return ckpt.StatusDone, true
+	case hasStepWord:
+		if s, _ := statusFromWord(stepWord); s == ckpt.StatusFailed || s == ckpt.StatusBlocked {
+			return s, true
+		}
+	}
+	return ckpt.StatusInProgress, true
+}
+
+// readStep reads one per-step checkpoint and returns its last_updated time.
+func readStep(c *ckpt.Checkpoint, key string, raw json.RawMessage, n *notes, kept *[]string) time.Time {
+	e, ok := asObject(raw)
+	if !ok {
+		n.add("loop_state.checkpoints.%s is not an object: kept as is, not read", key)
+		return time.Time{}
+	}
+	path := "loop_state.checkpoints." + key + "."
+	for _, k := range e.keys {
+		if !stepKnown[k] {
+			*kept = append(*kept, path+k)
+		}
+	}
+	if p, ok := asObject(e.get("progress")); ok {
+		for _, k := range p.keys {
+			if k != "current_task" && k != "last_task" {
+				*kept = append(*kept, path+"progress."+k)
+			}
+		}
+	}
+	f := fields{o: e, n: n, path: path}
+	s := ckpt.Step{ID: key, Status: ckpt.StepPending}
+	if w, ok := f.str("status"); ok {
+		s.Status = stepStatus(c, key, w, path+"status", n)
+	} else {
+		n.add("%sstatus missing: NOT_STARTED assumed", path)
+	}
+	if t, ok := f.when("started_at"); ok {
+		s.StartedAt = &t
+	}
+	if t, ok := f.when("completed_at"); ok {
+		s.CompletedAt = &t
+	}
+	s.By, _ = f.str("agent")
+	if files, ok := f.strs("output_files"); ok {
+		files = nonEmpty(files)
+		s.Output = strings.Join(files, "\n")
+		c.Files.Created = addUnique(c.Files.Created, files)
+	}
+	s.Notes, _ = f.str("notes")
+	updated, _ := f.when("last_updated")
+	// A blocked step: its blocker carries the step's notes.
+	if i := blockerIndex(c, key); i >= 0 {
+		c.Blockers[i].Text = blockerText(key, s.Notes)
+		switch {
+		case !updated.IsZero():
+			c.Blockers[i].Since = updated
+		case s.StartedAt != nil:
+			c.Blockers[i].Since = *s.StartedAt
+		}
+	}
+	c.Steps = append(c.Steps, s)
+	return updated
+}
+
+func blockerText(key, notes string) string {
+	if notes != "" {
+		return notes
+	}
+	return key + " is blocked"
+}
+
+func blockerIndex(c *ckpt.Checkpoint, id string) int {
+	return slices.IndexFunc(c.Blockers, func(b ckpt.Blocker) bool { return b.ID == id && b.Active() })
+}
+
+// stepStatus maps a step status word (NOT_STARTED, IN_PROGRESS, PASSED,
+// FAILED, BLOCKED, SKIPPED) onto a step status. A blocked step stays in
+// progress and gets an active blocker with the step's name as its ID.
+func stepStatus(c *ckpt.Checkpoint, key, word, field string, n *notes) ckpt.StepStatus {
+	if strings.EqualFold(strings.TrimSpace(word), "skipped") {
+		return ckpt.StepSkipped
+	}
+	s, guessed := statusFromWord(word)
+	if guessed {
+		n.add("%s %q is not a seed 000 status: read as %s", field, word, s)
+	}
+	switch s {
+	case ckpt.StatusPending:
+		return ckpt.StepPending
+	case ckpt.StatusDone:
+		return ckpt.StepDone
+	case ckpt.StatusFailed:
+		return ckpt.StepFailed
+	case ckpt.StatusAbandoned:
+		n.add("%s %q: the step is read as skipped", field, word)
+		return ckpt.StepSkipped
+	case ckpt.StatusBlocked:
+		if blockerIndex(c, key) < 0 {
+			c.Blockers = append(c.Blockers, ckpt.Blocker{ID: key, Text: blockerText(key, "")})
+		}
+		return ckpt.StepInProgress
+	case ckpt.StatusWaiting:
+		n.add("%s %q: the step is read as in progress (steps do not wait)", field, word)
+	}
+	return ckpt.StepInProgress
+}
+
+// readResumePoint reads the last task done and the task under way: from the
+// current step first (as last_task or progress.last_task), then from the
+// latest step that has one.
+func readResumePoint(c *ckpt.Checkpoint, ls *object) {
+	cps, ok := asObject(ls.get("checkpoints"))
+	if !ok {
+		return
+	}
+	var discard notes
+	order := append([]string{c.CurrentStep}, reversed(cps.keys)...)
+	for _, key := range order {
+		if t, ok := taskAt(cps, key, "last_task", &discard); ok {
+			c.Context.LastProcessed = t
+			break
+		}
+	}
+	if t, ok := taskAt(cps, c.CurrentStep, "current_task", &discard); ok {
+		c.Context.NextToProcess = t
+	}
+}
+
+// taskAt reads field from step key, at the step's level or in its progress.
+func taskAt(cps *object, key, field string, n *notes) (string, bool) {
+	e, ok := asObject(cps.get(key))
+	if !ok {
+		return "", false
+	}
+	if t, ok := (fields{o: e, n: n}).str(field); ok && t != "" {
+		return t, true
+	}
+	if p, ok := asObject(e.get("progress")); ok {
+		if t, ok := (fields{o: p, n: n}).str(field); ok && t != "" {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+func reversed(list []string) []string {
+	out := slices.Clone(list)
+	slices.Reverse(out)
+	return out
+}
+
+func nonEmpty(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func addUnique(list, add []string) []string {
+	for _, s := range add {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// ResumeFrom returns the value for the orchestrator's --resume-from: the
+// last task the loop finished (seed 000's last_task), or "" when none is
+// recorded. It is c.Context.LastProcessed, which import fills from last_task
+// and export writes back to it.
+func ResumeFrom(c *ckpt.Checkpoint) string { return c.Context.LastProcessed }
+
+// TrackID returns the Conductor track c stands for: its task ID, else the
+// last segment of its ID.
+func TrackID(c *ckpt.Checkpoint) string {
+	if c.TaskID != "" {
+		return c.TaskID
+	}
+	return c.ID[strings.LastIndexByte(c.ID, '/')+1:]
+}
+
+// Export renders c as the track's metadata.json. A checkpoint imported from
+// such a file gets back every field of that file: unknown fields verbatim,
+// and each known field in the file's spelling unless c changed it.
+func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
+	base, src, err := baseDocument(c)
+	if err != nil {
+		return nil, err
+	}
+	ours := render(c, src)
+	if src == nil {
+		return ours.indented(), nil
+	}
+	return mergeDocument(base, ours, src).indented(), nil
+}
+
+// baseDocument returns the rendering of the file c was imported from, and
+// that file; both nil for a checkpoint that was not imported.
+func baseDocument(c *ckpt.Checkpoint) (base, src *object, err error) {
+	_, src, err = readMeta(c, Name)
+	if err != nil || src == nil {
+		return nil, nil, err
+	}
+	var discard notes
+	s0, err := docToState(src, &discard)
+	if err != nil {
+		return nil, nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", Name, err, c.ID, Name)
+	}
+	return render(s0, src), src, nil
+}
+
+// trackWords are the track status words written for each status.
+var trackWords = map[ckpt.Status]string{
+	ckpt.StatusPending:    "new",
+	ckpt.StatusInProgress: "in_progress",
+	ckpt.StatusWaiting:    "paused",
+	ckpt.StatusBlocked:    "blocked",
+	ckpt.StatusDone:       "complete",
+	ckpt.StatusFailed:     "failed",
+	ckpt.StatusAbandoned:  "abandoned",
+}
+
+// stepWordOf returns seed 000's status word for step s of c.
+func stepWordOf(c *ckpt.Checkpoint, s ckpt.Step) string {
+	switch s.Status {
+	case ckpt.StepDone:
+		return "PASSED"
+	case ckpt.StepFailed:
+		return "FAILED"
+	case ckpt.StepSkipped:
+		return "SKIPPED"
+	case ckpt.StepInProgress:
+		if blockerIndex(c, s.ID) >= 0 {
+			return "BLOCKED"
+		}
+		return "IN_PROGRESS"
+	}
+	return "NOT_STARTED"
+}
+
+// render writes c as the document. src, the file c was imported from (nil if
+// none), decides only names and places: camel or snake case, name or
+// description, where last_task lives.
+func render(c *ckpt.Checkpoint, src *object) *object {
+	o := newObject()
+	o.put(keyFor(src, "track_id", "trackId"), TrackID(c))
+	if c.Title != "" {
+		key := "name"
+		if src != nil && !src.has("name") && src.has("description") {
+			key = "description"
+		}
+		o.put(key, c.Title)
+	}
+	o.put("status", trackWords[c.Status])
+	if !c.StartedAt.IsZero() {
+		o.put(keyFor(src, "created_at", "createdAt"), formatTime(c.StartedAt))
+	}
+	if c.CompletedAt != nil {
+		o.put(keyFor(src, "completed_at", "completedAt"), formatTime(*c.CompletedAt))
+	}
+	if k := keyFor(src, "updated_at", "updatedAt"); src != nil && src.has(k) && !c.UpdatedAt.IsZero() {
+		o.put(k, formatTime(c.UpdatedAt))
+	}
+	if len(c.Steps) > 0 || c.CurrentStep != "" || c.Cycles != (ckpt.Cycles{}) || (src != nil && src.has("loop_state")) {
+		o.set("loop_state", renderLoop(c, src).raw())
+	}
+	return o
+}
+
+func renderLoop(c *ckpt.Checkpoint, src *object) *object {
+	ls := newObject()
+	ls.put("current_step", c.CurrentStep)
+	cur := c.StepIndex(c.CurrentStep)
+	switch {
+	case cur >= 0:
+		ls.put("step_status", stepWordOf(c, c.Steps[cur]))
+		if t := c.Steps[cur].StartedAt; t != nil {
+			ls.put("step_started_at", formatTime(*t))
+		}
+	case c.Status == ckpt.StatusDone:
+		ls.put("step_status", "PASSED")
+	case c.Status == ckpt.StatusFailed || c.Status == ckpt.StatusBlocked:
+		ls.put("step_status", strings.ToUpper(string(c.Status)))
+	case c.Status == ckpt.StatusPending:
+		ls.put("step_status", "NOT_STARTED")
+	default:
+		ls.put("step_status", "IN_PROGRESS")
+	}
+	ls.put("fix_cycle_count", c.Cycles.Count)
+	if c.Cycles.Max > 0 {
+		ls.put("max_fix_cycles", c.Cycles.Max)
+	}
+	lastAt, lastInProgress := lastTaskPlace(c, src)
+	cps := newObject()
+	for i, s := range c.Steps {
+		e := newObject()
+		e.put("status", stepWordOf(c, s))
+		if s.StartedAt != nil {
+			e.put("started_at", formatTime(*s.StartedAt))
+		}
+		if s.CompletedAt != nil {
+			e.put("completed_at", formatTime(*s.CompletedAt))
+		}
+		if s.By != "" {
+			e.put("agent", s.By)
+		}
+		progress := newObject()
+		if i == cur && c.Context.NextToProcess != "" {
+			progress.put("current_task", c.Context.NextToProcess)
+		}
+		if s.ID == lastAt && c.Context.LastProcessed != "" {
+			if lastInProgress {
+				progress.put("last_task", c.Context.LastProcessed)
+			} else {
+				e.put("last_task", c.Context.LastProcessed)
+			}
+		}
+		if len(progress.keys) > 0 {
+			e.set("progress", progress.raw())
+		}
+		if s.Output != "" {
+			e.put("output_files", nonEmpty(strings.Split(s.Output, "\n")))
+		}
+		if s.Notes != "" {
+			e.put("notes", s.Notes)
+		}
+		if i == cur && !c.UpdatedAt.IsZero() {
+			e.put("last_updated", formatTime(c.UpdatedAt))
+		}
+		cps.set(s.ID, e.raw())
+	}
+	ls.set("checkpoints", cps.raw())
+	return ls
+}
+
+// lastTaskPlace says where last_task is written: where the imported file had
+// it, else at the level of the current step (else the last step), beside
+// last_commit as seed 000's executing-plans update has it.
+func lastTaskPlace(c *ckpt.Checkpoint, src *object) (step string, inProgress bool) {
+	if src != nil {
+		if ls, ok := asObject(src.get("loop_state")); ok {
+			if cps, ok := asObject(ls.get("checkpoints")); ok {
+				var discard notes
+				for _, key := range append([]string{c.CurrentStep}, reversed(cps.keys)...) {
+					e, ok := asObject(cps.get(key))
+					if !ok || c.StepIndex(key) < 0 {
+						continue
+					}
+					if t, ok := (fields{o: e, n: &discard}).str("last_task"); ok && t != "" {
+						return key, false
+					}
+					if _, ok := taskAt(cps, key, "last_task", &discard); ok {
+						return key, true
+					}
+				}
+			}
+		}
+	}
+	if c.StepIndex(c.CurrentStep) >= 0 {
+		return c.CurrentStep, false
+	}
+	if len(c.Steps) > 0 {
+		return c.Steps[len(c.Steps)-1].ID, false
+	}
+	return "", false
+}
