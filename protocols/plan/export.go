@@ -107,8 +107,9 @@ func box(checked bool) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // itemTitle is a title fit for a checkbox item: one line, and no "<!--"
-// that would open a comment and swallow the marker after it.
-func itemTitle(s string) string { return strings.ReplaceAll(oneLine(s), "<!--", "\\<!--") }
+// that would open a comment and swallow the marker after it (the entity
+// renders the same and stays put through any number of round trips).
+func itemTitle(s string) string { return strings.ReplaceAll(oneLine(s), "<!--", "&lt;!--") }
 
 // commentText is text fit for a marker comment: one line, no "-->" to end
 // the comment early, no "<!--" to nest one.

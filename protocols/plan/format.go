@@ -118,7 +118,7 @@ func declaredStatus(p *Plan, c *ckpt.Checkpoint) []string {
 	st, err := ckpt.ParseStatus(word)
 	switch {
 	case err != nil:
-		return []string{fmt.Sprintf("the plan says **Status:** %s, which is no status ckpt knows; the status %s comes from its checkboxes", v, c.Status)}
+		return []string{fmt.Sprintf("the plan says **Status:** %s, which is no status ckpt knows; ckpt derives %s from its checkboxes and markers", v, c.Status)}
 	case len(c.Steps) == 0:
 		c.Status = st
 		return []string{fmt.Sprintf("no tasks: the status %s is taken from the plan's **Status:** %s", st, v)}
@@ -161,7 +161,7 @@ func guessSteps(p *Plan) ([]ckpt.Step, string) {
 			parents = parents[:len(parents)-1]
 		}
 		status, ok := headingStatus(h)
-		if ok {
+		if ok && h.Level > 1 { // a level-1 heading's status is the plan's own
 			key, title := splitHeading(h.Text)
 			st := ckpt.Step{ID: unique(slug(key, "task")), Title: title, Status: status}
 			if len(parents) > 0 && parents[len(parents)-1].Level > 1 {

@@ -29,7 +29,7 @@ const MaxPlanSize = 16 << 20
 // criteria, its decisions and blockers, and the progress its tasks add up to.
 // Everything is in document order.
 type Plan struct {
-	// Title is the text of the first level-1 heading, or "".
+	// Title is the first level-1 heading as written, or "".
 	Title string
 	// Fields are the "**Key:** value" lines that stand before the first
 	// level-2 heading (Status, Plan ID, Created…), in order.
@@ -229,7 +229,7 @@ func (w *walker) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 	case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.CodeSpan:
 		return ast.WalkSkipChildren, nil // code is text, never markers
 	case *ast.Heading:
-		t := inlineText(n, w.src)
+		t := itemText(n, -1, w.src)
 		w.heading = t
 		if n.Level == 1 && w.plan.Title == "" {
 			w.plan.Title = t

@@ -271,7 +271,7 @@ func TestParseCommentsDoNotNest(t *testing.T) {
 
 func TestParseFieldsAndHeadings(t *testing.T) {
 	p := mustParse(t, "# Title *with* `code`\n\n**Plan ID:** 260220-1149-feature\n**Status**: In Progress\n\n> **Quoted:** no\n\n## Section\n\n**Status:** [x]\n")
-	if p.Title != "Title with `code`" {
+	if p.Title != "Title *with* `code`" {
 		t.Errorf("title = %q", p.Title)
 	}
 	if v, _ := p.Field("plan id"); v != "260220-1149-feature" {
