@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -52,6 +53,11 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 	}
 	return o.withStore(func(st ckpt.Store) error {
 		c, err := st.Get(ctx, o.ID, o.Rev)
+		if errors.Is(err, ckpt.ErrNotFound) && o.Rev > 0 {
+			if latest, lerr := st.Get(ctx, o.ID, 0); lerr == nil {
+				return fmt.Errorf("%w: %s has %d revisions, not %d: see them with ckpt log %s", ckpt.ErrNotFound, o.ID, latest.Rev, o.Rev, o.ID)
+			}
+		}
 		if err != nil {
 			return err
 		}

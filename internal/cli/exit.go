@@ -69,14 +69,15 @@ func ExitCode(err error) int {
 	return ExitFailure
 }
 
-// namesCommand matches a message that already suggests a command to run.
-var namesCommand = regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore)\b|--help\b`)
+// givesAdvice matches a message that already says what to do: it names a
+// ckpt command or tells the user to act.
+var givesAdvice = regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
 
 // errorLine is the one line printed for err: its message on one line, with
-// a hint saying what to do when the message does not already name a command.
+// a hint saying what to do when the message does not already say it.
 func errorLine(err error) string {
 	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
-	if namesCommand.MatchString(msg) {
+	if givesAdvice.MatchString(msg) {
 		return msg
 	}
 	var u usageError

@@ -44,6 +44,7 @@ func TestErrorLineIsOneLineAndSaysWhatToDo(t *testing.T) {
 		{fmt.Errorf("%w: w", ckpt.ErrNotFound), "ckpt ls"},
 		{fmt.Errorf("%w: line 3 checksum\nsecond line", ckpt.ErrCorrupt), "ckpt repair"},
 		{usagef("unknown flag: --x"), "see ckpt help"},
+		{fmt.Errorf("%w: a step needs an ID", ckpt.ErrInvalid), "see ckpt help"},
 		// A message that already names a command keeps its own advice.
 		{fmt.Errorf("%w: w: create it first with ckpt start w", ckpt.ErrNotFound), "create it first with ckpt start w"},
 	}

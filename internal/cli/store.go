@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -90,6 +91,9 @@ func runInit(o *InitOptions) error {
 			ckpt.ErrInvalid, o.BackupEvery, o.BackupKeep, filestore.DefaultBackupEvery, filestore.DefaultBackupKeep)
 	}
 	st, err := filestore.Init(o.Dir, filestore.Options{BackupEvery: o.BackupEvery, BackupKeep: o.BackupKeep})
+	if errors.Is(err, ckpt.ErrExists) {
+		return storeExistsError{o.Dir}
+	}
 	if err != nil {
 		return err
 	}
@@ -99,3 +103,12 @@ func runInit(o *InitOptions) error {
 	_, err = fmt.Fprintf(o.IO.Out, "initialised an empty ckpt store in %s\n", o.Dir)
 	return err
 }
+
+// storeExistsError is init's refusal to initialise a store twice (exit 5).
+type storeExistsError struct{ dir string }
+
+func (e storeExistsError) Error() string {
+	return fmt.Sprintf("a ckpt store already exists at %s: nothing to do (ckpt ls lists its checkpoints; ckpt init --store DIR creates another)", e.dir)
+}
+
+func (e storeExistsError) Unwrap() error { return ckpt.ErrExists }

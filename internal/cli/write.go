@@ -69,6 +69,10 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, t ckpt.EventT
 		// The event is durable; only releasing the store failed.
 		printWarning(o.IO.ErrOut, "closing the store: "+cerr.Error())
 	}
+	if errors.Is(err, ckpt.ErrNotFound) && t != ckpt.EventCreated {
+		// The same advice whichever backend said it.
+		return fmt.Errorf("%w: %s: create it first with ckpt start %s (ckpt ls lists the ones there are)", ckpt.ErrNotFound, id, id)
+	}
 	if err != nil {
 		return err
 	}
