@@ -10,6 +10,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"time"
 )
@@ -33,6 +34,12 @@ type Env struct {
 	Now func() time.Time
 	// Args are the command-line arguments without the program name.
 	Args []string
+	// Interrupt returns a context derived from ctx that ends when the user
+	// interrupts the process (Ctrl-C, SIGTERM), and the function that stops
+	// watching for that. Commands that run until interrupted (monitor,
+	// status --watch) run under it and stop cleanly with exit code 0; nil
+	// means they stop only when their own context ends.
+	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 func (e *Env) getenv(key string) string {

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 )
 
@@ -21,5 +24,8 @@ func System() *Env {
 		WorkDir:   wd,
 		Now:       time.Now,
 		Args:      os.Args[1:],
+		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		},
 	}
 }
