@@ -15,7 +15,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 )
 
-// The history.jsonl event names. The first ten are the document's; the
+// The history.jsonl event names. The first eleven are the document's; the
 // rest are ckpt's, for changes the document's log has no word for.
 const (
 	EventCheckpointCreated = "checkpoint_created"
@@ -28,6 +28,7 @@ const (
 	EventSessionRecovered  = "session_recovered"
 	EventSubagentStarted   = "subagent_started"
 	EventSubagentStopped   = "subagent_stopped"
+	EventSessionCrash      = "session_crash"
 
 	EventTaskReopened   = "task_reopened"
 	EventAcceptanceMet  = "acceptance_met"
@@ -62,6 +63,13 @@ type Event struct {
 	// session_recovered: {"from":"recovery.json","tasksRestored":7}.
 	From          string `json:"from,omitempty"`
 	TasksRestored *int   `json:"tasksRestored,omitempty"`
+	// subagent_started: {"agentType":"fullstack","tasks":["auth"]};
+	// subagent_stopped: {"agentType":"fullstack","completed":1}.
+	AgentType string   `json:"agentType,omitempty"`
+	Tasks     []string `json:"tasks,omitempty"`
+	Completed *int     `json:"completed,omitempty"`
+	// session_crash: {"lastKnownState":"recovery.json"}.
+	LastKnownState string `json:"lastKnownState,omitempty"`
 	// Error says what was wrong, for the error events.
 	Error string `json:"error,omitempty"`
 }
@@ -187,4 +195,38 @@ func knownFromHistory(events []Event) known {
 		}
 	}
 	return k
+}
+
+// AppendEvents appends events to the plan's .checkpoint/history.jsonl
+// durably, under the plan's lock, for what happens outside a Sync: the
+// document's subagent_started, subagent_stopped and session_crash lines.
+// An event without a time gets the current one; an event without a name is
+// refused, and nothing is written. The .checkpoint directory is created if
+// need be.
+func AppendEvents(planPath string, events ...Event) error {
+	abs, err := filepath.Abs(planPath)
+	if err != nil {
+		return fmt.Errorf("plan path %s: %w", planPath, err)
+	}
+	out := make([]Event, len(events))
+	for i, e := range events {
+		if e.Event == "" {
+			return fmt.Errorf("history event %d has no name: set Event, e.g. %q", i+1, EventSubagentStarted)
+		}
+		if e.TS.IsZero() {
+			e.TS = time.Now()
+		}
+		e.TS = e.TS.UTC().Truncate(time.Second)
+		out[i] = e
+	}
+	cdir := filepath.Join(filepath.Dir(abs), CheckpointDir)
+	if err := os.MkdirAll(cdir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", cdir, err)
+	}
+	unlock, err := lockDir(cdir, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return appendHistory(cdir, out)
 }

@@ -125,10 +125,8 @@ func readPrior(cdir string, now time.Time) prior {
 			Event{TS: now, Event: EventSessionRecovered, From: FromRecovery, TasksRestored: &n})
 		return p
 	}
-	if missing && rmissing {
-		if info, err := os.Stat(filepath.Join(cdir, historyFile)); err != nil || info.Size() == 0 {
-			return p // nothing was ever recorded: a first checkpoint
-		}
+	if missing && rmissing && !hadState(cdir) {
+		return p // nothing was ever recorded: a first checkpoint
 	}
 	p.lost = true
 	if !rmissing {
@@ -138,6 +136,19 @@ func readPrior(cdir string, now time.Time) prior {
 	}
 	p.events = append(p.events, Event{TS: now, Event: EventFullRecovery, Source: FromReparse, Error: why})
 	return p
+}
+
+// hadState reports whether the history shows a state was ever made: it
+// holds a checkpoint_created or full_recovery line (lines such as
+// subagent_started can come before the first checkpoint).
+func hadState(cdir string) bool {
+	events, _, _ := ReadHistory(filepath.Join(cdir, historyFile))
+	for _, e := range events {
+		if e.Event == EventCheckpointCreated || e.Event == EventFullRecovery {
+			return true
+		}
+	}
+	return false
 }
 
 // readPlan reads and parses plan.md; the error says which step failed.

@@ -302,7 +302,7 @@ func TestSyncChecksumMismatchReparses(t *testing.T) {
 	}
 	res := mustSync(t, path, t0.Add(time.Minute))
 	want := Event{TS: t0.Add(time.Minute), Event: EventChecksumMismatch, Action: "reparse", StateChecksum: first.State.Checksum, PlanChecksum: Checksum([]byte(edited))}
-	if len(res.Events) == 0 || res.Events[0] != want {
+	if len(res.Events) == 0 || !cmp.Equal(res.Events[0], want) {
 		t.Fatalf("events = %+v, want first %+v", res.Events, want)
 	}
 	if s := readStateFile(t, path); s.Checksum != want.PlanChecksum || s.Progress.TotalTasks != 2 || !s.Phases[UnphasedKey].Tasks["b"].Done {
@@ -540,5 +540,83 @@ func TestStateKeepsUnknownKeys(t *testing.T) {
 	json.Compact(&custom, s.Extra["custom"])
 	if string(s.Extra["pluginVersion"]) != `"1.4.0"` || custom.String() != `{"x":[1,2]}` {
 		t.Errorf("extra = %q", s.Extra)
+	}
+}
+
+func TestSyncConcurrentWritersAreSerialised(t *testing.T) {
+	path := newPlan(t, "p", "- [ ] a <!-- TASK: a -->\n- [ ] b <!-- TASK: b -->\n- [ ] c <!-- TASK: c -->\n")
+	const n = 6
+	errs := make(chan error, 2*n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			_, err := Sync(path, t0.Add(time.Duration(i)*time.Second))
+			errs <- err
+		}(i)
+		go func(i int) {
+			errs <- SetTask(path, string(rune('a'+i%3)), true)
+		}(i)
+	}
+	for i := 0; i < 2*n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	final := mustSync(t, path, t0.Add(time.Hour))
+	s := readStateFile(t, path)
+	if s.Ckpt.Checkpoints != n+1 || s.Progress.CompletedTasks != 3 {
+		t.Errorf("checkpoints %d (want %d), completed %d", s.Ckpt.Checkpoints, n+1, s.Progress.CompletedTasks)
+	}
+	events, bad, err := ReadHistory(filepath.Join(cdirOf(path), historyFile))
+	if err != nil || bad != 0 {
+		t.Fatalf("history: bad %d, err %v", bad, err)
+	}
+	created, completed := 0, map[string]int{}
+	for _, e := range events {
+		switch e.Event {
+		case EventCheckpointCreated:
+			created++
+		case EventTaskCompleted:
+			completed[e.TaskID]++
+		}
+	}
+	// A task checked before the first sync ran has no completion event;
+	// none is ever logged twice.
+	for id, k := range completed {
+		if k != 1 {
+			t.Errorf("task %s completed %d times in the history", id, k)
+		}
+	}
+	if created != 1 || len(final.Events) != 0 {
+		t.Errorf("checkpoint_created %d times; final sync logged %v", created, eventNames(final.Events))
+	}
+}
+
+func TestAppendEventsWritesTheDocumentsLines(t *testing.T) {
+	path := newPlan(t, "p", "- [ ] auth <!-- TASK: auth -->\n")
+	one := 1
+	err := AppendEvents(path,
+		Event{TS: t0, Event: EventSubagentStarted, AgentType: "fullstack", Tasks: []string{"auth"}},
+		Event{TS: t0.Add(time.Minute), Event: EventSubagentStopped, AgentType: "fullstack", Completed: &one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"ts":"2026-02-20T11:49:00Z","event":"subagent_started","agentType":"fullstack","tasks":["auth"]}`,
+		`{"ts":"2026-02-20T11:50:00Z","event":"subagent_stopped","agentType":"fullstack","completed":1}`,
+	}
+	if d := cmp.Diff(want, historyLines(t, path)); d != "" {
+		t.Errorf("history (-want +got):\n%s", d)
+	}
+	if err := AppendEvents(path, Event{TS: t0}); err == nil || !strings.Contains(err.Error(), "no name") {
+		t.Errorf("an unnamed event: %v", err)
+	}
+	if len(historyLines(t, path)) != 2 {
+		t.Error("a refused append wrote a line")
+	}
+	// The first Sync after them still starts the bookkeeping: the history
+	// holds no state, so this is a first checkpoint, not a lost one.
+	res := mustSync(t, path, t0.Add(2*time.Minute))
+	if d := cmp.Diff([]string{EventCheckpointCreated}, eventNames(res.Events)); d != "" {
+		t.Errorf("first sync after subagent lines (-want +got):\n%s", d)
 	}
 }
