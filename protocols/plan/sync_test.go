@@ -160,10 +160,10 @@ func TestSyncEndToEnd(t *testing.T) {
 			"phase-2-api": {Status: PhasePending, Tasks: map[string]*TaskState{"handlers": {}}, Acceptance: map[string]*CriterionState{}},
 		},
 		CurrentPhase: &phase1, CurrentTask: &currentTask,
-		Blockers:     []string{"Waiting for API key from external team"},
-		Decisions:    []DecisionEntry{{Time: t0, Decision: "Using async SQLAlchemy 2.0 for better performance"}},
-		Agents:       map[string]*AgentState{},
-		Ckpt:         &Bookkeeping{Checkpoints: 1, BlockersSince: map[string]time.Time{"Waiting for API key from external team": t0}},
+		Blockers:  []string{"Waiting for API key from external team"},
+		Decisions: []DecisionEntry{{Time: t0, Decision: "Using async SQLAlchemy 2.0 for better performance"}},
+		Agents:    map[string]*AgentState{},
+		Ckpt:      &Bookkeeping{Checkpoints: 1, BlockersSince: map[string]time.Time{"Waiting for API key from external team": t0}},
 	}
 	if d := cmp.Diff(want, readStateFile(t, path)); d != "" {
 		t.Errorf("state.json after the first sync (-want +got):\n%s", d)
@@ -330,9 +330,11 @@ func TestSyncChecksumMismatchReparses(t *testing.T) {
 
 func TestSyncParseFailureKeepsLastState(t *testing.T) {
 	for name, damage := range map[string]func(path string) error{
-		"invalid UTF-8": func(path string) error { return os.WriteFile(path, []byte("- [x] a \xff\xfe <!-- TASK: a -->\n"), 0o644) },
-		"missing":       os.Remove,
-		"a directory":   func(path string) error { os.Remove(path); return os.Mkdir(path, 0o755) },
+		"invalid UTF-8": func(path string) error {
+			return os.WriteFile(path, []byte("- [x] a \xff\xfe <!-- TASK: a -->\n"), 0o644)
+		},
+		"missing":     os.Remove,
+		"a directory": func(path string) error { os.Remove(path); return os.Mkdir(path, 0o755) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := newPlan(t, "p", "- [x] a <!-- TASK: a -->\n- [ ] b <!-- TASK: b -->\n")
