@@ -40,7 +40,8 @@ const EnvAgent = "CKPT_AGENT"
 
 // TaskLoop makes Stop keep the agent working while steps remain. A
 // checkpoint's meta key "task_loop" overrides it for that checkpoint: true
-// or false, or an object {"enabled":…, "token":…, "max_blocks":…}.
+// or false (as JSON or as the string "true"/"false"), or an object
+// {"enabled":…, "token":…, "max_blocks":…}.
 type TaskLoop struct {
 	Enabled bool
 	// Token in the agent's last message lets it stop; "" means
@@ -518,6 +519,7 @@ func loopFor(def TaskLoop, cp *ckpt.Checkpoint) TaskLoop {
 	l := def
 	if raw, ok := cp.Meta["task_loop"]; ok {
 		var on bool
+		var word string
 		var obj struct {
 			Enabled   *bool  `json:"enabled"`
 			Token     string `json:"token"`
@@ -526,6 +528,10 @@ func loopFor(def TaskLoop, cp *ckpt.Checkpoint) TaskLoop {
 		switch {
 		case json.Unmarshal(raw, &on) == nil:
 			l.Enabled = on
+		case json.Unmarshal(raw, &word) == nil: // `ckpt update --meta task_loop=true` stores a string
+			if b, err := strconv.ParseBool(strings.TrimSpace(word)); err == nil {
+				l.Enabled = b
+			}
 		case json.Unmarshal(raw, &obj) == nil:
 			l.Enabled = obj.Enabled == nil || *obj.Enabled
 			if obj.Token != "" {

@@ -338,6 +338,12 @@ func TestStopTaskLoopPerCheckpointAndWithoutState(t *testing.T) {
 	if out, _ := hook(t, h3, "Stop", `{"session_id":"s1"}`); out != "" {
 		t.Errorf("task_loop false on the checkpoint: %q", out)
 	}
+
+	h4 := newHandler(t)
+	loopCheckpoint(t, h4, `"true"`) // as `ckpt update --meta task_loop=true` stores it
+	if out, _ := hook(t, h4, "Stop", `{"session_id":"s1"}`); out != wantBlock {
+		t.Errorf("task_loop \"true\" on the checkpoint: %q", out)
+	}
 }
 
 func TestFinalCheckpointOnPreCompactAndSessionEnd(t *testing.T) {
