@@ -109,26 +109,28 @@ func (g *git) ctxErr(ctx context.Context) error {
 // (which quotes git, since "not a repository" may really be, say, a
 // safe.directory refusal).
 func (g *git) toplevel(ctx context.Context) (top, skip string, err error) {
-	if _, err := g.run(ctx, runOpts{}, "rev-parse", "--git-dir"); err != nil {
+	out, err := g.run(ctx, runOpts{}, "rev-parse", "--show-toplevel")
+	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", err
 		}
-		if _, msg, _ := strings.Cut(err.Error(), "git rev-parse: "); !strings.Contains(msg, "not a git repository") {
-			return "", fmt.Sprintf("Git snapshot skipped — %s is not in a usable git repository (git: %s).", g.dir, msg), nil
+		// Tell "no repository" from "a repository without a work tree"
+		// without reading git's (translated) messages.
+		if _, gerr := g.run(ctx, runOpts{}, "rev-parse", "--git-dir"); gerr != nil {
+			if ctx.Err() != nil {
+				return "", "", gerr
+			}
+			if _, msg, _ := strings.Cut(gerr.Error(), "git rev-parse: "); !strings.Contains(msg, "not a git repository") {
+				return "", fmt.Sprintf("Git snapshot skipped — %s is not in a usable git repository (git: %s).", g.dir, msg), nil
+			}
+			return "", fmt.Sprintf("Git snapshot skipped — %s is not in a git repository.", g.dir), nil
 		}
-		return "", fmt.Sprintf("Git snapshot skipped — %s is not in a git repository.", g.dir), nil
-	}
-	out, err := g.run(ctx, runOpts{}, "rev-parse", "--is-inside-work-tree")
-	if err != nil {
-		return "", "", err
-	}
-	if strings.TrimSpace(string(out)) != "true" {
 		return "", fmt.Sprintf("Git snapshot skipped — %s has no working tree (a bare repository or a .git directory).", g.dir), nil
 	}
-	if out, err = g.run(ctx, runOpts{}, "rev-parse", "--show-toplevel"); err != nil {
-		return "", "", err
-	}
 	top = strings.TrimSpace(string(out))
+	if top == "" {
+		return "", fmt.Sprintf("Git snapshot skipped — %s has no working tree (a bare repository or a .git directory).", g.dir), nil
+	}
 	if r, err := filepath.EvalSymlinks(top); err == nil {
 		top = r
 	}

@@ -9,6 +9,8 @@
 // nor disturbed, and a refused commit leaves the real index exactly as it was.
 // Only after a successful commit are the committed paths' index entries set
 // to the new HEAD.
+//
+// It needs git 2.26 or later (git rm --pathspec-from-file).
 package gitsnap
 
 import (
