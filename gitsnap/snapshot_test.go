@@ -273,6 +273,9 @@ func TestSnapshotSkipsWhenTheInScopeChangesMatchHEAD(t *testing.T) {
 func TestSnapshotOutsideARepositorySkips(t *testing.T) {
 	isolateGit(t)
 	dir := t.TempDir()
+	// Even if the temporary directory lies inside some repository, git must
+	// not look above it.
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
 	write(t, dir, "a.txt", "a\n")
 	res := snapshot(t, dir, "a.txt")
 	if res.Committed || res.Skipped != "Git snapshot skipped — "+mustEval(t, dir)+" is not in a git repository." {
