@@ -153,7 +153,7 @@ var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
 // Parse reads a plan.md. It fails only when the bytes are not a text file
 // (invalid UTF-8, a NUL byte, larger than MaxPlanSize), with an error that
 // names the place; any Markdown parses, and whatever looks like a marker but
-// cannot count is reported in Plan.Warnings.
+// cannot count is reported in Plan.Warnings. It is safe for concurrent use.
 func Parse(src []byte) (*Plan, error) {
 	if len(src) > MaxPlanSize {
 		return nil, fmt.Errorf("plan is %d bytes; the limit is %d: is this really a plan.md?", len(src), MaxPlanSize)
@@ -239,8 +239,6 @@ func (w *walker) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		}
 		w.plan.Headings = append(w.plan.Headings, Heading{Level: n.Level, Text: t, Line: w.lines.line(n.Pos())})
 	case *ast.Paragraph:
-		w.fields(n)
-	case *ast.TextBlock:
 		w.fields(n)
 	case *ast.HTMLBlock:
 		if n.HTMLBlockType == ast.HTMLBlockType1 {
