@@ -12,15 +12,18 @@ import (
 
 // Exit codes. docs/cli.md documents this table; keep the two in step.
 const (
-	ExitOK         = 0
-	ExitFailure    = 1 // anything not listed below
-	ExitUsage      = 2 // bad flags or arguments, invalid input (ckpt.ErrInvalid)
-	ExitNotFound   = 3 // no such checkpoint or revision (ckpt.ErrNotFound)
-	ExitConflict   = 4 // --if-rev did not match (ckpt.ErrConflict)
-	ExitExists     = 5 // the checkpoint or store already exists (ckpt.ErrExists)
-	ExitNoStore    = 6 // no store found or at the given place (ckpt.ErrNoStore)
-	ExitCorrupt    = 7 // store damaged, or check found errors (ckpt.ErrCorrupt)
-	ExitCycleLimit = 8 // a cycle past the maximum (ckpt.ErrCycleLimit)
+	ExitOK           = 0
+	ExitFailure      = 1  // anything not listed below
+	ExitUsage        = 2  // bad flags or arguments, invalid input (ckpt.ErrInvalid)
+	ExitNotFound     = 3  // no such checkpoint or revision (ckpt.ErrNotFound)
+	ExitConflict     = 4  // --if-rev did not match (ckpt.ErrConflict)
+	ExitExists       = 5  // the checkpoint or store already exists (ckpt.ErrExists)
+	ExitNoStore      = 6  // no store found or at the given place (ckpt.ErrNoStore)
+	ExitCorrupt      = 7  // store damaged, or check found errors (ckpt.ErrCorrupt)
+	ExitCycleLimit   = 8  // a cycle past the maximum (ckpt.ErrCycleLimit)
+	ExitNotResumable = 9  // not resumable: done, marked so, or archived (ckpt.ErrNotResumable); use --force
+	ExitStale        = 10 // ckpt stale: at least one checkpoint is stale
+	ExitStaleWarn    = 11 // ckpt stale: some past the warn threshold, none stale
 )
 
 // usageError marks an error in how the command was called: unknown command,
@@ -48,6 +51,9 @@ var exitClasses = []struct {
 	{ckpt.ErrExists, ExitExists, "use another ID"},
 	{ckpt.ErrNotFound, ExitNotFound, "list the checkpoints with ckpt ls --all"},
 	{ckpt.ErrCycleLimit, ExitCycleLimit, "raise the limit with ckpt update ID --max-cycles N"},
+	{ckpt.ErrNotResumable, ExitNotResumable, "pass --force to go on anyway"},
+	{errStaleFound, ExitStale, "see ckpt stale --help"},
+	{errWarnFound, ExitStaleWarn, "see ckpt stale --help"},
 	{ckpt.ErrInvalid, ExitUsage, "see ckpt help"},
 }
 
@@ -71,7 +77,7 @@ func ExitCode(err error) int {
 
 // givesAdvice matches a message that already says what to do: it names a
 // ckpt command or tells the user to act.
-var givesAdvice = regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
+var givesAdvice = regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore|archive|prune|stale|monitor|status|progress|demo)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
 
 // errorLine is the one line printed for err: its message on one line, with
 // a hint saying what to do when the message does not already say it.

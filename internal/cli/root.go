@@ -128,6 +128,8 @@ Exit codes:
   0 ok   1 other failure   2 usage or invalid input   3 not found
   4 revision conflict (--if-rev)   5 already exists   6 no store
   7 store damaged (or check found errors)   8 cycle limit reached
+  9 not resumable (use --force)   10 stale found (ckpt stale)
+  11 only warnings found (ckpt stale)
 
 The full reference is docs/cli.md.`
 
@@ -154,6 +156,8 @@ func newRootCmd(f *factory) *cobra.Command {
 		&cobra.Group{ID: "record", Title: "Record work:"},
 		&cobra.Group{ID: "read", Title: "Read:"},
 		&cobra.Group{ID: "store", Title: "Store:"},
+		&cobra.Group{ID: "lifecycle", Title: "Resume and recover:"},
+		&cobra.Group{ID: "watch", Title: "Watch:"},
 	)
 	for _, c := range []*cobra.Command{
 		newStartCmd(f), newStepCmd(f), newUpdateCmd(f), newDecisionCmd(f),
@@ -172,6 +176,17 @@ func newRootCmd(f *factory) *cobra.Command {
 		c.GroupID = "store"
 		root.AddCommand(c)
 	}
+	for _, c := range []*cobra.Command{
+		newResumeCmd(f), newTakeoverCmd(f), newRestartCmd(f), newArchiveCmd(f), newRestoreCmd(f), newPruneCmd(f),
+	} {
+		c.GroupID = "lifecycle"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newStatusViewCmd(f), newProgressCmd(f), newStaleCmd(f), newMonitorCmd(f)} {
+		c.GroupID = "watch"
+		root.AddCommand(c)
+	}
+	root.AddCommand(newDemoCmd(f))
 	return root
 }
 

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
+)
+
+// ResumeOptions are the inputs of `ckpt resume`.
+type ResumeOptions struct {
+	common
+	ID string
+	// Actor is recorded on the session.resumed event. A non-empty
+	// Actor.Agent that is not the checkpoint's agent becomes its agent.
+	Actor     ckpt.Actor
+	AgentType string // the resuming agent's type, when it replaces the recorded agent
+	AgentName string
+	// SessionID is the new session's ID; empty: a fresh random one.
+	SessionID string
+	Key       string // idempotency key of the session.resumed event
+	Force     bool   // resume a done, not-resumable or archived checkpoint anyway
+	JSON      bool
+}
+
+func newResumeCmd(f *factory) *cobra.Command {
+	o := &ResumeOptions{common: f.common()}
+	cmd := &cobra.Command{
+		Use:   "resume ID",
+		Short: "Start a new session on a checkpoint and print its continuation prompt",
+		Long: `Start a new session on checkpoint ID (a session.resumed event: a new session
+ID and number) and print the continuation prompt a new session needs to go on
+without the old conversation: goal, status, progress, current step, done and
+remaining steps, decisions, active blockers and errors, files touched, resume
+instructions and the next action. The prompt is Markdown under 10,000
+characters; long lists are summarised. --json prints the same as data.
+
+The session ID is $CKPT_SESSION when set (a hook knows its session), else a
+fresh random one. The resuming agent is --agent or $CKPT_AGENT; when it is not
+the checkpoint's agent it becomes the agent (use ckpt takeover instead to
+archive the old agent's state first).
+
+A checkpoint that is done, marked not resumable (update --resumable=false) or
+archived is refused with exit code 9 unless --force is given. Resuming more
+than 3 times without progress is flagged as a crash loop: a warning on stderr
+and in the prompt.`,
+		Example: `  ckpt resume kai-7/secondary-a
+  CKPT_SESSION=$SESSION_ID ckpt resume kai-7/secondary-a --json
+  ckpt resume loop/T060 --force`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		o.Actor = f.actor()
+		o.SessionID = o.Actor.Session
+		return runResume(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&o.AgentType, "agent-type", "", "the resuming agent's `TYPE`, when --agent names a new agent")
+	fl.StringVar(&o.AgentName, "agent-name", "", "the resuming agent's `NAME`, when --agent names a new agent")
+	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a resume with a key already applied starts no new session and prints the prompt again")
+	fl.BoolVar(&o.Force, "force", false, "resume even a done, not-resumable or archived checkpoint")
+	fl.BoolVar(&o.JSON, "json", false, "print the continuation prompt as JSON")
+	return cmd
+}
+
+func runResume(ctx context.Context, o *ResumeOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		cur, err := st.Get(ctx, o.ID, 0)
+		if err != nil {
+			return err
+		}
+		var agent *ckpt.Agent
+		if a := o.Actor.Agent; a != "" && a != cur.Agent.ID {
+			agent = &ckpt.Agent{ID: a, Type: o.AgentType, Name: o.AgentName}
+		} else if o.AgentType != "" || o.AgentName != "" {
+			return fmt.Errorf("%w: --agent-type and --agent-name describe a new agent: pass --agent NAME with them", ckpt.ErrInvalid)
+		}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Key: o.Key}
+		c, err := ckpt.ResumeCheckpoint(ctx, st, o.ID, l, agent, o.Force)
+		if err != nil {
+			return err
+		}
+		if agent != nil && cur.Agent.ID != "" {
+			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, cur.Agent.ID, agent.ID))
+		}
+		return writeContinuation(o.IO, newContinuation(c, ""), o.JSON)
+	})
+}
+
+// continuation is what resume, takeover and restart print: the continuation
+// prompt, the archive the old state went to, and the crash-loop verdict.
+// Its JSON is the render.Prompt object with three more members.
+type continuation struct {
+	render.Prompt
+	// ArchivedAs is the ID the previous state was archived under
+	// (takeover, restart); empty for a resume.
+	ArchivedAs string `json:"archived_as,omitempty"`
+	// CrashLoop is set when the work was resumed or taken over more than
+	// ckpt.CrashLoopResumes times without progress.
+	CrashLoop              bool `json:"crash_loop"`
+	ResumesWithoutProgress int  `json:"resumes_without_progress"`
+}
+
+// newContinuation builds the output for checkpoint c, after a resume,
+// takeover or restart that archived the old state as archivedAs.
+func newContinuation(c *ckpt.Checkpoint, archivedAs string) continuation {
+	out := continuation{
+		Prompt:                 render.NewPrompt(c),
+		ArchivedAs:             archivedAs,
+		CrashLoop:              c.ResumesWithoutProgress > ckpt.CrashLoopResumes,
+		ResumesWithoutProgress: c.ResumesWithoutProgress,
+	}
+	if out.CrashLoop {
+		// First, so that even a squeezed prompt keeps it.
+		out.Warnings = append([]string{crashLoopText(c)}, out.Warnings...)
+	}
+	return out
+}
+
+// crashLoopText is the crash-loop warning for c.
+func crashLoopText(c *ckpt.Checkpoint) string {
+	return fmt.Sprintf("crash loop: %s was resumed %d times without progress (more than %d); find out why the sessions end before resuming again (ckpt log %s shows the sessions)",
+		c.ID, c.ResumesWithoutProgress, ckpt.CrashLoopResumes, c.ID)
+}
+
+// writeContinuation prints out: with asJSON the JSON object, else the line
+// naming the archive (if any), then the Markdown prompt. A crash loop is
+// also reported on stderr, where an orchestrator's log sees it.
+func writeContinuation(streams IOStreams, out continuation, asJSON bool) error {
+	if out.CrashLoop {
+		printWarning(streams.ErrOut, out.Warnings[0])
+	}
+	if asJSON {
+		return writeJSON(streams.Out, out)
+	}
+	if out.ArchivedAs != "" {
+		if _, err := fmt.Fprintf(streams.Out, "archived the previous state as %s\n\n", out.ArchivedAs); err != nil {
+			return err
+		}
+	}
+	return writeString(streams.Out, out.Markdown())
+}
+
+// writeString writes s to w.
+func writeString(w io.Writer, s string) error {
+	_, err := io.WriteString(w, s)
+	return err
+}

@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
+)
+
+// StaleOptions are the inputs of `ckpt stale`.
+type StaleOptions struct {
+	common
+	Thresholds ckpt.Thresholds // zero fields: 2x and 4x each checkpoint's interval
+	Prefix     string
+	Parent     string
+	JSON       bool
+}
+
+// staleEntry is one silent checkpoint as `ckpt stale --json` prints it.
+type staleEntry struct {
+	ID            string        `json:"id"`
+	Agent         string        `json:"agent,omitempty"`
+	Title         string        `json:"title,omitempty"`
+	Status        ckpt.Status   `json:"status"`
+	Liveness      ckpt.Liveness `json:"liveness"` // warn or stale
+	LastSeen      time.Time     `json:"last_seen"`
+	SilentSeconds int64         `json:"silent_seconds"`
+	Interval      ckpt.Duration `json:"interval"`
+	WarnAfter     ckpt.Duration `json:"warn_after"`
+	StaleAfter    ckpt.Duration `json:"stale_after"`
+}
+
+// Sentinels of ckpt stale's verdict; ExitCode maps them to exit codes 10
+// and 11.
+var (
+	errStaleFound = errors.New("stale checkpoints found")
+	errWarnFound  = errors.New("checkpoints silent past the warn threshold")
+)
+
+// staleVerdict is the error ckpt stale returns when something is silent: it
+// is how a script learns it (exit 10 when anything is stale, 11 when there
+// are only warnings).
+type staleVerdict struct{ stale, warn, live int }
+
+func (v staleVerdict) Error() string {
+	var parts []string
+	if v.stale > 0 {
+		parts = append(parts, plural(v.stale, "checkpoint is stale", "checkpoints are stale"))
+	}
+	switch {
+	case v.warn > 0 && v.stale > 0:
+		parts = append(parts, plural(v.warn, "is", "are")+" past the warn threshold")
+	case v.warn > 0:
+		parts = append(parts, plural(v.warn, "checkpoint is", "checkpoints are")+" past the warn threshold")
+	}
+	return fmt.Sprintf("%s (of %s): take over a dead agent's work with ckpt takeover ID --agent NEW, or ask the agent to run ckpt beat ID",
+		strings.Join(parts, " and "), plural(v.live, "live checkpoint", "live checkpoints"))
+}
+
+func (v staleVerdict) Unwrap() error {
+	if v.stale > 0 {
+		return errStaleFound
+	}
+	return errWarnFound
+}
+
+// plural is "1 thing" or "N things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func newStaleCmd(f *factory) *cobra.Command {
+	o := &StaleOptions{common: f.common()}
+	var th thresholdFlags
+	cmd := &cobra.Command{
+		Use:   "stale",
+		Short: "List live checkpoints whose agent went quiet (exit 10 stale, 11 warn)",
+		Long: `List every in_progress, waiting or blocked checkpoint whose last sign of life
+(the later of its last heartbeat and its last update) is older than its warn
+threshold (2x its heartbeat interval) or its stale threshold (4x), or the
+thresholds given with --warn and --stale. Archived checkpoints are left out.
+
+The exit code tells a script what was found: 0 nothing silent, 10 at least
+one checkpoint stale, 11 some past the warn threshold but none stale. --json
+prints the silent checkpoints as a JSON array ([] when none).
+
+Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
+		Example: `  ckpt stale
+  ckpt stale --warn 30m --stale 1h --json
+  ckpt stale --prefix kai-7/ || echo "some agent is quiet"`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		t, err := th.parse()
+		if err != nil {
+			return err
+		}
+		o.Thresholds = t
+		return runStale(ctx, o)
+	})
+	th.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&o.Prefix, "prefix", "", "only IDs starting with `PREFIX`, e.g. kai-7/")
+	fl.StringVar(&o.Parent, "parent", "", "only checkpoints with this parent `ID`")
+	fl.BoolVar(&o.JSON, "json", false, "print the silent checkpoints as a JSON array")
+	return cmd
+}
+
+func runStale(ctx context.Context, o *StaleOptions) error {
+	filter := ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}, Prefix: o.Prefix, Parent: o.Parent}
+	var list []*ckpt.Checkpoint
+	err := o.withStore(func(st ckpt.Store) error {
+		var err error
+		list, err = st.List(ctx, filter)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	now := o.Now()
+	entries, verdict := staleEntries(list, now, o.Thresholds)
+	if o.JSON {
+		if err := writeJSON(o.IO.Out, entries); err != nil {
+			return err
+		}
+	} else if err := writeStaleTable(o.IO, entries, verdict.live, now); err != nil {
+		return err
+	}
+	if verdict.stale+verdict.warn > 0 {
+		return verdict
+	}
+	return nil
+}
+
+// staleEntries returns the checkpoints of list that are silent past their
+// warn or stale threshold at now, stale ones first, each group by ID, and
+// the counts.
+func staleEntries(list []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) ([]staleEntry, staleVerdict) {
+	entries := []staleEntry{}
+	var v staleVerdict
+	for _, c := range list {
+		lv, age := ckpt.LivenessOf(c, now, th)
+		if lv == ckpt.NotLive {
+			continue
+		}
+		v.live++
+		switch lv {
+		case ckpt.Stale:
+			v.stale++
+		case ckpt.Warn:
+			v.warn++
+		default:
+			continue
+		}
+		warn, stale := th.For(c)
+		iv := c.Heartbeat.Interval
+		if iv <= 0 {
+			iv = ckpt.Duration(ckpt.DefaultInterval)
+		}
+		entries = append(entries, staleEntry{
+			ID: c.ID, Agent: agentLabel(c.Agent), Title: c.Title, Status: c.Status, Liveness: lv,
+			LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
+			Interval: iv, WarnAfter: ckpt.Duration(warn), StaleAfter: ckpt.Duration(stale),
+		})
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		if a, b := entries[i].Liveness == ckpt.Stale, entries[j].Liveness == ckpt.Stale; a != b {
+			return a
+		}
+		return entries[i].ID < entries[j].ID
+	})
+	return entries, v
+}
+
+// writeStaleTable prints the silent checkpoints, or one line saying that
+// none is.
+func writeStaleTable(streams IOStreams, entries []staleEntry, live int, now time.Time) error {
+	if len(entries) == 0 {
+		_, err := fmt.Fprintf(streams.Out, "no agent is quiet: all %s showed a sign of life within their warn threshold\n",
+			plural(live, "live checkpoint", "live checkpoints"))
+		return err
+	}
+	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tLIVENESS\tSILENT\tLAST SEEN\tWARN/STALE AFTER")
+	for _, e := range entries {
+		seen := "never"
+		if !e.LastSeen.IsZero() {
+			seen = render.Age(now.Sub(e.LastSeen))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", e.ID, dash(clip(e.Agent, 24)), e.Status, e.Liveness,
+			shortDuration(time.Duration(e.SilentSeconds)*time.Second), seen,
+			shortDuration(e.WarnAfter.D()), shortDuration(e.StaleAfter.D()))
+	}
+	return tw.Flush()
+}
+
+// agentLabel is the agent's ID, else its name.
+func agentLabel(a ckpt.Agent) string {
+	if a.ID != "" {
+		return a.ID
+	}
+	return a.Name
+}
+
+// thresholdFlags are --warn and --stale, shared by stale, monitor and status.
+type thresholdFlags struct{ warn, stale string }
+
+func (t *thresholdFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&t.warn, "warn", "", "silent longer than `DURATION` is warn (default: 2x each checkpoint's heartbeat interval)")
+	cmd.Flags().StringVar(&t.stale, "stale", "", "silent longer than `DURATION` is stale (default: 4x each checkpoint's heartbeat interval)")
+}
+
+// parse reads the flags; an empty flag keeps the per-checkpoint default.
+func (t *thresholdFlags) parse() (ckpt.Thresholds, error) {
+	var th ckpt.Thresholds
+	var err error
+	if t.warn != "" {
+		if th.Warn, err = parseSpan("--warn", t.warn); err != nil {
+			return th, err
+		}
+	}
+	if t.stale != "" {
+		if th.Stale, err = parseSpan("--stale", t.stale); err != nil {
+			return th, err
+		}
+	}
+	if th.Warn > 0 && th.Stale > 0 && th.Warn >= th.Stale {
+		return th, fmt.Errorf("%w: --warn %s is not shorter than --stale %s: give a warn threshold below the stale one, e.g. --warn 30m --stale 1h", ckpt.ErrInvalid, t.warn, t.stale)
+	}
+	return th, nil
+}
+
+// parseSpan reads a positive duration: a Go duration (90s, 15m, 1h30m) or
+// a whole number of days (2d).
+func parseSpan(flag, s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	bad := fmt.Errorf("%w: %s %q is not a positive duration: use a form such as 90s, 15m, 1h30m or 7d", ckpt.ErrInvalid, flag, s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100000 {
+			return 0, bad
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}

@@ -1,0 +1,311 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/render"
+)
+
+// Views of checkpoints for people and for the seeds' files: `ckpt status`
+// (the table of every checkpoint, seed 003's STATUS.md) and `ckpt progress`
+// (seed 001's progress file).
+
+// StatusViewOptions are the inputs of `ckpt status`.
+type StatusViewOptions struct {
+	common
+	All        bool // include archived checkpoints
+	Prefix     string
+	Parent     string
+	Thresholds ckpt.Thresholds
+	Markdown   bool   // seed 003's STATUS.md instead of the table
+	JSON       bool   // one JSON array of rows instead of the table
+	OutFile    string // write the view to this file atomically; "" for stdout
+	Watch      bool   // redraw until ctx ends
+	Every      time.Duration
+	// Ticks, when set, drives --watch instead of a ticker every Every.
+	Ticks <-chan time.Time
+	// Terminal makes --watch clear the screen before each frame.
+	Terminal bool
+}
+
+// statusRow is one checkpoint as `ckpt status --json` prints it.
+type statusRow struct {
+	ID                string        `json:"id"`
+	Agent             string        `json:"agent,omitempty"`
+	TaskID            string        `json:"task_id,omitempty"`
+	Title             string        `json:"title,omitempty"`
+	Status            ckpt.Status   `json:"status"`
+	PartiallyComplete bool          `json:"partially_complete"`
+	Progress          ckpt.Progress `json:"progress"`
+	CurrentStep       string        `json:"current_step,omitempty"`
+	LastSeen          time.Time     `json:"last_seen,omitzero"`
+	SilentSeconds     int64         `json:"silent_seconds"`
+	Liveness          ckpt.Liveness `json:"liveness"`
+	Archived          *ckpt.Archive `json:"archived,omitempty"`
+}
+
+// defaultWatchEvery is how often --watch redraws without --every.
+const defaultWatchEvery = 2 * time.Second
+
+func newStatusViewCmd(f *factory) *cobra.Command {
+	o := &StatusViewOptions{common: f.common()}
+	var th thresholdFlags
+	var every, out string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "The table of all checkpoints; --md writes seed 003's STATUS.md",
+		Long: `Show every checkpoint at a glance: agent, task, status, a progress bar with
+its percent, the current step, when it was last seen and its liveness (live,
+warn, stale; "-" for work that cannot go stale). A checkpoint marked done
+whose acceptance criteria are not all met shows as "done (partial)".
+Archived checkpoints are left out unless --all.
+
+--md renders seed 003's progress/STATUS.md instead (Overall Progress, the
+Active Checkpoints table, Partially Complete); --json one JSON object per
+checkpoint in an array. --out FILE writes the view to FILE atomically (a
+reader never sees half a file) instead of stdout.
+
+--watch redraws the view every --every (default 2s) until Ctrl-C, in place
+on a terminal; with --out it rewrites the file each time.`,
+		Example: `  ckpt status
+  ckpt status --md --out progress/STATUS.md
+  ckpt status --watch --every 5s
+  ckpt status --json --prefix kai-7/`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		t, err := th.parse()
+		if err != nil {
+			return err
+		}
+		o.Thresholds = t
+		o.Every = defaultWatchEvery
+		if every != "" {
+			if !o.Watch {
+				return usagef("--every sets how often --watch redraws: add --watch, or leave --every out")
+			}
+			if o.Every, err = parseSpan("--every", every); err != nil {
+				return err
+			}
+		}
+		if out != "" {
+			o.OutFile = out
+			if !filepath.IsAbs(out) {
+				o.OutFile = filepath.Join(f.env.WorkDir, out)
+			}
+		}
+		o.Terminal = isTerminal(o.IO.Out)
+		if !o.Watch {
+			return runStatusView(ctx, o)
+		}
+		ctx, stop := f.untilInterrupted(ctx)
+		defer stop()
+		return runStatusView(ctx, o)
+	})
+	th.add(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&o.All, "all", false, "include archived checkpoints")
+	fl.StringVar(&o.Prefix, "prefix", "", "only IDs starting with `PREFIX`, e.g. kai-7/")
+	fl.StringVar(&o.Parent, "parent", "", "only checkpoints with this parent `ID`")
+	fl.BoolVar(&o.Markdown, "md", false, "render seed 003's STATUS.md (Markdown)")
+	fl.BoolVar(&o.JSON, "json", false, "print a JSON array with one object per checkpoint")
+	fl.StringVar(&out, "out", "", "write the view to `FILE` atomically instead of stdout")
+	fl.BoolVar(&o.Watch, "watch", false, "redraw every --every until Ctrl-C")
+	fl.StringVar(&every, "every", "", "with --watch, redraw every `DURATION` (default 2s)")
+	return cmd
+}
+
+// isTerminal reports whether w is a character device such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// ANSI sequences: cursor home, then clear the screen.
+const clearScreen = "\x1b[H\x1b[2J"
+
+func runStatusView(ctx context.Context, o *StatusViewOptions) error {
+	if o.Markdown && o.JSON {
+		return usagef("--md and --json are two formats: give one of them")
+	}
+	if o.Watch && o.Ticks == nil && o.Every <= 0 {
+		return fmt.Errorf("%w: --every must be positive, e.g. --every 5s", ckpt.ErrInvalid)
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		ticks := o.Ticks
+		if o.Watch && ticks == nil {
+			t := time.NewTicker(o.Every)
+			defer t.Stop()
+			ticks = t.C
+		}
+		for {
+			view, err := o.view(ctx, st)
+			if err != nil {
+				if o.Watch && ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			if err := o.emit(view); err != nil {
+				return err
+			}
+			if !o.Watch {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case _, ok := <-ticks:
+				if !ok {
+					return nil
+				}
+			}
+		}
+	})
+}
+
+// view renders the checkpoints as they are now, in the chosen format.
+func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) ([]byte, error) {
+	list, err := st.List(ctx, ckpt.Filter{IncludeArchived: o.All, Prefix: o.Prefix, Parent: o.Parent})
+	if err != nil {
+		return nil, err
+	}
+	now := o.Now()
+	var b bytes.Buffer
+	switch {
+	case o.Markdown:
+		b.WriteString(render.StatusMarkdown(list, now, o.Thresholds))
+	case o.JSON:
+		rows := make([]statusRow, 0, len(list))
+		for _, c := range list {
+			rows = append(rows, newStatusRow(c, now, o.Thresholds))
+		}
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			return nil, err
+		}
+	default:
+		if err := render.StatusTable(&b, list, now, o.Thresholds); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+func newStatusRow(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) statusRow {
+	lv, age := ckpt.LivenessOf(c, now, th)
+	return statusRow{
+		ID: c.ID, Agent: agentLabel(c.Agent), TaskID: c.TaskID, Title: c.Title,
+		Status: c.Status, PartiallyComplete: c.PartiallyComplete(), Progress: c.Progress,
+		CurrentStep: c.CurrentStep, LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
+		Liveness: lv, Archived: c.Archived,
+	}
+}
+
+// emit writes one rendering of the view: to the file, or to stdout (on a
+// terminal under --watch, in place of the previous one).
+func (o *StatusViewOptions) emit(view []byte) error {
+	if o.OutFile != "" {
+		if err := atomicfile.WriteFile(o.OutFile, view, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", o.OutFile, err)
+		}
+		if o.Watch {
+			_, err := fmt.Fprintf(o.IO.ErrOut, "ckpt: wrote %s at %s\n", o.OutFile, o.Now().Format(timeLayout))
+			return err
+		}
+		return nil
+	}
+	var b bytes.Buffer
+	if o.Watch {
+		if o.Terminal {
+			b.WriteString(clearScreen)
+		}
+		fmt.Fprintf(&b, "Every %s: ckpt status  %s  (Ctrl-C stops)\n\n", o.Every, o.Now().Format(timeLayout))
+	}
+	b.Write(view)
+	if o.Watch && !o.Terminal {
+		b.WriteString("\n")
+	}
+	_, err := o.IO.Out.Write(b.Bytes())
+	return err
+}
+
+// ProgressOptions are the inputs of `ckpt progress`.
+type ProgressOptions struct {
+	common
+	ID      string
+	Rev     int64
+	OutFile string // write to this file atomically; "" for stdout
+}
+
+func newProgressCmd(f *factory) *cobra.Command {
+	o := &ProgressOptions{common: f.common()}
+	var out string
+	cmd := &cobra.Command{
+		Use:   "progress ID",
+		Short: "Render a checkpoint as seed 001's progress file (Markdown)",
+		Long: `Render checkpoint ID as seed 001's .ccc-progress.md: the issue, session and
+execution mode, then the sections Completed Tasks, Current Task, Remaining
+Tasks, Decisions Made, Blockers and Continuation Prompt. A done checkpoint
+with unmet acceptance criteria lists them as remaining tasks.
+
+--out FILE writes it to FILE atomically instead of stdout. The same
+checkpoint as data is ckpt show ID --json; the full continuation prompt is
+ckpt resume ID.`,
+		Example: `  ckpt progress loop/T060
+  ckpt progress loop/T060 --out .ccc-progress.md`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		if out != "" {
+			o.OutFile = out
+			if !filepath.IsAbs(out) {
+				o.OutFile = filepath.Join(f.env.WorkDir, out)
+			}
+		}
+		return runProgress(ctx, o)
+	})
+	cmd.Flags().Int64Var(&o.Rev, "rev", 0, "render the checkpoint as it was after revision `N`")
+	cmd.Flags().StringVar(&out, "out", "", "write the Markdown to `FILE` atomically instead of stdout")
+	return cmd
+}
+
+func runProgress(ctx context.Context, o *ProgressOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	if o.Rev < 0 {
+		return fmt.Errorf("%w: --rev %d: give a revision of 1 or more (see ckpt log %s)", ckpt.ErrInvalid, o.Rev, o.ID)
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		c, err := st.Get(ctx, o.ID, o.Rev)
+		if err != nil {
+			return err
+		}
+		md := render.ProgressMarkdown(c, o.Now())
+		if o.OutFile != "" {
+			if err := atomicfile.WriteFile(o.OutFile, []byte(md), 0o644); err != nil {
+				return fmt.Errorf("writing %s: %w", o.OutFile, err)
+			}
+			return nil
+		}
+		return writeString(o.IO.Out, md)
+	})
+}

@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// Commands that hand work on, start it over, archive it or move it back:
+// takeover, restart, archive, restore. None of them rewrites history: each
+// appends events, and takeover and restart first store the old state as a
+// new, archived checkpoint.
+
+// TakeoverOptions are the inputs of `ckpt takeover`.
+type TakeoverOptions struct {
+	common
+	ID     string
+	To     ckpt.Agent // the new agent; ID or Name required
+	Actor  ckpt.Actor // who performs the takeover (an orchestrator, or the new agent)
+	Reason string     // recorded in the archive name; default crashed
+	// SessionID is the new agent's session ID; empty: a fresh random one.
+	SessionID string
+	Force     bool // take over even a done or not-resumable checkpoint
+	JSON      bool
+}
+
+func newTakeoverCmd(f *factory) *cobra.Command {
+	o := &TakeoverOptions{common: f.common()}
+	cmd := &cobra.Command{
+		Use:   "takeover ID --agent NEW",
+		Short: "Hand a checkpoint to a new agent; archive the old agent's state",
+		Long: `Hand checkpoint ID to agent NEW, for when its agent crashed or was replaced
+(seed 002's takeover). The old agent's state is first stored as a new,
+archived checkpoint named ID_<reason>_<unix time> (ID_crashed_1768487400 by
+default); then a taken_over event gives the work to NEW in a new session. The
+history of ID keeps everything. It prints the archive's name and the
+continuation prompt NEW needs (--json: as data, with archived_as).
+
+Here --agent names the new agent and is required; the acting agent recorded
+on the events is $CKPT_AGENT. The new session's ID is $CKPT_SESSION when set.
+A done or not-resumable checkpoint is refused with exit code 9 unless --force;
+an archived one always is (take over the live checkpoint instead).`,
+		Example: `  ckpt takeover kai-7/secondary-a --agent Secondary-C
+  ckpt takeover kai-7/secondary-a --agent Secondary-C --reason reassigned --json`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		o.Actor = f.actor()
+		o.SessionID = o.Actor.Session
+		return runTakeover(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&o.To.ID, "agent", "", "the new agent's `ID` (required; here not the acting agent)")
+	fl.StringVar(&o.To.Type, "agent-type", "", "the new agent's `TYPE`, e.g. secondary")
+	fl.StringVar(&o.To.Name, "agent-name", "", "the new agent's human-readable `NAME`")
+	fl.StringVar(&o.Reason, "reason", "crashed", "why, one `WORD` recorded in the archive name (crashed, reassigned, …)")
+	fl.BoolVar(&o.Force, "force", false, "take over even a done or not-resumable checkpoint")
+	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
+	return cmd
+}
+
+func runTakeover(ctx context.Context, o *TakeoverOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.To.ID) == "" && strings.TrimSpace(o.To.Name) == "" {
+		return fmt.Errorf("%w: a takeover needs the new agent: pass --agent NAME (the agent that continues the work)", ckpt.ErrInvalid)
+	}
+	reason, err := archiveReason(o.Reason, "crashed")
+	if err != nil {
+		return err
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		cur, err := st.Get(ctx, o.ID, 0)
+		if err != nil {
+			return err
+		}
+		switch {
+		case cur.Archived != nil:
+			return fmt.Errorf("%w: %s is an archive (%s at %s), a record rather than work; take over the live checkpoint%s instead",
+				ckpt.ErrNotResumable, o.ID, cur.Archived.Reason, cur.Archived.At.Format(timeLayout), archiveSource(cur))
+		case o.Force:
+		case cur.Status == ckpt.StatusDone:
+			return fmt.Errorf("%w: %s is done; pass --force to hand it to %s anyway", ckpt.ErrNotResumable, o.ID, agentText(o.To))
+		case !cur.Resume.Resumable:
+			return fmt.Errorf("%w: %s is marked not resumable; pass --force to hand it over anyway, or ckpt restart %s", ckpt.ErrNotResumable, o.ID, o.ID)
+		}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason}
+		c, name, err := ckpt.TakeOverCheckpoint(ctx, st, o.ID, o.To, l)
+		if err != nil {
+			if name != "" {
+				return fmt.Errorf("the old state was archived as %s, but handing %s over failed: %w; run the takeover again", name, o.ID, err)
+			}
+			return err
+		}
+		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
+	})
+}
+
+// archiveSource names the checkpoint an archive was copied from, as " X".
+func archiveSource(c *ckpt.Checkpoint) string {
+	if c.Archived == nil || c.Archived.From == "" {
+		return ""
+	}
+	return " " + c.Archived.From
+}
+
+// archiveReason checks a reason that becomes part of an archive's ID.
+func archiveReason(reason, fallback string) (string, error) {
+	r := strings.TrimSpace(reason)
+	if r == "" {
+		r = fallback
+	}
+	if strings.Contains(r, "/") || ckpt.ValidateID(r) != nil {
+		return "", fmt.Errorf("%w: --reason %q becomes part of the archive's ID: use one word of letters, digits, '.', '_' or '-', e.g. %s", ckpt.ErrInvalid, reason, fallback)
+	}
+	return r, nil
+}
+
+// RestartOptions are the inputs of `ckpt restart`.
+type RestartOptions struct {
+	common
+	ID        string
+	Actor     ckpt.Actor
+	Reason    string // recorded in the archive name; default aborted
+	SessionID string
+	JSON      bool
+}
+
+func newRestartCmd(f *factory) *cobra.Command {
+	o := &RestartOptions{common: f.common()}
+	cmd := &cobra.Command{
+		Use:   "restart ID",
+		Short: "Start a checkpoint's work over; archive the old state as aborted",
+		Long: `Start the work of checkpoint ID from scratch (seed 002's last resort). The old
+state is first stored as a new, archived checkpoint named
+ID_<reason>_<unix time> (ID_aborted_1768487400 by default); then a restarted
+event puts every step back to pending and clears progress, decisions,
+blockers, errors, files and context, in a new session. The plan (steps,
+acceptance criteria) and the history stay. It prints the archive's name and
+the fresh continuation prompt (--json: as data).`,
+		Example: `  ckpt restart kai-7/secondary-a
+  ckpt restart kai-7/secondary-a --reason corrupted`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		o.Actor = f.actor()
+		o.SessionID = o.Actor.Session
+		return runRestart(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&o.Reason, "reason", "aborted", "why, one `WORD` recorded in the archive name")
+	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
+	return cmd
+}
+
+func runRestart(ctx context.Context, o *RestartOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	reason, err := archiveReason(o.Reason, "aborted")
+	if err != nil {
+		return err
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason}
+		c, name, err := ckpt.RestartCheckpoint(ctx, st, o.ID, l)
+		if err != nil {
+			if name != "" {
+				return fmt.Errorf("the old state was archived as %s, but restarting %s failed: %w; run the restart again", name, o.ID, err)
+			}
+			return err
+		}
+		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
+	})
+}
+
+// ArchiveOptions are the inputs of `ckpt archive`.
+type ArchiveOptions struct {
+	writeOptions
+	ID     string
+	Reason string // default complete
+	Force  bool   // archive work that has not ended
+}
+
+func newArchiveCmd(f *factory) *cobra.Command {
+	o := &ArchiveOptions{writeOptions: f.writer()}
+	cmd := &cobra.Command{
+		Use:   "archive ID",
+		Short: "Archive finished work: hidden from ls, status and stale",
+		Long: `Archive checkpoint ID (seed 003's -complete archive): an archived event
+records why and when. Archived checkpoints are kept, with their history, but
+left out of ls, status, stale and monitor unless --all is given; ckpt prune
+deletes them once they are old enough.
+
+Work that has not ended (not done, failed or abandoned) is refused unless
+--force: archiving it would hide live work. Archiving an archived checkpoint
+again does nothing.`,
+		Example: `  ckpt archive migration-T060
+  ckpt archive kai-7/secondary-a --reason superseded --force`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		return runArchive(ctx, o)
+	})
+	cmd.Flags().StringVar(&o.Reason, "reason", "complete", "why, in a `WORD` or a few")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "archive even work that has not ended")
+	addWriteFlags(cmd, &o.writeOptions)
+	return cmd
+}
+
+func runArchive(ctx context.Context, o *ArchiveOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	reason := strings.Join(strings.Fields(o.Reason), " ")
+	if reason == "" {
+		return fmt.Errorf("%w: --reason is empty: say why, e.g. --reason complete", ckpt.ErrInvalid)
+	}
+	var already *ckpt.Checkpoint
+	err := o.withStore(func(st ckpt.Store) error {
+		c, err := st.Get(ctx, o.ID, 0)
+		if err != nil {
+			return err
+		}
+		switch {
+		case c.Archived != nil:
+			already = c
+		case !c.Status.Final() && !o.Force:
+			return fmt.Errorf("%w: %s is %s: archiving it would hide live work from ls, status and stale; finish it first (ckpt done %s), or pass --force",
+				ckpt.ErrInvalid, o.ID, c.Status, o.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if already != nil {
+		printWarning(o.IO.ErrOut, fmt.Sprintf("%s was archived already (%s at %s): nothing appended",
+			o.ID, already.Archived.Reason, already.Archived.At.Format(timeLayout)))
+		if o.JSON {
+			return writeJSON(o.IO.Out, already)
+		}
+		_, err := fmt.Fprintf(o.IO.Out, "%s  rev %d  archived (%s)\n", already.ID, already.Rev, already.Archived.Reason)
+		return err
+	}
+	return o.appendEvent(ctx, o.ID, ckpt.EventArchived, ckpt.Archive{Reason: reason, At: o.Now()})
+}
+
+// RestoreOptions are the inputs of `ckpt restore`.
+type RestoreOptions struct {
+	common
+	ID    string
+	Rev   int64
+	Actor ckpt.Actor
+	Key   string
+	JSON  bool
+}
+
+func newRestoreCmd(f *factory) *cobra.Command {
+	o := &RestoreOptions{common: f.common()}
+	cmd := &cobra.Command{
+		Use:   "restore ID --rev N",
+		Short: "Bring a checkpoint back to the state it had at revision N",
+		Long: `Bring checkpoint ID back to the state it had right after revision N by
+appending a restored event: the history keeps every event, including those
+after N, and a later restore can move forward again. ckpt log ID lists the
+revisions; ckpt show ID --rev N shows one before restoring it.`,
+		Example: `  ckpt log kai-7/secondary-a
+  ckpt restore kai-7/secondary-a --rev 12`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		o.Actor = f.actor()
+		return runRestore(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.Int64Var(&o.Rev, "rev", 0, "the revision `N` to go back to (required; see ckpt log ID)")
+	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a restore with a key already applied appends nothing")
+	fl.BoolVar(&o.JSON, "json", false, "print the restored checkpoint as JSON")
+	return cmd
+}
+
+func runRestore(ctx context.Context, o *RestoreOptions) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	if o.Rev < 1 {
+		return fmt.Errorf("%w: --rev %d: give the revision to go back to, 1 or more (ckpt log %s lists them)", ckpt.ErrInvalid, o.Rev, o.ID)
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		cur, err := st.Get(ctx, o.ID, 0)
+		if err != nil {
+			return err
+		}
+		if o.Rev > cur.Rev {
+			return fmt.Errorf("%w: %s has no revision %d: it is at revision %d; pick one from ckpt log %s", ckpt.ErrNotFound, o.ID, o.Rev, cur.Rev, o.ID)
+		}
+		if o.Rev == cur.Rev && o.Key == "" {
+			return fmt.Errorf("%w: %s is at revision %d already: nothing to restore; give an earlier --rev (ckpt log %s)", ckpt.ErrInvalid, o.ID, o.Rev, o.ID)
+		}
+		c, err := ckpt.RestoreCheckpoint(ctx, st, o.ID, o.Rev, ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, Key: o.Key})
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return writeJSON(o.IO.Out, c)
+		}
+		_, err = fmt.Fprintf(o.IO.Out, "%s  rev %d  restored to revision %d  (%s, %s)\n", c.ID, c.Rev, o.Rev, progressText(c.Progress), c.Status)
+		return err
+	})
+}
