@@ -82,8 +82,12 @@ func fitPrompt(s string) string {
 }
 
 func (p Prompt) writeHeader(b *strings.Builder) {
+	g := clip(p.Goal, goalMax)
+	if g == "" {
+		g = "(untitled checkpoint)"
+	}
 	b.WriteString("# Resume: ")
-	b.WriteString(clip(p.Goal, goalMax))
+	b.WriteString(g)
 	b.WriteString("\n\n")
 	line := func(label, value string) {
 		b.WriteString("- **")
@@ -183,7 +187,9 @@ func progressText(pr ckpt.Progress, steps bool) string {
 	return s
 }
 
-// section is one part of the prompt after the header.
+// section is one part of the prompt after the header: a text, or a list
+// whose items are formatted only when looked at, so that a list of
+// thousands costs only the items that can be shown.
 type section struct {
 	title string
 	max   int // bytes the section may take at most
@@ -191,9 +197,10 @@ type section struct {
 	text    string
 	keepEnd bool // shorten by dropping whole lines from the start
 	// list sections
-	items    []string
+	n        int                       // number of items; 0 for a text section
+	item     func(i int) string        // the i-th item's line, in display order
 	keepTail bool                      // keep the last items rather than the first
-	more     func(from, to int) string // the summary of items[from:to], left out
+	more     func(from, to int) string // the summary of items from:to, left out
 }
 
 // heading is the section's heading line, with the blank line before it.
@@ -202,7 +209,7 @@ func (s section) heading() string { return "\n## " + s.title + "\n" }
 // min is what the section takes at least: its heading and either one
 // summary line (a list) or a few words of its text.
 func (s section) min() int {
-	if s.items == nil {
+	if s.n == 0 {
 		return len(s.heading()) + min(len(s.text), 80) + 1
 	}
 	return len(s.heading()) + s.summaryLen(0)
@@ -211,7 +218,7 @@ func (s section) min() int {
 // summaryLen is the size of the summary line when kept items are shown; 0
 // when all are.
 func (s section) summaryLen(kept int) int {
-	if kept >= len(s.items) {
+	if kept >= s.n {
 		return 0
 	}
 	from, to := s.omitted(kept)
@@ -222,52 +229,53 @@ func (s section) summaryLen(kept int) int {
 func (s section) render(allow int) string {
 	allow = max(allow, s.min())
 	head := s.heading()
-	if s.items == nil {
+	if s.n == 0 {
 		if s.keepEnd {
 			return head + lastLines(s.text, allow-len(head)-1) + "\n"
 		}
 		return head + shorten(s.text, allow-len(head)-1, false) + "\n"
 	}
+	// Format items in order of relevance while they fit: all of them if
+	// they fit, else as many as fit beside the summary line.
+	lines := make([]string, 0, min(s.n, 64))
 	size := len(head)
-	for _, it := range s.items {
+	for len(lines) < s.n && size <= allow {
+		it := s.item(s.index(len(lines)))
 		size += len(it) + 1
+		lines = append(lines, it)
 	}
-	if size <= allow {
-		return head + strings.Join(s.items, "\n") + "\n"
-	}
-	n := len(s.items)
-	// Keep items in order of relevance while they and the summary fit.
-	size, kept := len(head), 0
-	for kept < n {
-		it := s.items[s.index(kept)]
-		if size+len(it)+1+s.summaryLen(kept+1) > allow {
-			break
+	if size > allow {
+		size = len(head)
+		kept := 0
+		for kept < len(lines) && size+len(lines[kept])+1+s.summaryLen(kept+1) <= allow {
+			size += len(lines[kept]) + 1
+			kept++
 		}
-		size += len(it) + 1
-		kept++
+		lines = lines[:kept]
 	}
-	from, to := s.omitted(kept)
-	summary := s.more(from, to)
+	from, to := s.omitted(len(lines))
 	var b strings.Builder
+	b.Grow(size + 128)
 	b.WriteString(head)
-	if s.keepTail {
-		b.WriteString(summary + "\n")
-		for _, it := range s.items[n-kept:] {
-			b.WriteString(it + "\n")
+	if from < to && s.keepTail {
+		b.WriteString(s.more(from, to) + "\n")
+	}
+	for i := range lines {
+		if s.keepTail {
+			i = len(lines) - 1 - i // lines are newest first; show them in order
 		}
-	} else {
-		for _, it := range s.items[:kept] {
-			b.WriteString(it + "\n")
-		}
-		b.WriteString(summary + "\n")
+		b.WriteString(lines[i] + "\n")
+	}
+	if from < to && !s.keepTail {
+		b.WriteString(s.more(from, to) + "\n")
 	}
 	return b.String()
 }
 
-// index is the position in items of the i-th most relevant item.
+// index is the display position of the i-th most relevant item.
 func (s section) index(i int) int {
 	if s.keepTail {
-		return len(s.items) - 1 - i
+		return s.n - 1 - i
 	}
 	return i
 }
@@ -275,9 +283,9 @@ func (s section) index(i int) int {
 // omitted is the range of items left out when kept of them are shown.
 func (s section) omitted(kept int) (from, to int) {
 	if s.keepTail {
-		return 0, len(s.items) - kept
+		return 0, s.n - kept
 	}
-	return kept, len(s.items)
+	return kept, s.n
 }
 
 // moreOf returns a summary function "- … and N more <noun><where>".
@@ -287,33 +295,43 @@ func moreOf(noun, where string) func(from, to int) string {
 	}
 }
 
+// list makes a list section of n items.
+func list(title string, max, n int, item func(i int) string, keepTail bool, more func(from, to int) string) section {
+	return section{title: title, max: max, n: n, item: item, keepTail: keepTail, more: more}
+}
+
+// stepRange summarises steps[from:to] as "… and N more <noun>, a to b".
+func stepRange(steps []ckpt.Step, noun string) func(from, to int) string {
+	return func(from, to int) string {
+		return fmt.Sprintf("- %s and %d more %s, %s to %s", ellipsis, to-from, noun,
+			clip(steps[from].ID, 60), clip(steps[to-1].ID, 60))
+	}
+}
+
 func (p Prompt) sections() []section {
 	var secs []section
-	if len(p.Warnings) > 0 {
-		items := make([]string, len(p.Warnings))
-		for i, w := range p.Warnings {
-			items[i] = "- " + blockStart(clip(w, warningMax))
-		}
-		secs = append(secs, section{title: "Warnings", max: 1400, items: items, more: moreOf("warnings", "")})
+	if n := len(p.Warnings); n > 0 {
+		secs = append(secs, list("Warnings", 1400, n, func(i int) string {
+			return "- " + blockStart(clip(p.Warnings[i], warningMax))
+		}, false, moreOf("warnings", "")))
 	}
 	secs = append(secs, section{title: "Next action", max: actionMax + 40, text: blockStart(clip(p.NextAction, actionMax))})
 	if in := multiLine(p.ResumeInstructions, 1400); in != "" {
 		secs = append(secs, section{title: "Resume instructions", max: 1500, text: in})
 	}
-	if len(p.ActiveBlockers) > 0 {
-		items := make([]string, len(p.ActiveBlockers))
-		for i, x := range p.ActiveBlockers {
+	if n := len(p.ActiveBlockers); n > 0 {
+		secs = append(secs, list("Active blockers", 1000, n, func(i int) string {
+			x := p.ActiveBlockers[i]
 			s := "- " + blockStart(clip(x.ID, 60)+": "+clip(x.Text, itemMax))
 			if !x.Since.IsZero() {
 				s += " (since " + x.Since.UTC().Format(time.RFC3339) + ")"
 			}
-			items[i] = s
-		}
-		secs = append(secs, section{title: "Active blockers", max: 1000, items: items, keepTail: true, more: moreOf("active blockers", ", older")})
+			return s
+		}, true, moreOf("active blockers", ", older")))
 	}
-	if len(p.ActiveErrors) > 0 {
-		items := make([]string, len(p.ActiveErrors))
-		for i, e := range p.ActiveErrors {
+	if n := len(p.ActiveErrors); n > 0 {
+		secs = append(secs, list("Active errors", 1000, n, func(i int) string {
+			e := p.ActiveErrors[i]
 			s := clip(e.Message, itemMax)
 			if t := clip(e.Type, 60); t != "" {
 				s = t + ": " + s
@@ -321,20 +339,17 @@ func (p Prompt) sections() []section {
 			if e.Blocking {
 				s += " (blocking)"
 			}
-			items[i] = "- " + blockStart(s)
-		}
-		secs = append(secs, section{title: "Active errors", max: 1000, items: items, keepTail: true, more: moreOf("active errors", ", older")})
+			return "- " + blockStart(s)
+		}, true, moreOf("active errors", ", older")))
 	}
-	if len(p.NextSteps) > 0 {
-		items := make([]string, len(p.NextSteps))
-		for i, s := range p.NextSteps {
-			items[i] = "- " + blockStart(clip(s, itemMax))
-		}
-		secs = append(secs, section{title: "Next steps", max: 1000, items: items, more: moreOf("next steps", "")})
+	if n := len(p.NextSteps); n > 0 {
+		secs = append(secs, list("Next steps", 1000, n, func(i int) string {
+			return "- " + blockStart(clip(p.NextSteps[i], itemMax))
+		}, false, moreOf("next steps", "")))
 	}
-	if len(p.RemainingSteps) > 0 {
-		items := make([]string, len(p.RemainingSteps))
-		for i, s := range p.RemainingSteps {
+	if n := len(p.RemainingSteps); n > 0 {
+		secs = append(secs, list("Remaining steps", 1600, n, func(i int) string {
+			s := p.RemainingSteps[i]
 			t := "- [ ] " + clip(stepText(s), itemMax)
 			switch s.Status {
 			case ckpt.StepInProgress:
@@ -346,65 +361,58 @@ func (p Prompt) sections() []section {
 				}
 				t += ")"
 			}
-			items[i] = t
-		}
-		rem := p.RemainingSteps
-		more := func(from, to int) string {
-			return fmt.Sprintf("- %s and %d more remaining steps, %s to %s", ellipsis, to-from,
-				clip(rem[from].ID, 60), clip(rem[to-1].ID, 60))
-		}
-		secs = append(secs, section{title: "Remaining steps", max: 1600, items: items, more: more})
+			return t
+		}, false, stepRange(p.RemainingSteps, "remaining steps")))
 	}
-	if len(p.Decisions) > 0 {
-		items := make([]string, len(p.Decisions))
-		for i, d := range p.Decisions {
+	if n := len(p.Decisions); n > 0 {
+		secs = append(secs, list("Decisions", 1600, n, func(i int) string {
+			d := p.Decisions[i]
 			s := "- " + blockStart(clip(d.Text, 200))
 			if r := clip(d.Reason, 200); r != "" {
 				s += " — " + r
 			}
-			items[i] = s
-		}
-		secs = append(secs, section{title: "Decisions", max: 1600, items: items, keepTail: true, more: moreOf("decisions", ", earlier")})
+			return s
+		}, true, moreOf("decisions", ", earlier")))
 	}
-	if len(p.DoneSteps) > 0 {
-		items := make([]string, len(p.DoneSteps))
-		for i, s := range p.DoneSteps {
+	if n := len(p.DoneSteps); n > 0 {
+		secs = append(secs, list("Done steps (do not redo)", 1000, n, func(i int) string {
+			s := p.DoneSteps[i]
 			t := "- [x] " + clip(stepText(s), itemMax)
 			if s.Status == ckpt.StepSkipped {
 				t += " (skipped)"
 			}
-			items[i] = t
-		}
-		done := p.DoneSteps
-		more := func(from, to int) string {
-			return fmt.Sprintf("- %s and %d more done steps, %s to %s", ellipsis, to-from,
-				clip(done[from].ID, 60), clip(done[to-1].ID, 60))
-		}
-		secs = append(secs, section{title: "Done steps (do not redo)", max: 1000, items: items, keepTail: true, more: more})
+			return t
+		}, true, stepRange(p.DoneSteps, "done steps")))
 	}
-	if len(p.Acceptance) > 0 {
-		var unmet, met []string
+	if n := len(p.Acceptance); n > 0 {
+		// Unmet criteria first: they are the work left.
+		order := make([]ckpt.Criterion, 0, n)
 		for _, a := range p.Acceptance {
-			if a.Met {
-				met = append(met, "- [x] "+clip(criterionText(a), itemMax))
-			} else {
-				unmet = append(unmet, "- [ ] "+clip(criterionText(a), itemMax)+" (unmet)")
+			if !a.Met {
+				order = append(order, a)
 			}
 		}
-		secs = append(secs, section{title: "Acceptance criteria", max: 800, items: append(unmet, met...), more: moreOf("criteria", "")})
+		for _, a := range p.Acceptance {
+			if a.Met {
+				order = append(order, a)
+			}
+		}
+		secs = append(secs, list("Acceptance criteria", 800, n, func(i int) string {
+			if a := order[i]; !a.Met {
+				return "- [ ] " + clip(criterionText(a), itemMax) + " (unmet)"
+			}
+			return "- [x] " + clip(criterionText(order[i]), itemMax)
+		}, false, moreOf("criteria", "")))
 	}
 	for _, f := range []struct {
 		title string
 		files []string
 	}{{"Files created", p.FilesCreated}, {"Files modified", p.FilesModified}} {
-		if len(f.files) == 0 {
-			continue
+		if n := len(f.files); n > 0 {
+			secs = append(secs, list(f.title, 700, n, func(i int) string {
+				return "- " + blockStart(clip(f.files[i], 200))
+			}, true, moreOf("files", ", earlier")))
 		}
-		items := make([]string, len(f.files))
-		for i, name := range f.files {
-			items[i] = "- " + blockStart(clip(name, 200))
-		}
-		secs = append(secs, section{title: f.title, max: 700, items: items, keepTail: true, more: moreOf("files", ", earlier")})
 	}
 	if notes := multiLine(tail(p.Context.Notes, 4000), 4000); notes != "" {
 		secs = append(secs, section{title: "Notes", max: 900, text: notes, keepEnd: true})

@@ -60,6 +60,9 @@ func isBreak(r rune) bool {
 // line breaks, tabs and other controls become spaces, runs of spaces
 // collapse to one, and the ends are trimmed.
 func oneLine(s string) string {
+	if plainLine(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
@@ -75,6 +78,24 @@ func oneLine(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// plainLine reports whether oneLine would return s unchanged: printable
+// ASCII with single inner spaces. Most text is, and needs no copy.
+func plainLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' {
+			if i == 0 || i == len(s)-1 || s[i+1] == ' ' {
+				return false
+			}
+			continue
+		}
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // precut bounds the work of cleaning a huge string that will be shortened
