@@ -65,14 +65,17 @@ type Prompt struct {
 	// NextAction is the single thing to do first; see NewPrompt.
 	NextAction string `json:"next_action"`
 
-	Cycles    ckpt.Cycles `json:"cycles"`
-	UpdatedAt time.Time   `json:"updated_at"`
+	Cycles ckpt.Cycles `json:"cycles"`
+	// ResumesWithoutProgress counts resumes and takeovers since progress
+	// last went up; CrashLoop is set when it passes ckpt.CrashLoopResumes.
+	ResumesWithoutProgress int       `json:"resumes_without_progress"`
+	CrashLoop              bool      `json:"crash_loop"`
+	UpdatedAt              time.Time `json:"updated_at"`
 
-	// Warnings are things the new session must know before it acts:
-	// partially complete, not resumable, finished or archived, blocked, the
-	// cycle limit reached. A caller that knows more than the state shows
-	// (such as a crash loop seen in the history) appends its own before
-	// rendering.
+	// Warnings are things the new session must know before it acts, most
+	// important first: a crash loop, partially complete, archived, finished
+	// or failed, not resumable, blocked, the cycle limit reached. A caller
+	// that knows more than the state shows appends its own before rendering.
 	Warnings []string `json:"warnings"`
 }
 
@@ -118,6 +121,9 @@ func NewPrompt(c *ckpt.Checkpoint) Prompt {
 		NextAction:         nextAction(c),
 		Cycles:             c.Cycles,
 		UpdatedAt:          c.UpdatedAt,
+
+		ResumesWithoutProgress: c.ResumesWithoutProgress,
+		CrashLoop:              crashLoop(c),
 	}
 	if c.Archived != nil {
 		a := *c.Archived
@@ -303,9 +309,19 @@ func criterionText(a ckpt.Criterion) string {
 	return a.ID + ": " + a.Title
 }
 
+// crashLoop reports more than ckpt.CrashLoopResumes resumes or takeovers
+// without progress.
+func crashLoop(c *ckpt.Checkpoint) bool {
+	return c.ResumesWithoutProgress > ckpt.CrashLoopResumes
+}
+
 // warnings lists what a new session must know before acting.
 func warnings(c *ckpt.Checkpoint) []string {
 	w := []string{}
+	if crashLoop(c) {
+		w = append(w, fmt.Sprintf("crash loop: resumed %d times without progress (more than %d); find out why the sessions end before resuming again",
+			c.ResumesWithoutProgress, ckpt.CrashLoopResumes))
+	}
 	if c.PartiallyComplete() {
 		var unmet []string
 		for _, a := range c.Acceptance {

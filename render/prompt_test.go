@@ -186,12 +186,17 @@ func TestPromptWarnings(t *testing.T) {
 		}},
 		{"done", t040, nil, []string{"done: the work was finished; resume it only to redo or extend it"}},
 		{"blocked", blockedT060, nil, []string{"blocked by 1 blocking error: resolve before anything else"}},
-		{"not resumable, failed, cycle limit, archived", t060, func(c *ckpt.Checkpoint) {
+		{"resumed without progress, not yet a loop", t060, func(c *ckpt.Checkpoint) {
+			c.ResumesWithoutProgress = ckpt.CrashLoopResumes
+		}, []string{}},
+		{"crash loop, not resumable, failed, cycle limit, archived", t060, func(c *ckpt.Checkpoint) {
+			c.ResumesWithoutProgress = ckpt.CrashLoopResumes + 1
 			c.Resume.Resumable = false
 			c.Status, c.StatusReason = ckpt.StatusFailed, "tests keep failing"
 			c.Cycles = ckpt.Cycles{Count: 3, Max: 3}
 			c.Archived = &ckpt.Archive{Reason: "crashed", At: ts("2025-12-08T15:00:00Z")}
 		}, []string{
+			"crash loop: resumed 4 times without progress (more than 3); find out why the sessions end before resuming again",
 			"archived (crashed) at 2025-12-08T15:00:00Z: this is a record of finished or replaced work",
 			"failed: tests keep failing",
 			"not resumable: the checkpoint is marked not resumable; continue only if you are sure the work should go on",
@@ -204,6 +209,9 @@ func TestPromptWarnings(t *testing.T) {
 				tc.change(c)
 			}
 			p := NewPrompt(c)
+			if p.CrashLoop != (c.ResumesWithoutProgress > ckpt.CrashLoopResumes) {
+				t.Errorf("CrashLoop = %v after %d resumes without progress", p.CrashLoop, c.ResumesWithoutProgress)
+			}
 			if !slices.Equal(p.Warnings, tc.want) {
 				t.Errorf("Warnings =\n%q\nwant\n%q", p.Warnings, tc.want)
 			}
@@ -215,10 +223,10 @@ func TestPromptWarnings(t *testing.T) {
 			}
 		})
 	}
-	// A caller that detects a crash loop in the history adds its warning.
+	// A caller that knows more adds its own warning.
 	p := NewPrompt(t060(t))
-	p.Warnings = append(p.Warnings, "crash loop: 4 resumes without progress")
-	if !strings.Contains(p.Markdown(), "## Warnings\n- crash loop: 4 resumes without progress\n") {
+	p.Warnings = append(p.Warnings, "the old session's worktree is gone")
+	if !strings.Contains(p.Markdown(), "## Warnings\n- the old session's worktree is gone\n") {
 		t.Errorf("an appended warning is not rendered:\n%s", p.Markdown())
 	}
 }
@@ -253,7 +261,7 @@ func TestPromptJSON(t *testing.T) {
 		"id", "goal", "task_id", "status", "progress", "current_step", "done_steps", "remaining_steps",
 		"decisions", "active_blockers", "active_errors", "files_created", "files_modified",
 		"resume_instructions", "next_steps", "next_action", "session", "agent", "cycles", "warnings",
-		"partially_complete", "resumable", "acceptance", "context", "updated_at",
+		"partially_complete", "resumable", "acceptance", "context", "updated_at", "crash_loop", "resumes_without_progress",
 	} {
 		if _, ok := m[key]; !ok {
 			t.Errorf("JSON lacks %q: %s", key, b)
