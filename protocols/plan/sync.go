@@ -182,6 +182,7 @@ func readPlan(path string) ([]byte, *Plan, error) {
 // unreadable and no valid state), when the directory's state belongs to a
 // plan with another file name, or when a file cannot be written.
 //
+// Times are kept to the second, in UTC; a zero now means time.Now().
 // Concurrent Syncs and SetTasks of one plan are serialised by a lock file,
 // .checkpoint/lock (a kernel lock, released if the process dies).
 func Sync(planPath string, now time.Time, opts ...Option) (*SyncResult, error) {
@@ -212,6 +213,9 @@ func Sync(planPath string, now time.Time, opts ...Option) (*SyncResult, error) {
 
 // syncLocked is Sync once .checkpoint exists and its lock is held.
 func syncLocked(abs string, now time.Time, cfg syncConfig) (*SyncResult, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
 	now = now.UTC().Truncate(time.Second)
 	dir := filepath.Dir(abs)
 	cdir := filepath.Join(dir, CheckpointDir)
