@@ -125,7 +125,9 @@ func ListenAddr(addr string) (string, error) {
 }
 
 // ServeHTTP listens on addr (completed by ListenAddr) and serves srv over
-// streamable HTTP until ctx is cancelled, then shuts down gracefully.
+// streamable HTTP until ctx is cancelled, then stops: it closes the
+// listener, cancels the requests under way (open event streams included)
+// and waits up to 5 s for them to end.
 // ready, if not nil, is called with the bound address once listening (the
 // port is chosen by the system when addr's port is 0).
 func ServeHTTP(ctx context.Context, srv *sdk.Server, addr string, ready func(net.Addr)) error {
@@ -137,7 +139,12 @@ func ServeHTTP(ctx context.Context, srv *sdk.Server, addr string, ready func(net
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	hs := &http.Server{Handler: HTTPHandler(srv), ReadHeaderTimeout: 10 * time.Second}
+	// Requests live in base, which ends on shutdown: a client's long-lived
+	// event stream would otherwise keep Shutdown waiting.
+	base, endRequests := context.WithCancel(context.Background())
+	defer endRequests()
+	hs := &http.Server{Handler: HTTPHandler(srv), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
 	if ready != nil {
 		ready(ln.Addr())
 	}
@@ -147,6 +154,7 @@ func ServeHTTP(ctx context.Context, srv *sdk.Server, addr string, ready func(net
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+		endRequests()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := hs.Shutdown(shut); err != nil {

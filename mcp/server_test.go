@@ -487,7 +487,7 @@ func TestServeHTTPOnLoopback(t *testing.T) {
 		t.Fatalf("ServeHTTP: %v", err)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + addr.String()}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + addr.String() + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
