@@ -65,8 +65,11 @@ type FinalStep struct {
 // Only Store is required. A Handler is safe for concurrent use if its
 // functions are.
 type Handler struct {
-	Store  ckpt.Store
-	Client Client // who calls; the zero value is Claude
+	Store ckpt.Store
+	// OpenErr, when Store is nil, says why (the store could not be found
+	// or opened); it is reported as the hook's warning.
+	OpenErr error
+	Client  Client // who calls; the zero value is Claude
 
 	Now      func() time.Time    // the clock; nil means time.Now
 	Getenv   func(string) string // the environment; nil means none
@@ -140,7 +143,11 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 		}
 	}()
 	if h.Store == nil {
-		res.Warnings = append(res.Warnings, "no ckpt store: run `ckpt init` in the project (or set CKPT_STORE); hooks record nothing until then")
+		if h.OpenErr != nil {
+			res.Warnings = append(res.Warnings, h.OpenErr.Error()+"; hooks record nothing until then")
+		} else {
+			res.Warnings = append(res.Warnings, "no ckpt store: run `ckpt init` in the project (or set CKPT_STORE); hooks record nothing until then")
+		}
 		return res
 	}
 	res.ID = SessionKey(in, h.Getenv, h.RepoRoot)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -386,6 +387,7 @@ func TestHooksFailForward(t *testing.T) {
 		warn    string
 	}{
 		"no store":         {&Handler{}, "Stop", `{"session_id":"s1"}`, "no ckpt store: run `ckpt init`"},
+		"store not opened": {&Handler{OpenErr: errors.New("opening /p/.ckpt: unknown format version 9")}, "SessionStart", `{}`, "unknown format version 9; hooks record nothing"},
 		"bad payload":      {newHandler(t), "Stop", `{"session_id":`, "hook payload is not a JSON object"},
 		"unknown event":    {newHandler(t), "PreToolUse", `{}`, `unknown hook event "PreToolUse"`},
 		"no checkpoint ID": {&Handler{Store: memstore.New()}, "SessionStart", `{"cwd":"/x"}`, "set CKPT_ID"},
@@ -439,5 +441,53 @@ func TestHooksFailForwardOnADamagedStore(t *testing.T) {
 	after, _ := os.ReadFile(hist)
 	if !bytes.Equal(after, data) {
 		t.Error("hooks wrote to a damaged history")
+	}
+}
+
+// benchHandler is a Handler on a real filestore, as `ckpt hook` runs.
+func benchHandler(b *testing.B) *Handler {
+	st, err := filestore.Init(filepath.Join(b.TempDir(), ".ckpt"), filestore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	h := &Handler{Store: st, Getenv: envOf(map[string]string{"CKPT_ID": "bench/a"}), StateDir: b.TempDir(), RepoRoot: "/w/app",
+		Prompt: func(c *ckpt.Checkpoint) string { return render.NewPrompt(c).Markdown() }}
+	h.Handle(context.Background(), EventSessionStart, Input{SessionID: "s1"})
+	return h
+}
+
+func BenchmarkHook(b *testing.B) {
+	for _, bc := range []struct {
+		ev Event
+		in func(i int) Input
+	}{
+		{EventSessionStart, func(int) Input { return Input{SessionID: "s1", Source: "compact"} }},
+		{EventUserPromptSubmit, func(int) Input { return Input{SessionID: "s1", Prompt: "go on"} }},
+		{EventPostToolUse, func(i int) Input {
+			return Input{SessionID: "s1", ToolName: "Edit", ToolInput: json.RawMessage(fmt.Sprintf(`{"file_path":"/w/app/f%d.go"}`, i))}
+		}},
+		{EventStop, func(i int) Input { return Input{SessionID: "s1", LastAssistantMessage: fmt.Sprint("turn ", i)} }},
+	} {
+		b.Run(string(bc.ev), func(b *testing.B) {
+			h := benchHandler(b)
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				if res := h.Handle(ctx, bc.ev, bc.in(i)); len(res.Warnings) > 0 {
+					b.Fatal(res.Warnings)
+				}
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkParseInput(b *testing.B) {
+	body := []byte(payloads[3].json)
+	for b.Loop() {
+		if _, err := ParseInput(bytes.NewReader(body)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
