@@ -485,3 +485,25 @@ func markdownHeadings(src []byte) []string {
 	})
 	return out
 }
+
+// TestFitPrompt covers the last guard of the bound, which the budgets keep
+// from ever being needed: whole lines are dropped from the end.
+func TestFitPrompt(t *testing.T) {
+	long := strings.Repeat("- a line of the prompt, 語\n", 1000)
+	got := fitPrompt(long)
+	if len(got) >= MaxPromptChars || !utf8.ValidString(got) {
+		t.Fatalf("fitPrompt gave %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	body, ok := strings.CutSuffix(got, "\n… (prompt shortened to fit its size limit)\n")
+	if !ok {
+		t.Fatalf("no shortening note at the end: %q", got[len(got)-80:])
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if l != "- a line of the prompt, 語" {
+			t.Fatalf("cut line %q", l)
+		}
+	}
+	if short := "# Resume: x\n"; fitPrompt(short) != short {
+		t.Error("fitPrompt changed a prompt within the bound")
+	}
+}

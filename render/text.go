@@ -136,18 +136,6 @@ func shorten(s string, max int, forced bool) string {
 	return strings.TrimRight(s[:cut], " \n") + ellipsis
 }
 
-// trimToRunes returns the longest prefix of s of at most max bytes that ends
-// on a rune boundary.
-func trimToRunes(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
-	}
-	return s[:max]
-}
-
 // clip is oneLine then shorten to max bytes.
 func clip(s string, max int) string {
 	s, cut := precut(s, max)
