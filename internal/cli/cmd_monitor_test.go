@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/monitor"
+)
+
+// steppedMonitor runs runMonitor in a goroutine with a clock the test steps:
+// each look of the monitor reads the clock once and waits for the test to
+// give the time, so the test decides when each look happens and at what
+// time.
+type steppedMonitor struct {
+	t      *testing.T
+	times  chan time.Time
+	cancel context.CancelFunc
+	done   chan error
+	out    *syncBuffer
+	errOut *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startMonitor(t *testing.T, st ckpt.Store, edit func(*MonitorOptions)) *steppedMonitor {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &steppedMonitor{t: t, times: make(chan time.Time), cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, errOut: &syncBuffer{}}
+	ticks := make(chan time.Time, 64)
+	for range cap(ticks) {
+		ticks <- time.Time{}
+	}
+	last := t0
+	o := &MonitorOptions{
+		common: common{
+			IO: IOStreams{In: strings.NewReader(""), Out: m.out, ErrOut: m.errOut},
+			Now: func() time.Time {
+				select {
+				case last = <-m.times:
+				case <-ctx.Done():
+				}
+				return last
+			},
+			Store: func() (ckpt.Store, error) { return st, nil },
+		},
+		Ticks: ticks,
+	}
+	if edit != nil {
+		edit(o)
+	}
+	go func() { m.done <- runMonitor(ctx, o) }()
+	return m
+}
+
+// look makes the monitor look at time at; the look is finished once the
+// next look starts or stop returns.
+func (m *steppedMonitor) look(at time.Time) { m.times <- at }
+
+// stop cancels the monitor as Ctrl-C does and returns its error.
+func (m *steppedMonitor) stop() error {
+	m.cancel()
+	select {
+	case err := <-m.done:
+		return err
+	case <-time.After(10 * time.Second):
+		m.t.Fatal("the monitor did not stop within 10 s of its context ending")
+		return nil
+	}
+}
+
+func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
+	st := memstore.New()
+	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
+	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
+	h.ok("start", "b", "--agent", "bob")
+
+	var hookMu sync.Mutex
+	var hooks []monitor.Transition
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var tr monitor.Transition
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &tr) != nil {
+			t.Errorf("webhook request %s %s %q", r.Method, r.Header.Get("Content-Type"), body)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		hookMu.Lock()
+		hooks = append(hooks, tr)
+		hookMu.Unlock()
+	}))
+	defer srv.Close()
+	execLog := filepath.Join(t.TempDir(), "exec.log")
+
+	m := startMonitor(t, st, func(o *MonitorOptions) {
+		o.Webhook = srv.URL + "/ckpt"
+		o.Exec = `printf '%s %s>%s ' "$CKPT_ID" "$CKPT_FROM" "$CKPT_TO" >> ` + execLog + ` && cat >> ` + execLog + ` && echo >> ` + execLog
+	})
+	m.look(t0)                       // all live: nothing to say
+	m.look(t0.Add(11 * time.Minute)) // a warn
+	m.look(t0.Add(12 * time.Minute)) // a still warn: said already
+	m.look(t0.Add(21 * time.Minute)) // a stale
+	m.look(t0.Add(22 * time.Minute))
+	if err := st.Beat(context.Background(), "a", t0.Add(22*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	m.look(t0.Add(31 * time.Minute)) // a live again; b warn (15m interval)
+	m.look(t0.Add(32 * time.Minute))
+	if err := m.stop(); err != nil {
+		t.Fatalf("the monitor stopped with %v, want a clean stop", err)
+	}
+
+	want := "2026-01-15T14:41:00Z a (alice): live → warn, silent 11m0s\n" +
+		"2026-01-15T14:51:00Z a (alice): warn → stale, silent 21m0s\n" +
+		"2026-01-15T15:01:00Z a (alice): stale → live, silent 9m0s\n" +
+		"2026-01-15T15:01:00Z b (bob): live → warn, silent 31m0s\n"
+	if got := m.out.String(); got != want {
+		t.Errorf("monitor output:\n%s\nwant:\n%s", got, want)
+	}
+	if m.errOut.String() != "" {
+		t.Errorf("stderr: %q", m.errOut.String())
+	}
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	if len(hooks) != 4 || hooks[0].ID != "a" || hooks[0].To != ckpt.Warn || hooks[1].To != ckpt.Stale || hooks[2].To != ckpt.Live || hooks[3].ID != "b" || hooks[3].Agent != "bob" {
+		t.Errorf("webhook got %+v", hooks)
+	}
+	log, err := os.ReadFile(execLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], `a live>warn {"id":"a","agent":"alice"`) || !strings.HasPrefix(lines[3], "b live>warn {") {
+		t.Errorf("--exec ran with:\n%s", log)
+	}
+}
+
+func TestRunMonitorAbandonsAfterTheGracePeriodAndReportsFailedActions(t *testing.T) {
+	st := memstore.New()
+	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
+	h.ok("start", "a", "--interval", "5m")
+	m := startMonitor(t, st, func(o *MonitorOptions) {
+		o.AbandonAfter = 5 * time.Minute
+		o.Exec = "echo nope >&2; exit 3"
+	})
+	m.look(t0.Add(21 * time.Minute)) // stale
+	m.look(t0.Add(25 * time.Minute)) // stale for 5m: not yet past the grace
+	m.look(t0.Add(26 * time.Minute)) // abandoned
+	m.look(t0.Add(27 * time.Minute))
+	if err := m.stop(); err != nil {
+		t.Fatal(err)
+	}
+	c := h.get("a")
+	ev := h.history("a")
+	if c.Status != ckpt.StatusAbandoned || !strings.Contains(c.StatusReason, "no sign of life for 26m0s") || ev[len(ev)-1].Actor.Agent != "ckpt-monitor" {
+		t.Errorf("after the grace period: status %s (%s), last event by %q", c.Status, c.StatusReason, ev[len(ev)-1].Actor.Agent)
+	}
+	want := "2026-01-15T14:51:00Z a: live → stale, silent 21m0s\n2026-01-15T14:56:00Z a: stale → abandoned, silent 26m0s\n"
+	if got := m.out.String(); got != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+	errLines := strings.Split(strings.TrimSpace(m.errOut.String()), "\n")
+	if len(errLines) != 2 || errLines[0] != "ckpt: warning: --exec for a failed: exit status 3: nope" {
+		t.Errorf("failed actions on stderr: %q", m.errOut.String())
+	}
+}
+
+func TestMonitorOnceAndBadFlags(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
+	h.now = t0.Add(11 * time.Minute)
+	if out := h.ok("monitor", "--once"); out != "2026-01-15T14:41:00Z a (alice): live → warn, silent 11m0s\n" {
+		t.Errorf("monitor --once: %q", out)
+	}
+	if out := h.ok("monitor", "--once", "--stale", "10m"); !strings.Contains(out, "live → stale") {
+		t.Errorf("monitor --once --stale 10m: %q", out)
+	}
+	for _, args := range [][]string{
+		{"monitor", "--webhook", "ftp://x/y"},
+		{"monitor", "--webhook", "not a url"},
+		{"monitor", "--every", "0s"},
+		{"monitor", "--abandon-after", "soon"},
+		{"monitor", "--exec", "  "},
+		{"monitor", "--warn", "2h", "--stale", "1h"},
+	} {
+		h.fails(ExitUsage, args...)
+	}
+}
+
+func TestMonitorStopsWhenInterrupted(t *testing.T) {
+	// Through the command line, with the Env's interrupt: the monitor runs
+	// on a real ticker until the interrupt context ends, then exits 0.
+	st := memstore.New()
+	var out, errOut syncBuffer
+	interrupt := make(chan struct{})
+	env := &Env{
+		IOStreams: IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		WorkDir:   t.TempDir(),
+		Now:       func() time.Time { return t0 },
+		Args:      []string{"monitor", "--every", "10ms"},
+		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(ctx)
+			go func() {
+				select {
+				case <-interrupt:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			return ctx, cancel
+		},
+	}
+	code := make(chan int, 1)
+	go func() { code <- run(&factory{env: env, store: st}) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errOut.String(), "Ctrl-C stops") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the monitor did not start: %q", errOut.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(interrupt)
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("interrupted monitor exited %d, want 0; stderr %q", c, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the monitor did not stop within 10 s of the interrupt")
+	}
+	if want := "ckpt: monitoring every 10ms (warn 2x, stale 4x each checkpoint's interval); Ctrl-C stops\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
+}
+
+func TestMonitorLogSortsLines(t *testing.T) {
+	var out, errOut bytes.Buffer
+	w := &monitorLog{out: &out, errOut: &errOut}
+	io.WriteString(w, "2026 a: live → warn\nmonitor: --webhook for a failed: HTTP 500")
+	io.WriteString(w, "\nhalf")
+	w.flush()
+	if out.String() != "2026 a: live → warn\nhalf\n" || errOut.String() != "ckpt: warning: --webhook for a failed: HTTP 500\n" {
+		t.Errorf("out %q, errOut %q", out.String(), errOut.String())
+	}
+}
