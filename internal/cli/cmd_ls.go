@@ -34,7 +34,8 @@ are left out unless --all is given. --status may repeat: any of them matches.
 LAST SEEN is the later of the last heartbeat and the last update; a live
 checkpoint silent for 2x its interval is marked warn, for 4x stale.
 
---json prints a JSON array of the full states ([] when nothing matches).`,
+--json prints a JSON array of the full states, one per line ([] when
+nothing matches).`,
 		Example: `  ckpt ls
   ckpt ls --status in_progress --status blocked --parent kai-7
   ckpt ls --agent Secondary-A --json`,
@@ -94,7 +95,8 @@ func runLs(ctx context.Context, o *LsOptions) error {
 	})
 }
 
-// writeJSONArray prints list as an indented JSON array, [] when empty.
+// writeJSONArray prints list as a JSON array, one compact checkpoint per
+// line (so a listing of thousands stays fast and greppable), [] when empty.
 func writeJSONArray(io IOStreams, list []*ckpt.Checkpoint) error {
 	w := bufio.NewWriterSize(io.Out, 64<<10)
 	if len(list) == 0 {
@@ -103,11 +105,10 @@ func writeJSONArray(io IOStreams, list []*ckpt.Checkpoint) error {
 	}
 	w.WriteString("[\n")
 	for i, c := range list {
-		b, err := json.MarshalIndent(c, "  ", "  ")
+		b, err := json.Marshal(c)
 		if err != nil {
 			return err
 		}
-		w.WriteString("  ")
 		w.Write(b)
 		if i < len(list)-1 {
 			w.WriteString(",")

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Helpers for tests and benchmarks that run the real ckpt binary as separate
+// processes.
+
+var (
+	buildOnce sync.Once
+	builtPath string
+	buildErr  error
+)
+
+// ckptBinary builds ./cmd/ckpt once per test process and returns its path.
+func ckptBinary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ckpt-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtPath = filepath.Join(dir, "ckpt")
+		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goTool); err != nil {
+			goTool = "go"
+		}
+		cmd := exec.Command(goTool, "build", "-o", builtPath, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatalf("building ckpt: %v", buildErr)
+	}
+	return builtPath
+}
+
+// ckptRun runs the binary with a clean environment and returns stdout.
+func ckptRun(tb testing.TB, bin string, args ...string) (string, error) {
+	tb.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("ckpt %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), err
+}
+
+// newProcessStore creates a store in a temporary directory and returns its path.
+func newProcessStore(tb testing.TB, bin string) string {
+	tb.Helper()
+	store := filepath.Join(tb.TempDir(), ".ckpt")
+	if _, err := ckptRun(tb, bin, "--store", store, "init"); err != nil {
+		tb.Fatal(err)
+	}
+	return store
+}
