@@ -96,39 +96,19 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 }
 
 // continuation is what resume, takeover and restart print: the continuation
-// prompt, the archive the old state went to, and the crash-loop verdict.
-// Its JSON is the render.Prompt object with three more members.
+// prompt (with render's crash-loop verdict) and the archive the old state
+// went to. Its JSON is the render.Prompt object with archived_as added.
 type continuation struct {
 	render.Prompt
 	// ArchivedAs is the ID the previous state was archived under
 	// (takeover, restart); empty for a resume.
 	ArchivedAs string `json:"archived_as,omitempty"`
-	// CrashLoop is set when the work was resumed or taken over more than
-	// ckpt.CrashLoopResumes times without progress.
-	CrashLoop              bool `json:"crash_loop"`
-	ResumesWithoutProgress int  `json:"resumes_without_progress"`
 }
 
 // newContinuation builds the output for checkpoint c, after a resume,
 // takeover or restart that archived the old state as archivedAs.
 func newContinuation(c *ckpt.Checkpoint, archivedAs string) continuation {
-	out := continuation{
-		Prompt:                 render.NewPrompt(c),
-		ArchivedAs:             archivedAs,
-		CrashLoop:              c.ResumesWithoutProgress > ckpt.CrashLoopResumes,
-		ResumesWithoutProgress: c.ResumesWithoutProgress,
-	}
-	if out.CrashLoop {
-		// First, so that even a squeezed prompt keeps it.
-		out.Warnings = append([]string{crashLoopText(c)}, out.Warnings...)
-	}
-	return out
-}
-
-// crashLoopText is the crash-loop warning for c.
-func crashLoopText(c *ckpt.Checkpoint) string {
-	return fmt.Sprintf("crash loop: %s was resumed %d times without progress (more than %d); find out why the sessions end before resuming again (ckpt log %s shows the sessions)",
-		c.ID, c.ResumesWithoutProgress, ckpt.CrashLoopResumes, c.ID)
+	return continuation{Prompt: render.NewPrompt(c), ArchivedAs: archivedAs}
 }
 
 // writeContinuation prints out: with asJSON the JSON object, else the line
@@ -136,7 +116,8 @@ func crashLoopText(c *ckpt.Checkpoint) string {
 // also reported on stderr, where an orchestrator's log sees it.
 func writeContinuation(streams IOStreams, out continuation, asJSON bool) error {
 	if out.CrashLoop {
-		printWarning(streams.ErrOut, out.Warnings[0])
+		printWarning(streams.ErrOut, fmt.Sprintf("%s: crash loop: resumed %d times without progress (more than %d); find out why its sessions end before resuming again (ckpt log %s shows them)",
+			out.ID, out.ResumesWithoutProgress, ckpt.CrashLoopResumes, out.ID))
 	}
 	if asJSON {
 		return writeJSON(streams.Out, out)
