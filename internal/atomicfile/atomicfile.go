@@ -4,7 +4,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -27,12 +29,39 @@ func ReplaceFile(path string, data []byte, perm os.FileMode) error {
 	return write(path, data, perm, false)
 }
 
+// ReplaceCache replaces path with data for a cache whose readers cope with
+// a missing file: it writes a temporary file, removes path, then renames the
+// temporary file to path, with no fsync. A reader sees the old content, no
+// file, or the new content, never a partial file; after a crash any of the
+// three may be there. On any error the temporary file is removed.
+//
+// Removing path before the rename is deliberate: on ext4 (auto_da_alloc) a
+// rename over an existing file makes the kernel start writing the new file's
+// data at once, which a writer that fsyncs another file (the history) then
+// waits for; measured, that tripled the cost of a durable update.
+func ReplaceCache(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	err := writeTemp(dir, base, path, data, perm, false, func() error {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("atomicfile: writing %s: %w", path, err)
+	}
+	return nil
+}
+
 func write(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	if err := writeTemp(dir, base, path, data, perm, durable); err != nil {
+	if err := writeTemp(dir, base, path, data, perm, durable, nil); err != nil {
 		return fmt.Errorf("atomicfile: writing %s: %w", path, err)
 	}
 	if durable {
@@ -44,8 +73,9 @@ func write(path string, data []byte, perm os.FileMode, durable bool) error {
 }
 
 // writeTemp writes data to a new temporary file in dir and renames it to
-// path, removing the temporary file if any step fails.
-func writeTemp(dir, base, path string, data []byte, perm os.FileMode, durable bool) (err error) {
+// path, calling beforeRename (if not nil) just before the rename. It removes
+// the temporary file if any step fails.
+func writeTemp(dir, base, path string, data []byte, perm os.FileMode, durable bool, beforeRename func() error) (err error) {
 	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
 		return err
@@ -74,6 +104,11 @@ func writeTemp(dir, base, path string, data []byte, perm os.FileMode, durable bo
 	closed = true
 	if err = f.Close(); err != nil {
 		return err
+	}
+	if beforeRename != nil {
+		if err = beforeRename(); err != nil {
+			return err
+		}
 	}
 	return os.Rename(tmp, path)
 }
