@@ -31,7 +31,7 @@ func newDecisionCmd(f *factory) *cobra.Command {
 		o.ID, o.Text = args[0], args[1]
 		return runDecision(ctx, o)
 	})
-	cmd.Flags().StringVar(&o.Reason, "reason", "", "why the decision was made")
+	cmd.Flags().StringVar(&o.Reason, "reason", "", "why the decision was made (`WHY`)")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd
 }
@@ -180,7 +180,7 @@ func newAcceptCmd(f *factory) *cobra.Command {
 		o.ID, o.Criterion = args[0], args[1]
 		return runAccept(ctx, o)
 	})
-	cmd.Flags().StringVar(&o.Title, "title", "", "the criterion's title")
+	cmd.Flags().StringVar(&o.Title, "title", "", "the criterion's `TITLE`")
 	cmd.Flags().BoolVar(&o.Unmet, "unmet", false, "mark the criterion not met")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd
@@ -214,7 +214,7 @@ and ckpt exits with code 8: stop looping and ask for help, or raise the limit.`,
 		o.ID = args[0]
 		return runCycle(ctx, o)
 	})
-	cmd.Flags().StringVar(&o.Note, "note", "", "what this cycle is for")
+	cmd.Flags().StringVar(&o.Note, "note", "", "what this cycle is for (`TEXT`)")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd
 }

@@ -34,9 +34,9 @@ var statusVerbs = map[string]struct {
 func newStatusCmd(f *factory, verb string) *cobra.Command {
 	v := statusVerbs[verb]
 	o := &StatusOptions{writeOptions: f.writer(), Status: v.status, NeedReason: v.needReason}
-	use, reasonUsage := verb+" ID", "why (optional)"
+	use, reasonUsage := verb+" ID", "why (`WHY`, optional)"
 	if v.needReason {
-		use, reasonUsage = verb+" ID --reason REASON", "why (required)"
+		use, reasonUsage = verb+" ID --reason WHY", "why (`WHY`, required)"
 	}
 	cmd := &cobra.Command{
 		Use:     use,

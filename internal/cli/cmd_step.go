@@ -71,11 +71,11 @@ A step that does not exist yet is added at the end of the plan, so
 	for i, s := range stepStatusFlags {
 		fl.BoolVar(&marks[i], s.flag, false, s.usage)
 	}
-	fl.StringVar(&o.Title, "title", "", "the step's title")
-	fl.StringVar(&o.Phase, "phase", "", "the phase the step belongs to")
+	fl.StringVar(&o.Title, "title", "", "the step's `TITLE`")
+	fl.StringVar(&o.Phase, "phase", "", "the `PHASE` the step belongs to")
 	fl.StringVar(&o.By, "by", "", "who did it: `WHO` such as main, subagent:TYPE or an agent ID (default: the acting agent)")
 	fl.StringVar(&o.Output, "output", "", "what the step produced, e.g. a file `PATH`")
-	fl.StringVar(&o.Notes, "notes", "", "notes on the step")
+	fl.StringVar(&o.Notes, "notes", "", "`NOTES` on the step")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd
 }
