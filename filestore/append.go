@@ -126,7 +126,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if env, err := encodeEnvelope(next, stored.Sum, end); err != nil {
 		warnings = append(warnings, err.Error())
 	} else {
-		if err := atomicfile.ReplaceFile(f.state(), env, 0o644); err != nil {
+		if err := atomicfile.ReplaceCache(f.state(), env, 0o644); err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until ckpt repair %s", id, err, id))
 		}
 		if next.Rev%int64(s.cfg.BackupEvery) == 0 {
