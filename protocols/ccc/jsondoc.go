@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ var errNotObject = errors.New("not a JSON object")
 // parseObject reads one JSON object. A repeated key keeps its first position
 // and its last value, as encoding/json does.
 func parseObject(data []byte) (*object, error) {
+	if err := checkDepth(data); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -70,6 +74,37 @@ func parseObject(data []byte) (*object, error) {
 		return nil, errors.New("data after the JSON object")
 	}
 	return o, nil
+}
+
+// maxDepth bounds how deeply a seed file may nest: the documents nest four
+// levels; a file nested hundreds deep is not one, and would make an indented
+// export grow with the square of its depth.
+const maxDepth = 64
+
+func checkDepth(data []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("JSON nested more than %d levels deep: not a seed checkpoint file", maxDepth)
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return nil
 }
 
 func jsonSyntax(err error) error {
@@ -209,18 +244,32 @@ func sameValue(a, b any) bool {
 		return true
 	case json.Number:
 		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		rx, okx := new(big.Rat).SetString(string(x))
-		ry, oky := new(big.Rat).SetString(string(y))
-		if !okx || !oky {
-			return x == y
-		}
-		return rx.Cmp(ry) == 0
+		return ok && sameNumber(x, y)
 	default:
 		return a == b
 	}
+}
+
+// sameNumber compares two JSON numbers by value: whole numbers exactly
+// (up to 400 digits), others as float64. It never builds a huge number from
+// an exponent such as 1e999999999.
+func sameNumber(x, y json.Number) bool {
+	if x == y {
+		return true
+	}
+	if wholeNumber(x) && wholeNumber(y) {
+		bx, okx := new(big.Int).SetString(string(x), 10)
+		by, oky := new(big.Int).SetString(string(y), 10)
+		return okx && oky && bx.Cmp(by) == 0
+	}
+	fx, errx := strconv.ParseFloat(string(x), 64)
+	fy, erry := strconv.ParseFloat(string(y), 64)
+	return errx == nil && erry == nil && fx == fy
+}
+
+func wholeNumber(n json.Number) bool {
+	s := strings.TrimPrefix(string(n), "-")
+	return len(s) > 0 && len(s) <= 400 && strings.Trim(s, "0123456789") == ""
 }
 
 // merge3 returns the value to write for one field. base is what ckpt's

@@ -79,9 +79,11 @@ func suggestID(track, path string, n *notes) string {
 	if track != "" && ckpt.ValidateID(track) == nil && !strings.Contains(track, "/") {
 		return track
 	}
-	dir := filepath.Base(filepath.Dir(path))
-	stem := strings.SplitN(filepath.Base(path), ".", 2)[0]
-	for _, cand := range []string{dir, stem} {
+	cands := []string{strings.SplitN(filepath.Base(path), ".", 2)[0]}
+	if filepath.Base(path) == "metadata.json" {
+		cands = []string{filepath.Base(filepath.Dir(path))}
+	}
+	for _, cand := range cands {
 		if cand != "" && cand != "." && cand != "/" && ckpt.ValidateID(cand) == nil && cand != "tracks" {
 			if track != "" {
 				n.add("track ID %q is not a valid checkpoint ID: suggested ID %q", track, cand)
@@ -491,7 +493,13 @@ func stepWordOf(c *ckpt.Checkpoint, s ckpt.Step) string {
 // description, where last_task lives.
 func render(c *ckpt.Checkpoint, src *object) *object {
 	o := newObject()
-	o.put(keyFor(src, "track_id", "trackId"), TrackID(c))
+	// Fields a store fills in (an ID, a start time) are written for a file an
+	// import had only when that file had them.
+	if k := keyFor(src, "track_id", "trackId"); src == nil {
+		o.put(k, TrackID(c))
+	} else if c.TaskID != "" || src.has(k) {
+		o.put(k, c.TaskID)
+	}
 	if c.Title != "" {
 		key := "name"
 		if src != nil && !src.has("name") && src.has("description") {
@@ -500,8 +508,8 @@ func render(c *ckpt.Checkpoint, src *object) *object {
 		o.put(key, c.Title)
 	}
 	o.put("status", trackWords[c.Status])
-	if !c.StartedAt.IsZero() {
-		o.put(keyFor(src, "created_at", "createdAt"), formatTime(c.StartedAt))
+	if k := keyFor(src, "created_at", "createdAt"); !c.StartedAt.IsZero() && (src == nil || src.has(k)) {
+		o.put(k, formatTime(c.StartedAt))
 	}
 	if c.CompletedAt != nil {
 		o.put(keyFor(src, "completed_at", "completedAt"), formatTime(*c.CompletedAt))
@@ -569,16 +577,39 @@ func renderLoop(c *ckpt.Checkpoint, src *object) *object {
 		if s.Output != "" {
 			e.put("output_files", nonEmpty(strings.Split(s.Output, "\n")))
 		}
-		if s.Notes != "" {
-			e.put("notes", s.Notes)
+		notes := s.Notes
+		if i := blockerIndex(c, s.ID); i >= 0 && notes == "" {
+			notes = c.Blockers[i].Text // seed 000 writes why a step is blocked in its notes
 		}
-		if i == cur && !c.UpdatedAt.IsZero() {
+		if notes != "" {
+			e.put("notes", notes)
+		}
+		if i == cur && !c.UpdatedAt.IsZero() && hadLastUpdated(src, s.ID) {
 			e.put("last_updated", formatTime(c.UpdatedAt))
 		}
 		cps.set(s.ID, e.raw())
 	}
 	ls.set("checkpoints", cps.raw())
 	return ls
+}
+
+// hadLastUpdated reports whether the current step's last_updated is written:
+// always for a checkpoint ckpt created, and for an imported file only when
+// that step's entry had one (else each import would add it).
+func hadLastUpdated(src *object, step string) bool {
+	if src == nil {
+		return true
+	}
+	ls, ok := asObject(src.get("loop_state"))
+	if !ok {
+		return false
+	}
+	cps, ok := asObject(ls.get("checkpoints"))
+	if !ok {
+		return false
+	}
+	e, ok := asObject(cps.get(step))
+	return ok && e.has("last_updated")
 }
 
 // lastTaskPlace says where last_task is written: where the imported file had
