@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt-dev/ckpt/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPOptions are the inputs of `ckpt mcp`.
+type MCPOptions struct {
+	common
+	// Interrupt ends the server on Ctrl-C or SIGTERM (Env.Interrupt); nil:
+	// it ends when the client disconnects or ctx ends.
+	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
+	// HTTP is the address to serve streamable HTTP on; "" serves stdio.
+	HTTP        string
+	AllowRemote bool   // serve HTTP on a non-loopback address
+	Agent       string // the default actor of the events the tools write
+}
+
+func newMCPCmd(f *factory) *cobra.Command {
+	o := &MCPOptions{common: f.common(), Interrupt: f.env.Interrupt}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve ckpt's tools over the Model Context Protocol (stdio, or HTTP)",
+		Long: `Serve the store's checkpoints over the Model Context Protocol, so an agent
+records and reads its work with tool calls: ckpt_start, ckpt_update,
+ckpt_step, ckpt_decision, ckpt_blocker, ckpt_heartbeat, ckpt_show,
+ckpt_resume (the continuation prompt), ckpt_list and ckpt_stale, and the
+resources ckpt://checkpoint/{id} and ckpt://checkpoint/{id}/prompt.
+See docs/mcp.md.
+
+Without --http the server speaks on stdin and stdout, as a client that
+starts it expects; its logs go to stderr only. With --http ADDR it serves
+streamable HTTP at http://ADDR/ until interrupted. A bare port binds to
+127.0.0.1. The server has no authentication, so an address that is not a
+loopback address is refused unless --allow-remote says you have put it
+behind something that has.
+
+The store is the one every ckpt command uses (--store, CKPT_STORE, else the
+nearest .ckpt/). Events are recorded as --agent (or $CKPT_AGENT), else "mcp",
+unless a tool call names its agent.`,
+		Example: `  ckpt mcp
+  ckpt mcp --http 127.0.0.1:8765
+  ckpt mcp install claude
+  claude mcp add ckpt -- ckpt mcp`,
+		Args: exactArgs(0, "no arguments (did you mean ckpt mcp install claude?)"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.Agent = f.actor().Agent
+		return runMCP(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (HOST:PORT or a port on 127.0.0.1) instead of stdio")
+	fl.BoolVar(&o.AllowRemote, "allow-remote", false, "allow --http on an address that is not loopback (the server has no authentication)")
+	cmd.AddCommand(newMCPInstallCmd(f, true), newMCPInstallCmd(f, false))
+	return cmd
+}
+
+// mcpVersion is the version the server reports to clients.
+const mcpVersion = "dev"
+
+func runMCP(ctx context.Context, o *MCPOptions) error {
+	var addr string
+	if o.HTTP != "" {
+		var err error
+		if addr, err = httpAddr(o.HTTP, o.AllowRemote); err != nil {
+			return err
+		}
+	}
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv := mcp.NewServer(st, mcp.Options{Now: o.Now, Version: mcpVersion, Agent: o.Agent, Logger: logger})
+	if o.Interrupt != nil {
+		var stop context.CancelFunc
+		ctx, stop = o.Interrupt(ctx)
+		defer stop()
+	}
+	if addr == "" {
+		err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(o.IO.In), Writer: nopWriteCloser{o.IO.Out}})
+		if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+			return nil // the client hung up, or Ctrl-C
+		}
+		return fmt.Errorf("mcp over stdio: %w", err)
+	}
+	return mcp.ServeHTTP(ctx, srv, addr, func(a net.Addr) {
+		fmt.Fprintf(o.IO.ErrOut, "ckpt mcp: serving MCP over streamable HTTP at http://%s/ (Ctrl-C stops)\n", a)
+	})
+}
+
+// httpAddr completes addr as mcp.ListenAddr does and refuses a host that is
+// not loopback unless allowRemote: the server has no authentication, so
+// anyone who could reach it could read and rewrite every checkpoint.
+func httpAddr(addr string, allowRemote bool) (string, error) {
+	full, err := mcp.ListenAddr(addr)
+	if err != nil {
+		return "", usageError{err}
+	}
+	host, _, _ := net.SplitHostPort(full)
+	if allowRemote || isLoopback(host) {
+		return full, nil
+	}
+	return "", usagef("refusing to serve MCP on %s: it is not a loopback address and the server has no authentication, so anyone who can reach it could read and rewrite your checkpoints; use 127.0.0.1 (e.g. --http 127.0.0.1:%s), or pass --allow-remote once it is behind a proxy that authenticates",
+		full, portOf(full))
+}
+
+// isLoopback reports a host that only this machine can reach: localhost or
+// a loopback IP.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}
+
+// nopWriteCloser is stdout for the stdio transport: the server must not
+// close the process's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// MCPInstallOptions are the inputs of `ckpt mcp install|uninstall claude`.
+type MCPInstallOptions struct {
+	IO         IOStreams
+	Install    bool
+	Print      bool   // print the `claude mcp add` line instead of writing
+	Scope      string // project (.mcp.json), local or user (Claude Code's own files)
+	ProjectDir string
+	Command    string
+}
+
+func newMCPInstallCmd(f *factory, install bool) *cobra.Command {
+	o := &MCPInstallOptions{IO: f.env.IOStreams, Install: install}
+	use, short := "install", "Register ckpt's MCP server with Claude Code (.mcp.json)"
+	long := `Register ckpt's MCP server with Claude Code for this project: add
+{"command": "ckpt", "args": ["mcp"]} as mcpServers.ckpt in the project's
+.mcp.json (the git repository around the working directory, else the working
+directory), merged with the servers already there and written atomically;
+installing twice changes nothing. Claude Code asks once before it uses a
+project's servers.
+
+--print prints the equivalent claude mcp add command instead. Claude Code
+keeps the local and user scopes in its own ~/.claude.json, which ckpt does
+not write: --scope local or user prints the command to run.`
+	if !install {
+		use, short = "uninstall", "Remove ckpt's MCP server from the project's .mcp.json"
+		long = `Remove mcpServers.ckpt from the project's .mcp.json, keeping every other
+server and key. A file without it is left alone.`
+	}
+	cmd := &cobra.Command{
+		Use:     use + " claude",
+		Short:   short,
+		Long:    long,
+		Example: "  ckpt mcp " + use + " claude" + map[bool]string{true: "\n  ckpt mcp install claude --print\n  ckpt mcp install claude --scope user", false: ""}[install],
+		Args:    exactArgs(1, "the client: claude"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		if c := strings.ToLower(args[0]); c != "claude" && c != "claude-code" {
+			return usagef("ckpt mcp %s knows claude only; for Codex, Gemini CLI and other clients see docs/mcp.md (add command ckpt, args [mcp] to their MCP servers)", use)
+		}
+		o.ProjectDir = findRepoRoot(f.env.WorkDir)
+		if o.ProjectDir == "" {
+			o.ProjectDir = f.env.WorkDir
+		}
+		return runMCPInstall(o)
+	})
+	if install {
+		fl := cmd.Flags()
+		fl.BoolVar(&o.Print, "print", false, "print the `claude mcp add` command instead of writing .mcp.json")
+		fl.StringVar(&o.Scope, "scope", "project", "project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
+		fl.StringVar(&o.Command, "command", "ckpt", "how Claude Code runs ckpt: `ckpt` or an absolute PATH")
+	}
+	return cmd
+}
+
+func runMCPInstall(o *MCPInstallOptions) error {
+	if !o.Install {
+		changed, path, err := mcp.UninstallClaudeProject(o.ProjectDir)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			_, err = fmt.Fprintf(o.IO.Out, "no ckpt server in %s: nothing changed\n", path)
+			return err
+		}
+		_, err = fmt.Fprintf(o.IO.Out, "removed the ckpt MCP server from %s\n", path)
+		return err
+	}
+	switch o.Scope {
+	case "project", "local", "user":
+	default:
+		return usagef("unknown scope %q: use project, local or user", o.Scope)
+	}
+	if o.Print || o.Scope != "project" {
+		scope := o.Scope
+		if o.Print && scope == "project" {
+			scope = "" // claude mcp add's own default, local: this project, you only
+		}
+		_, err := fmt.Fprintln(o.IO.Out, shellLine(mcp.ClaudeAddArgs(scope, o.Command)))
+		if err == nil && !o.Print {
+			printWarning(o.IO.ErrOut, fmt.Sprintf("Claude Code keeps %s-scope MCP servers in ~/.claude.json, which ckpt does not write: run the command above", o.Scope))
+		}
+		return err
+	}
+	changed, path, err := mcp.InstallClaudeProject(o.ProjectDir, o.Command)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		_, err = fmt.Fprintf(o.IO.Out, "the ckpt MCP server is already in %s: nothing changed\n", path)
+		return err
+	}
+	_, err = fmt.Fprintf(o.IO.Out, "added the ckpt MCP server to %s (Claude Code asks once before using it; /mcp shows it)\n", path)
+	return err
+}
+
+// shellLine joins args into a line a POSIX shell reads back as args,
+// quoting the words that need it.
+func shellLine(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/claude"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/protocols/plan"
+	"github.com/ckpt-dev/ckpt/tracker"
+)
+
+// hookBackupKeep is how many prompt snapshots the hooks keep per
+// checkpoint, as many as the store keeps backups.
+const hookBackupKeep = 10
+
+// hookSteps are the parts of a hook call that the command wires in around
+// package claude's Handler: the prompt snapshot, the plan sync and the
+// final checkpoint's steps.
+type hookSteps struct {
+	store    ckpt.Store
+	now      func() time.Time
+	project  string // the project directory: the repository, else the store's parent
+	storeDir string // the filestore directory, "" for another store
+	agent    string // the agent recorded on the events the steps write
+	getenv   func(string) string
+}
+
+// backupDir is where the prompt snapshots of checkpoint id go.
+func (s *hookSteps) backupDir(id string) string {
+	return filepath.Join(s.storeDir, hookDir, "backups", strings.ReplaceAll(id, "/", "~"))
+}
+
+// backup writes the state of checkpoint id, as `ckpt show --json` prints
+// it, to .ckpt/hooks/backups/<id>/state-<rev>.json, durably, and removes
+// all but the newest hookBackupKeep. A snapshot of that revision already
+// there is left as it is. The snapshots are plain state files outside the
+// history: a copy a person or a script can read even if the checkpoint's
+// directory is lost (seed 004's "every 5th prompt" recovery point).
+func (s *hookSteps) backup(ctx context.Context, id string) error {
+	c, err := s.store.Get(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	dir := s.backupDir(id)
+	path := filepath.Join(dir, fmt.Sprintf("state-%012d.json", c.Rev))
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "state-*.json"))
+	if err != nil {
+		return err
+	}
+	slices.Sort(names) // the revision is zero-padded: names sort by revision
+	for len(names) > hookBackupKeep {
+		if err := os.Remove(names[0]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		names = names[1:]
+	}
+	return nil
+}
+
+// trackedPlan reports whether checkpoint c was synced from the plan file at
+// path (its plan meta names it).
+func (s *hookSteps) trackedPlan(c *ckpt.Checkpoint, path string) bool {
+	var meta struct {
+		PlanPath string `json:"planPath"`
+	}
+	raw, ok := c.Meta[plan.MetaPlan]
+	if !ok || json.Unmarshal(raw, &meta) != nil || meta.PlanPath == "" {
+		return false
+	}
+	p := filepath.FromSlash(meta.PlanPath)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.project, p)
+	}
+	return filepath.Clean(p) == filepath.Clean(path)
+}
+
+// syncPlan runs `ckpt plan sync PATH --id ID` when checkpoint id tracks the
+// plan file at path, and does nothing otherwise. It gives up when ctx
+// ends: plan.Sync may wait for another process's plan lock.
+func (s *hookSteps) syncPlan(ctx context.Context, id, path string) error {
+	c, err := s.store.Get(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	if !s.trackedPlan(c, path) {
+		return nil
+	}
+	var warn bytes.Buffer
+	o := &PlanOptions{
+		writeOptions: writeOptions{common: common{
+			IO:    IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &warn},
+			Now:   s.now,
+			Store: func() (ckpt.Store, error) { return unclosed{s.store}, nil },
+		}, Actor: ckpt.Actor{Agent: s.agent}},
+		WorkDir: s.project,
+		Path:    path,
+		ID:      id,
+		By:      "main",
+	}
+	err = bounded(ctx, func() error { return runPlanSync(ctx, o) })
+	if w := strings.TrimSpace(warn.String()); w != "" && err == nil {
+		err = errors.New(strings.Join(strings.Fields(strings.ReplaceAll(w, "ckpt: warning:", "")), " "))
+	}
+	return err
+}
+
+// env reads an environment variable; without a Getenv none is set.
+func (s *hookSteps) env(key string) string {
+	if s.getenv == nil {
+		return ""
+	}
+	return s.getenv(key)
+}
+
+// unclosed is a store whose Close does nothing: the hook closes its store
+// once, at the end.
+type unclosed struct{ ckpt.Store }
+
+func (unclosed) Close() error { return nil }
+
+// final is the final checkpoint's extra steps after the session note and
+// heartbeat that package claude writes: seed 001's four-step checkpoint in
+// its automated profile (docs/checkpoint.md), which writes .ccc-progress.md
+// in the project directory (step 1) and, when a tracker is configured
+// (.ccc-state.json linearIssue with LINEAR_API_KEY), upserts the issue's
+// status comment (step 3). The steps' lines are not printed (a hook's
+// stdout belongs to the client); a failed step is the step's error.
+func (s *hookSteps) final() []claude.FinalStep {
+	return []claude.FinalStep{{
+		Name: "checkpoint (auto profile)",
+		Run: func(ctx context.Context, c *ckpt.Checkpoint) error {
+			var out bytes.Buffer
+			o := checkpointOptions{
+				IO:      IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out},
+				Store:   unclosed{s.store},
+				ID:      c.ID,
+				Profile: profileAuto,
+				Dir:     s.project,
+				Tracker: trackerSettingsFromEnv(s.env),
+				Now:     s.now,
+			}
+			o.Tracker.Timeout = tracker.DefaultTimeout
+			var rep *checkpointReport
+			err := bounded(ctx, func() error {
+				var err error
+				rep, err = runCheckpointSteps(ctx, o)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			var failed []string
+			for _, st := range rep.Steps {
+				if st.Failed != "" {
+					failed = append(failed, st.Failed)
+				}
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("%d of %d steps failed: %s", len(failed), rep.Total, strings.Join(failed, " "))
+			}
+			return nil
+		},
+	}}
+}
