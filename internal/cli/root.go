@@ -158,6 +158,8 @@ func newRootCmd(f *factory) *cobra.Command {
 		&cobra.Group{ID: "store", Title: "Store:"},
 		&cobra.Group{ID: "lifecycle", Title: "Resume and recover:"},
 		&cobra.Group{ID: "watch", Title: "Watch:"},
+		&cobra.Group{ID: "protocols", Title: "Seed protocols:"},
+		&cobra.Group{ID: "integrations", Title: "Agent clients:"},
 	)
 	for _, c := range []*cobra.Command{
 		newStartCmd(f), newStepCmd(f), newUpdateCmd(f), newDecisionCmd(f),
@@ -184,6 +186,14 @@ func newRootCmd(f *factory) *cobra.Command {
 	}
 	for _, c := range []*cobra.Command{newStatusViewCmd(f), newProgressCmd(f), newStaleCmd(f), newMonitorCmd(f)} {
 		c.GroupID = "watch"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newImportCmd(f), newExportCmd(f), newMirrorCmd(f), newPlanCmd(f), newCheckpointCmd(f)} {
+		c.GroupID = "protocols"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newHooksCmd(f), newHookCmd(f), newMCPCmd(f)} {
+		c.GroupID = "integrations"
 		root.AddCommand(c)
 	}
 	root.AddCommand(newDemoCmd(f))

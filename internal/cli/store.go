@@ -34,7 +34,11 @@ func (f *factory) openStore() (ckpt.Store, error) {
 	if f.store != nil {
 		return f.store, nil
 	}
-	return f.openFileStore()
+	st, err := f.openFileStore()
+	if err != nil {
+		return nil, err
+	}
+	return withMirrors(st, st.Dir(), f.env.ErrOut, f.now), nil
 }
 
 // openFileStore opens the local .ckpt store, found as described above.

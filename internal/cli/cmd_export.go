@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+)
+
+// ExportOptions are the inputs of `ckpt export`.
+type ExportOptions struct {
+	common
+	WorkDir string
+	Format  string
+	ID      string
+	Rev     int64  // 0: the latest
+	Out     string // "": standard output
+}
+
+func newExportCmd(f *factory) *cobra.Command {
+	o := &ExportOptions{common: f.common(), WorkDir: f.env.WorkDir}
+	cmd := &cobra.Command{
+		Use:   "export FORMAT ID",
+		Short: "Write a checkpoint as a seed-protocol file",
+		Long: `Render checkpoint ID as FORMAT's file: metadata.json (superpowers),
+.ccc-progress.md (ccc), agent_checkpoints/<agent>.json (agent-checkpoints),
+progress/checkpoints/<agent>-<task>.json (sitebuilder) or plan.md (plan).
+A checkpoint imported from such a file gets back every field of it, unknown
+ones included. The file goes to standard output, or with --out to PATH,
+written atomically and durably (temporary file, fsync, rename).
+
+Formats: ` + strings.Join(formatNames, ", ") + ` (see docs/formats.md).`,
+		Example: `  ckpt export superpowers configurable-models_20260706
+  ckpt export agent-checkpoints kai-7/secondary_a --out agent_checkpoints/secondary_a.json`,
+		Args: exactArgs(2, "a FORMAT and one checkpoint ID"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.Format, o.ID = args[0], args[1]
+		return runExport(ctx, o)
+	})
+	cmd.Flags().StringVar(&o.Out, "out", "", "write the file to `PATH` atomically instead of standard output")
+	cmd.Flags().Int64Var(&o.Rev, "rev", 0, "export the checkpoint as it was at revision `N`")
+	return cmd
+}
+
+func runExport(ctx context.Context, o *ExportOptions) error {
+	f, err := newFormat(o.Format)
+	if err != nil {
+		return err
+	}
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	if o.Rev < 0 {
+		return fmt.Errorf("%w: --rev %d: give a revision of 1 or more (see ckpt log %s)", ckpt.ErrInvalid, o.Rev, o.ID)
+	}
+	var c *ckpt.Checkpoint
+	if err := o.withStore(func(st ckpt.Store) error {
+		c, err = st.Get(ctx, o.ID, o.Rev)
+		return err
+	}); err != nil {
+		return err
+	}
+	data, err := f.Export(c)
+	if err != nil {
+		return fmt.Errorf("exporting %s as %s: %w", o.ID, o.Format, err)
+	}
+	if o.Out == "" {
+		_, err = o.IO.Out.Write(data)
+		return err
+	}
+	path := o.Out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(o.WorkDir, path)
+	}
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", o.Out, err)
+	}
+	_, err = fmt.Fprintf(o.IO.Out, "exported %s (rev %d) as %s to %s\n", o.ID, c.Rev, o.Format, o.Out)
+	return err
+}

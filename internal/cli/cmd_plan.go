@@ -1,0 +1,504 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/plan"
+)
+
+// planSourcePrefix starts the Source of the events a plan sync stores.
+const planSourcePrefix = "plan:"
+
+// PlanOptions are the inputs of the `ckpt plan` commands.
+type PlanOptions struct {
+	writeOptions
+	WorkDir  string
+	Path     string // plan.md (sync: the argument; check/uncheck: --plan)
+	ID       string // the checkpoint; default: the one the plan's place suggests
+	By       string // who completed newly checked tasks: main, subagent:TYPE, team:ID
+	Notes    string // --notes: state.json's sessionNotes
+	Recovery string // --recovery REASON: write recovery.json now
+	TaskID   string // check/uncheck
+	Done     bool   // check (true) or uncheck
+}
+
+func newPlanCmd(f *factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Keep a checkpoint in step with a plan.md (seed 004)",
+		Long: `plan.md is the source of truth (seed 004): its <!-- CHECKPOINT: phase -->,
+<!-- TASK: id -->, <!-- ACCEPT: id -->, <!-- DECISION: … --> and
+<!-- BLOCKER: … --> markers say what the work is and how far it got.
+ckpt plan sync reads it with a real Markdown parser (markers in code are not
+markers, [X] is checked), writes .checkpoint/state.json (version 2),
+history.jsonl and recovery.json beside it, and stores the result in the
+checkpoint. ckpt plan check and uncheck tick a box in plan.md itself, then
+sync. See docs/plan.md.`,
+	}
+	cmd.AddCommand(newPlanSyncCmd(f), newPlanTickCmd(f, true), newPlanTickCmd(f, false))
+	return cmd
+}
+
+func addPlanSyncFlags(cmd *cobra.Command, o *PlanOptions) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.ID, "id", "", "the checkpoint `ID` (default: the plan's directory name, plans/<id>/plan.md)")
+	fl.StringVar(&o.By, "by", "main", "who completed the newly checked tasks: main, subagent:`TYPE` or team:ID")
+	fl.StringVar(&o.Notes, "notes", "", "set state.json's session notes to `TEXT`")
+	fl.StringVar(&o.Recovery, "recovery", "", "write recovery.json now, with `REASON` (e.g. pre_subagent_spawn)")
+	fl.BoolVar(&o.JSON, "json", false, "print what the sync did as JSON")
+}
+
+func newPlanSyncCmd(f *factory) *cobra.Command {
+	o := &PlanOptions{writeOptions: f.writer(), WorkDir: f.env.WorkDir}
+	cmd := &cobra.Command{
+		Use:   "sync PATH",
+		Short: "Read plan.md and store what it says in its checkpoint",
+		Long: `Make a checkpoint of the plan at PATH as seed 004 does: parse plan.md, derive
+the version-2 state, append what changed to .checkpoint/history.jsonl
+(task_completed, phase_completed, …), write .checkpoint/state.json, and
+recovery.json on the first checkpoint, every 5th, when a phase completes and
+after a recovery. Then store the plan's phases, tasks (as steps), acceptance,
+decisions, blockers and progress in the checkpoint: a synced event (an
+imported one when the checkpoint is new); nothing is stored when nothing
+changed.
+
+The document's error chain is followed and each case is logged in
+history.jsonl: a changed checksum re-parses plan.md; a plan.md that cannot be
+parsed keeps the last known state (a warning; nothing stored); a corrupt
+state.json is restored from recovery.json; with both corrupt the state is
+rebuilt from plan.md.`,
+		Example: `  ckpt plan sync plans/260220-1149-feature/plan.md
+  ckpt plan sync plans/260220-1149-feature/plan.md --by subagent:fullstack`,
+		Args: exactArgs(1, "one PATH to a plan.md"),
+	}
+	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
+		o.Path = args[0]
+		return runPlanSync(ctx, o)
+	})
+	addPlanSyncFlags(cmd, o)
+	return cmd
+}
+
+func newPlanTickCmd(f *factory, done bool) *cobra.Command {
+	o := &PlanOptions{writeOptions: f.writer(), WorkDir: f.env.WorkDir, Done: done}
+	use, short, long := "check", "Tick a task's box in plan.md, then sync", `Tick the box of the task (or acceptance criterion) marked <!-- TASK: TASK-ID -->
+in plan.md itself, changing only that one character, then run ckpt plan sync.`
+	if !done {
+		use, short, long = "uncheck", "Untick a task's box in plan.md, then sync", `Untick the box of the task (or acceptance criterion) marked <!-- TASK: TASK-ID -->
+in plan.md itself, changing only that one character, then run ckpt plan sync.`
+	}
+	cmd := &cobra.Command{
+		Use:   use + " TASK-ID",
+		Short: short,
+		Long: long + `
+
+The plan is --plan PATH, else the plan the checkpoint --id was synced from,
+else plan.md in the working directory, else the one plans/*/plan.md below it.
+Exit 3 when no marker carries TASK-ID.`,
+		Example: "  ckpt plan " + use + " db-schema --plan plans/260220-1149-feature/plan.md",
+		Args:    exactArgs(1, "one TASK-ID"),
+	}
+	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
+		o.TaskID = args[0]
+		return runPlanTick(ctx, o)
+	})
+	cmd.Flags().StringVar(&o.Path, "plan", "", "the plan.md `PATH`")
+	addPlanSyncFlags(cmd, o)
+	return cmd
+}
+
+var byPattern = regexp.MustCompile(`^(main|subagent:[A-Za-z0-9._-]+|team:[A-Za-z0-9._-]+)$`)
+
+// planReport is what `ckpt plan sync --json` prints.
+type planReport struct {
+	Plan            string        `json:"plan"`
+	ID              string        `json:"id"`
+	Rev             int64         `json:"rev"`
+	Stored          bool          `json:"stored"`
+	NewlyCompleted  []string      `json:"newly_completed"`
+	Reopened        []string      `json:"reopened"`
+	NewlyMet        []string      `json:"newly_met"`
+	PhasesCompleted []string      `json:"phases_completed"`
+	Recovered       string        `json:"recovered,omitempty"`
+	RecoverySaved   string        `json:"recovery_saved,omitempty"`
+	PlanError       string        `json:"plan_error,omitempty"`
+	History         []string      `json:"history"`
+	Warnings        []string      `json:"warnings"`
+	Progress        ckpt.Progress `json:"progress"`
+	Status          ckpt.Status   `json:"status,omitempty"`
+}
+
+func (o *PlanOptions) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(o.WorkDir, p)
+}
+
+func runPlanSync(ctx context.Context, o *PlanOptions) error {
+	if !byPattern.MatchString(o.By) {
+		return fmt.Errorf("%w: --by %q: use main, subagent:TYPE or team:ID", ckpt.ErrInvalid, o.By)
+	}
+	if o.ID != "" {
+		if err := ckpt.ValidateID(o.ID); err != nil {
+			return fmt.Errorf("--id: %w", err)
+		}
+	}
+	opts := []plan.Option{plan.CompletedBy(o.By)}
+	if o.Notes != "" {
+		opts = append(opts, plan.SessionNotes(o.Notes))
+	}
+	if o.Recovery != "" {
+		opts = append(opts, plan.RecoveryPoint(o.Recovery))
+	}
+	path := o.abs(o.Path)
+	res, err := plan.Sync(path, o.Now(), opts...)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %v: give the path of an existing plan.md", ckpt.ErrNotFound, err)
+		}
+		return err
+	}
+	rep := planReport{
+		Plan: o.Path, NewlyCompleted: nonNil(res.NewlyCompleted), Reopened: nonNil(res.Reopened),
+		NewlyMet: nonNil(res.NewlyMet), PhasesCompleted: nonNil(res.PhasesCompleted),
+		Recovered: res.Recovered, RecoverySaved: res.RecoverySaved, Warnings: nonNil(res.Warnings), History: []string{},
+	}
+	for _, e := range res.Events {
+		rep.History = append(rep.History, e.Event)
+	}
+	for _, w := range res.Warnings {
+		printWarning(o.IO.ErrOut, o.Path+": "+w)
+	}
+	rep.ID = o.ID
+	if rep.ID == "" {
+		rep.ID = res.ID
+	}
+	var line string
+	switch {
+	case res.PlanError != nil:
+		rep.PlanError = res.PlanError.Error()
+		printWarning(o.IO.ErrOut, fmt.Sprintf("%s could not be read (%v): the last known state was kept and nothing was stored; fix plan.md and sync again", o.Path, res.PlanError))
+		line = fmt.Sprintf("kept the last known state of %s: nothing stored", o.Path)
+	default:
+		c, stored, err := o.storeSync(ctx, rep.ID, res.Checkpoint)
+		if err != nil {
+			return err
+		}
+		rep.Rev, rep.Stored, rep.Progress, rep.Status = c.Rev, stored, c.Progress, c.Status
+		if stored {
+			line = fmt.Sprintf("synced %s: %s  rev %d  %s  (%s, %s)", o.Path, c.ID, c.Rev, syncVerb(c), progressText(c.Progress), c.Status)
+		} else {
+			line = fmt.Sprintf("synced %s: %s unchanged at rev %d  (%s, %s)", o.Path, c.ID, c.Rev, progressText(c.Progress), c.Status)
+		}
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, rep)
+	}
+	fmt.Fprintln(o.IO.Out, line)
+	for _, l := range []struct {
+		what string
+		ids  []string
+	}{{"completed", rep.NewlyCompleted}, {"reopened", rep.Reopened}, {"acceptance met", rep.NewlyMet}, {"phases completed", rep.PhasesCompleted}} {
+		if len(l.ids) > 0 {
+			fmt.Fprintf(o.IO.Out, "  %s: %s\n", l.what, strings.Join(l.ids, ", "))
+		}
+	}
+	if rep.Recovered != "" {
+		fmt.Fprintf(o.IO.Out, "  recovered the state from %s\n", rep.Recovered)
+	}
+	if rep.RecoverySaved != "" {
+		fmt.Fprintf(o.IO.Out, "  wrote recovery.json (%s)\n", rep.RecoverySaved)
+	}
+	return nil
+}
+
+func syncVerb(c *ckpt.Checkpoint) string {
+	if c.Rev == 1 {
+		return "imported"
+	}
+	return "synced"
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// storeSync stores the plan's checkpoint p as id: an imported event for a
+// new checkpoint, else a synced event with p laid over the current state
+// (see overlayPlan), unless that changes nothing. It returns the state and
+// whether an event was stored.
+func (o *PlanOptions) storeSync(ctx context.Context, id string, p *ckpt.Checkpoint) (*ckpt.Checkpoint, bool, error) {
+	var out *ckpt.Checkpoint
+	stored := false
+	err := o.withStore(func(st ckpt.Store) error {
+		cur, err := st.Get(ctx, id, 0)
+		typ, next := ckpt.EventSynced, p
+		switch {
+		case errors.Is(err, ckpt.ErrNotFound):
+			typ = ckpt.EventImported
+		case err != nil:
+			return err
+		default:
+			next = overlayPlan(cur, p, o.Now())
+			if sameState(cur, next) {
+				out = cur
+				return nil
+			}
+		}
+		e, err := ckpt.NewEvent(typ, o.Now(), o.Actor, ckpt.Snapshot{State: *next, Source: planSourcePrefix + o.Path})
+		if err != nil {
+			return err
+		}
+		e.Key = o.Key
+		res, err := st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: o.IfRev})
+		for _, w := range res.Warnings {
+			printWarning(o.IO.ErrOut, w)
+		}
+		if err != nil {
+			return err
+		}
+		out, stored = res.State, !res.Replayed
+		return nil
+	})
+	return out, stored, err
+}
+
+// sameState reports whether two states agree on everything a sync can
+// change (revision, times of the write and heartbeat aside).
+func sameState(a, b *ckpt.Checkpoint) bool {
+	norm := func(c *ckpt.Checkpoint) string {
+		x := c.Clone()
+		x.Rev, x.UpdatedAt, x.Heartbeat.LastBeat = 0, time.Time{}, time.Time{}
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	return norm(a) == norm(b)
+}
+
+// overlayPlan lays the plan's checkpoint p over the stored state cur:
+// plan.md is the source of truth for title, steps (tasks), acceptance,
+// blockers, progress, phase and current step; everything else (agent,
+// session, files, errors, notes, labels, cycles, resume) stays as ckpt
+// recorded it. Where a box and the stored status agree (unchecked and
+// in progress, checked and skipped) the stored status and its step's
+// output and notes are kept. Decisions are a log: the plan's are added to
+// those recorded. A stored active blocker the plan no longer has is
+// cleared.
+func overlayPlan(cur, p *ckpt.Checkpoint, now time.Time) *ckpt.Checkpoint {
+	c := cur.Clone()
+	if p.Title != "" {
+		c.Title = p.Title
+	}
+	if p.Parent != "" {
+		c.Parent = p.Parent
+	}
+	c.Steps = make([]ckpt.Step, 0, len(p.Steps))
+	inProgress := ""
+	for _, s := range p.Steps {
+		if i := cur.StepIndex(s.ID); i >= 0 {
+			old := cur.Steps[i]
+			if old.Status.Finished() == s.Status.Finished() {
+				s.Status = old.Status
+				if s.CompletedAt == nil {
+					s.CompletedAt = old.CompletedAt
+				}
+			}
+			if s.StartedAt == nil {
+				s.StartedAt = old.StartedAt
+			}
+			s.Output, s.Notes = old.Output, old.Notes
+			if s.By == "" {
+				s.By = old.By
+			}
+			if s.Status == ckpt.StepInProgress && inProgress == "" {
+				inProgress = s.Label()
+			}
+		}
+		c.Steps = append(c.Steps, s)
+	}
+	c.Acceptance = slices.Clone(p.Acceptance)
+	for i, a := range c.Acceptance {
+		j := slices.IndexFunc(cur.Acceptance, func(x ckpt.Criterion) bool { return x.ID == a.ID })
+		if j >= 0 && a.Met && cur.Acceptance[j].Met && a.VerifiedAt == nil {
+			c.Acceptance[i].VerifiedAt = cur.Acceptance[j].VerifiedAt
+		}
+	}
+	c.Progress = p.Progress
+	c.Phase, c.CurrentStep = p.Phase, p.CurrentStep
+	if inProgress != "" {
+		c.CurrentStep = inProgress
+	}
+	for _, d := range p.Decisions {
+		if !slices.ContainsFunc(c.Decisions, func(x ckpt.Decision) bool { return x.Text == d.Text }) {
+			if d.At.IsZero() {
+				d.At = now
+			}
+			c.Decisions = append(c.Decisions, d)
+		}
+	}
+	c.Blockers = overlayBlockers(cur.Blockers, p.Blockers, now)
+	c.Status, c.StatusReason, c.CompletedAt = p.Status, "", p.CompletedAt
+	switch {
+	case p.Status != ckpt.StatusDone && (cur.Status == ckpt.StatusWaiting || cur.Status == ckpt.StatusFailed || cur.Status == ckpt.StatusAbandoned),
+		p.Status == ckpt.StatusPending && cur.Status == ckpt.StatusInProgress:
+		c.Status, c.StatusReason, c.CompletedAt = cur.Status, cur.StatusReason, cur.CompletedAt
+	case p.Status == ckpt.StatusDone && c.CompletedAt == nil:
+		t := now
+		c.CompletedAt = &t
+	}
+	if c.Meta == nil {
+		c.Meta = map[string]json.RawMessage{}
+	}
+	for _, k := range []string{plan.MetaPlan, plan.MetaFields} {
+		if v, ok := p.Meta[k]; ok {
+			c.Meta[k] = v
+		} else {
+			delete(c.Meta, k)
+		}
+	}
+	if p.Context.Notes != "" {
+		c.Context.Notes = p.Context.Notes
+	}
+	return c
+}
+
+// overlayBlockers keeps the stored blockers that were cleared, keeps the
+// active ones the plan still has (same text), clears the others at now,
+// and adds the plan's new ones.
+func overlayBlockers(cur, fromPlan []ckpt.Blocker, now time.Time) []ckpt.Blocker {
+	out := slices.Clone(cur)
+	want := map[string]bool{}
+	for _, b := range fromPlan {
+		want[b.Text] = true
+	}
+	have := map[string]bool{}
+	for i := range out {
+		if !out[i].Active() {
+			continue
+		}
+		if want[out[i].Text] {
+			have[out[i].Text] = true
+			continue
+		}
+		t := now
+		out[i].ClearedAt = &t
+	}
+	used := map[string]bool{}
+	for _, b := range out {
+		used[b.ID] = true
+	}
+	for _, b := range fromPlan {
+		if have[b.Text] {
+			continue
+		}
+		have[b.Text] = true
+		for n := len(out) + 1; b.ID == "" || used[b.ID]; n++ {
+			b.ID = "b" + strconv.Itoa(n)
+		}
+		used[b.ID] = true
+		if b.Since.IsZero() {
+			b.Since = now
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func runPlanTick(ctx context.Context, o *PlanOptions) error {
+	if o.TaskID == "" {
+		return usagef("give the TASK-ID whose box to %s", map[bool]string{true: "tick", false: "untick"}[o.Done])
+	}
+	path, err := o.findPlan(ctx)
+	if err != nil {
+		return err
+	}
+	o.Path = path
+	if err := plan.SetTask(o.abs(path), o.TaskID, o.Done); err != nil {
+		if errors.Is(err, plan.ErrUnknownTask) {
+			return unknownTaskError{err}
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %v: give the plan with --plan PATH", ckpt.ErrNotFound, err)
+		}
+		return err
+	}
+	verb := "checked"
+	if !o.Done {
+		verb = "unchecked"
+	}
+	if !o.JSON {
+		fmt.Fprintf(o.IO.Out, "%s %s in %s\n", verb, o.TaskID, path)
+	}
+	return runPlanSync(ctx, o)
+}
+
+// unknownTaskError is SetTask's refusal of an ID no marker carries (exit 3).
+type unknownTaskError struct{ err error }
+
+func (e unknownTaskError) Error() string {
+	return e.err.Error() + ": give one of those IDs (or add the marker to plan.md)"
+}
+func (e unknownTaskError) Unwrap() []error { return []error{ckpt.ErrNotFound, e.err} }
+
+// findPlan returns the plan.md check and uncheck edit: --plan; else the
+// plan checkpoint --id was synced from; else plan.md in the working
+// directory; else the only plans/*/plan.md below it.
+func (o *PlanOptions) findPlan(ctx context.Context) (string, error) {
+	if o.Path != "" {
+		return o.Path, nil
+	}
+	if o.ID != "" {
+		if err := ckpt.ValidateID(o.ID); err != nil {
+			return "", fmt.Errorf("--id: %w", err)
+		}
+		var from string
+		err := o.withStore(func(st ckpt.Store) error {
+			c, err := st.Get(ctx, o.ID, 0)
+			if err != nil {
+				return err
+			}
+			var meta struct {
+				PlanPath string `json:"planPath"`
+			}
+			if raw, ok := c.Meta[plan.MetaPlan]; ok && json.Unmarshal(raw, &meta) == nil {
+				from = meta.PlanPath
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
+			return "", err
+		}
+		if from != "" {
+			if _, err := os.Stat(o.abs(from)); err == nil {
+				return from, nil
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(o.WorkDir, "plan.md")); err == nil {
+		return "plan.md", nil
+	}
+	found, _ := filepath.Glob(filepath.Join(o.WorkDir, "plans", "*", "plan.md"))
+	if len(found) == 1 {
+		rel, _ := filepath.Rel(o.WorkDir, found[0])
+		return rel, nil
+	}
+	return "", fmt.Errorf("%w: which plan? %d plans/*/plan.md found here and no plan.md: give it with --plan PATH", ckpt.ErrInvalid, len(found))
+}
