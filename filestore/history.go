@@ -33,11 +33,12 @@ type badLine struct {
 }
 
 // scanHistory walks the history lines in data, which starts at file offset
-// base and continues chain. Each good event goes to fn (which may be nil);
+// base and continues chain. Each good event goes to fn (which may be nil)
+// with the file offset just past its line;
 // fn returning errStop ends the scan there, any other error marks the line as
 // bad. A last line without a newline, or whose own checksum fails, is a torn
 // tail: a write that was never completed. Anything else that fails is damage.
-func scanHistory(data []byte, base int64, chain ckpt.Chain, fn func(e ckpt.Event) error) scanResult {
+func scanHistory(data []byte, base int64, chain ckpt.Chain, fn func(e ckpt.Event, end int64) error) scanResult {
 	r := scanResult{chain: chain, end: base}
 	pos := 0
 	for pos < len(data) {
@@ -56,7 +57,7 @@ func scanHistory(data []byte, base int64, chain ckpt.Chain, fn func(e ckpt.Event
 			err = r.chain.Next(e)
 		}
 		if err == nil && fn != nil {
-			if err = fn(e); err == errStop {
+			if err = fn(e, base+int64(next)); err == errStop {
 				r.lines++
 				r.end = base + int64(next)
 				break

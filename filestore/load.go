@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,13 +68,14 @@ func (s *Store) loadOnce(f files) (current, error) {
 	if stateErr == nil {
 		if env, st, err := parseEnvelope(stateData, f.id); err == nil {
 			claimed = env.HistorySize
-			if env.HistorySize == size {
+			switch {
+			case env.HistorySize == size:
 				return current{state: st, sum: env.Sum, end: size, size: size, cached: true}, nil
+			case env.HistorySize > size:
+				return current{}, s.shortHistory(f, size, claimed)
 			}
-			if env.HistorySize < size {
-				if c, ok, err := replayAfter(f, env, st, size); err != nil || ok {
-					return c, err
-				}
+			if c, ok, err := replayAfter(f, env, st, size); err != nil || ok {
+				return c, err
 			}
 		}
 	}
@@ -85,14 +87,12 @@ func (s *Store) loadOnce(f files) (current, error) {
 		}
 		claimed = max(claimed, env.HistorySize)
 		if env.HistorySize > size {
-			continue
+			// The newest valid backup is past the history's end.
+			return current{}, s.shortHistory(f, size, claimed)
 		}
 		if c, ok, err := replayAfter(f, env, st, size); err != nil || ok {
 			return c, err
 		}
-	}
-	if claimed > size {
-		return current{}, s.shortHistory(f, size, claimed)
 	}
 	if size == 0 {
 		return current{}, nil
@@ -102,7 +102,7 @@ func (s *Store) loadOnce(f files) (current, error) {
 		return current{}, fmt.Errorf("filestore: %s: %w", f.id, err)
 	}
 	var st *ckpt.Checkpoint
-	r := scanHistory(data, 0, ckpt.Chain{}, func(e ckpt.Event) (err error) {
+	r := scanHistory(data, 0, ckpt.Chain{}, func(e ckpt.Event, _ int64) (err error) {
 		st, err = ckpt.Apply(f.id, st, e)
 		return err
 	})
@@ -128,7 +128,7 @@ func (s *Store) shortHistory(f files, have, claimed int64) error {
 	if have == 0 {
 		return damaged(f.id, "history.jsonl is missing or empty but its state or backups record %d bytes of it", claimed)
 	}
-	return damaged(f.id, "history.jsonl has %d good bytes but its state or backups record %d: acknowledged events were cut off", have, claimed)
+	return damaged(f.id, "history.jsonl has %d good bytes but its state or backups record %d: acknowledged events were cut off, damaged or edited", have, claimed)
 }
 
 // replayAfter continues a state envelope (state.json or a backup) with the
@@ -136,11 +136,30 @@ func (s *Store) shortHistory(f files, have, claimed int64) error {
 // history (the first line after it does not chain to it, or later damage):
 // the caller then tries an older source.
 func replayAfter(f files, env envelope, st *ckpt.Checkpoint, size int64) (current, bool, error) {
-	data, err := readRange(f.history(), env.HistorySize, size)
-	if err != nil {
-		return current{}, false, fmt.Errorf("filestore: %s: %w", f.id, err)
+	// Read back to the start of the envelope's last event, to check that the
+	// envelope ends where that event's line ends.
+	back := min(env.HistorySize, 4096)
+	var data []byte
+	for {
+		var err error
+		data, err = readRange(f.history(), env.HistorySize-back, size)
+		if err != nil {
+			return current{}, false, fmt.Errorf("filestore: %s: %w", f.id, err)
+		}
+		if int64(len(data)) < back || back == env.HistorySize || bytes.LastIndexByte(data[:back-1], '\n') >= 0 {
+			break
+		}
+		back = min(env.HistorySize, back*4)
 	}
-	r := scanHistory(data, env.HistorySize, ckpt.Chain{Seq: env.Rev, Sum: env.Sum}, func(e ckpt.Event) (err error) {
+	if int64(len(data)) < back || data[back-1] != '\n' {
+		return current{}, false, nil
+	}
+	lastLine := data[bytes.LastIndexByte(data[:back-1], '\n')+1 : back]
+	if e, err := ckpt.DecodeLine(lastLine); err != nil || e.Seq != env.Rev || e.Sum != env.Sum {
+		return current{}, false, nil
+	}
+	data = data[back:]
+	r := scanHistory(data, env.HistorySize, ckpt.Chain{Seq: env.Rev, Sum: env.Sum}, func(e ckpt.Event, _ int64) (err error) {
 		st, err = ckpt.Apply(f.id, st, e)
 		return err
 	})
@@ -227,7 +246,7 @@ func replayTo(f files, from int64, chain ckpt.Chain, st *ckpt.Checkpoint, rev, e
 	if err != nil {
 		return nil, err
 	}
-	r := scanHistory(data, from, chain, func(e ckpt.Event) (err error) {
+	r := scanHistory(data, from, chain, func(e ckpt.Event, _ int64) (err error) {
 		if st, err = ckpt.Apply(f.id, st, e); err == nil && e.Seq == rev {
 			return errStop
 		}

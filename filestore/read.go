@@ -65,7 +65,7 @@ func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Even
 		return nil, fmt.Errorf("filestore: %s: %w", id, err)
 	}
 	out := []ckpt.Event{}
-	r := scanHistory(data, 0, ckpt.Chain{}, func(e ckpt.Event) error {
+	r := scanHistory(data, 0, ckpt.Chain{}, func(e ckpt.Event, _ int64) error {
 		if e.Seq >= from {
 			out = append(out, e)
 		}

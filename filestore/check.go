@@ -1,0 +1,364 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Report is what Check or Repair found (and, for Repair, did).
+type Report struct {
+	Checked  int       // checkpoints examined
+	Problems []Problem // in checkpoint order
+}
+
+// Problem is one finding of Check or Repair.
+type Problem struct {
+	ID       string // the checkpoint, or the directory name for one that is not a valid ID; "" for the store
+	Severity string // "error" (a MUST of docs/design.md is broken) or "warning" (a SHOULD)
+	What     string // what is wrong, and for Repair what was done
+	Repair   string // what fixes it, e.g. "ckpt repair ID"
+	Fixed    bool   // Repair fixed it
+}
+
+// Severities of a Problem.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// Errors counts the problems of severity "error" that are not fixed.
+func (r *Report) Errors() int {
+	n := 0
+	for _, p := range r.Problems {
+		if p.Severity == SeverityError && !p.Fixed {
+			n++
+		}
+	}
+	return n
+}
+
+// problemKind says which repair a finding needs.
+type problemKind int
+
+const (
+	kindBadName   problemKind = iota // a directory that maps to no ID
+	kindTrash                        // an interrupted Delete's leftovers in tmp/
+	kindTemp                         // a leftover temporary file
+	kindLost                         // damage in the middle, or acknowledged events cut off
+	kindTorn                         // a torn last line no one acknowledged
+	kindState                        // state.json missing, garbage or not the fold
+	kindBackup                       // a backup garbage or not the fold at its revision
+	kindBackupGap                    // expected backups missing
+)
+
+type finding struct {
+	kind problemKind
+	Problem
+}
+
+// diagnosis is everything Check knows about one checkpoint.
+type diagnosis struct {
+	f       files
+	data    []byte // history.jsonl
+	scan    scanResult
+	folded  *ckpt.Checkpoint // fold of the good prefix; nil if none
+	envAt   map[int64][]byte // envelopes of the fold at the revisions backups need
+	newest  *ckpt.Checkpoint // the newest valid state among state.json and backups
+	newestE envelope         // its envelope
+	newestN string           // which file newest came from
+	claimed int64            // the most history bytes a valid state or backup records
+	found   []finding
+}
+
+// Check verifies the checkpoints ids (every checkpoint, and the store's own
+// directories, when ids is empty) against the MUSTs and SHOULDs of
+// docs/design.md. It is read-only: it takes no lock and changes no file. An
+// invalid ID fails with ckpt.ErrInvalid and a missing one with
+// ckpt.ErrNotFound; damage is reported in the Report, not as an error.
+func (s *Store) Check(ctx context.Context, ids []string) (*Report, error) {
+	return s.examine(ctx, ids, false)
+}
+
+// Repair fixes what Check finds in ids (every checkpoint when empty), each
+// under its checkpoint's lock: it cuts a torn tail, moves a damaged history
+// remainder aside into history.jsonl.damaged-… (and appends a restored event
+// carrying the newest valid state when that is newer than what is left),
+// rebuilds state.json, rewrites backups and removes leftover temporary
+// files. The report lists each problem with Fixed set when it was fixed.
+func (s *Store) Repair(ctx context.Context, ids []string) (*Report, error) {
+	return s.examine(ctx, ids, true)
+}
+
+func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*Report, error) {
+	r := &Report{}
+	var names []string
+	if len(ids) == 0 {
+		des, err := os.ReadDir(filepath.Join(s.dir, checkpointsDir))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("filestore: listing checkpoints: %w", err)
+		}
+		for _, de := range des {
+			if !de.IsDir() {
+				continue
+			}
+			if id, ok := idFromDirName(de.Name()); ok {
+				names = append(names, id)
+				continue
+			}
+			r.Problems = append(r.Problems, Problem{ID: de.Name(), Severity: SeverityError,
+				What:   fmt.Sprintf("%s is not a checkpoint directory: its name maps to no valid checkpoint ID", filepath.Join(checkpointsDir, de.Name())),
+				Repair: fmt.Sprintf("move %s out of %s by hand", de.Name(), filepath.Join(s.dir, checkpointsDir))})
+		}
+		r.Problems = append(r.Problems, s.checkTrash(repair)...)
+	} else {
+		for _, id := range ids {
+			if err := ckpt.ValidateID(id); err != nil {
+				return nil, err
+			}
+			if _, err := os.Stat(s.files(id).dir); err != nil {
+				return nil, notFound(id)
+			}
+		}
+		names = ids
+	}
+	slices.Sort(names)
+	for _, id := range slices.Compact(names) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var found []finding
+		var ok bool
+		var err error
+		if repair {
+			found, ok, err = s.repairOne(s.files(id))
+		} else {
+			var d *diagnosis
+			d, err = s.diagnose(s.files(id))
+			found, ok = d.found, d.exists()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			r.Checked++
+		}
+		for _, p := range found {
+			r.Problems = append(r.Problems, p.Problem)
+		}
+	}
+	return r, nil
+}
+
+// exists reports whether the directory holds a checkpoint at all (a refused
+// create may leave only a lock file).
+func (d *diagnosis) exists() bool {
+	return len(d.data) > 0 || d.claimed > 0 || len(d.found) > 0
+}
+
+// lost reports whether acknowledged history is damaged or missing.
+func (d *diagnosis) lost() bool {
+	return slices.ContainsFunc(d.found, func(f finding) bool { return f.kind == kindLost })
+}
+
+func (d *diagnosis) add(kind problemKind, sev, repair, format string, args ...any) {
+	d.found = append(d.found, finding{kind, Problem{ID: d.f.id, Severity: sev, What: fmt.Sprintf(format, args...), Repair: repair}})
+}
+
+// diagnose reads checkpoint f and lists its problems. It writes nothing.
+func (s *Store) diagnose(f files) (*diagnosis, error) {
+	d := &diagnosis{f: f, envAt: map[int64][]byte{}}
+	repairCmd := "ckpt repair " + f.id
+	des, err := os.ReadDir(f.dir)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: checking %s: %w", f.id, err)
+	}
+	bdes, _ := os.ReadDir(f.backups())
+	for _, list := range []struct {
+		dir string
+		des []os.DirEntry
+	}{{"", des}, {backupsDir, bdes}} {
+		for _, de := range list.des {
+			if isTemp(de.Name()) {
+				d.add(kindTemp, SeverityWarning, repairCmd, "leftover temporary file %s from an interrupted write", filepath.Join(list.dir, de.Name()))
+			}
+		}
+	}
+	d.data, err = os.ReadFile(f.history())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("filestore: checking %s: %w", f.id, err)
+	}
+
+	// The states that claim a history: state.json and each backup.
+	stateData, stateErr := os.ReadFile(f.state())
+	stateEnv, stateSt, stateParseErr := envelope{}, (*ckpt.Checkpoint)(nil), stateErr
+	if stateErr == nil {
+		stateEnv, stateSt, stateParseErr = parseEnvelope(stateData, f.id)
+	}
+	d.consider(stateEnv, stateSt, stateParseErr, stateName)
+	backupRevs, backupsErr := listBackups(f)
+	type backupFile struct {
+		rev int64
+		env envelope
+		st  *ckpt.Checkpoint
+		err error
+	}
+	var backups []backupFile
+	for _, rev := range backupRevs {
+		env, st, err := readBackup(f, rev)
+		backups = append(backups, backupFile{rev, env, st, err})
+		d.consider(env, st, err, filepath.Join(backupsDir, backupName(rev)))
+	}
+
+	// The history, folded, with the envelopes backups should hold.
+	last := int64(0)
+	want := map[int64]bool{}
+	for _, b := range backups {
+		want[b.rev] = true
+	}
+	every := int64(s.cfg.BackupEvery)
+	d.scan = scanHistory(d.data, 0, ckpt.Chain{}, func(e ckpt.Event, _ int64) (err error) {
+		if d.folded, err = ckpt.Apply(f.id, d.folded, e); err != nil {
+			return err
+		}
+		last = e.Seq
+		return nil
+	})
+	// A second pass over the good prefix records the fold at the revisions
+	// backups exist for or should exist for (known only now).
+	expected := expectedBackups(last, every, int64(s.cfg.BackupKeep))
+	for _, rev := range expected {
+		want[rev] = true
+	}
+	if len(want) > 0 && d.scan.end > 0 {
+		var st *ckpt.Checkpoint
+		scanHistory(d.data[:d.scan.end], 0, ckpt.Chain{}, func(e ckpt.Event, end int64) (err error) {
+			if st, err = ckpt.Apply(f.id, st, e); err == nil && want[e.Seq] {
+				d.envAt[e.Seq], err = encodeEnvelope(st, e.Sum, end)
+			}
+			return err
+		})
+	}
+
+	// MUSTs: the history itself.
+	switch {
+	case d.scan.bad != nil:
+		d.add(kindLost, SeverityError, repairCmd+" (keeps the events before the damage and saves the rest aside)",
+			"%s; %d good events before it, %d bytes from there on", d.scan.bad, last, int64(len(d.data))-d.scan.bad.offset)
+	case d.claimed > d.scan.end:
+		d.add(kindLost, SeverityError, repairCmd+" (keeps the good events and restores the newest saved state)",
+			"history.jsonl has %d good bytes (%d events) but a state file or backup records %d: acknowledged events were cut off or damaged",
+			d.scan.end, last, d.claimed)
+	case d.scan.torn > 0:
+		d.add(kindTorn, SeverityWarning, repairCmd+", or the next update, cuts it",
+			"history.jsonl ends in a torn line (%d bytes) from an interrupted write; it was never acknowledged", d.scan.torn)
+	}
+	if !d.exists() || d.folded == nil || d.lost() {
+		return d, nil // repair rebuilds the caches after mending the history
+	}
+
+	// SHOULDs: the caches.
+	switch {
+	case errors.Is(stateErr, fs.ErrNotExist):
+		d.add(kindState, SeverityWarning, repairCmd, "state.json is missing; reads replay the history")
+	case stateParseErr != nil:
+		d.add(kindState, SeverityWarning, repairCmd, "state.json is damaged (%v); reads use backups and the history", stateParseErr)
+	case stateEnv.Rev != last || stateEnv.Sum != d.scan.chain.Sum || stateEnv.HistorySize != d.scan.end:
+		d.add(kindState, SeverityWarning, repairCmd, "state.json is at revision %d, the history at %d; reads replay the difference", stateEnv.Rev, last)
+	case !sameState(stateSt, d.folded):
+		d.add(kindState, SeverityWarning, repairCmd, "state.json differs from the fold of the history")
+	}
+	for _, b := range backups {
+		name := filepath.Join(backupsDir, backupName(b.rev))
+		switch {
+		case b.err != nil:
+			d.add(kindBackup, SeverityWarning, repairCmd, "backup %s is damaged (%v)", name, b.err)
+		case b.rev > last || b.env.Sum == "":
+			d.add(kindBackup, SeverityWarning, repairCmd, "backup %s is past the history's last revision %d", name, last)
+		default:
+			env, st, err := parseEnvelope(d.envAt[b.rev], f.id)
+			if err != nil || !sameState(st, b.st) || env.Sum != b.env.Sum || env.HistorySize != b.env.HistorySize {
+				d.add(kindBackup, SeverityWarning, repairCmd, "backup %s does not match the history at revision %d", name, b.rev)
+			}
+		}
+	}
+	var missing []string
+	for _, rev := range expected {
+		if !slices.ContainsFunc(backups, func(b backupFile) bool { return b.rev == rev }) {
+			missing = append(missing, fmt.Sprint(rev))
+		}
+	}
+	switch {
+	case len(missing) > 0 && errors.Is(backupsErr, fs.ErrNotExist):
+		d.add(kindBackupGap, SeverityWarning, repairCmd, "the backups directory is missing (want backups at revisions %s)", strings.Join(missing, ", "))
+	case len(missing) > 0:
+		d.add(kindBackupGap, SeverityWarning, repairCmd, "backups at revisions %s are missing", strings.Join(missing, ", "))
+	}
+	return d, nil
+}
+
+// consider notes a state envelope from state.json or a backup: how much
+// history it claims and whether it is the newest valid state seen.
+func (d *diagnosis) consider(env envelope, st *ckpt.Checkpoint, err error, name string) {
+	if err != nil || st == nil {
+		return
+	}
+	d.claimed = max(d.claimed, env.HistorySize)
+	if d.newest == nil || st.Rev > d.newest.Rev {
+		d.newest, d.newestE, d.newestN = st, env, name
+	}
+}
+
+// expectedBackups lists the revisions at which backups should exist for a
+// history of last revisions: the newest keep multiples of every.
+func expectedBackups(last, every, keep int64) []int64 {
+	var revs []int64
+	for rev := last / every * every; rev > 0 && int64(len(revs)) < keep; rev -= every {
+		revs = append(revs, rev)
+	}
+	slices.Reverse(revs)
+	return revs
+}
+
+// sameState compares two states as stored: by their JSON, without the beat.
+func sameState(a, b *ckpt.Checkpoint) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Heartbeat.LastBeat, y.Heartbeat.LastBeat = time.Time{}, time.Time{}
+	jx, err1 := json.Marshal(&x)
+	jy, err2 := json.Marshal(&y)
+	return err1 == nil && err2 == nil && bytes.Equal(jx, jy)
+}
+
+// isTemp reports whether name is a temporary file of atomicfile.
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
+}
+
+// checkTrash reports (and with repair removes) what an interrupted Delete
+// left in tmp/.
+func (s *Store) checkTrash(repair bool) []Problem {
+	des, _ := os.ReadDir(filepath.Join(s.dir, tmpDir))
+	var out []Problem
+	for _, de := range des {
+		p := Problem{Severity: SeverityWarning, Repair: "ckpt repair",
+			What: fmt.Sprintf("%s is left over from an interrupted delete", filepath.Join(tmpDir, de.Name()))}
+		if repair {
+			p.Fixed = os.RemoveAll(filepath.Join(s.dir, tmpDir, de.Name())) == nil
+		}
+		out = append(out, p)
+	}
+	return out
+}

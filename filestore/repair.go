@@ -1,0 +1,225 @@
+package filestore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+)
+
+// repairActor is the actor of the events repair appends.
+var repairActor = ckpt.Actor{Agent: "ckpt-repair"}
+
+// repairOne repairs checkpoint f under its lock and returns what it found,
+// with Fixed set on what it fixed, plus anything still wrong afterwards.
+func (s *Store) repairOne(f files) ([]finding, bool, error) {
+	unlock, err := s.lockCheckpoint(f, false)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	d, err := s.diagnose(f)
+	if err != nil {
+		return nil, false, err
+	}
+	if !d.exists() {
+		return nil, false, nil
+	}
+	found := d.found
+	for i := range found {
+		p := &found[i]
+		switch p.kind {
+		case kindTemp:
+			p.Fixed = removeTemps(f) == nil
+		case kindLost:
+			what, err := s.mendHistory(f, d)
+			p.What += "; " + what
+			p.Fixed = err == nil
+		case kindTorn:
+			p.Fixed = cutTail(f, d.scan.end) == nil
+			if p.Fixed {
+				p.What += "; cut it"
+			}
+		}
+	}
+	// The caches follow the (possibly mended) history.
+	after, err := s.diagnose(f)
+	if err != nil {
+		return nil, false, err
+	}
+	if after.folded != nil && !after.lost() {
+		rebuilt := s.rebuildCaches(f, after)
+		for i := range found {
+			switch found[i].kind {
+			case kindState, kindBackup, kindBackupGap:
+				found[i].Fixed = rebuilt == nil
+			}
+		}
+	}
+	final, err := s.diagnose(f)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, p := range final.found {
+		p.What = "after repair: " + p.What
+		found = append(found, p)
+	}
+	return found, true, nil
+}
+
+// mendHistory handles damage in the middle of a history, or a history
+// shorter than its saved states: it saves everything after the good prefix
+// aside, cuts the history to the prefix and, if a saved state is newer than
+// the prefix, appends an event carrying it. It returns what it did.
+func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
+	prefixRev, prefixSum, prefixEnd := d.scan.chain.Seq, d.scan.chain.Sum, d.scan.end
+	var did []string
+	rest := d.data[prefixEnd:]
+	saved := ""
+	if len(rest) > 0 {
+		saved = uniquePath(filepath.Join(f.dir, fmt.Sprintf("%s%d-%d", damagedPrefix, time.Now().Unix(), prefixRev+1)))
+		if err := atomicfile.WriteFile(saved, rest, 0o644); err != nil {
+			return "could not save the damaged remainder, changed nothing", err
+		}
+		did = append(did, fmt.Sprintf("saved %d bytes from event %d on to %s", len(rest), prefixRev+1, filepath.Base(saved)))
+	}
+	if _, err := os.Stat(f.history()); err == nil {
+		if err := cutTail(f, prefixEnd); err != nil {
+			return "could not cut the history", err
+		}
+	}
+	did = append(did, fmt.Sprintf("kept events 1-%d", prefixRev))
+
+	best, bestEnv, from := d.newest, d.newestE, d.newestN
+	if best == nil || best.Rev <= prefixRev {
+		if prefixRev == 0 {
+			return fmt.Sprintf("%s; no valid event or saved state is left: the checkpoint is empty until restored by hand from %s", strings.Join(did, "; "), filepath.Base(saved)),
+				errors.New("nothing recoverable")
+		}
+		return strings.Join(did, "; "), dropCaches(f)
+	}
+	// Events in the remainder that continue the saved state are applied to
+	// it, so that the restored state is the newest the files can tell.
+	st := best
+	chain := ckpt.Chain{Seq: bestEnv.Rev, Sum: bestEnv.Sum}
+	bySeq := map[int64]ckpt.Event{}
+	for _, line := range bytes.SplitAfter(rest, []byte{'\n'}) {
+		if e, err := ckpt.DecodeLine(line); err == nil {
+			bySeq[e.Seq] = e
+		}
+	}
+	for {
+		e, ok := bySeq[chain.Seq+1]
+		if !ok || chain.Next(e) != nil {
+			break
+		}
+		next, err := ckpt.Apply(f.id, st.Clone(), e)
+		if err != nil {
+			break
+		}
+		st, from = next, from+" and the saved remainder"
+	}
+	kind := ckpt.EventRestored
+	if prefixRev == 0 {
+		kind = ckpt.EventImported
+	}
+	st.Heartbeat.LastBeat = time.Time{}
+	ev, err := ckpt.NewEvent(kind, time.Now(), repairActor, ckpt.Snapshot{State: *st, Rev: st.Rev, Source: "ckpt repair: " + from})
+	if err != nil {
+		return strings.Join(did, "; "), err
+	}
+	line, stored, err := seal(ev, prefixRev, prefixSum)
+	if err != nil {
+		return strings.Join(did, "; "), err
+	}
+	if _, err := ckpt.Apply(f.id, d.folded, stored); err != nil {
+		return strings.Join(did, "; ") + "; the saved state does not apply", err
+	}
+	if err := appendLine(f, line, prefixEnd == 0); err != nil {
+		return strings.Join(did, "; "), err
+	}
+	did = append(did, fmt.Sprintf("appended %s event %d with the state of revision %d from %s", kind, stored.Seq, st.Rev, from))
+	return strings.Join(did, "; "), dropCaches(f)
+}
+
+// dropCaches removes state.json and every backup: after the history was
+// mended they describe the old history (whose remainder is saved aside) and
+// are rebuilt from the new one.
+func dropCaches(f files) error {
+	if err := os.Remove(f.state()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	revs, _ := listBackups(f)
+	for _, rev := range revs {
+		if err := os.Remove(filepath.Join(f.backups(), backupName(rev))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildCaches rewrites state.json and the backups from the fold in d.
+func (s *Store) rebuildCaches(f files, d *diagnosis) error {
+	env, err := encodeEnvelope(d.folded, d.scan.chain.Sum, d.scan.end)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.ReplaceCache(f.state(), env, 0o644); err != nil {
+		return err
+	}
+	revs, _ := listBackups(f)
+	for _, rev := range revs {
+		if want, ok := d.envAt[rev]; ok {
+			if got, err := os.ReadFile(filepath.Join(f.backups(), backupName(rev))); err == nil && bytes.Equal(got, want) {
+				continue
+			}
+		}
+		if err := os.Remove(filepath.Join(f.backups(), backupName(rev))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	for _, rev := range expectedBackups(d.scan.chain.Seq, int64(s.cfg.BackupEvery), int64(s.cfg.BackupKeep)) {
+		if got, err := os.ReadFile(filepath.Join(f.backups(), backupName(rev))); err == nil && bytes.Equal(got, d.envAt[rev]) {
+			continue
+		}
+		if err := s.writeBackup(f, rev, d.envAt[rev]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTemps removes atomicfile's leftover temporary files in f's
+// directory and its backups. Call it only under the checkpoint's lock.
+func removeTemps(f files) error {
+	var first error
+	for _, dir := range []string{f.dir, f.backups()} {
+		des, _ := os.ReadDir(dir)
+		for _, de := range des {
+			if isTemp(de.Name()) {
+				if err := os.Remove(filepath.Join(dir, de.Name())); err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+	}
+	return first
+}
+
+// uniquePath returns p, or p with a numeric suffix if p exists.
+func uniquePath(p string) string {
+	cand := p
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(cand); errors.Is(err, fs.ErrNotExist) {
+			return cand
+		}
+		cand = fmt.Sprintf("%s.%d", p, i)
+	}
+}
