@@ -173,13 +173,33 @@ func docToState(doc *object, n *notes) (*ckpt.Checkpoint, error) {
 		n.add("no heartbeat: seed 003's %s interval assumed", DefaultInterval)
 	}
 	deriveProgress(c)
-	if p, ok := f.number("progress_percent"); ok && math.Round(p) != math.Round(c.Progress.Percent) {
+	if p, ok := f.number("progress_percent"); ok && c.Progress.Total == 0 && p != 0 && c.Status != ckpt.StatusDone {
+		n.add("progress_percent %g comes with no subtask counts: ckpt has nothing to derive progress from; the file's figure is kept until progress changes", p)
+	} else if ok && math.Round(p) != math.Round(c.Progress.Percent) {
 		n.add("progress_percent %g differs from the subtasks' %d/%d (%g%%): ckpt derives progress from subtasks; the file's figure is kept until progress changes", p, c.Progress.Done, c.Progress.Total, c.Progress.Percent)
 	}
+	kept = append(kept, nestedUnknown(doc, "subtasks", "total", "completed", "failed", "items")...)
+	kept = append(kept, nestedUnknown(doc, "context", "last_processed", "next_to_process", "notes")...)
+	kept = append(kept, nestedUnknown(doc, "heartbeat", "last_beat", "interval_seconds")...)
 	if len(kept) > 0 {
 		n.add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
 	}
 	return c, nil
+}
+
+// nestedUnknown lists the members of object field that are not in known.
+func nestedUnknown(doc *object, field string, known ...string) []string {
+	o, ok := asObject(doc.get(field))
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, k := range o.keys {
+		if !slices.Contains(known, k) {
+			out = append(out, field+"."+k)
+		}
+	}
+	return out
 }
 
 func unique(list []string) []string {

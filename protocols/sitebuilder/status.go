@@ -36,7 +36,7 @@ type StatusRow struct {
 var (
 	statusHeading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
 	tableLine     = regexp.MustCompile(`^\s*\|.*\|\s*$`)
-	separatorCell = regexp.MustCompile(`^\s*:?-{3,}:?\s*$`)
+	separatorCell = regexp.MustCompile(`^\s*:?-+:?\s*$`)
 	agentAndName  = regexp.MustCompile(`^(.*?)\s*\(([^()]+)\)$`)
 )
 
@@ -135,7 +135,7 @@ func readRow(cells []string, header map[string]int, n *notes, guessed map[string
 	if r.Agent == "" {
 		return StatusRow{}, false
 	}
-	if m := agentAndName.FindStringSubmatch(r.Agent); m != nil {
+	if m := agentAndName.FindStringSubmatch(r.Agent); m != nil && m[1] != "" {
 		r.Agent, r.AgentName = m[1], m[2]
 	}
 	r.Task = cell("task", "current task", "task id")
