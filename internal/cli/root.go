@@ -174,7 +174,7 @@ func newRootCmd(f *factory) *cobra.Command {
 		c.GroupID = "read"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newInitCmd(f)} {
+	for _, c := range []*cobra.Command{newInitCmd(f), newCheckCmd(f), newRepairCmd(f)} {
 		c.GroupID = "store"
 		root.AddCommand(c)
 	}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
+)
+
+// CheckOptions are the inputs of `ckpt check` and `ckpt repair`.
+type CheckOptions struct {
+	IO   IOStreams
+	IDs  []string // empty: every checkpoint
+	JSON bool
+	// Open opens the local store; check and repair work on its files.
+	Open func() (*filestore.Store, error)
+}
+
+// problemJSON and reportJSON are the --json form of a filestore.Report.
+type problemJSON struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	What     string `json:"what"`
+	Repair   string `json:"repair,omitempty"`
+	Fixed    bool   `json:"fixed"`
+}
+
+type reportJSON struct {
+	Checked  int           `json:"checked"`
+	Errors   int           `json:"errors"`
+	Problems []problemJSON `json:"problems"`
+}
+
+func newCheckCmd(f *factory) *cobra.Command {
+	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openFileStore}
+	cmd := &cobra.Command{
+		Use:   "check [ID...]",
+		Short: "Verify the store (read-only); exit 7 when it finds errors",
+		Long: `Verify every checkpoint, or the ones named: history checksums and chain,
+state file against the history, backups, stray files. check writes nothing.
+
+Each problem is an error or a warning and names its repair. An error breaks
+a MUST of the store's design (a history line damaged, edited or missing); a
+warning a SHOULD (a stale or missing state file or backup, a leftover
+temporary file, a torn last line never acknowledged), which reads work
+around. Exit code 7 when any error is found: run ckpt repair to mend it.`,
+		Example: `  ckpt check
+  ckpt check kai-7/secondary-a --json`,
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.IDs = args
+		return runCheck(ctx, o)
+	})
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func newRepairCmd(f *factory) *cobra.Command {
+	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openFileStore}
+	cmd := &cobra.Command{
+		Use:   "repair [ID...]",
+		Short: "Mend what check finds, keeping every valid event",
+		Long: `Repair every checkpoint, or the ones named: rebuild state files and backups
+from the history, and keep a damaged history's valid prefix while moving the
+rest aside into a file (nothing is deleted). Prints what it fixed. Exit code
+7 when an error remains that repair could not fix.`,
+		Example: `  ckpt repair
+  ckpt repair kai-7/secondary-a`,
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.IDs = args
+		return runRepair(ctx, o)
+	})
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func (o *CheckOptions) validate() error {
+	for _, id := range o.IDs {
+		if err := ckpt.ValidateID(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runCheck(ctx context.Context, o *CheckOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	st, err := o.Open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rep, err := st.Check(ctx, o.IDs)
+	if err != nil {
+		return err
+	}
+	if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
+		return err
+	}
+	if n := rep.Errors(); n > 0 {
+		return fmt.Errorf("%w: check found %d error(s): run ckpt repair to mend them", ckpt.ErrCorrupt, n)
+	}
+	return nil
+}
+
+func runRepair(ctx context.Context, o *CheckOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	st, err := o.Open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rep, err := st.Repair(ctx, o.IDs)
+	if err != nil {
+		return err
+	}
+	if err := printReport(o.IO.Out, rep, o.JSON, true); err != nil {
+		return err
+	}
+	if left := rep.Errors(); left > 0 {
+		return fmt.Errorf("%w: %d error(s) could not be repaired: see each one's repair above (ckpt check lists them again)", ckpt.ErrCorrupt, left)
+	}
+	return nil
+}
+
+// printReport prints a check or repair report.
+func printReport(w io.Writer, rep *filestore.Report, asJSON, repair bool) error {
+	if asJSON {
+		out := reportJSON{Checked: rep.Checked, Errors: rep.Errors(), Problems: []problemJSON{}}
+		for _, p := range rep.Problems {
+			out.Problems = append(out.Problems, problemJSON{ID: p.ID, Severity: p.Severity, What: p.What, Repair: p.Repair, Fixed: p.Fixed})
+		}
+		return writeJSON(w, out)
+	}
+	for _, p := range rep.Problems {
+		line := fmt.Sprintf("%s  %s  ", dash(p.ID), p.Severity)
+		switch {
+		case p.Fixed:
+			line += "fixed: " + p.What
+		case p.Repair != "":
+			line += p.What + "  (repair: " + p.Repair + ")"
+		default:
+			line += p.What
+		}
+		fmt.Fprintln(w, line)
+	}
+	verb := "checked"
+	if repair {
+		verb = "repaired"
+	}
+	fixed := 0
+	for _, p := range rep.Problems {
+		if p.Fixed {
+			fixed++
+		}
+	}
+	summary := fmt.Sprintf("%s %d checkpoint(s): %d problem(s), %d error(s) left", verb, rep.Checked, len(rep.Problems), rep.Errors())
+	if repair {
+		summary += fmt.Sprintf(", %d fixed", fixed)
+	}
+	_, err := fmt.Fprintln(w, summary)
+	return err
+}
