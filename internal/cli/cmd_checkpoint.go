@@ -287,7 +287,7 @@ func persistProgress(out io.Writer, dir string, c *ckpt.Checkpoint) checkpointSt
 	s := checkpointStep{Name: "Progress file"}
 	if err := ccc.New().Mirror(dir, c); err != nil {
 		fmt.Fprintf(out, "Warning: progress file not written: %v\n", err)
-		s.Failed = fmt.Sprintf("Failed: Progress file (%s) — progress not saved to %s.", tracker.Reason(err), ccc.ProgressFile)
+		s.Failed = fmt.Sprintf("Failed: Progress file (%s) — progress not saved to %s.", stepReason(err), ccc.ProgressFile)
 		return s
 	}
 	fmt.Fprintf(out, "Progress saved to %s.\n", ccc.ProgressFile)
@@ -308,9 +308,9 @@ func gitSnapshot(ctx context.Context, out io.Writer, dir string, c *ckpt.Checkpo
 	switch {
 	case err != nil:
 		fmt.Fprintf(out, "Warning: git snapshot failed: %v\n", err)
-		s.Failed = fmt.Sprintf("Failed: Git snapshot (%s) — changes not committed.", tracker.Reason(err))
+		s.Failed = fmt.Sprintf("Failed: Git snapshot (%s) — changes not committed.", stepReason(err))
 		if res.Committed {
-			s.Failed = fmt.Sprintf("Failed: Git snapshot (%s) — committed %s, but the index was not updated.", tracker.Reason(err), shortHash(res.Commit))
+			s.Failed = fmt.Sprintf("Failed: Git snapshot (%s) — committed %s, but the index was not updated.", stepReason(err), shortHash(res.Commit))
 		}
 		return s, res.Commit
 	case res.Committed:
@@ -320,6 +320,20 @@ func gitSnapshot(ctx context.Context, out io.Writer, dir string, c *ckpt.Checkpo
 	fmt.Fprintln(out, res.Skipped)
 	s.Skipped = res.Skipped
 	return s, ""
+}
+
+// stepReason is the short cause of a step's failure for its report line:
+// the file and what went wrong for a file error, else tracker.Reason.
+func stepReason(err error) string {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return filepath.Base(le.New) + ": " + le.Err.Error()
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return filepath.Base(pe.Path) + ": " + pe.Err.Error()
+	}
+	return tracker.Reason(err)
 }
 
 func shortHash(h string) string {
@@ -423,7 +437,7 @@ func printContinuation(out io.Writer, dir string) (checkpointStep, string) {
 	}
 	if err != nil {
 		fmt.Fprintf(out, "Warning: %s unreadable: %v; here is a template to fill in.\n", ccc.ProgressFile, err)
-		s.Failed = fmt.Sprintf("Failed: Continuation prompt (%s) — printed the generic template instead.", tracker.Reason(err))
+		s.Failed = fmt.Sprintf("Failed: Continuation prompt (%s) — printed the generic template instead.", stepReason(err))
 		prompt = promptTemplate
 	}
 	fmt.Fprintf(out, "\n%s\n%s\n\n%s\n\n", promptBox, prompt, promptCopy)

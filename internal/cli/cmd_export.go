@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -32,7 +33,8 @@ func newExportCmd(f *factory) *cobra.Command {
 progress/checkpoints/<agent>-<task>.json (sitebuilder) or plan.md (plan).
 A checkpoint imported from such a file gets back every field of it, unknown
 ones included. The file goes to standard output, or with --out to PATH,
-written atomically and durably (temporary file, fsync, rename).
+written atomically and durably (temporary file, fsync, rename; missing
+directories are created).
 
 Formats: ` + strings.Join(formatNames, ", ") + ` (see docs/formats.md).`,
 		Example: `  ckpt export superpowers configurable-models_20260706
@@ -77,6 +79,9 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	path := o.Out
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(o.WorkDir, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", o.Out, err)
 	}
 	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", o.Out, err)
