@@ -1,0 +1,237 @@
+package filestore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/storetest"
+)
+
+// The crash-torture test re-executes this test binary as writer processes:
+// TestMain turns into a writer when CKPT_TORTURE_WRITER is set.
+func TestMain(m *testing.M) {
+	if name := os.Getenv("CKPT_TORTURE_WRITER"); name != "" {
+		tortureWriter(os.Getenv("CKPT_TORTURE_STORE"), name)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+const sharedID = "torture/shared"
+
+// tortureWriter appends to its own checkpoint and to a shared one, forever,
+// printing "ack ID TEXT" after each update Append acknowledged.
+func tortureWriter(dir, name string) {
+	s, err := Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	own := "torture/" + name
+	title := name
+	if _, err := s.Append(ctx, own, ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{Agent: name}, ckpt.Created{Patch: ckpt.Patch{Title: &title}}), ckpt.AppendOptions{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for i := 0; ; i++ {
+		id := own
+		if i%2 == 1 {
+			id = sharedID
+		}
+		text := fmt.Sprintf("%s-%d", name, i)
+		e := ckpt.MustEvent(ckpt.EventUpdate, time.Now(), ckpt.Actor{Agent: name}, ckpt.Patch{CurrentStep: &text})
+		if i%10 == 0 {
+			e.Key = text
+		}
+		if _, err := s.Append(ctx, id, e, ckpt.AppendOptions{}); err != nil {
+			fmt.Fprintf(os.Stderr, "append %s: %v\n", id, err)
+			os.Exit(3)
+		}
+		// One write of a short line to a pipe is atomic: the test sees
+		// whole lines only.
+		os.Stdout.WriteString("ack " + id + " " + text + "\n")
+		if i%7 == 0 {
+			s.Beat(ctx, own, time.Now())
+		}
+	}
+}
+
+// writerProc is one running writer.
+type writerProc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	acks map[string][]string // checkpoint ID → texts acknowledged
+	err  strings.Builder
+}
+
+func startWriter(t *testing.T, dir, name string) *writerProc {
+	t.Helper()
+	w := &writerProc{name: name, done: make(chan struct{}), acks: map[string][]string{}}
+	w.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	w.cmd.Env = append(os.Environ(), "CKPT_TORTURE_WRITER="+name, "CKPT_TORTURE_STORE="+dir)
+	w.cmd.Stderr = &w.err
+	stdout, err := w.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(w.done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 3 && f[0] == "ack" {
+				w.mu.Lock()
+				w.acks[f[1]] = append(w.acks[f[1]], f[2])
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+// kill SIGKILLs the writer and waits until all it printed is read.
+func (w *writerProc) kill(t *testing.T) {
+	t.Helper()
+	w.cmd.Process.Signal(syscall.SIGKILL)
+	<-w.done
+	err := w.cmd.Wait()
+	if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("writer %s ended by itself (%v): %s", w.name, err, w.err.String())
+	}
+}
+
+// steps returns the current_step texts of the events in id's history.
+func steps(t *testing.T, s *Store, id string) map[string]bool {
+	t.Helper()
+	h, err := s.History(context.Background(), id, 0)
+	if err != nil {
+		t.Fatalf("History(%s): %v", id, err)
+	}
+	got := map[string]bool{}
+	for _, e := range h {
+		var p ckpt.Patch
+		if e.Type == ckpt.EventUpdate && json.Unmarshal(e.Data, &p) == nil && p.CurrentStep != nil {
+			got[*p.CurrentStep] = true
+		}
+	}
+	return got
+}
+
+// assertAcked fails unless every update w acknowledged is in the history.
+func assertAcked(t *testing.T, s *Store, w *writerProc) int {
+	t.Helper()
+	n := 0
+	for id, texts := range w.acks {
+		have := steps(t, s, id)
+		for _, text := range texts {
+			if !have[text] {
+				t.Errorf("acknowledged update %s of %s is not in its history", text, id)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// assertRepairClean repairs ids under their locks and fails unless nothing
+// acknowledged was damaged (no error) and everything found was fixed.
+// It counts what it repaired in seen, by the first words of What.
+func assertRepairClean(t *testing.T, s *Store, ids []string, seen map[string]int) {
+	t.Helper()
+	r, err := s.Repair(context.Background(), ids)
+	if err != nil {
+		t.Fatalf("Repair(%v): %v", ids, err)
+	}
+	for _, p := range r.Problems {
+		if p.Severity == SeverityError || !p.Fixed {
+			t.Errorf("after a crash Repair found %+v", p)
+		}
+		words := strings.Fields(p.What)
+		seen[strings.Join(words[:min(3, len(words))], " ")]++
+	}
+}
+
+// TestCrashTorture SIGKILLs writer processes at random moments while others
+// keep writing; after each kill the killed writer's checkpoint checks clean
+// or repairs clean, and every update any writer had acknowledged is there.
+// It runs about 30 s (5 s with -short); CKPT_TORTURE=N runs N kills instead.
+func TestCrashTorture(t *testing.T) {
+	s := newStore(t, Options{BackupEvery: 3, BackupKeep: 4})
+	dir := s.Dir()
+	title := "shared"
+	if _, err := s.Append(context.Background(), sharedID, ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{Patch: ckpt.Patch{Title: &title}}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kills, budget := 1<<30, 30*time.Second
+	if testing.Short() {
+		budget = 5 * time.Second
+	}
+	if n, err := strconv.Atoi(os.Getenv("CKPT_TORTURE")); err == nil && n > 0 {
+		kills, budget = n, 24*time.Hour
+	}
+	const writers = 4
+	next := 0
+	spawn := func() *writerProc {
+		next++
+		return startWriter(t, dir, fmt.Sprintf("w%d", next))
+	}
+	var running []*writerProc
+	for range writers {
+		running = append(running, spawn())
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	start := time.Now()
+	killed, acked := 0, 0
+	seen := map[string]int{}
+	for killed < kills && time.Since(start) < budget && !t.Failed() {
+		time.Sleep(time.Duration(rng.IntN(40)+2) * time.Millisecond)
+		i := rng.IntN(len(running))
+		w := running[i]
+		w.kill(t)
+		killed++
+		running[i] = spawn()
+		own := "torture/" + w.name
+		if _, err := os.Stat(s.files(own).dir); err != nil {
+			continue // killed before it created its checkpoint
+		}
+		// No one writes the killed writer's own checkpoint any more.
+		if r, err := s.Check(context.Background(), []string{own}); err != nil || r.Errors() > 0 {
+			t.Errorf("Check(%s) after kill %d: %v %+v", own, killed, err, r)
+		}
+		assertRepairClean(t, s, []string{own, sharedID}, seen)
+		if r, err := s.Check(context.Background(), []string{own}); err != nil || len(r.Problems) > 0 {
+			t.Errorf("Check(%s) after Repair: %v %+v", own, err, r)
+		}
+		acked += assertAcked(t, s, w)
+	}
+	for _, w := range running {
+		w.kill(t)
+	}
+	assertRepairClean(t, s, nil, seen)
+	if r, err := s.Check(context.Background(), nil); err != nil || len(r.Problems) > 0 {
+		t.Errorf("final Check: %v %+v", err, r)
+	}
+	storetest.Verify(t, s)
+	for _, w := range running {
+		acked += assertAcked(t, s, w)
+	}
+	t.Logf("%d kills, %d acknowledged updates verified, in %v; repaired: %v", killed, acked, time.Since(start).Round(time.Millisecond), seen)
+}
