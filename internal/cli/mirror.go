@@ -503,6 +503,12 @@ func mergeStatusSections(existing, rendered string) string {
 		return existing
 	}
 	fresh := strings.TrimRight(rendered[i:], "\n")
+	nl := "\n"
+	if strings.Contains(existing, "\r\n") {
+		// Keep the file's line endings (real STATUS.md files use CRLF).
+		nl = "\r\n"
+		fresh = strings.ReplaceAll(fresh, "\n", nl)
+	}
 	lines := strings.SplitAfter(existing, "\n")
 	var kept []string
 	at, inFence, skipping := -1, false, false
@@ -528,21 +534,21 @@ func mergeStatusSections(existing, rendered string) string {
 		}
 	}
 	if at < 0 {
-		body := strings.TrimRight(existing, "\n")
+		body := strings.TrimRight(existing, "\r\n")
 		if body == "" {
-			return fresh + "\n"
+			return fresh + nl
 		}
-		return body + "\n\n---\n\n" + fresh + "\n"
+		return body + nl + nl + "---" + nl + nl + fresh + nl
 	}
 	head := strings.Join(kept[:at], "")
-	tail := strings.TrimLeft(strings.Join(kept[at:], ""), "\n")
+	tail := strings.TrimLeft(strings.Join(kept[at:], ""), "\r\n")
 	if head != "" && !strings.HasSuffix(head, "\n") {
-		head += "\n"
+		head += nl
 	}
 	if tail == "" {
-		return head + fresh + "\n"
+		return head + fresh + nl
 	}
-	return head + fresh + "\n\n" + tail
+	return head + fresh + nl + nl + tail
 }
 
 func isStatusSection(line string) bool {
