@@ -179,7 +179,13 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 		if title != it {
 			st = ckpt.StepSkipped
 		}
-		title = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(title), "✓✔✅ "))
+		title = strings.TrimSpace(title)
+		for _, mark := range []string{"✓", "✔", "✅"} {
+			if t, ok := strings.CutSuffix(title, mark); ok {
+				title = strings.TrimSpace(t)
+				break
+			}
+		}
 		c.Steps = append(c.Steps, ckpt.Step{ID: ids.make(title), Title: title, Status: st})
 	}
 	for _, it := range realItems(p.sections[secCurrent]) {

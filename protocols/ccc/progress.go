@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 )
@@ -178,13 +177,17 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 	var b strings.Builder
 	b.WriteString("# Session Progress\n\n")
 	fmt.Fprintf(&b, "**Issue:** %s\n", issueLine(c))
-	if t := sessionTime(c); !t.IsZero() {
-		fmt.Fprintf(&b, "**Session:** %s\n", formatTime(t))
+	session := !c.Session.StartedAt.IsZero()
+	if session {
+		fmt.Fprintf(&b, "**Session:** %s\n", formatTime(c.Session.StartedAt))
 	}
 	if mode := executionMode(c); mode != "" {
 		fmt.Fprintf(&b, "**Execution Mode:** %s\n", mode)
 	}
 	for _, f := range kept.Header {
+		if session && strings.EqualFold(f.Label, "session") {
+			continue // replaced by the session's time
+		}
 		fmt.Fprintf(&b, "**%s:** %s\n", f.Label, f.Value)
 	}
 	var done, current, remaining []string
@@ -232,11 +235,30 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 	for _, s := range kept.Sections {
 		fmt.Fprintf(&b, "\n## %s\n", s.Heading)
 		if s.Body != "" {
-			b.WriteString(s.Body + "\n")
+			b.WriteString(closeFences(s.Body) + "\n")
 		}
 	}
-	fmt.Fprintf(&b, "\n## %s\n%s\n", secPrompt, prompt(c))
+	fmt.Fprintf(&b, "\n## %s\n%s\n", secPrompt, closeFences(prompt(c)))
 	return []byte(b.String())
+}
+
+// closeFences closes a code fence text leaves open, so that it cannot swallow
+// the sections written after it.
+func closeFences(text string) string {
+	fence := ""
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case fence != "" && strings.HasPrefix(trimmed, fence):
+			fence = ""
+		case fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
+			fence = trimmed[:3]
+		}
+	}
+	if fence != "" {
+		return text + "\n" + fence
+	}
+	return text
 }
 
 // keptMarkdown is what an imported .ccc-progress.md had beyond the seed's
@@ -258,21 +280,15 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // issueLine is the **Issue:** value: "CIA-123 — Title".
 func issueLine(c *ckpt.Checkpoint) string {
-	issue := c.TaskID
-	if issue == "" {
-		issue = c.ID
+	switch {
+	case c.TaskID != "" && c.Title != "":
+		return oneLine(c.TaskID) + " — " + oneLine(c.Title)
+	case c.TaskID != "":
+		return oneLine(c.TaskID)
+	case c.Title != "":
+		return oneLine(c.Title)
 	}
-	if c.Title == "" {
-		return oneLine(issue)
-	}
-	return oneLine(issue) + " — " + oneLine(c.Title)
-}
-
-func sessionTime(c *ckpt.Checkpoint) time.Time {
-	if !c.Session.StartedAt.IsZero() {
-		return c.Session.StartedAt
-	}
-	return c.UpdatedAt
+	return oneLine(c.ID)
 }
 
 // executionMode returns the "exec:<mode>" label, if c has one.
