@@ -302,6 +302,9 @@ func (m *mirroringStore) writeEntry(ctx context.Context, entry mirrorEntry, c *c
 		return err
 	}
 	root := entry.rootDir(m.storeDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
 	if isArchiveCopy(c) {
 		// An archived copy made by takeover or restart: only seed 002 names
 		// such a file; the other systems keep one file per task, which is
