@@ -193,11 +193,15 @@ func (s *Store) files(id string) files {
 	return files{id: id, dir: filepath.Join(s.dir, checkpointsDir, dirName(id))}
 }
 
-func (f files) history() string { return filepath.Join(f.dir, historyName) }
-func (f files) state() string   { return filepath.Join(f.dir, stateName) }
-func (f files) lock() string    { return filepath.Join(f.dir, lockName) }
-func (f files) beat() string    { return filepath.Join(f.dir, beatName) }
-func (f files) backups() string { return filepath.Join(f.dir, backupsDir) }
+// Paths are concatenated, not joined: f.dir is clean and the names are
+// constants, and List builds 30,000 of them.
+func (f files) history() string { return f.dir + sep + historyName }
+func (f files) state() string   { return f.dir + sep + stateName }
+func (f files) lock() string    { return f.dir + sep + lockName }
+func (f files) beat() string    { return f.dir + sep + beatName }
+func (f files) backups() string { return f.dir + sep + backupsDir }
+
+const sep = string(filepath.Separator)
 
 // damaged formats an error wrapping ckpt.ErrCorrupt that names the repair.
 func damaged(id, format string, args ...any) error {

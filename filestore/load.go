@@ -54,7 +54,7 @@ func (s *Store) loadOnce(f files) (current, error) {
 	// state.json is read before the history is measured: a writer grows the
 	// history before it replaces state.json, so the history is at least as
 	// long as any state.json read first.
-	stateData, stateErr := os.ReadFile(f.state())
+	stateData, stateErr := readFile(f.state())
 	fi, err := os.Stat(f.history())
 	var size int64
 	switch {

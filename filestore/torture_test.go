@@ -46,7 +46,13 @@ func tortureWriter(dir, name string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	for i := 0; ; i++ {
+	// CKPT_WRITES bounds the updates (TestManyProcesses); without it the
+	// writer runs until killed.
+	limit, err := strconv.Atoi(os.Getenv("CKPT_WRITES"))
+	if err != nil {
+		limit = -1
+	}
+	for i := 0; i != limit; i++ {
 		id := own
 		if i%2 == 1 {
 			id = sharedID
