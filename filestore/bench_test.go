@@ -32,7 +32,7 @@ func cpuTime(b *testing.B) time.Duration {
 // hardly moves when other processes load the machine, so it shows what an
 // idle machine's wall time would be (divided by the workers used).
 func reportCPU(b *testing.B, start time.Duration, ops int) {
-	b.ReportMetric(float64((cpuTime(b) - start).Nanoseconds())/float64(ops), "cpu-ns/op")
+	b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(ops), "cpu-ns/op")
 }
 
 // BenchmarkRawAppendFsync appends 300 bytes and fsyncs, in a loop.
