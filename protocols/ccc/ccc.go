@@ -241,6 +241,15 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 	if p.prompt != "" && p.prompt != generatedPrompt(c) {
 		c.Resume.Instructions = p.prompt
 	}
+	var labels []string
+	for _, f := range kept.Header {
+		if !strings.EqualFold(f.Label, "session") { // already said above
+			labels = append(labels, f.Label)
+		}
+	}
+	if len(labels) > 0 {
+		n.add("header lines kept as they are, with no place in ckpt's model: %s", strings.Join(labels, ", "))
+	}
 	kept.Sections = p.extra
 	if len(kept.Sections) > 0 {
 		names := make([]string, len(kept.Sections))
