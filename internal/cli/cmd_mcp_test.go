@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/memstore"
+)
+
+func TestHTTPAddr(t *testing.T) {
+	cases := []struct {
+		in, want string
+		remote   bool
+		err      string
+	}{
+		{"8765", "127.0.0.1:8765", false, ""},
+		{":8765", "127.0.0.1:8765", false, ""},
+		{"127.0.0.1:9000", "127.0.0.1:9000", false, ""},
+		{"127.1.2.3:9000", "127.1.2.3:9000", false, ""},
+		{"localhost:9000", "localhost:9000", false, ""},
+		{"[::1]:9000", "[::1]:9000", false, ""},
+		{"0.0.0.0:9000", "", false, "refusing to serve MCP on 0.0.0.0:9000"},
+		{"0.0.0.0:9000", "0.0.0.0:9000", true, ""},
+		{"[::]:9000", "", false, "not a loopback address"},
+		{"192.168.1.5:80", "", false, "--http 127.0.0.1:80"},
+		{"example.com:80", "", false, "refusing"},
+		{"h:p", "", false, `port "p" is not a number`},
+		{"a:b:c", "", false, "use HOST:PORT"},
+	}
+	for _, tc := range cases {
+		got, err := httpAddr(tc.in, tc.remote)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) || ExitCode(err) != ExitUsage {
+				t.Errorf("httpAddr(%q) = %q, %v; want a usage error with %q", tc.in, got, err, tc.err)
+			}
+		case err != nil || got != tc.want:
+			t.Errorf("httpAddr(%q, %v) = %q, %v; want %q", tc.in, tc.remote, got, err, tc.want)
+		}
+	}
+}
+
+// FuzzHTTPAddr: an address accepted without --allow-remote is one only
+// this machine can reach.
+func FuzzHTTPAddr(f *testing.F) {
+	for _, s := range []string{"8765", ":1", "127.0.0.1:80", "[::1]:1", "0.0.0.0:1", "localhost:1", "LOCALHOST:2", "[::ffff:127.0.0.1]:3", "1.2.3.4:5", "a:b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, addr string) {
+		got, err := httpAddr(addr, false)
+		if err != nil {
+			return
+		}
+		host, _, serr := net.SplitHostPort(got)
+		if serr != nil {
+			t.Fatalf("accepted %q as %q, which does not split: %v", addr, got, serr)
+		}
+		if !strings.EqualFold(host, "localhost") {
+			ip := net.ParseIP(host)
+			if ip == nil || !ip.IsLoopback() {
+				t.Fatalf("accepted %q as %q: not loopback", addr, got)
+			}
+		}
+	})
+}
+
+func TestShellLine(t *testing.T) {
+	cases := map[string][]string{
+		"claude mcp add ckpt -- ckpt mcp":                 {"claude", "mcp", "add", "ckpt", "--", "ckpt", "mcp"},
+		"claude mcp add ckpt -- '/opt/my tools/ckpt' mcp": {"claude", "mcp", "add", "ckpt", "--", "/opt/my tools/ckpt", "mcp"},
+		`x 'it'\''s' '' '$HOME' 'a;b'`:                    {"x", "it's", "", "$HOME", "a;b"},
+		"CKPT_STORE=/a/.ckpt user@host:1 a,b+c%d":         {"CKPT_STORE=/a/.ckpt", "user@host:1", "a,b+c%d"},
+	}
+	for want, args := range cases {
+		if got := shellLine(args); got != want {
+			t.Errorf("shellLine(%q) = %q, want %q", args, got, want)
+		}
+	}
+}
+
+// TestMCPStdio serves one client on in-process pipes: initialize, a tool
+// call, then the client hangs up and the command returns nil.
+func TestMCPStdio(t *testing.T) {
+	store := memstore.New()
+	clientOut, serverIn := io.Pipe()
+	serverOut, clientIn := io.Pipe()
+	o := &MCPOptions{common: common{
+		IO:    IOStreams{In: clientOut, Out: clientIn, ErrOut: io.Discard},
+		Now:   func() time.Time { return t0 },
+		Store: func() (ckpt.Store, error) { return store, nil },
+	}, Agent: "tester"}
+	done := make(chan error, 1)
+	go func() { done <- runMCP(context.Background(), o) }()
+
+	send := func(msg string) { io.WriteString(serverIn, msg+"\n") }
+	lines := bufio.NewScanner(serverOut)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	next := func() map[string]any {
+		if !lines.Scan() {
+			t.Fatalf("server closed: %v", lines.Err())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("server wrote %q: %v", lines.Text(), err)
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if init := next(); init["result"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ckpt_start","arguments":{"id":"job","title":"Job"}}}`)
+	res := next()
+	if r, ok := res["result"].(map[string]any); !ok || r["isError"] == true {
+		t.Fatalf("ckpt_start: %v", res)
+	}
+	serverIn.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("runMCP after the client hung up: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("runMCP did not return after stdin closed")
+	}
+	c, err := store.Get(context.Background(), "job", 0)
+	if err != nil || c.Title != "Job" {
+		t.Fatalf("stored: %v %+v", err, c)
+	}
+}
