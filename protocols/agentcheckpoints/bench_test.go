@@ -1,0 +1,45 @@
+package agentcheckpoints
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkImport reads the largest real agent checkpoint.
+func BenchmarkImport(b *testing.B) {
+	data := readFile(b, "testdata/fixtures/KAI-7.secondary_g.json")
+	for b.Loop() {
+		if _, err := New().Import("agent_checkpoints/secondary_g.json", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExport renders it back with the three-way merge.
+func BenchmarkExport(b *testing.B) {
+	im, err := New().Import("agent_checkpoints/secondary_g.json", readFile(b, "testdata/fixtures/KAI-7.secondary_g.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := New().Export(im.State); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMirror is one heartbeat-sized change mirrored: a backup of the
+// old file, the durable write of the new, the rotation.
+func BenchmarkMirror(b *testing.B) {
+	root := b.TempDir()
+	c := native(b)
+	f := New()
+	i := 0
+	for b.Loop() {
+		i++
+		c.CurrentStep = fmt.Sprintf("step %d", i)
+		if err := f.Mirror(root, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
