@@ -161,7 +161,7 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	}
 	c.Rev = e.Seq
 	c.UpdatedAt = at
-	derive(c)
+	Derive(c)
 	if c.Progress.Done > doneBefore {
 		c.ResumesWithoutProgress = 0
 	}
@@ -177,7 +177,13 @@ func applySnapshot(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	}
 	started := c.StartedAt
 	*c = s.State
-	c.ID, c.Rev, c.UpdatedAt = id, e.Seq, e.At.UTC()
+	c.ID, c.Rev = id, e.Seq
+	// An imported or synced file keeps its own time of last change, so an
+	// agent that went quiet before the import still looks quiet; a restore
+	// is a change made now.
+	if e.Type == EventRestored || c.UpdatedAt.IsZero() || c.UpdatedAt.After(e.At) {
+		c.UpdatedAt = e.At.UTC()
+	}
 	if c.StartedAt.IsZero() {
 		c.StartedAt = started
 	}
@@ -188,7 +194,7 @@ func applySnapshot(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	if err := validateState(c); err != nil {
 		return nil, err
 	}
-	derive(c)
+	Derive(c)
 	return c, nil
 }
 
@@ -237,7 +243,7 @@ func applyCreated(id string, e Event) (*Checkpoint, error) {
 	}
 	c.Rev = 1
 	c.UpdatedAt = at
-	derive(c)
+	Derive(c)
 	return c, nil
 }
 
@@ -548,8 +554,11 @@ func validateState(c *Checkpoint) error {
 	return nil
 }
 
-// derive recomputes the fields that follow from others: progress from steps.
-func derive(c *Checkpoint) {
+// Derive recomputes the fields of c that follow from others: progress from
+// steps (done and skipped steps count as done), the percent from done/total,
+// 100 for a done checkpoint without a count. Apply calls it after every
+// event; adapters call it on states they build.
+func Derive(c *Checkpoint) {
 	if len(c.Steps) > 0 {
 		done := 0
 		for _, s := range c.Steps {

@@ -183,6 +183,15 @@ func TestSnapshotEventsReplaceStateButKeepIdentity(t *testing.T) {
 	if c.ID != "tracks/a" || c.Rev != 1 || c.Title != "Imported" || c.Progress.Percent != 50 || string(c.Meta["loop_state"]) != `{"x":1}` {
 		t.Fatalf("imported state: %+v", c)
 	}
+	snap.UpdatedAt = t0.Add(-2 * time.Hour)
+	c, err = ckpt.Fold("tracks/a", history(ev(ckpt.EventImported, 0, ckpt.Snapshot{State: snap})))
+	if err != nil || !c.UpdatedAt.Equal(t0.Add(-2*time.Hour)) {
+		t.Fatalf("an imported file's last change must survive the import (a quiet agent stays quiet): %v %s", err, c.UpdatedAt)
+	}
+	c, err = ckpt.Apply("tracks/a", c, ckpt.Event{Seq: 2, Type: ckpt.EventRestored, At: t0, Data: mustJSON(ckpt.Snapshot{State: snap, Rev: 1})})
+	if err != nil || !c.UpdatedAt.Equal(t0) {
+		t.Fatalf("a restore is a change made now: %v %s", err, c.UpdatedAt)
+	}
 	bad := snap
 	bad.Status = "PAUSED"
 	if _, err := ckpt.Fold("tracks/a", history(ev(ckpt.EventImported, 0, ckpt.Snapshot{State: bad}))); !errors.Is(err, ckpt.ErrInvalid) {
@@ -271,4 +280,12 @@ func FuzzApply(f *testing.F) {
 			t.Fatalf("state does not unmarshal: %v", err)
 		}
 	})
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
