@@ -230,24 +230,27 @@ func cutTail(f files, end int64) error {
 	return nil
 }
 
-// writeBackup writes env as the backup of revision rev and removes all but
-// the newest BackupKeep backups.
+// writeBackup writes env as the backup of revision rev and removes the one
+// that falls out of the window of the newest BackupKeep. Backups are written
+// every BackupEvery revisions, so that one is named, not searched for; repair
+// removes any others.
 func (s *Store) writeBackup(f files, rev int64, env []byte) error {
-	if err := os.MkdirAll(f.backups(), 0o755); err != nil {
-		return err
+	path := f.backups() + sep + backupName(rev)
+	err := atomicfile.ReplaceFile(path, env, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(f.backups(), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		err = atomicfile.ReplaceFile(path, env, 0o644)
 	}
-	if err := atomicfile.ReplaceFile(filepath.Join(f.backups(), backupName(rev)), env, 0o644); err != nil {
-		return err
-	}
-	revs, err := listBackups(f)
 	if err != nil {
 		return err
 	}
-	for len(revs) > s.cfg.BackupKeep {
-		if err := os.Remove(filepath.Join(f.backups(), backupName(revs[0]))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	old := rev - int64(s.cfg.BackupEvery*s.cfg.BackupKeep)
+	if old > 0 {
+		if err := os.Remove(f.backups() + sep + backupName(old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		revs = revs[1:]
 	}
 	return nil
 }

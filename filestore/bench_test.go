@@ -100,13 +100,14 @@ func BenchmarkAppend(b *testing.B) {
 	benchCheckpoint(b, s, "kai-7/secondary-a")
 	b.ReportMetric(float64(lineLen(b)), "line-bytes")
 	ctx := context.Background()
-	i := 0
+	cpu0, i := cpuTime(b), 0
 	for b.Loop() {
 		i++
 		if _, err := s.Append(ctx, "kai-7/secondary-a", benchEvent(i), ckpt.AppendOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0, i)
 }
 
 // BenchmarkAppendVsRaw interleaves one durable update and one raw
