@@ -101,6 +101,7 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
+	rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, st.Dir(), o.IDs)...)
 	if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
 		return err
 	}
@@ -123,6 +124,7 @@ func runRepair(ctx context.Context, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
+	rep.Problems = append(rep.Problems, repairMirrors(ctx, st, st.Dir(), o.IDs, o.IO.ErrOut, nil)...)
 	if err := printReport(o.IO.Out, rep, o.JSON, true); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
@@ -572,4 +574,61 @@ func quoteOrNone(s string) string {
 		return "(none)"
 	}
 	return "[" + clip(s, 120) + "]"
+}
+
+// mirrorFindings are ckpt check's findings about the mirrors of the store st
+// in storeDir (ARCHITECTURE's SHOULD 9): one warning per mirror file of the
+// checkpoints ids (all when empty) that is missing or does not match its
+// checkpoint, and one for a damaged mirror list. It writes nothing.
+func mirrorFindings(ctx context.Context, st ckpt.Store, storeDir string, ids []string) []filestore.Problem {
+	cfg, err := readMirrors(storeDir)
+	if err != nil {
+		return []filestore.Problem{{Severity: "warning", What: "mirror list: " + err.Error(), Repair: "fix or remove " + filepath.Join(storeDir, MirrorsFile)}}
+	}
+	if len(cfg.Mirrors) == 0 {
+		return nil
+	}
+	m := &mirroringStore{Store: st, storeDir: storeDir, entries: cfg.Mirrors, warn: io.Discard}
+	_, problems, err := m.check(ctx, ids)
+	if err != nil {
+		return []filestore.Problem{{Severity: "warning", What: "mirrors not checked: " + err.Error()}}
+	}
+	out := make([]filestore.Problem, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, filestore.Problem{ID: p.ID, Severity: "warning", What: fmt.Sprintf("%s mirror %s: %s", p.Format, p.Path, p.What), Repair: p.Repair})
+	}
+	return out
+}
+
+// repairMirrors is ckpt repair's part for mirrors: it rewrites every mirror
+// file check finds wrong and reports each as fixed when it matches after.
+// A plan.md edited since its last sync stays as it is (plan.md is the
+// source of truth) and is reported with its repair, ckpt plan sync.
+func repairMirrors(ctx context.Context, st ckpt.Store, storeDir string, ids []string, warn io.Writer, now func() time.Time) []filestore.Problem {
+	found := mirrorFindings(ctx, st, storeDir, ids)
+	if len(found) == 0 {
+		return nil
+	}
+	cfg, err := readMirrors(storeDir)
+	if err != nil {
+		return found
+	}
+	m := &mirroringStore{Store: st, storeDir: storeDir, entries: cfg.Mirrors, warn: warn, now: now}
+	var redo []string
+	for _, p := range found {
+		if p.ID != "" && !slices.Contains(redo, p.ID) {
+			redo = append(redo, p.ID)
+		}
+	}
+	if _, _, err := m.syncAll(ctx, redo); err != nil {
+		return found
+	}
+	left := mirrorFindings(ctx, st, storeDir, redo)
+	for i := range found {
+		found[i].Fixed = !slices.ContainsFunc(left, func(l filestore.Problem) bool { return l.ID == found[i].ID && l.What == found[i].What })
+		if found[i].Fixed {
+			found[i].What += " (rewritten)"
+		}
+	}
+	return found
 }
