@@ -389,7 +389,11 @@ func upsertStatus(ctx context.Context, out io.Writer, o checkpointOptions, c *ck
 	if raw, ok := state.Extra[stateUpdatedKey]; ok {
 		var at string
 		if json.Unmarshal(raw, &at) == nil {
-			since, _ = time.Parse(time.RFC3339Nano, at)
+			if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
+				// The decisions after the last comment: one recorded in
+				// the same instant was in it.
+				since = t.Add(time.Nanosecond)
+			}
 		}
 	}
 	body := tracker.StatusComment(tracker.UpdateFromCheckpoint(c, since, now))
@@ -410,7 +414,7 @@ func upsertStatus(ctx context.Context, out io.Writer, o checkpointOptions, c *ck
 	if state.Extra == nil {
 		state.Extra = map[string]json.RawMessage{}
 	}
-	state.Extra[stateUpdatedKey], _ = json.Marshal(now.Format(time.RFC3339))
+	state.Extra[stateUpdatedKey], _ = json.Marshal(now.Format(time.RFC3339Nano))
 	if err := ccc.WriteState(statePath, state); err != nil {
 		fmt.Fprintf(out, "Warning: comment ID %s not stored in %s: %v\n", comment.ID, ccc.StateFile, err)
 	}
