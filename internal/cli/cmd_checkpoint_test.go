@@ -86,7 +86,6 @@ func (g *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-
 // checkpointFixture is a project directory with a checkpoint in a memstore.
 type checkpointFixture struct {
 	t     *testing.T
@@ -321,7 +320,9 @@ func TestCheckpointSettingsRefusedBeforeAnyStep(t *testing.T) {
 		want string
 		err  error
 	}{
-		{"two trackers", func(o *checkpointOptions) { o.Tracker = trackerSettings{GitHubRepo: "a/b", GitHubIssue: "1", LinearIssue: "CIA-1"} }, "give one issue tracker", nil},
+		{"two trackers", func(o *checkpointOptions) {
+			o.Tracker = trackerSettings{GitHubRepo: "a/b", GitHubIssue: "1", LinearIssue: "CIA-1"}
+		}, "give one issue tracker", nil},
 		{"repo without issue", func(o *checkpointOptions) { o.Tracker = trackerSettings{GitHubRepo: "a/b"} }, "needs both --github-repo", nil},
 		{"bad profile", func(o *checkpointOptions) { o.Profile = "sometimes" }, "use manual or auto", ckpt.ErrInvalid},
 		{"relative dir", func(o *checkpointOptions) { o.Dir = "project" }, "not absolute", ckpt.ErrInvalid},
