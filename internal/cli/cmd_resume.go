@@ -72,24 +72,32 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 	if err := ckpt.ValidateID(o.ID); err != nil {
 		return err
 	}
+	if o.Actor.Agent == "" && (o.AgentType != "" || o.AgentName != "") {
+		return fmt.Errorf("%w: --agent-type and --agent-name describe a new agent: pass --agent NAME with them", ckpt.ErrInvalid)
+	}
 	return o.withStore(func(st ckpt.Store) error {
-		cur, err := st.Get(ctx, o.ID, 0)
-		if err != nil {
-			return err
-		}
 		var agent *ckpt.Agent
-		if a := o.Actor.Agent; a != "" && a != cur.Agent.ID {
-			agent = &ckpt.Agent{ID: a, Type: o.AgentType, Name: o.AgentName}
-		} else if o.AgentType != "" || o.AgentName != "" {
-			return fmt.Errorf("%w: --agent-type and --agent-name describe a new agent: pass --agent NAME with them", ckpt.ErrInvalid)
+		var was string
+		if a := o.Actor.Agent; a != "" {
+			// Only a different agent replaces the recorded one, so that the
+			// same agent keeps its recorded type and name.
+			cur, err := st.Get(ctx, o.ID, 0)
+			if err != nil {
+				return err
+			}
+			if a != cur.Agent.ID {
+				agent, was = &ckpt.Agent{ID: a, Type: o.AgentType, Name: o.AgentName}, cur.Agent.ID
+			} else if o.AgentType != "" || o.AgentName != "" {
+				return fmt.Errorf("%w: --agent-type and --agent-name describe a new agent, and %s is already %s's: leave them out", ckpt.ErrInvalid, o.ID, a)
+			}
 		}
 		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Key: o.Key}
 		c, err := ckpt.ResumeCheckpoint(ctx, st, o.ID, l, agent, o.Force)
 		if err != nil {
 			return err
 		}
-		if agent != nil && cur.Agent.ID != "" {
-			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, cur.Agent.ID, agent.ID))
+		if agent != nil && was != "" {
+			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, was, agent.ID))
 		}
 		return writeContinuation(o.IO, newContinuation(c, ""), o.JSON)
 	})
