@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
@@ -32,6 +33,9 @@ func (c current) rev() int64 {
 	return c.state.Rev
 }
 
+// readBuffers holds buffers for reading state files.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
 // errRaced says the history grew while a reader was looking; load again.
 var errRaced = errors.New("history changed while reading")
 
@@ -54,19 +58,22 @@ func (s *Store) loadOnce(f files) (current, error) {
 	// state.json is read before the history is measured: a writer grows the
 	// history before it replaces state.json, so the history is at least as
 	// long as any state.json read first.
-	stateData, stateErr := readFile(f.state())
-	fi, err := os.Stat(f.history())
-	var size int64
-	switch {
-	case err == nil:
-		size = fi.Size()
-	case errors.Is(err, fs.ErrNotExist):
-	default:
+	bufp := readBuffers.Get().(*[]byte)
+	stateData, stateErr := readFile(f.state(), *bufp)
+	size, err := fileSize(f.history())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		readBuffers.Put(bufp)
 		return current{}, fmt.Errorf("filestore: %s: %w", f.id, err)
 	}
 	claimed := int64(0) // the most history any valid envelope claims
-	if stateErr == nil {
-		if env, st, err := parseEnvelope(stateData, f.id); err == nil {
+	if stateErr != nil {
+		readBuffers.Put(bufp)
+	} else {
+		env, st, err := parseEnvelope(stateData, f.id)
+		// The parsed state copies what it keeps: the buffer can go back.
+		*bufp = stateData
+		readBuffers.Put(bufp)
+		if err == nil {
 			claimed = env.HistorySize
 			switch {
 			case env.HistorySize == size:

@@ -16,10 +16,11 @@ func datasync(f *os.File) error {
 	}
 }
 
-// readFile reads a small file whole with plain open, read and close system
-// calls: unlike os.ReadFile it skips registering the file with the runtime
-// poller and an fstat, which matters when List reads 10,000 state files.
-func readFile(path string) ([]byte, error) {
+// readFile reads a small file whole into buf[:0] (growing it as needed)
+// with plain open, read and close system calls: unlike os.ReadFile it skips
+// registering the file with the runtime poller and an fstat, which matters
+// when List reads 10,000 state files.
+func readFile(path string, buf []byte) ([]byte, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	for err == syscall.EINTR {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
@@ -28,7 +29,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
-	buf := make([]byte, 0, 8<<10)
+	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -43,5 +44,20 @@ func readFile(path string) ([]byte, error) {
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
+	}
+}
+
+// fileSize returns the size of the file at path, without allocating.
+func fileSize(path string) (int64, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return st.Size, nil
 	}
 }
