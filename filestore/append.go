@@ -190,20 +190,8 @@ func seal(e ckpt.Event, rev int64, sum string) ([]byte, ckpt.Event, error) {
 // durable. first says the history is new: its directory entries are synced
 // too.
 func appendLine(f files, line []byte, first bool) error {
-	h, err := os.OpenFile(f.history(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("filestore: %s: opening history: %w", f.id, err)
-	}
-	if _, err := h.Write(line); err != nil {
-		h.Close()
-		return fmt.Errorf("filestore: %s: appending to history (nothing was acknowledged): %w", f.id, err)
-	}
-	if err := datasync(h); err != nil {
-		h.Close()
-		return fmt.Errorf("filestore: %s: syncing history (the update may be lost): %w", f.id, err)
-	}
-	if err := h.Close(); err != nil {
-		return fmt.Errorf("filestore: %s: closing history: %w", f.id, err)
+	if err := appendSync(f.history(), line); err != nil {
+		return fmt.Errorf("filestore: %s: appending to history (the update is not acknowledged; a partial line is cut by the next writer): %w", f.id, err)
 	}
 	if first {
 		if err := atomicfile.SyncDir(f.dir); err != nil {

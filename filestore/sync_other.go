@@ -30,3 +30,20 @@ func fileSize(path string) (int64, error) {
 	}
 	return fi.Size(), nil
 }
+
+// appendSync appends data to the file at path (creating it) and syncs it.
+func appendSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
