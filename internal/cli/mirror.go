@@ -514,13 +514,19 @@ func mergeStatusSections(existing, rendered string) string {
 	}
 	lines := strings.SplitAfter(existing, "\n")
 	var kept []string
-	at, inFence, skipping := -1, false, false
+	at, fence, skipping := -1, "", false
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inFence = !inFence
+		if run := fenceRun(t); fence == "" && run != "" {
+			fence = run
+		} else if run != "" && run[0] == fence[0] && len(run) >= len(fence) && strings.TrimSpace(t[len(run):]) == "" {
+			fence = ""
+			if !skipping {
+				kept = append(kept, l)
+			}
+			continue
 		}
-		if !inFence {
+		if fence == "" {
 			switch {
 			case isStatusSection(t):
 				if at < 0 {
@@ -541,6 +547,11 @@ func mergeStatusSections(existing, rendered string) string {
 		if body == "" {
 			return fresh + nl
 		}
+		if fence != "" {
+			// A code block left open would swallow the table (and the next
+			// write would add another): close it.
+			body += nl + fence
+		}
 		return body + nl + nl + "---" + nl + nl + fresh + nl
 	}
 	head := strings.Join(kept[:at], "")
@@ -552,6 +563,22 @@ func mergeStatusSections(existing, rendered string) string {
 		return head + fresh + nl
 	}
 	return head + fresh + nl + nl + tail
+}
+
+// fenceRun returns the run of three or more '`' or '~' that opens or
+// closes a Markdown code fence on the trimmed line t, or "".
+func fenceRun(t string) string {
+	if len(t) < 3 || t[0] != '`' && t[0] != '~' {
+		return ""
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	if n < 3 {
+		return ""
+	}
+	return t[:n]
 }
 
 func isStatusSection(line string) bool {
