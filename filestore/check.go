@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/gofrs/flock"
 )
 
 // Report is what Check or Repair found (and, for Repair, did).
@@ -83,7 +84,9 @@ type diagnosis struct {
 
 // Check verifies the checkpoints ids (every checkpoint, and the store's own
 // directories, when ids is empty) against the MUSTs and SHOULDs of
-// docs/design.md. It is read-only: it takes no lock and changes no file. An
+// docs/design.md. It is read-only: it changes and creates no file; it holds
+// each checkpoint's lock shared while reading it, so it waits for an update
+// in progress and delays writers of that checkpoint only meanwhile. An
 // invalid ID fails with ckpt.ErrInvalid and a missing one with
 // ckpt.ErrNotFound; damage is reported in the Report, not as an error.
 func (s *Store) Check(ctx context.Context, ids []string) (*Report, error) {
@@ -143,9 +146,7 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*Report
 		if repair {
 			found, ok, err = s.repairOne(s.files(id))
 		} else {
-			var d *diagnosis
-			d, err = s.diagnose(s.files(id))
-			found, ok = d.found, d.exists()
+			found, ok, err = s.checkOne(s.files(id))
 		}
 		if err != nil {
 			return nil, err
@@ -158,6 +159,23 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*Report
 		}
 	}
 	return r, nil
+}
+
+// checkOne diagnoses checkpoint f under a shared lock, so that a writer's
+// update in progress is not reported as damage. The lock file is opened
+// read-only and never created: Check changes nothing.
+func (s *Store) checkOne(f files) ([]finding, bool, error) {
+	fl := flock.New(f.lock(), flock.SetFlag(os.O_RDONLY))
+	if err := fl.RLock(); err == nil {
+		defer fl.Unlock()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, fmt.Errorf("filestore: checking %s: %w", f.id, err)
+	}
+	d, err := s.diagnose(f)
+	if err != nil {
+		return nil, false, err
+	}
+	return d.found, d.exists(), nil
 }
 
 // exists reports whether the directory holds a checkpoint at all (a refused
