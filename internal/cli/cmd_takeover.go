@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -91,6 +93,9 @@ func runTakeover(ctx context.Context, o *TakeoverOptions) error {
 			return fmt.Errorf("%w: %s is marked not resumable; pass --force to hand it over anyway, or ckpt restart %s", ckpt.ErrNotResumable, o.ID, o.ID)
 		}
 		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason}
+		if err := archiveNameFree(ctx, st, o.ID, reason, l.At); err != nil {
+			return err
+		}
 		c, name, err := ckpt.TakeOverCheckpoint(ctx, st, o.ID, o.To, l)
 		if err != nil {
 			if name != "" {
@@ -100,6 +105,25 @@ func runTakeover(ctx context.Context, o *TakeoverOptions) error {
 		}
 		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
 	})
+}
+
+// archiveNameFree fails with ckpt.ErrExists when the archive a takeover or
+// restart of id at time at would create exists already: two in the same
+// second would otherwise write the second archive over the first (an
+// imported event replaces an existing checkpoint's state).
+func archiveNameFree(ctx context.Context, st ckpt.Store, id, reason string, at time.Time) error {
+	name, err := ckpt.ArchiveName(id, reason, at)
+	if err != nil {
+		return err
+	}
+	switch _, err := st.Get(ctx, name, 0); {
+	case err == nil:
+		return fmt.Errorf("%w: the archive %s exists already (another takeover or restart of %s in the same second): retry in a second, or give another --reason",
+			ckpt.ErrExists, name, id)
+	case !errors.Is(err, ckpt.ErrNotFound):
+		return err
+	}
+	return nil
 }
 
 // archiveSource names the checkpoint an archive was copied from, as " X".
@@ -170,6 +194,9 @@ func runRestart(ctx context.Context, o *RestartOptions) error {
 	}
 	return o.withStore(func(st ckpt.Store) error {
 		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason}
+		if err := archiveNameFree(ctx, st, o.ID, reason, l.At); err != nil {
+			return err
+		}
 		c, name, err := ckpt.RestartCheckpoint(ctx, st, o.ID, l)
 		if err != nil {
 			if name != "" {

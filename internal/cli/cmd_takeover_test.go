@@ -281,3 +281,25 @@ func TestRunTakeoverWithMemstore(t *testing.T) {
 		t.Errorf("archive: %v", err)
 	}
 }
+
+func TestTakeoverAndRestartInTheSameSecondDoNotOverwriteTheArchive(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "w", "--agent", "A", "--step", "a")
+	h.ok("step", "w", "a", "--done")
+	h.ok("takeover", "w", "--agent", "B")
+	archive := fmt.Sprintf("w_crashed_%d", t0.Unix())
+	before := h.history(archive)
+	msg := h.fails(ExitExists, "takeover", "w", "--agent", "C")
+	if !strings.Contains(msg, "the archive "+archive+" exists already (another takeover or restart of w in the same second): retry in a second") {
+		t.Errorf("second takeover in the same second: %q", msg)
+	}
+	if got := h.history(archive); len(got) != len(before) {
+		t.Errorf("the second takeover wrote to the first archive: %d events, was %d", len(got), len(before))
+	}
+	if a := h.get("w").Agent.ID; a != "B" {
+		t.Errorf("the refused takeover handed the work to %s", a)
+	}
+	h.ok("restart", "w")
+	h.fails(ExitExists, "restart", "w")
+	h.ok("takeover", "w", "--agent", "C", "--reason", "reassigned")
+}
