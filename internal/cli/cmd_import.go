@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -189,7 +188,7 @@ func (o *ImportOptions) store(ctx context.Context, st ckpt.Store, id string, sta
 	if err := ckpt.ValidateID(id); err != nil {
 		return ckpt.AppendResult{}, fmt.Errorf("%w (give the checkpoint an ID with --id)", err)
 	}
-	e, err := ckpt.NewEvent(ckpt.EventImported, importTime(ctx, st, id, state, o.Now()), o.Actor, ckpt.Snapshot{State: *state, Source: source})
+	e, err := ckpt.NewEvent(ckpt.EventImported, o.Now(), o.Actor, ckpt.Snapshot{State: *state, Source: source})
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
@@ -198,23 +197,6 @@ func (o *ImportOptions) store(ctx context.Context, st ckpt.Store, id string, sta
 		printWarning(o.IO.ErrOut, w)
 	}
 	return res, err
-}
-
-// importTime dates the imported event: the file's own last update when it
-// has one that is newer than anything stored for id and not in the future,
-// else now. The state's update time is the event's, so this keeps the
-// file's time in the checkpoint, in what export writes back, and in
-// liveness: an agent whose file is an hour old is not made to look alive by
-// importing it.
-func importTime(ctx context.Context, st ckpt.Store, id string, state *ckpt.Checkpoint, now time.Time) time.Time {
-	t := state.UpdatedAt
-	if t.IsZero() || t.After(now) {
-		return now
-	}
-	if cur, err := st.Get(ctx, id, 0); err == nil && !t.After(cur.UpdatedAt) {
-		return now
-	}
-	return t
 }
 
 // importItems reads one file in format f. A sitebuilder STATUS.md aggregate,

@@ -262,6 +262,8 @@ func (o *PlanOptions) storeSync(ctx context.Context, id string, p *ckpt.Checkpoi
 				out = cur
 				return nil
 			}
+			// A sync that changes something is a change made now.
+			next.UpdatedAt = time.Time{}
 		}
 		e, err := ckpt.NewEvent(typ, o.Now(), o.Actor, ckpt.Snapshot{State: *next, Source: planSourcePrefix + o.Path})
 		if err != nil {
