@@ -43,7 +43,9 @@ func BenchmarkRawAppendFsync(b *testing.B) {
 	}
 	defer f.Close()
 	line := append(bytes.Repeat([]byte("x"), 299), '\n')
+	cpu0, n := cpuTime(b), 0
 	for b.Loop() {
+		n++
 		if _, err := f.Write(line); err != nil {
 			b.Fatal(err)
 		}
@@ -51,6 +53,7 @@ func BenchmarkRawAppendFsync(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0, n)
 }
 
 // benchEvent is an update of about 300 bytes as a history line.
