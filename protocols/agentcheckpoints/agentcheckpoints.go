@@ -21,6 +21,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // Name is the format's name on the command line and its key in
@@ -51,7 +52,7 @@ func (*Format) Name() string { return Name }
 // variant, or a feature STATUS file (KEY: VALUE lines). It fails only when
 // the file holds none of the document's fields.
 func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
-	var n notes
+	var n jsondoc.Notes
 	doc, file, err := readDocument(path, data, &n)
 	if err != nil {
 		return protocols.Imported{}, err
@@ -60,10 +61,10 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %w", path, err)
 	}
-	writeMeta(c, Name, metaSource{File: file, Source: doc.raw()})
+	jsondoc.WriteMeta(c, Name, jsondoc.MetaSource{File: file, Source: doc.Raw()})
 	id, guessed := idFromFile(file)
 	if guessed {
-		n.add("file name %q is not a valid checkpoint ID: suggested ID %q", file, id)
+		n.Add("file name %q is not a valid checkpoint ID: suggested ID %q", file, id)
 	}
 	c.ID = id
 	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
@@ -71,28 +72,28 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 
 // readDocument turns the file into the JSON document of seed 002 and gives
 // the name of the JSON file it stands for.
-func readDocument(path string, data []byte, n *notes) (*object, string, error) {
+func readDocument(path string, data []byte, n *jsondoc.Notes) (*jsondoc.Object, string, error) {
 	base := filepath.Base(path)
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, "", fmt.Errorf("%s is empty: an agent checkpoint is a JSON object such as {\"agent_id\": \"Secondary-A\", \"status\": \"IN_PROGRESS\", …}", path)
 	}
 	if trimmed[0] == '{' {
-		doc, err := parseObject(trimmed)
+		doc, err := jsondoc.ParseObject(trimmed)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %v: an agent checkpoint is one JSON object; restore the file from agent_checkpoints/backups/ if it was damaged", path, err)
 		}
 		return doc, jsonName(base), nil
 	}
 	if doc, ok := readStatusFile(trimmed, n); ok {
-		n.add("read a feature STATUS file (KEY: VALUE lines), not an agent checkpoint: export writes the JSON checkpoint")
+		n.Add("read a feature STATUS file (KEY: VALUE lines), not an agent checkpoint: export writes the JSON checkpoint")
 		return doc, jsonName(base), nil
 	}
 	doc, err := readMarkdown(trimmed, n)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	n.add("read the Markdown variant of the checkpoint: export writes %s/%s as JSON", Dir, jsonName(base))
+	n.Add("read the Markdown variant of the checkpoint: export writes %s/%s as JSON", Dir, jsonName(base))
 	return doc, jsonName(base), nil
 }
 
@@ -146,10 +147,10 @@ var known = map[string]bool{
 
 // docToState maps the document onto a checkpoint. It is deterministic: the
 // same document always gives the same state (Export relies on that).
-func docToState(doc *object, n *notes) (*ckpt.Checkpoint, error) {
+func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	var kept []string
 	anyKnown := false
-	for _, k := range doc.keys {
+	for _, k := range doc.Keys() {
 		if known[k] {
 			anyKnown = true
 		} else {
@@ -159,99 +160,99 @@ func docToState(doc *object, n *notes) (*ckpt.Checkpoint, error) {
 	if !anyKnown {
 		return nil, fmt.Errorf("none of seed 002's fields (agent_id, status, last_checkpoint, current_step, …) found: is this an %s/<agent>.json file?", Dir)
 	}
-	f := fields{o: doc, n: n}
+	f := jsondoc.Fields{Obj: doc, Notes: n}
 	c := &ckpt.Checkpoint{}
-	c.Agent.ID, _ = f.str("agent_id")
-	c.Agent.Type, _ = f.str("agent_type")
-	c.Agent.Name, _ = f.str("agent_role")
-	c.Session.ID, _ = f.str("session_id")
-	if t, ok := f.when("session_started"); ok {
+	c.Agent.ID, _ = f.Text("agent_id")
+	c.Agent.Type, _ = f.Text("agent_type")
+	c.Agent.Name, _ = f.Text("agent_role")
+	c.Session.ID, _ = f.Text("session_id")
+	if t, ok := f.Time("session_started"); ok {
 		c.Session.StartedAt = t
 	}
-	c.TaskID, _ = f.str("feature")
-	c.Stage, _ = f.str("stage")
-	c.Phase, _ = f.str("phase")
-	c.CurrentStep, _ = f.str("current_step")
+	c.TaskID, _ = f.Text("feature")
+	c.Stage, _ = f.Text("stage")
+	c.Phase, _ = f.Text("phase")
+	c.CurrentStep, _ = f.Text("current_step")
 
 	lastKey := "last_checkpoint"
-	if !doc.has(lastKey) && doc.has("timestamp") {
+	if !doc.Has(lastKey) && doc.Has("timestamp") {
 		lastKey = "timestamp"
-		n.add("no last_checkpoint: timestamp read as the time of the last checkpoint")
+		n.Add("no last_checkpoint: timestamp read as the time of the last checkpoint")
 	}
-	if t, ok := f.when(lastKey); ok {
+	if t, ok := f.Time(lastKey); ok {
 		c.UpdatedAt = t
-	} else if !doc.has(lastKey) {
-		n.add("no last_checkpoint: the time of the last update is unknown")
+	} else if !doc.Has(lastKey) {
+		n.Add("no last_checkpoint: the time of the last update is unknown")
 	}
-	if s, ok := f.str("next_checkpoint_expected"); ok {
-		next, guess, isTime := parseTime(s)
+	if s, ok := f.Text("next_checkpoint_expected"); ok {
+		next, guess, isTime := jsondoc.ParseTime(s)
 		switch {
 		case !isTime:
-			n.add("next_checkpoint_expected %q is not a time: heartbeat interval left at ckpt's default (%s)", s, ckpt.DefaultInterval)
+			n.Add("next_checkpoint_expected %q is not a time: heartbeat interval left at ckpt's default (%s)", s, ckpt.DefaultInterval)
 		case c.UpdatedAt.IsZero() || !next.After(c.UpdatedAt):
-			n.add("next_checkpoint_expected %q is not after last_checkpoint: heartbeat interval left at ckpt's default (%s)", s, ckpt.DefaultInterval)
+			n.Add("next_checkpoint_expected %q is not after last_checkpoint: heartbeat interval left at ckpt's default (%s)", s, ckpt.DefaultInterval)
 		default:
 			if guess != "" {
-				n.add("next_checkpoint_expected %q has %s", s, guess)
+				n.Add("next_checkpoint_expected %q has %s", s, guess)
 			}
 			c.Heartbeat.Interval = ckpt.Duration(next.Sub(c.UpdatedAt))
 		}
 	}
 
 	c.Status = ckpt.StatusInProgress
-	if w, ok := f.str("status"); ok {
-		s, guessed := statusFromWord(w)
+	if w, ok := f.Text("status"); ok {
+		s, guessed := jsondoc.StatusFromWord(w)
 		if guessed {
-			n.add("status %q is not a seed 002 status: read as %s", w, s)
+			n.Add("status %q is not a seed 002 status: read as %s", w, s)
 		}
 		c.Status = s
 	} else {
-		n.add("no status: in_progress assumed")
+		n.Add("no status: in_progress assumed")
 	}
 	if c.Status.Final() && !c.UpdatedAt.IsZero() {
 		t := c.UpdatedAt
 		c.CompletedAt = &t
-		n.add("status %s carries no completion time: last_checkpoint used", c.Status)
+		n.Add("status %s carries no completion time: last_checkpoint used", c.Status)
 	}
 
 	c.Resume.Resumable = true
-	if b, ok := f.boolean("can_resume"); ok {
+	if b, ok := f.Bool("can_resume"); ok {
 		c.Resume.Resumable = b
-	} else if !doc.has("can_resume") {
-		n.add("no can_resume: resumable assumed")
+	} else if !doc.Has("can_resume") {
+		n.Add("no can_resume: resumable assumed")
 	}
-	c.Resume.Instructions, _ = f.str("recovery_instructions")
+	c.Resume.Instructions, _ = f.Text("recovery_instructions")
 	nextKey := "next_steps"
-	if !doc.has(nextKey) && doc.has("next_action") {
+	if !doc.Has(nextKey) && doc.Has("next_action") {
 		nextKey = "next_action"
-		n.add("no next_steps: next_action read as the next step")
+		n.Add("no next_steps: next_action read as the next step")
 	}
-	if list, ok := f.strs(nextKey); ok {
+	if list, ok := f.Texts(nextKey); ok {
 		c.Resume.NextSteps = nonEmpty(list)
 	}
 
-	if list, ok := f.strs("blockers"); ok {
+	if list, ok := f.Texts("blockers"); ok {
 		list = nonEmpty(list)
 		for i, text := range list {
 			c.Blockers = append(c.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: text, Since: c.UpdatedAt})
 		}
 		if len(list) > 0 {
-			n.add("blockers carry no start time: last_checkpoint used as the time each began")
+			n.Add("blockers carry no start time: last_checkpoint used as the time each began")
 		}
 	}
-	if list, ok := f.strs("files_modified"); ok {
+	if list, ok := f.Texts("files_modified"); ok {
 		c.Files.Modified = uniqueNonEmpty(list)
 	}
-	if list, ok := f.strs("completed_steps"); ok {
-		ids := stepIDs{}
+	if list, ok := f.Texts("completed_steps"); ok {
+		ids := jsondoc.StepIDs{}
 		for _, text := range nonEmpty(list) {
-			c.Steps = append(c.Steps, ckpt.Step{ID: ids.make(text), Title: text, Status: ckpt.StepDone})
+			c.Steps = append(c.Steps, ckpt.Step{ID: ids.Make(text), Title: text, Status: ckpt.StepDone})
 		}
 	}
 	if len(kept) > 0 {
-		n.add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
+		n.Add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
 	}
-	deriveProgress(c)
+	ckpt.Derive(c)
 	return c, nil
 }
 
@@ -281,20 +282,20 @@ func uniqueNonEmpty(list []string) []string {
 // from such a file gets back every field of that file: unknown fields
 // verbatim, and each known field in the file's spelling unless c changed it.
 func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
-	_, src, err := readMeta(c, Name)
+	_, src, err := jsondoc.ReadMeta(c, Name)
 	if err != nil {
 		return nil, err
 	}
 	ours := render(c, src)
 	if src == nil {
-		return ours.indented(), nil
+		return ours.Indented(), nil
 	}
-	var discard notes
+	var discard jsondoc.Notes
 	s0, err := docToState(src, &discard)
 	if err != nil {
 		return nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", Name, err, c.ID, Name)
 	}
-	return mergeDocument(render(s0, src), ours, src).indented(), nil
+	return jsondoc.Merge(render(s0, src), ours, src).Indented(), nil
 }
 
 // statusWords are the seed 002 words written for each status.
@@ -311,60 +312,60 @@ var statusWords = map[ckpt.Status]string{
 // render writes c as the document, in the document's field order. src, the
 // file c was imported from (nil if none), decides only which of two names a
 // field goes under when the file used another name for it.
-func render(c *ckpt.Checkpoint, src *object) *object {
-	o := newObject()
+func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
+	o := jsondoc.NewObject()
 	agentID := c.Agent.ID
 	if agentID == "" {
 		agentID = c.Agent.Name
 	}
-	o.put("agent_id", agentID)
+	o.Put("agent_id", agentID)
 	if c.Agent.Name != "" && c.Agent.Name != agentID {
-		o.put("agent_role", c.Agent.Name)
+		o.Put("agent_role", c.Agent.Name)
 	}
-	o.put("agent_type", c.Agent.Type)
-	o.put("session_id", c.Session.ID)
-	if src != nil && src.has("session_started") && !c.Session.StartedAt.IsZero() {
-		o.put("session_started", formatTime(c.Session.StartedAt))
+	o.Put("agent_type", c.Agent.Type)
+	o.Put("session_id", c.Session.ID)
+	if src != nil && src.Has("session_started") && !c.Session.StartedAt.IsZero() {
+		o.Put("session_started", jsondoc.FormatTime(c.Session.StartedAt))
 	}
-	o.put("feature", c.TaskID)
-	o.put("stage", c.Stage)
-	o.put("phase", c.Phase)
+	o.Put("feature", c.TaskID)
+	o.Put("stage", c.Stage)
+	o.Put("phase", c.Phase)
 	if last := c.LastSeen(); !last.IsZero() {
 		key := "last_checkpoint"
-		if src != nil && !src.has(key) && src.has("timestamp") {
+		if src != nil && !src.Has(key) && src.Has("timestamp") {
 			key = "timestamp"
 		}
 		iv := c.Heartbeat.Interval.D()
 		if iv <= 0 {
 			iv = ckpt.DefaultInterval
 		}
-		o.put(key, formatTime(last))
-		o.put("next_checkpoint_expected", formatTime(last.Add(iv)))
+		o.Put(key, jsondoc.FormatTime(last))
+		o.Put("next_checkpoint_expected", jsondoc.FormatTime(last.Add(iv)))
 	}
-	o.put("status", statusWords[c.Status])
-	o.put("can_resume", c.Resume.Resumable)
+	o.Put("status", statusWords[c.Status])
+	o.Put("can_resume", c.Resume.Resumable)
 	blockers := []string{}
 	for _, b := range c.ActiveBlockers() {
 		blockers = append(blockers, b.Text)
 	}
-	o.put("blockers", blockers)
+	o.Put("blockers", blockers)
 	files := []string{}
 	files = append(files, uniqueNonEmpty(append(append([]string{}, c.Files.Modified...), c.Files.Created...))...)
-	o.put("files_modified", files)
-	o.put("recovery_instructions", c.Resume.Instructions)
-	o.put("current_step", c.CurrentStep)
+	o.Put("files_modified", files)
+	o.Put("recovery_instructions", c.Resume.Instructions)
+	o.Put("current_step", c.CurrentStep)
 	done := []string{}
 	for _, s := range c.Steps {
 		if s.Status.Finished() {
 			done = append(done, s.Label())
 		}
 	}
-	o.put("completed_steps", done)
+	o.Put("completed_steps", done)
 	next := append([]string{}, c.Resume.NextSteps...)
-	if src != nil && !src.has("next_steps") && src.has("next_action") && len(next) <= 1 {
-		o.put("next_action", strings.Join(next, ""))
+	if src != nil && !src.Has("next_steps") && src.Has("next_action") && len(next) <= 1 {
+		o.Put("next_action", strings.Join(next, ""))
 	} else {
-		o.put("next_steps", next)
+		o.Put("next_steps", next)
 	}
 	return o
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // The Markdown variant (KAI-8's agent_checkpoints/*_checkpoint.md) writes the
@@ -36,9 +38,9 @@ var labelKeys = map[string]string{
 var listKeys = map[string]bool{"completed_steps": true, "next_steps": true, "blockers": true, "files_modified": true}
 
 // readMarkdown reads the Markdown variant into the document.
-func readMarkdown(data []byte, n *notes) (*object, error) {
-	doc := newObject()
-	coord := newObject()
+func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
+	doc := jsondoc.NewObject()
+	coord := jsondoc.NewObject()
 	lists := map[string][]string{}
 	paras := map[string][]string{}
 	var paraOrder []string // sections with text, in order
@@ -49,8 +51,8 @@ func readMarkdown(data []byte, n *notes) (*object, error) {
 		flattened bool
 	)
 	addList := func(key, item string) {
-		if !doc.has(key) {
-			doc.set(key, json.RawMessage(`[]`))
+		if !doc.Has(key) {
+			doc.Set(key, json.RawMessage(`[]`))
 		}
 		lists[key] = append(lists[key], item)
 	}
@@ -79,7 +81,7 @@ func readMarkdown(data []byte, n *notes) (*object, error) {
 			label := strings.ToLower(strings.TrimSpace(m[1]))
 			value := strings.TrimSpace(m[2])
 			if section == "coordination state" {
-				coord.put(snake(label), typedValue(value))
+				coord.Put(snake(label), typedValue(value))
 				continue
 			}
 			key, ok := labelKeys[label]
@@ -93,19 +95,19 @@ func readMarkdown(data []byte, n *notes) (*object, error) {
 			listKey = ""
 			switch {
 			case listKeys[key]:
-				if !doc.has(key) {
-					doc.put(key, value) // a list written as text ("None"): read leniently
+				if !doc.Has(key) {
+					doc.Put(key, value) // a list written as text ("None"): read leniently
 				}
 			case key == "can_resume":
-				doc.put(key, typedValue(value))
+				doc.Put(key, typedValue(value))
 			default:
-				doc.put(key, value)
+				doc.Put(key, value)
 			}
 			continue
 		}
 		if m := listItem.FindStringSubmatch(line); m != nil && listKey != "" {
 			if len(m[1]) >= 2 && !flattened {
-				n.add("nested list items under %s flattened into one list", listKey)
+				n.Add("nested list items under %s flattened into one list", listKey)
 				flattened = true
 			}
 			addList(listKey, strings.TrimSpace(m[2]))
@@ -126,7 +128,7 @@ func readMarkdown(data []byte, n *notes) (*object, error) {
 		if key == "files_modified" {
 			items = filePaths(items, n)
 		}
-		doc.put(key, items)
+		doc.Put(key, items)
 	}
 	for _, section := range paraOrder {
 		lines := paras[section]
@@ -136,29 +138,29 @@ func readMarkdown(data []byte, n *notes) (*object, error) {
 			if section == "" {
 				key = "notes"
 			}
-			if doc.has(key) {
+			if doc.Has(key) {
 				continue
 			}
-			n.add("text under %q kept as the field %s", section, key)
+			n.Add("text under %q kept as the field %s", section, key)
 		}
 		text := strings.Join(lines, "\n")
 		switch {
-		case key == "blockers" && isNone(text):
-			if !doc.has(key) {
-				doc.put(key, []string{})
+		case key == "blockers" && jsondoc.IsNone(text):
+			if !doc.Has(key) {
+				doc.Put(key, []string{})
 			}
 		case listKeys[key]:
-			if !doc.has(key) {
-				doc.put(key, lines)
+			if !doc.Has(key) {
+				doc.Put(key, lines)
 			}
 		default:
-			doc.put(key, text)
+			doc.Put(key, text)
 		}
 	}
-	if len(coord.keys) > 0 {
-		doc.set("coordination_state", coord.raw())
+	if coord.Len() > 0 {
+		doc.Set("coordination_state", coord.Raw())
 	}
-	if len(doc.keys) == 0 {
+	if doc.Len() == 0 {
 		return nil, errors.New(`no "**Field:** value" lines or sections of an agent checkpoint found: give the agent_checkpoints/<agent>.json file`)
 	}
 	return doc, nil
@@ -166,17 +168,17 @@ func readMarkdown(data []byte, n *notes) (*object, error) {
 
 // filePaths reads "path (note)" list items as their path; an item that is
 // only a note, such as "(None yet - just starting)", names no file.
-func filePaths(items []string, n *notes) []string {
+func filePaths(items []string, n *jsondoc.Notes) []string {
 	out := []string{}
 	noted := false
 	for _, it := range items {
 		if strings.HasPrefix(it, "(") && strings.HasSuffix(it, ")") {
-			n.add("files_modified item %q names no file: skipped", it)
+			n.Add("files_modified item %q names no file: skipped", it)
 			continue
 		}
 		if m := trailNote.FindStringSubmatch(it); m != nil {
 			if !noted {
-				n.add("files_modified items carry notes such as %q: only the paths are kept", "("+m[2]+")")
+				n.Add("files_modified items carry notes such as %q: only the paths are kept", "("+m[2]+")")
 				noted = true
 			}
 			it = m[1]
@@ -187,8 +189,8 @@ func filePaths(items []string, n *notes) []string {
 }
 
 // readStatusFile reads a feature STATUS file: KEY: VALUE lines, nothing else.
-func readStatusFile(data []byte, n *notes) (*object, bool) {
-	doc := newObject()
+func readStatusFile(data []byte, n *jsondoc.Notes) (*jsondoc.Object, bool) {
+	doc := jsondoc.NewObject()
 	lines := 0
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimRight(line, " \t\r")
@@ -203,15 +205,15 @@ func readStatusFile(data []byte, n *notes) (*object, bool) {
 		value := strings.TrimSpace(m[2])
 		switch key := strings.ToLower(m[1]); key {
 		case "stage", "phase", "status", "feature", "session_id", "current_step", "agent_id", "blockers", "next_action":
-			doc.put(key, value)
+			doc.Put(key, value)
 		case "agent":
-			doc.put("agent_role", value)
+			doc.Put("agent_role", value)
 		case "updated", "last_updated", "last_checkpoint":
-			doc.put("last_checkpoint", value)
+			doc.Put("last_checkpoint", value)
 		case "can_resume":
-			doc.put(key, typedValue(value))
+			doc.Put(key, typedValue(value))
 		default:
-			doc.put(key, typedValue(value))
+			doc.Put(key, typedValue(value))
 		}
 	}
 	return doc, lines >= 2

@@ -15,6 +15,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // BackupDir is the folder, inside Dir, that holds the backups.
@@ -25,7 +26,7 @@ const BackupDir = "backups"
 // ".json" (kai-7/secondary_a → secondary_a.json). The error says what to
 // change when the name could not be a file of that folder.
 func FileName(c *ckpt.Checkpoint) (string, error) {
-	m, _, err := readMeta(c, Name)
+	m, _, err := jsondoc.ReadMeta(c, Name)
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // clock is a fake time source that moves on by step on each call.
@@ -153,7 +154,7 @@ func TestFileName(t *testing.T) {
 	if name, err := FileName(c); name != "secondary_a.json" || err != nil {
 		t.Errorf("native: %q %v", name, err)
 	}
-	writeMeta(c, Name, metaSource{File: "../../etc/passwd.json"})
+	jsondoc.WriteMeta(c, Name, jsondoc.MetaSource{File: "../../etc/passwd.json"})
 	if _, err := FileName(c); !errors.Is(err, ckpt.ErrInvalid) {
 		t.Errorf("a file name from meta that leaves the folder: %v", err)
 	}
