@@ -22,6 +22,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 	"github.com/ckpt-dev/ckpt/protocols"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // Name is the format's name on the command line and its key in
@@ -57,7 +58,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	}
 	var (
 		c   *ckpt.Checkpoint
-		n   notes
+		n   jsondoc.Notes
 		err error
 	)
 	if trimmed[0] == '{' {
@@ -75,14 +76,14 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 		if ckpt.ValidateID(dir) == nil && dir != "." && dir != "/" {
 			id = dir
 		}
-		n.add("no usable issue key: suggested ID %q", id)
+		n.Add("no usable issue key: suggested ID %q", id)
 	}
 	c.ID = id
 	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
 }
 
 // importState maps .ccc-state.json onto a checkpoint.
-func importState(data []byte, n *notes) (*ckpt.Checkpoint, error) {
+func importState(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	s, conv, err := ParseState(data)
 	if err != nil {
 		return nil, err
@@ -90,10 +91,10 @@ func importState(data []byte, n *notes) (*ckpt.Checkpoint, error) {
 	*n = append(*n, conv...)
 	anyKnown := false
 	for _, sf := range stateFields {
-		anyKnown = anyKnown || s.read.doc.has(sf.key)
+		anyKnown = anyKnown || s.read.doc.Has(sf.key)
 	}
 	if !anyKnown {
-		keys := s.read.doc.keys
+		keys := s.read.doc.Keys()
 		if len(keys) > 5 {
 			keys = append(keys[:5:5], "…")
 		}
@@ -110,16 +111,16 @@ func importState(data []byte, n *notes) (*ckpt.Checkpoint, error) {
 	if s.TotalTasks > 0 || s.TaskIndex > 0 {
 		done, total := s.TaskIndex, s.TotalTasks
 		if done > total {
-			n.add("taskIndex %d is past totalTasks %d: read as all %d done", done, total, total)
+			n.Add("taskIndex %d is past totalTasks %d: read as all %d done", done, total, total)
 			done = total
 		}
 		c.Progress.Done, c.Progress.Total = done, total
 	}
 	c.Cycles = ckpt.Cycles{Count: s.TaskIteration, Max: s.MaxTaskIterations}
-	if t, guess, ok := parseTime(s.LastUpdatedAt); ok {
+	if t, guess, ok := jsondoc.ParseTime(s.LastUpdatedAt); ok {
 		c.UpdatedAt = t
 		if guess != "" {
-			n.add("lastUpdatedAt %q has %s", s.LastUpdatedAt, guess)
+			n.Add("lastUpdatedAt %q has %s", s.LastUpdatedAt, guess)
 		}
 	}
 	switch gate := s.Gate(); {
@@ -130,15 +131,15 @@ func importState(data []byte, n *notes) (*ckpt.Checkpoint, error) {
 	default:
 		c.Status = ckpt.StatusInProgress
 	}
-	n.add("the state file has no status: %s follows from phase %q, the task counts and awaitingGate", c.Status, s.Phase)
-	n.add("kept as is in meta ccc.state, with no place in ckpt's model: globalIteration, maxGlobalIterations, specPath, replanCount, checkpointCommentId and any other field")
-	setMeta(c, cccMeta{State: s.read.doc.raw()})
-	deriveProgress(c)
+	n.Add("the state file has no status: %s follows from phase %q, the task counts and awaitingGate", c.Status, s.Phase)
+	n.Add("kept as is in meta ccc.state, with no place in ckpt's model: globalIteration, maxGlobalIterations, specPath, replanCount, checkpointCommentId and any other field")
+	setMeta(c, cccMeta{State: s.read.doc.Raw()})
+	ckpt.Derive(c)
 	return c, nil
 }
 
 // importProgress maps .ccc-progress.md onto a checkpoint.
-func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
+func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	p := parseProgress(md)
 	if len(p.header) == 0 && len(p.order) == 0 {
 		return nil, fmt.Errorf(`neither the "**Issue:**" header nor a section of %s (## Completed Tasks, ## Current Task, …, ## Continuation Prompt) found`, ProgressFile)
@@ -150,13 +151,13 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 		case "issue":
 			c.TaskID, c.Title = issueParts(f.Value)
 		case "session":
-			if t, guess, ok := parseTime(f.Value); ok {
+			if t, guess, ok := jsondoc.ParseTime(f.Value); ok {
 				c.Session.StartedAt = t
 				if guess != "" {
-					n.add("Session %q has %s", f.Value, guess)
+					n.Add("Session %q has %s", f.Value, guess)
 				}
 			} else {
-				n.add("Session %q is not a time: kept as a header line", f.Value)
+				n.Add("Session %q is not a time: kept as a header line", f.Value)
 				kept.Header = append(kept.Header, f)
 			}
 		case "execution mode":
@@ -170,9 +171,9 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 		}
 	}
 	if c.TaskID == "" && c.Title == "" {
-		n.add(`no "**Issue:** KEY — Title" line: the issue is unknown`)
+		n.Add(`no "**Issue:** KEY — Title" line: the issue is unknown`)
 	}
-	ids := stepIDs{}
+	ids := jsondoc.StepIDs{}
 	for _, it := range realItems(p.sections[secCompleted]) {
 		st := ckpt.StepDone
 		title := strings.TrimSpace(strings.TrimSuffix(it, "(skipped)"))
@@ -186,14 +187,14 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 				break
 			}
 		}
-		c.Steps = append(c.Steps, ckpt.Step{ID: ids.make(title), Title: title, Status: st})
+		c.Steps = append(c.Steps, ckpt.Step{ID: ids.Make(title), Title: title, Status: st})
 	}
 	for _, it := range realItems(p.sections[secCurrent]) {
 		title, state := it, ""
 		if i := strings.LastIndex(it, " — "); i >= 0 {
 			title, state = strings.TrimSpace(it[:i]), strings.TrimSpace(it[i+len(" — "):])
 		}
-		s := ckpt.Step{ID: ids.make(title), Title: title, Status: ckpt.StepInProgress}
+		s := ckpt.Step{ID: ids.Make(title), Title: title, Status: ckpt.StepInProgress}
 		switch {
 		case state == "failed" || strings.HasPrefix(state, "failed: "):
 			s.Status, s.Notes = ckpt.StepFailed, strings.TrimPrefix(strings.TrimPrefix(state, "failed"), ": ")
@@ -206,7 +207,7 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 		}
 	}
 	for _, it := range realItems(p.sections[secRemaining]) {
-		c.Steps = append(c.Steps, ckpt.Step{ID: ids.make(it), Title: it, Status: ckpt.StepPending})
+		c.Steps = append(c.Steps, ckpt.Step{ID: ids.Make(it), Title: it, Status: ckpt.StepPending})
 	}
 	decisions := realItems(p.sections[secDecisions])
 	for _, it := range decisions {
@@ -214,14 +215,14 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 		c.Decisions = append(c.Decisions, ckpt.Decision{Text: strings.TrimSpace(text), Reason: strings.TrimSpace(reason)})
 	}
 	if len(decisions) > 0 {
-		n.add("decisions carry no time in %s: their time is unknown", ProgressFile)
+		n.Add("decisions carry no time in %s: their time is unknown", ProgressFile)
 	}
 	blockers := realItems(p.sections[secBlockers])
 	for i, it := range blockers {
 		c.Blockers = append(c.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: it})
 	}
 	if len(blockers) > 0 {
-		n.add("blockers carry no start time in %s: their start is unknown", ProgressFile)
+		n.Add("blockers carry no start time in %s: their start is unknown", ProgressFile)
 	}
 	switch {
 	case len(blockers) > 0:
@@ -231,13 +232,13 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 	default:
 		c.Status = ckpt.StatusInProgress
 	}
-	n.add("%s has no status line: %s follows from its sections", ProgressFile, c.Status)
+	n.Add("%s has no status line: %s follows from its sections", ProgressFile, c.Status)
 	for _, missing := range []string{secCompleted, secCurrent, secRemaining, secDecisions, secBlockers, secPrompt} {
 		if !slices.Contains(p.order, missing) {
-			n.add("no %q section", "## "+missing)
+			n.Add("no %q section", "## "+missing)
 		}
 	}
-	deriveProgress(c)
+	ckpt.Derive(c)
 	if p.prompt != "" && p.prompt != generatedPrompt(c) {
 		c.Resume.Instructions = p.prompt
 	}
@@ -248,7 +249,7 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 		}
 	}
 	if len(labels) > 0 {
-		n.add("header lines kept as they are, with no place in ckpt's model: %s", strings.Join(labels, ", "))
+		n.Add("header lines kept as they are, with no place in ckpt's model: %s", strings.Join(labels, ", "))
 	}
 	kept.Sections = p.extra
 	if len(kept.Sections) > 0 {
@@ -256,7 +257,7 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 		for i, s := range kept.Sections {
 			names[i] = s.Heading
 		}
-		n.add("sections kept as they are, with no place in ckpt's model: %s", strings.Join(names, ", "))
+		n.Add("sections kept as they are, with no place in ckpt's model: %s", strings.Join(names, ", "))
 	}
 	if len(kept.Header) > 0 || len(kept.Sections) > 0 {
 		setMeta(c, kept)
@@ -268,7 +269,7 @@ func importProgress(md []byte, n *notes) (*ckpt.Checkpoint, error) {
 func realItems(list []string) []string {
 	var out []string
 	for _, it := range list {
-		if !isNone(it) {
+		if !jsondoc.IsNone(it) {
 			out = append(out, it)
 		}
 	}
@@ -298,7 +299,7 @@ func setMeta(c *ckpt.Checkpoint, m cccMeta) {
 	if c.Meta == nil {
 		c.Meta = map[string]json.RawMessage{}
 	}
-	c.Meta[Name] = rawJSON(m)
+	c.Meta[Name] = jsondoc.Encode(m)
 }
 
 func getMeta(c *ckpt.Checkpoint) (cccMeta, error) {

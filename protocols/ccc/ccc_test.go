@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -177,12 +178,12 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 	if m := executionMode(c); m != "" {
 		out.Labels = []string{m}
 	}
-	ids := stepIDs{}
+	ids := jsondoc.StepIDs{}
 	order := map[ckpt.StepStatus]int{ckpt.StepDone: 0, ckpt.StepSkipped: 0, ckpt.StepInProgress: 1, ckpt.StepFailed: 1, ckpt.StepPending: 2}
 	steps := slices.Clone(c.Steps)
 	slices.SortStableFunc(steps, func(a, b ckpt.Step) int { return order[a.Status] - order[b.Status] })
 	for _, s := range steps { // grouped by section, as the file lists them
-		st := ckpt.Step{ID: ids.make(s.Label()), Title: s.Label(), Status: s.Status}
+		st := ckpt.Step{ID: ids.Make(s.Label()), Title: s.Label(), Status: s.Status}
 		if s.Status == ckpt.StepInProgress || s.Status == ckpt.StepFailed {
 			st.Notes = s.Notes
 		}
@@ -198,7 +199,7 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 		out.Blockers = append(out.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: b.Text})
 	}
 	out.Status = c.Status
-	deriveProgress(out)
+	ckpt.Derive(out)
 	// The prompt is carried as resume instructions, unless the sections
 	// alone regenerate it.
 	if p := prompt(c); p != generatedPrompt(out) {

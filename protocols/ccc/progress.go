@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // ProgressFile is the name of the handoff file in a project root.
@@ -179,7 +180,7 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 	fmt.Fprintf(&b, "**Issue:** %s\n", issueLine(c))
 	session := !c.Session.StartedAt.IsZero()
 	if session {
-		fmt.Fprintf(&b, "**Session:** %s\n", formatTime(c.Session.StartedAt))
+		fmt.Fprintf(&b, "**Session:** %s\n", jsondoc.FormatTime(c.Session.StartedAt))
 	}
 	if mode := executionMode(c); mode != "" {
 		fmt.Fprintf(&b, "**Execution Mode:** %s\n", mode)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // StateFile is the name of the runtime state file in a project root.
@@ -53,7 +54,7 @@ type State struct {
 }
 
 type stateRead struct {
-	doc  *object
+	doc  *jsondoc.Object
 	vals map[string]json.RawMessage // each typed field's value as read
 }
 
@@ -61,60 +62,60 @@ type stateRead struct {
 type stateField struct {
 	key  string
 	get  func(*State) any
-	read func(*State, fields) bool
+	read func(*State, jsondoc.Fields) bool
 }
 
 var stateFields = []stateField{
-	{"checkpointCommentId", func(s *State) any { return s.CheckpointCommentID }, func(s *State, f fields) (ok bool) {
-		s.CheckpointCommentID, ok = f.str("checkpointCommentId")
+	{"checkpointCommentId", func(s *State) any { return s.CheckpointCommentID }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.CheckpointCommentID, ok = f.Text("checkpointCommentId")
 		return
 	}},
-	{"activeTaskFiles", func(s *State) any { return s.ActiveTaskFiles }, func(s *State, f fields) (ok bool) {
-		s.ActiveTaskFiles, ok = f.strs("activeTaskFiles")
+	{"activeTaskFiles", func(s *State) any { return s.ActiveTaskFiles }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.ActiveTaskFiles, ok = f.Texts("activeTaskFiles")
 		return
 	}},
-	{"linearIssue", func(s *State) any { return s.LinearIssue }, func(s *State, f fields) (ok bool) {
-		s.LinearIssue, ok = f.str("linearIssue")
+	{"linearIssue", func(s *State) any { return s.LinearIssue }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.LinearIssue, ok = f.Text("linearIssue")
 		return
 	}},
-	{"phase", func(s *State) any { return s.Phase }, func(s *State, f fields) (ok bool) { s.Phase, ok = f.str("phase"); return }},
-	{"taskIndex", func(s *State) any { return s.TaskIndex }, func(s *State, f fields) (ok bool) { s.TaskIndex, ok = f.count("taskIndex"); return }},
-	{"totalTasks", func(s *State) any { return s.TotalTasks }, func(s *State, f fields) (ok bool) { s.TotalTasks, ok = f.count("totalTasks"); return }},
-	{"taskIteration", func(s *State) any { return s.TaskIteration }, func(s *State, f fields) (ok bool) {
-		s.TaskIteration, ok = f.count("taskIteration")
+	{"phase", func(s *State) any { return s.Phase }, func(s *State, f jsondoc.Fields) (ok bool) { s.Phase, ok = f.Text("phase"); return }},
+	{"taskIndex", func(s *State) any { return s.TaskIndex }, func(s *State, f jsondoc.Fields) (ok bool) { s.TaskIndex, ok = f.Count("taskIndex"); return }},
+	{"totalTasks", func(s *State) any { return s.TotalTasks }, func(s *State, f jsondoc.Fields) (ok bool) { s.TotalTasks, ok = f.Count("totalTasks"); return }},
+	{"taskIteration", func(s *State) any { return s.TaskIteration }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.TaskIteration, ok = f.Count("taskIteration")
 		return
 	}},
-	{"maxTaskIterations", func(s *State) any { return s.MaxTaskIterations }, func(s *State, f fields) (ok bool) {
-		s.MaxTaskIterations, ok = f.count("maxTaskIterations")
+	{"maxTaskIterations", func(s *State) any { return s.MaxTaskIterations }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.MaxTaskIterations, ok = f.Count("maxTaskIterations")
 		return
 	}},
-	{"globalIteration", func(s *State) any { return s.GlobalIteration }, func(s *State, f fields) (ok bool) {
-		s.GlobalIteration, ok = f.count("globalIteration")
+	{"globalIteration", func(s *State) any { return s.GlobalIteration }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.GlobalIteration, ok = f.Count("globalIteration")
 		return
 	}},
-	{"maxGlobalIterations", func(s *State) any { return s.MaxGlobalIterations }, func(s *State, f fields) (ok bool) {
-		s.MaxGlobalIterations, ok = f.count("maxGlobalIterations")
+	{"maxGlobalIterations", func(s *State) any { return s.MaxGlobalIterations }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.MaxGlobalIterations, ok = f.Count("maxGlobalIterations")
 		return
 	}},
-	{"executionMode", func(s *State) any { return s.ExecutionMode }, func(s *State, f fields) (ok bool) {
-		s.ExecutionMode, ok = f.str("executionMode")
+	{"executionMode", func(s *State) any { return s.ExecutionMode }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.ExecutionMode, ok = f.Text("executionMode")
 		return
 	}},
-	{"awaitingGate", func(s *State) any { return gateValue(s.AwaitingGate) }, func(s *State, f fields) bool {
-		v := f.o.get("awaitingGate")
+	{"awaitingGate", func(s *State) any { return gateValue(s.AwaitingGate) }, func(s *State, f jsondoc.Fields) bool {
+		v := f.Obj.Get("awaitingGate")
 		if v == nil {
 			return false
 		}
 		s.AwaitingGate = append(json.RawMessage(nil), v...)
 		return true
 	}},
-	{"specPath", func(s *State) any { return s.SpecPath }, func(s *State, f fields) (ok bool) { s.SpecPath, ok = f.str("specPath"); return }},
-	{"replanCount", func(s *State) any { return s.ReplanCount }, func(s *State, f fields) (ok bool) {
-		s.ReplanCount, ok = f.count("replanCount")
+	{"specPath", func(s *State) any { return s.SpecPath }, func(s *State, f jsondoc.Fields) (ok bool) { s.SpecPath, ok = f.Text("specPath"); return }},
+	{"replanCount", func(s *State) any { return s.ReplanCount }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.ReplanCount, ok = f.Count("replanCount")
 		return
 	}},
-	{"lastUpdatedAt", func(s *State) any { return s.LastUpdatedAt }, func(s *State, f fields) (ok bool) {
-		s.LastUpdatedAt, ok = f.str("lastUpdatedAt")
+	{"lastUpdatedAt", func(s *State) any { return s.LastUpdatedAt }, func(s *State, f jsondoc.Fields) (ok bool) {
+		s.LastUpdatedAt, ok = f.Text("lastUpdatedAt")
 		return
 	}},
 }
@@ -144,26 +145,26 @@ func (s State) Gate() string {
 // the notes say what was converted. It fails only on content that is not a
 // JSON object.
 func ParseState(data []byte) (State, []string, error) {
-	doc, err := parseObject(data)
+	doc, err := jsondoc.ParseObject(data)
 	if err != nil {
 		return State{}, nil, fmt.Errorf("%s: %v: the file is one JSON object such as {\"linearIssue\": \"CIA-123\", \"phase\": \"execution\"}", StateFile, err)
 	}
-	var n notes
+	var n jsondoc.Notes
 	s := State{read: &stateRead{doc: doc, vals: map[string]json.RawMessage{}}}
-	f := fields{o: doc, n: &n}
+	f := jsondoc.Fields{Obj: doc, Notes: &n}
 	known := map[string]bool{}
 	for _, sf := range stateFields {
 		known[sf.key] = true
 		if sf.read(&s, f) {
-			s.read.vals[sf.key] = rawJSON(sf.get(&s))
+			s.read.vals[sf.key] = jsondoc.Encode(sf.get(&s))
 		}
 	}
-	for _, k := range doc.keys {
+	for _, k := range doc.Keys() {
 		if !known[k] {
 			if s.Extra == nil {
 				s.Extra = map[string]json.RawMessage{}
 			}
-			s.Extra[k] = doc.get(k)
+			s.Extra[k] = doc.Get(k)
 		}
 	}
 	return s, n, nil
@@ -183,11 +184,11 @@ func (s *State) UnmarshalJSON(data []byte) error {
 // field the file had, in the file's spelling unless its value changed, new
 // or changed fields after, Extra's fields verbatim. Zero-valued typed fields
 // the file did not have are left out.
-func (s State) MarshalJSON() ([]byte, error) { return s.document().raw(), nil }
+func (s State) MarshalJSON() ([]byte, error) { return s.document().Raw(), nil }
 
-func (s State) document() *object {
-	out := newObject()
-	var doc *object
+func (s State) document() *jsondoc.Object {
+	out := jsondoc.NewObject()
+	var doc *jsondoc.Object
 	if s.read != nil {
 		doc = s.read.doc
 	}
@@ -197,40 +198,40 @@ func (s State) document() *object {
 	}
 	var zero State
 	emit := func(sf stateField) {
-		v := rawJSON(sf.get(&s))
-		if doc != nil && doc.has(sf.key) {
-			if was, ok := s.read.vals[sf.key]; ok && equalJSON(was, v) {
-				out.set(sf.key, doc.get(sf.key))
+		v := jsondoc.Encode(sf.get(&s))
+		if doc != nil && doc.Has(sf.key) {
+			if was, ok := s.read.vals[sf.key]; ok && jsondoc.Equal(was, v) {
+				out.Set(sf.key, doc.Get(sf.key))
 				return
 			}
-			if _, ok := s.read.vals[sf.key]; !ok && equalJSON(v, rawJSON(sf.get(&zero))) {
-				out.set(sf.key, doc.get(sf.key)) // kept as is: it could not be read
+			if _, ok := s.read.vals[sf.key]; !ok && jsondoc.Equal(v, jsondoc.Encode(sf.get(&zero))) {
+				out.Set(sf.key, doc.Get(sf.key)) // kept as is: it could not be read
 				return
 			}
-			out.set(sf.key, v)
+			out.Set(sf.key, v)
 			return
 		}
-		if !equalJSON(v, rawJSON(sf.get(&zero))) {
-			out.set(sf.key, v)
+		if !jsondoc.Equal(v, jsondoc.Encode(sf.get(&zero))) {
+			out.Set(sf.key, v)
 		}
 	}
 	if doc != nil {
-		for _, k := range doc.keys {
+		for _, k := range doc.Keys() {
 			if sf, ok := typed[k]; ok {
 				emit(sf)
 			} else if v, ok := s.Extra[k]; ok {
-				out.set(k, v)
+				out.Set(k, v)
 			}
 		}
 	}
 	for _, sf := range stateFields {
-		if !out.has(sf.key) && (doc == nil || !doc.has(sf.key)) {
+		if !out.Has(sf.key) && (doc == nil || !doc.Has(sf.key)) {
 			emit(sf)
 		}
 	}
 	for _, k := range sortedKeys(s.Extra) {
-		if !out.has(k) {
-			out.set(k, s.Extra[k])
+		if !out.Has(k) {
+			out.Set(k, s.Extra[k])
 		}
 	}
 	return out
@@ -256,5 +257,5 @@ func ReadState(path string) (State, error) {
 // WriteState writes s to path durably (temporary file, fsync, rename,
 // directory fsync), two-space indented, keeping every field s was read with.
 func WriteState(path string, s State) error {
-	return atomicfile.WriteFile(path, s.document().indented(), 0o644)
+	return atomicfile.WriteFile(path, s.document().Indented(), 0o644)
 }

@@ -11,16 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/google/go-cmp/cmp"
 )
 
 func keysOf(t *testing.T, data []byte) []string {
 	t.Helper()
-	o, err := parseObject(data)
+	o, err := jsondoc.ParseObject(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o.keys
+	return o.Keys()
 }
 
 func TestStateWritesBackWhatItRead(t *testing.T) {
