@@ -23,6 +23,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // Name is the format's name on the command line and its key in
@@ -50,7 +51,7 @@ func (*Format) Name() string { return Name }
 // is read as the archived, completed checkpoint. Import fails only when the
 // file is not a JSON object or holds none of the document's fields.
 func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
-	var n notes
+	var n jsondoc.Notes
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return protocols.Imported{}, fmt.Errorf("%s is empty: a sitebuilder checkpoint is a JSON object with checkpoint_id, agent, task_id, status, …", path)
@@ -58,7 +59,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	if trimmed[0] != '{' {
 		return protocols.Imported{}, fmt.Errorf("%s is not JSON: a sitebuilder checkpoint is progress/checkpoints/<agent>-<task>.json (for STATUS.md use ParseStatusMarkdown)", path)
 	}
-	doc, err := parseObject(trimmed)
+	doc, err := jsondoc.ParseObject(trimmed)
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %v: a sitebuilder checkpoint is one JSON object", path, err)
 	}
@@ -66,7 +67,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %w", path, err)
 	}
-	writeMeta(c, Name, metaSource{File: filepath.Base(path), Source: doc.raw()})
+	jsondoc.WriteMeta(c, Name, jsondoc.MetaSource{File: filepath.Base(path), Source: doc.Raw()})
 	stem := strings.TrimSuffix(filepath.Base(path), ".json")
 	if s, ok := strings.CutSuffix(stem, "-complete"); ok {
 		stem = s
@@ -75,7 +76,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 			at = *c.CompletedAt
 		}
 		c.Archived = &ckpt.Archive{Reason: "complete", At: at}
-		n.add("a -complete file: read as the archived checkpoint of %s", stem)
+		n.Add("a -complete file: read as the archived checkpoint of %s", stem)
 	}
 	id := stem
 	if c.Agent.ID != "" && c.TaskID != "" && ckpt.ValidateID(c.Agent.ID+"-"+c.TaskID) == nil {
@@ -83,7 +84,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	}
 	if ckpt.ValidateID(id) != nil || strings.Contains(id, "/") {
 		id = "checkpoint"
-		n.add("neither agent-task_id nor the file name is a valid checkpoint ID: suggested ID %q", id)
+		n.Add("neither agent-task_id nor the file name is a valid checkpoint ID: suggested ID %q", id)
 	}
 	c.ID = id
 	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
@@ -99,102 +100,102 @@ var known = map[string]bool{
 
 // docToState maps the document onto a checkpoint. It is deterministic: the
 // same document always gives the same state (Export relies on that).
-func docToState(doc *object, n *notes) (*ckpt.Checkpoint, error) {
+func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	var kept []string
-	for _, k := range doc.keys {
+	for _, k := range doc.Keys() {
 		if !known[k] {
 			kept = append(kept, k)
 		}
 	}
-	if len(kept) == len(doc.keys) {
+	if len(kept) == doc.Len() {
 		return nil, fmt.Errorf("none of seed 003's fields (checkpoint_id, agent, task_id, status, subtasks, …) found: is this a progress/checkpoints/<agent>-<task>.json file?")
 	}
-	f := fields{o: doc, n: n}
+	f := jsondoc.Fields{Obj: doc, Notes: n}
 	c := &ckpt.Checkpoint{}
-	c.Session.ID, _ = f.str("checkpoint_id")
-	c.Agent.ID, _ = f.str("agent")
-	c.Agent.Name, _ = f.str("agent_name")
-	c.TaskID, _ = f.str("task_id")
-	c.Title, _ = f.str("task_title")
+	c.Session.ID, _ = f.Text("checkpoint_id")
+	c.Agent.ID, _ = f.Text("agent")
+	c.Agent.Name, _ = f.Text("agent_name")
+	c.TaskID, _ = f.Text("task_id")
+	c.Title, _ = f.Text("task_title")
 	c.Status = ckpt.StatusInProgress
-	if w, ok := f.str("status"); ok {
-		s, guessed := statusFromWord(w)
+	if w, ok := f.Text("status"); ok {
+		s, guessed := jsondoc.StatusFromWord(w)
 		if guessed {
-			n.add("status %q is not a seed 003 status: read as %s", w, s)
+			n.Add("status %q is not a seed 003 status: read as %s", w, s)
 		}
 		c.Status = s
 	} else {
-		n.add("no status: in_progress assumed")
+		n.Add("no status: in_progress assumed")
 	}
-	if t, ok := f.when("started_at"); ok {
+	if t, ok := f.Time("started_at"); ok {
 		c.StartedAt = t
 	}
-	if t, ok := f.when("updated_at"); ok {
+	if t, ok := f.Time("updated_at"); ok {
 		c.UpdatedAt = t
-	} else if !doc.has("updated_at") {
-		n.add("no updated_at: the time of the last update is unknown")
+	} else if !doc.Has("updated_at") {
+		n.Add("no updated_at: the time of the last update is unknown")
 	}
-	if t, ok := f.when("completed_at"); ok {
+	if t, ok := f.Time("completed_at"); ok {
 		c.CompletedAt = &t
 	}
 	readSubtasks(c, doc, n)
-	if list, ok := f.strs("files_created"); ok {
+	if list, ok := f.Texts("files_created"); ok {
 		c.Files.Created = unique(list)
 	}
-	if list, ok := f.strs("files_modified"); ok {
+	if list, ok := f.Texts("files_modified"); ok {
 		c.Files.Modified = unique(list)
 	}
 	readAcceptance(c, doc, n)
 	readScores(c, doc, n)
 	readErrors(c, doc, n)
-	if ctx, ok := asObject(doc.get("context")); ok {
-		cf := fields{o: ctx, n: n, path: "context."}
-		c.Context.LastProcessed, _ = cf.str("last_processed")
-		c.Context.NextToProcess, _ = cf.str("next_to_process")
-		c.Context.Notes, _ = cf.str("notes")
+	if ctx, ok := jsondoc.AsObject(doc.Get("context")); ok {
+		cf := jsondoc.Fields{Obj: ctx, Notes: n, Path: "context."}
+		c.Context.LastProcessed, _ = cf.Text("last_processed")
+		c.Context.NextToProcess, _ = cf.Text("next_to_process")
+		c.Context.Notes, _ = cf.Text("notes")
 	}
 	c.Resume.Resumable = true
-	if b, ok := f.boolean("resumable"); ok {
+	if b, ok := f.Bool("resumable"); ok {
 		c.Resume.Resumable = b
-	} else if !doc.has("resumable") {
-		n.add("no resumable: resumable assumed")
+	} else if !doc.Has("resumable") {
+		n.Add("no resumable: resumable assumed")
 	}
-	c.Resume.Instructions, _ = f.str("resume_instructions")
+	c.Resume.Instructions, _ = f.Text("resume_instructions")
 	c.Heartbeat.Interval = ckpt.Duration(DefaultInterval)
-	if hb, ok := asObject(doc.get("heartbeat")); ok {
-		hf := fields{o: hb, n: n, path: "heartbeat."}
-		if t, ok := hf.when("last_beat"); ok {
+	if hb, ok := jsondoc.AsObject(doc.Get("heartbeat")); ok {
+		hf := jsondoc.Fields{Obj: hb, Notes: n, Path: "heartbeat."}
+		if t, ok := hf.Time("last_beat"); ok {
 			c.Heartbeat.LastBeat = t
 		}
-		if s, ok := hf.number("interval_seconds"); ok && s > 0 && s < 1e7 {
+		if s, ok := hf.Number("interval_seconds"); ok && s > 0 && s < 1e7 {
 			c.Heartbeat.Interval = ckpt.Duration(time.Duration(s * float64(time.Second)))
 		}
 	} else {
-		n.add("no heartbeat: seed 003's %s interval assumed", DefaultInterval)
+		n.Add("no heartbeat: seed 003's %s interval assumed", DefaultInterval)
 	}
-	deriveProgress(c)
-	if p, ok := f.number("progress_percent"); ok && c.Progress.Total == 0 && p != 0 && c.Status != ckpt.StatusDone {
-		n.add("progress_percent %g comes with no subtask counts: ckpt has nothing to derive progress from; the file's figure is kept until progress changes", p)
+	ckpt.Derive(c)
+	if p, ok := f.Number("progress_percent"); ok && c.Progress.Total == 0 && p != 0 && c.Status != ckpt.StatusDone {
+		n.Add("progress_percent %g comes with no subtask counts: ckpt has nothing to derive progress from; the file's figure is kept until progress changes", p)
 	} else if ok && math.Round(p) != math.Round(c.Progress.Percent) {
-		n.add("progress_percent %g differs from the subtasks' %d/%d (%g%%): ckpt derives progress from subtasks; the file's figure is kept until progress changes", p, c.Progress.Done, c.Progress.Total, c.Progress.Percent)
+		n.Add("progress_percent %g differs from the subtasks' %d/%d (%g%%): ckpt derives progress from subtasks; the file's figure is kept until progress changes", p, c.Progress.Done, c.Progress.Total, c.Progress.Percent)
 	}
 	kept = append(kept, nestedUnknown(doc, "subtasks", "total", "completed", "failed", "items")...)
 	kept = append(kept, nestedUnknown(doc, "context", "last_processed", "next_to_process", "notes")...)
 	kept = append(kept, nestedUnknown(doc, "heartbeat", "last_beat", "interval_seconds")...)
 	if len(kept) > 0 {
-		n.add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
+		n.Add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
 	}
 	return c, nil
 }
 
 // nestedUnknown lists the members of object field that are not in known.
-func nestedUnknown(doc *object, field string, known ...string) []string {
-	o, ok := asObject(doc.get(field))
+func nestedUnknown(doc *jsondoc.Object, field string, known ...string) []string {
+	o, ok := jsondoc.AsObject(doc.Get(field))
 	if !ok {
 		return nil
 	}
 	var out []string
-	for _, k := range o.keys {
+	for _, k := range o.Keys() {
 		if !slices.Contains(known, k) {
 			out = append(out, field+"."+k)
 		}
@@ -214,53 +215,53 @@ func unique(list []string) []string {
 
 // readSubtasks reads subtasks: items become steps; without items, the counts
 // are the checkpoint's explicit progress.
-func readSubtasks(c *ckpt.Checkpoint, doc *object, n *notes) {
-	st, ok := asObject(doc.get("subtasks"))
+func readSubtasks(c *ckpt.Checkpoint, doc *jsondoc.Object, n *jsondoc.Notes) {
+	st, ok := jsondoc.AsObject(doc.Get("subtasks"))
 	if !ok {
-		if doc.has("subtasks") {
-			n.add("subtasks is not an object: kept as is, not read")
+		if doc.Has("subtasks") {
+			n.Add("subtasks is not an object: kept as is, not read")
 		}
 		return
 	}
-	f := fields{o: st, n: n, path: "subtasks."}
-	total, hasTotal := f.count("total")
-	done, hasDone := f.count("completed")
+	f := jsondoc.Fields{Obj: st, Notes: n, Path: "subtasks."}
+	total, hasTotal := f.Count("total")
+	done, hasDone := f.Count("completed")
 	var items []json.RawMessage
-	if v := st.get("items"); v != nil && json.Unmarshal(v, &items) != nil {
-		n.add("subtasks.items is not a list: kept as is, not read")
+	if v := st.Get("items"); v != nil && json.Unmarshal(v, &items) != nil {
+		n.Add("subtasks.items is not a list: kept as is, not read")
 	}
 	seen := map[string]bool{}
 	for i, raw := range items {
-		it, ok := asObject(raw)
+		it, ok := jsondoc.AsObject(raw)
 		path := fmt.Sprintf("subtasks.items[%d].", i)
 		if !ok {
-			n.add("%s is not an object: kept as is, not read", strings.TrimSuffix(path, "."))
+			n.Add("%s is not an object: kept as is, not read", strings.TrimSuffix(path, "."))
 			continue
 		}
-		itf := fields{o: it, n: n, path: path}
-		id, _ := itf.str("id")
+		itf := jsondoc.Fields{Obj: it, Notes: n, Path: path}
+		id, _ := itf.Text("id")
 		if id == "" || seen[id] {
-			n.add("%sid is missing or repeated: item kept as is, not read", path)
+			n.Add("%sid is missing or repeated: item kept as is, not read", path)
 			continue
 		}
 		seen[id] = true
 		s := ckpt.Step{ID: id, Status: ckpt.StepPending}
-		if w, ok := itf.str("status"); ok {
+		if w, ok := itf.Text("status"); ok {
 			s.Status = stepStatus(w, path+"status", n)
 		}
-		s.Output, _ = itf.str("output")
-		s.Title, _ = itf.str("title")
+		s.Output, _ = itf.Text("output")
+		s.Title, _ = itf.Text("title")
 		c.Steps = append(c.Steps, s)
 	}
 	if len(c.Steps) > 0 {
 		if hasTotal && total != len(c.Steps) {
-			n.add("subtasks.items lists %d of %d subtasks: ckpt counts progress over the listed ones; total and completed are kept until progress changes", len(c.Steps), total)
+			n.Add("subtasks.items lists %d of %d subtasks: ckpt counts progress over the listed ones; total and completed are kept until progress changes", len(c.Steps), total)
 		}
 		return
 	}
 	if hasTotal || hasDone {
 		if done > total {
-			n.add("subtasks.completed %d is more than subtasks.total %d: total read as %d", done, total, done)
+			n.Add("subtasks.completed %d is more than subtasks.total %d: total read as %d", done, total, done)
 			total = done
 		}
 		c.Progress.Done, c.Progress.Total = done, total
@@ -269,13 +270,13 @@ func readSubtasks(c *ckpt.Checkpoint, doc *object, n *notes) {
 
 // stepStatus maps a subtask status (complete, in_progress, pending, failed,
 // skipped) onto a step status.
-func stepStatus(word, field string, n *notes) ckpt.StepStatus {
+func stepStatus(word, field string, n *jsondoc.Notes) ckpt.StepStatus {
 	if strings.EqualFold(strings.TrimSpace(word), "skipped") {
 		return ckpt.StepSkipped
 	}
-	s, guessed := statusFromWord(word)
+	s, guessed := jsondoc.StatusFromWord(word)
 	if guessed {
-		n.add("%s %q is not a seed 003 status: read as %s", field, word, s)
+		n.Add("%s %q is not a seed 003 status: read as %s", field, word, s)
 	}
 	switch s {
 	case ckpt.StatusDone:
@@ -288,70 +289,70 @@ func stepStatus(word, field string, n *notes) ckpt.StepStatus {
 		return ckpt.StepPending
 	}
 	if s != ckpt.StatusInProgress {
-		n.add("%s %q: the subtask is read as in progress", field, word)
+		n.Add("%s %q: the subtask is read as in progress", field, word)
 	}
 	return ckpt.StepInProgress
 }
 
-func readAcceptance(c *ckpt.Checkpoint, doc *object, n *notes) {
-	v := doc.get("acceptance_criteria_met")
+func readAcceptance(c *ckpt.Checkpoint, doc *jsondoc.Object, n *jsondoc.Notes) {
+	v := doc.Get("acceptance_criteria_met")
 	if v == nil || string(v) == "null" {
 		return
 	}
-	if ac, ok := asObject(v); ok {
-		af := fields{o: ac, n: n, path: "acceptance_criteria_met."}
-		for _, k := range ac.keys {
+	if ac, ok := jsondoc.AsObject(v); ok {
+		af := jsondoc.Fields{Obj: ac, Notes: n, Path: "acceptance_criteria_met."}
+		for _, k := range ac.Keys() {
 			if k == "" {
-				n.add("acceptance_criteria_met has an empty name: kept as is, not read")
+				n.Add("acceptance_criteria_met has an empty name: kept as is, not read")
 				continue
 			}
-			met, ok := af.boolean(k)
-			if !ok && string(ac.get(k)) != "null" {
+			met, ok := af.Bool(k)
+			if !ok && string(ac.Get(k)) != "null" {
 				continue
 			}
 			c.Acceptance = append(c.Acceptance, ckpt.Criterion{ID: k, Met: met})
 		}
 		return
 	}
-	if list, ok := (fields{o: doc, n: n}).strs("acceptance_criteria_met"); ok {
-		n.add("acceptance_criteria_met is a list, not an object of true/false: each named criterion read as met")
+	if list, ok := (jsondoc.Fields{Obj: doc, Notes: n}).Texts("acceptance_criteria_met"); ok {
+		n.Add("acceptance_criteria_met is a list, not an object of true/false: each named criterion read as met")
 		for _, k := range unique(list) {
 			c.Acceptance = append(c.Acceptance, ckpt.Criterion{ID: k, Met: true})
 		}
 	}
 }
 
-func readScores(c *ckpt.Checkpoint, doc *object, n *notes) {
-	rs, ok := asObject(doc.get("review_scores"))
+func readScores(c *ckpt.Checkpoint, doc *jsondoc.Object, n *jsondoc.Notes) {
+	rs, ok := jsondoc.AsObject(doc.Get("review_scores"))
 	if !ok {
-		if v := doc.get("review_scores"); v != nil && string(v) != "null" {
-			n.add("review_scores is not an object: kept as is, not read")
+		if v := doc.Get("review_scores"); v != nil && string(v) != "null" {
+			n.Add("review_scores is not an object: kept as is, not read")
 		}
 		return
 	}
-	rf := fields{o: rs, n: n, path: "review_scores."}
-	for _, k := range rs.keys {
+	rf := jsondoc.Fields{Obj: rs, Notes: n, Path: "review_scores."}
+	for _, k := range rs.Keys() {
 		if c.ReviewScores == nil {
 			c.ReviewScores = map[string]*float64{}
 		}
-		if string(rs.get(k)) == "null" {
+		if string(rs.Get(k)) == "null" {
 			c.ReviewScores[k] = nil
 			continue
 		}
-		if v, ok := rf.number(k); ok {
+		if v, ok := rf.Number(k); ok {
 			c.ReviewScores[k] = &v
 		}
 	}
 }
 
-func readErrors(c *ckpt.Checkpoint, doc *object, n *notes) {
-	v := doc.get("errors")
+func readErrors(c *ckpt.Checkpoint, doc *jsondoc.Object, n *jsondoc.Notes) {
+	v := doc.Get("errors")
 	if v == nil || string(v) == "null" {
 		return
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(v, &list) != nil {
-		if msgs, ok := (fields{o: doc, n: n}).strs("errors"); ok {
+		if msgs, ok := (jsondoc.Fields{Obj: doc, Notes: n}).Texts("errors"); ok {
 			for _, m := range msgs {
 				c.Errors = append(c.Errors, ckpt.ErrorItem{Message: m})
 			}
@@ -363,21 +364,21 @@ func readErrors(c *ckpt.Checkpoint, doc *object, n *notes) {
 		path := fmt.Sprintf("errors[%d].", i)
 		var msg string
 		if json.Unmarshal(raw, &msg) == nil {
-			n.add("%s is text, not an object: read as the message of an error without type or time", strings.TrimSuffix(path, "."))
+			n.Add("%s is text, not an object: read as the message of an error without type or time", strings.TrimSuffix(path, "."))
 			c.Errors = append(c.Errors, ckpt.ErrorItem{Message: msg})
 			continue
 		}
-		e, ok := asObject(raw)
+		e, ok := jsondoc.AsObject(raw)
 		if !ok {
-			n.add("%s is not an object: kept as is, not read", strings.TrimSuffix(path, "."))
+			n.Add("%s is not an object: kept as is, not read", strings.TrimSuffix(path, "."))
 			continue
 		}
-		ef := fields{o: e, n: n, path: path}
+		ef := jsondoc.Fields{Obj: e, Notes: n, Path: path}
 		var item ckpt.ErrorItem
-		item.Type, _ = ef.str("type")
-		item.Message, _ = ef.str("message")
-		item.Blocking, _ = ef.boolean("blocking")
-		if t, ok := ef.when("timestamp"); ok {
+		item.Type, _ = ef.Text("type")
+		item.Message, _ = ef.Text("message")
+		item.Blocking, _ = ef.Bool("blocking")
+		if t, ok := ef.Time("timestamp"); ok {
 			item.At = t
 		} else {
 			undated++
@@ -388,7 +389,7 @@ func readErrors(c *ckpt.Checkpoint, doc *object, n *notes) {
 		c.Errors = append(c.Errors, item)
 	}
 	if undated > 0 {
-		n.add("%d error(s) without a timestamp: their time is unknown", undated)
+		n.Add("%d error(s) without a timestamp: their time is unknown", undated)
 	}
 }
 
@@ -401,18 +402,18 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return doc.indented(), nil
+	return doc.Indented(), nil
 }
 
-func document(c *ckpt.Checkpoint) (*object, error) {
-	_, src, err := readMeta(c, Name)
+func document(c *ckpt.Checkpoint) (*jsondoc.Object, error) {
+	_, src, err := jsondoc.ReadMeta(c, Name)
 	if err != nil {
 		return nil, err
 	}
 	if src == nil {
 		return render(c), nil
 	}
-	var discard notes
+	var discard jsondoc.Notes
 	s0, err := docToState(src, &discard)
 	if err != nil {
 		return nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", Name, err, c.ID, Name)
@@ -425,7 +426,7 @@ func document(c *ckpt.Checkpoint) (*object, error) {
 		cc.Heartbeat.LastBeat = s0.Heartbeat.LastBeat
 		c = &cc
 	}
-	doc := mergeDocument(render(s0), render(c), src)
+	doc := jsondoc.Merge(render(s0), render(c), src)
 	carryCounts(doc, src, s0, c)
 	return doc, nil
 }
@@ -433,22 +434,22 @@ func document(c *ckpt.Checkpoint) (*object, error) {
 // carryCounts keeps a file's subtask counts right when its items list only
 // some of the subtasks (seed 003's example lists 4 of 29): ckpt counts the
 // listed ones, so the file's counts move by what changed among them.
-func carryCounts(doc, src *object, s0, c *ckpt.Checkpoint) {
+func carryCounts(doc, src *jsondoc.Object, s0, c *ckpt.Checkpoint) {
 	if len(s0.Steps) == 0 || len(c.Steps) == 0 || c.Progress == s0.Progress {
 		return
 	}
-	srcSub, ok := asObject(src.get("subtasks"))
+	srcSub, ok := jsondoc.AsObject(src.Get("subtasks"))
 	if !ok {
 		return
 	}
-	var discard notes
-	sf := fields{o: srcSub, n: &discard}
-	total, okT := sf.count("total")
-	done, okD := sf.count("completed")
+	var discard jsondoc.Notes
+	sf := jsondoc.Fields{Obj: srcSub, Notes: &discard}
+	total, okT := sf.Count("total")
+	done, okD := sf.Count("completed")
 	if !okT || !okD || (total == s0.Progress.Total && done == s0.Progress.Done) {
 		return
 	}
-	sub, ok := asObject(doc.get("subtasks"))
+	sub, ok := jsondoc.AsObject(doc.Get("subtasks"))
 	if !ok {
 		return
 	}
@@ -456,8 +457,8 @@ func carryCounts(doc, src *object, s0, c *ckpt.Checkpoint) {
 	done += c.Progress.Done - s0.Progress.Done
 	total = max(total, 0)
 	done = min(max(done, 0), total)
-	sub.put("total", total)
-	sub.put("completed", done)
+	sub.Put("total", total)
+	sub.Put("completed", done)
 	failed := func(x *ckpt.Checkpoint) int {
 		n := 0
 		for _, s := range x.Steps {
@@ -467,12 +468,12 @@ func carryCounts(doc, src *object, s0, c *ckpt.Checkpoint) {
 		}
 		return n
 	}
-	if f, ok := sf.count("failed"); ok {
-		sub.put("failed", max(f+failed(c)-failed(s0), 0))
+	if f, ok := sf.Count("failed"); ok {
+		sub.Put("failed", max(f+failed(c)-failed(s0), 0))
 	}
-	doc.set("subtasks", sub.raw())
+	doc.Set("subtasks", sub.Raw())
 	if total > 0 {
-		doc.put("progress_percent", math.Round(float64(done)/float64(total)*100))
+		doc.Put("progress_percent", math.Round(float64(done)/float64(total)*100))
 	}
 }
 
@@ -493,73 +494,73 @@ var stepWords = map[ckpt.StepStatus]string{
 }
 
 // render writes c as the document, in the document's field order.
-func render(c *ckpt.Checkpoint) *object {
-	o := newObject()
+func render(c *ckpt.Checkpoint) *jsondoc.Object {
+	o := jsondoc.NewObject()
 	if id := checkpointID(c); id != "" {
-		o.put("checkpoint_id", id)
+		o.Put("checkpoint_id", id)
 	}
 	if c.Agent.ID != "" {
-		o.put("agent", c.Agent.ID)
+		o.Put("agent", c.Agent.ID)
 	}
 	if c.Agent.Name != "" {
-		o.put("agent_name", c.Agent.Name)
+		o.Put("agent_name", c.Agent.Name)
 	}
 	if c.TaskID != "" {
-		o.put("task_id", c.TaskID)
+		o.Put("task_id", c.TaskID)
 	}
 	if c.Title != "" {
-		o.put("task_title", c.Title)
+		o.Put("task_title", c.Title)
 	}
-	o.put("status", statusWords[c.Status])
-	o.put("progress_percent", math.Round(c.Progress.Percent))
+	o.Put("status", statusWords[c.Status])
+	o.Put("progress_percent", math.Round(c.Progress.Percent))
 	if !c.StartedAt.IsZero() {
-		o.put("started_at", formatTime(c.StartedAt))
+		o.Put("started_at", jsondoc.FormatTime(c.StartedAt))
 	}
 	if !c.UpdatedAt.IsZero() {
-		o.put("updated_at", formatTime(c.UpdatedAt))
+		o.Put("updated_at", jsondoc.FormatTime(c.UpdatedAt))
 	}
 	if c.CompletedAt != nil {
-		o.put("completed_at", formatTime(*c.CompletedAt))
+		o.Put("completed_at", jsondoc.FormatTime(*c.CompletedAt))
 	} else {
-		o.put("completed_at", nil)
+		o.Put("completed_at", nil)
 	}
 	if len(c.Steps) > 0 || c.Progress.Total > 0 {
-		st := newObject()
+		st := jsondoc.NewObject()
 		failed := 0
 		items := []any{}
 		for _, s := range c.Steps {
 			if s.Status == ckpt.StepFailed {
 				failed++
 			}
-			it := newObject()
-			it.put("id", s.ID)
+			it := jsondoc.NewObject()
+			it.Put("id", s.ID)
 			if s.Title != "" {
-				it.put("title", s.Title)
+				it.Put("title", s.Title)
 			}
-			it.put("status", stepWords[s.Status])
+			it.Put("status", stepWords[s.Status])
 			if s.Output != "" {
-				it.put("output", s.Output)
+				it.Put("output", s.Output)
 			} else {
-				it.put("output", nil)
+				it.Put("output", nil)
 			}
-			items = append(items, it.raw())
+			items = append(items, it.Raw())
 		}
-		st.put("total", c.Progress.Total)
-		st.put("completed", c.Progress.Done)
-		st.put("failed", failed)
+		st.Put("total", c.Progress.Total)
+		st.Put("completed", c.Progress.Done)
+		st.Put("failed", failed)
 		if len(c.Steps) > 0 {
-			st.put("items", items)
+			st.Put("items", items)
 		}
-		o.set("subtasks", st.raw())
+		o.Set("subtasks", st.Raw())
 	}
-	o.put("files_created", orEmpty(c.Files.Created))
-	o.put("files_modified", orEmpty(c.Files.Modified))
+	o.Put("files_created", orEmpty(c.Files.Created))
+	o.Put("files_modified", orEmpty(c.Files.Modified))
 	if len(c.Acceptance) > 0 {
-		ac := newObject()
+		ac := jsondoc.NewObject()
 		for _, a := range c.Acceptance {
-			ac.put(a.ID, a.Met)
+			ac.Put(a.ID, a.Met)
 		}
-		o.set("acceptance_criteria_met", ac.raw())
+		o.Set("acceptance_criteria_met", ac.Raw())
 	}
 	if len(c.ReviewScores) > 0 {
 		names := make([]string, 0, len(c.ReviewScores))
@@ -567,48 +568,48 @@ func render(c *ckpt.Checkpoint) *object {
 			names = append(names, k)
 		}
 		sort.Strings(names)
-		rs := newObject()
+		rs := jsondoc.NewObject()
 		for _, k := range names {
-			rs.put(k, c.ReviewScores[k])
+			rs.Put(k, c.ReviewScores[k])
 		}
-		o.set("review_scores", rs.raw())
+		o.Set("review_scores", rs.Raw())
 	}
 	errs := []any{}
 	for _, e := range c.ActiveErrors() {
-		eo := newObject()
+		eo := jsondoc.NewObject()
 		if e.Type != "" {
-			eo.put("type", e.Type)
+			eo.Put("type", e.Type)
 		}
-		eo.put("message", e.Message)
+		eo.Put("message", e.Message)
 		if !e.At.IsZero() {
-			eo.put("timestamp", formatTime(e.At))
+			eo.Put("timestamp", jsondoc.FormatTime(e.At))
 		}
-		eo.put("blocking", e.Blocking)
-		errs = append(errs, eo.raw())
+		eo.Put("blocking", e.Blocking)
+		errs = append(errs, eo.Raw())
 	}
-	o.put("errors", errs)
-	ctx := newObject()
+	o.Put("errors", errs)
+	ctx := jsondoc.NewObject()
 	for _, kv := range [][2]string{{"last_processed", c.Context.LastProcessed}, {"next_to_process", c.Context.NextToProcess}, {"notes", c.Context.Notes}} {
 		if kv[1] != "" {
-			ctx.put(kv[0], kv[1])
+			ctx.Put(kv[0], kv[1])
 		}
 	}
-	if len(ctx.keys) > 0 {
-		o.set("context", ctx.raw())
+	if ctx.Len() > 0 {
+		o.Set("context", ctx.Raw())
 	}
-	o.put("resumable", c.Resume.Resumable)
+	o.Put("resumable", c.Resume.Resumable)
 	if c.Resume.Instructions != "" {
-		o.put("resume_instructions", c.Resume.Instructions)
+		o.Put("resume_instructions", c.Resume.Instructions)
 	}
-	hb := newObject()
+	hb := jsondoc.NewObject()
 	if !c.Heartbeat.LastBeat.IsZero() {
-		hb.put("last_beat", formatTime(c.Heartbeat.LastBeat))
+		hb.Put("last_beat", jsondoc.FormatTime(c.Heartbeat.LastBeat))
 	}
 	if iv := c.Heartbeat.Interval.D(); iv > 0 {
-		hb.put("interval_seconds", iv.Seconds())
+		hb.Put("interval_seconds", iv.Seconds())
 	}
-	if len(hb.keys) > 0 {
-		o.set("heartbeat", hb.raw())
+	if hb.Len() > 0 {
+		o.Set("heartbeat", hb.Raw())
 	}
 	return o
 }
@@ -639,12 +640,12 @@ func checkpointID(c *ckpt.Checkpoint) string {
 func OutboxLine(c *ckpt.Checkpoint) string {
 	task, percent := c.TaskID, strconv.FormatFloat(math.Round(c.Progress.Percent), 'f', -1, 64)
 	if doc, err := document(c); err == nil {
-		var discard notes
-		f := fields{o: doc, n: &discard}
-		if t, ok := f.str("task_id"); ok && t != "" {
+		var discard jsondoc.Notes
+		f := jsondoc.Fields{Obj: doc, Notes: &discard}
+		if t, ok := f.Text("task_id"); ok && t != "" {
 			task = t
 		}
-		if p, ok := f.number("progress_percent"); ok {
+		if p, ok := f.Number("progress_percent"); ok {
 			percent = strconv.FormatFloat(p, 'f', -1, 64)
 		}
 	}

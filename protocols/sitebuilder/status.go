@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // StatusRow is one agent's row of a STATUS.md aggregate: seed 003's
@@ -48,7 +49,7 @@ var (
 // such table.
 func ParseStatusMarkdown(md []byte) ([]StatusRow, []string, error) {
 	var (
-		n       notes
+		n       jsondoc.Notes
 		rows    []StatusRow
 		inTable bool // under an agents heading
 		header  map[string]int
@@ -92,7 +93,7 @@ func ParseStatusMarkdown(md []byte) ([]StatusRow, []string, error) {
 			}
 			tables++
 			if col(header, "agent") < 0 {
-				n.add("a table under an agents heading has no Agent column: its rows are skipped")
+				n.Add("a table under an agents heading has no Agent column: its rows are skipped")
 			}
 			continue
 		}
@@ -119,7 +120,7 @@ func col(header map[string]int, names ...string) int {
 	return -1
 }
 
-func readRow(cells []string, header map[string]int, n *notes, guessed map[string]bool) (StatusRow, bool) {
+func readRow(cells []string, header map[string]int, n *jsondoc.Notes, guessed map[string]bool) (StatusRow, bool) {
 	cell := func(names ...string) string {
 		if i := col(header, names...); i >= 0 && i < len(cells) {
 			return cleanCell(cells[i])
@@ -144,24 +145,24 @@ func readRow(cells []string, header map[string]int, n *notes, guessed map[string
 		if v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(r.Progress, "~"), "%")), 64); err == nil {
 			r.Percent = &v
 		} else {
-			n.add("agent %s: progress %q is not a percentage", r.Agent, r.Progress)
+			n.Add("agent %s: progress %q is not a percentage", r.Agent, r.Progress)
 		}
 	}
 	r.LastUpdate = cell("last update", "last checkpoint", "last updated", "last beat", "updated")
-	if t, _, ok := parseTime(r.LastUpdate); ok {
+	if t, _, ok := jsondoc.ParseTime(r.LastUpdate); ok {
 		r.LastUpdateAt = &t
 	}
 	r.StatusText = cell("status")
 	if r.StatusText == "" {
 		r.Status = ckpt.StatusPending
-		n.add("agent %s: no status: pending assumed", r.Agent)
+		n.Add("agent %s: no status: pending assumed", r.Agent)
 		return r, true
 	}
-	s, guess := statusFromWord(r.StatusText)
+	s, guess := jsondoc.StatusFromWord(r.StatusText)
 	r.Status = s
 	if guess && !guessed[strings.ToLower(r.StatusText)] {
 		guessed[strings.ToLower(r.StatusText)] = true
-		n.add("status %q is not a seed 003 status: read as %s", r.StatusText, s)
+		n.Add("status %q is not a seed 003 status: read as %s", r.StatusText, s)
 	}
 	return r, true
 }
