@@ -8,6 +8,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // A Conductor track keeps its plan beside metadata.json: plan.md, with
@@ -25,7 +26,7 @@ var (
 // importMarkdown reads a track's plan.md, or explains why a tracks.md
 // registry cannot be one checkpoint.
 func importMarkdown(path string, data []byte) (protocols.Imported, error) {
-	var n notes
+	var n jsondoc.Notes
 	if tracks := registryTracks(data); tracks != nil {
 		return protocols.Imported{}, fmt.Errorf("%s is Conductor's track registry (tracks: %s), not one track: import each track's conductor/tracks/<track-id>/metadata.json", path, strings.Join(tracks, ", "))
 	}
@@ -55,9 +56,9 @@ func planTrack(path string) string {
 
 // readPlan reads plan.md: the title, one step per task, the acceptance
 // criteria of an "Acceptance Criteria" section.
-func readPlan(data []byte, n *notes) (*ckpt.Checkpoint, error) {
+func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
-	n.add("read a track's plan.md: its tasks become steps; the loop state (current step, fix cycles) is in metadata.json beside it")
+	n.Add("read a track's plan.md: its tasks become steps; the loop state (current step, fix cycles) is in metadata.json beside it")
 	var (
 		fence      string
 		phase      string
@@ -126,7 +127,7 @@ func readPlan(data []byte, n *notes) (*ckpt.Checkpoint, error) {
 				a := ckpt.Criterion{ID: fmt.Sprintf("ac-%d", len(c.Acceptance)+1), Title: strings.TrimSpace(m[2])}
 				a.Met = m[1] == "x" || m[1] == "X"
 				if m[1] == "" && len(c.Acceptance) == 0 {
-					n.add("acceptance criteria have no checkboxes: read as not met")
+					n.Add("acceptance criteria have no checkboxes: read as not met")
 				}
 				c.Acceptance = append(c.Acceptance, a)
 			}
@@ -136,7 +137,7 @@ func readPlan(data []byte, n *notes) (*ckpt.Checkpoint, error) {
 		return nil, fmt.Errorf(`no "### Task N: title" headings found: a track's plan.md lists its tasks that way (or import the track's metadata.json)`)
 	}
 	if len(noBox) > 0 {
-		n.add("tasks without a **Status:** [ ] line read as not started: %s", strings.Join(noBox, ", "))
+		n.Add("tasks without a **Status:** [ ] line read as not started: %s", strings.Join(noBox, ", "))
 	}
 	done, last := 0, ""
 	for _, s := range c.Steps {
@@ -160,11 +161,11 @@ func readPlan(data []byte, n *notes) (*ckpt.Checkpoint, error) {
 	default:
 		c.Status = ckpt.StatusInProgress
 	}
-	n.add("plan.md has no status or times: status %s follows from the task boxes", c.Status)
+	n.Add("plan.md has no status or times: status %s follows from the task boxes", c.Status)
 	if last != "" {
-		n.add("resume point (last_task) taken as the last checked task: %q", last)
+		n.Add("resume point (last_task) taken as the last checked task: %q", last)
 	}
-	deriveProgress(c)
+	ckpt.Derive(c)
 	return c, nil
 }
 

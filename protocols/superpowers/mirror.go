@@ -12,6 +12,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // ErrLocked is wrapped by Mirror's error when .metadata.lock stayed held for
@@ -63,7 +64,7 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	old, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		if doc, perr := parseObject(old); perr == nil {
+		if doc, perr := jsondoc.ParseObject(old); perr == nil {
 			theirs = doc
 		} else {
 			aside := path + ".damaged-" + strconv.FormatInt(time.Now().Unix(), 10)
@@ -77,11 +78,11 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	doc := ours
 	if theirs != nil {
 		if base == nil {
-			base = newObject()
+			base = jsondoc.NewObject()
 		}
-		doc = mergeDocument(base, ours, theirs)
+		doc = jsondoc.Merge(base, ours, theirs)
 	}
-	data := doc.indented()
+	data := doc.Indented()
 	if bytes.Equal(old, data) {
 		return nil
 	}

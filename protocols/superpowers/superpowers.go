@@ -22,6 +22,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // Name is the format's name on the command line and its key in
@@ -51,7 +52,7 @@ func (*Format) Name() string { return Name }
 // steps). A conductor/tracks.md registry lists many tracks and is refused
 // with the list, so each can be imported from its own metadata.json.
 func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
-	var n notes
+	var n jsondoc.Notes
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return protocols.Imported{}, fmt.Errorf("%s is empty: a track's metadata.json is a JSON object with track_id and loop_state", path)
@@ -59,7 +60,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	if trimmed[0] != '{' {
 		return importMarkdown(path, trimmed)
 	}
-	doc, err := parseObject(trimmed)
+	doc, err := jsondoc.ParseObject(trimmed)
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %v: a track's metadata.json is one JSON object", path, err)
 	}
@@ -67,7 +68,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %w", path, err)
 	}
-	writeMeta(c, Name, metaSource{Source: doc.raw()})
+	jsondoc.WriteMeta(c, Name, jsondoc.MetaSource{Source: doc.Raw()})
 	id := suggestID(c.TaskID, path, &n)
 	c.ID = id
 	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
@@ -75,7 +76,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 
 // suggestID gives the checkpoint ID: the track ID, else the track directory
 // of a conductor/tracks/<id>/… path, else the file name.
-func suggestID(track, path string, n *notes) string {
+func suggestID(track, path string, n *jsondoc.Notes) string {
 	if track != "" && ckpt.ValidateID(track) == nil && !strings.Contains(track, "/") {
 		return track
 	}
@@ -86,14 +87,14 @@ func suggestID(track, path string, n *notes) string {
 	for _, cand := range cands {
 		if cand != "" && cand != "." && cand != "/" && ckpt.ValidateID(cand) == nil && cand != "tracks" {
 			if track != "" {
-				n.add("track ID %q is not a valid checkpoint ID: suggested ID %q", track, cand)
+				n.Add("track ID %q is not a valid checkpoint ID: suggested ID %q", track, cand)
 			} else {
-				n.add("no track_id: suggested ID %q from the path", cand)
+				n.Add("no track_id: suggested ID %q from the path", cand)
 			}
 			return cand
 		}
 	}
-	n.add("no usable track ID: suggested ID %q", "track")
+	n.Add("no usable track ID: suggested ID %q", "track")
 	return "track"
 }
 
@@ -119,8 +120,8 @@ const loopEnd = "COMPLETE"
 
 // keyFor returns the name the document uses for a field: snake case, or the
 // camel case of plain Conductor metadata when the file uses that.
-func keyFor(src *object, snake, camel string) string {
-	if src != nil && !src.has(snake) && src.has(camel) {
+func keyFor(src *jsondoc.Object, snake, camel string) string {
+	if src != nil && !src.Has(snake) && src.Has(camel) {
 		return camel
 	}
 	return snake
@@ -128,97 +129,97 @@ func keyFor(src *object, snake, camel string) string {
 
 // docToState maps the document onto a checkpoint. It is deterministic: the
 // same document always gives the same state (Export relies on that).
-func docToState(doc *object, n *notes) (*ckpt.Checkpoint, error) {
-	if !slices.ContainsFunc(doc.keys, func(k string) bool { return topKnown[k] }) {
+func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
+	if !slices.ContainsFunc(doc.Keys(), func(k string) bool { return topKnown[k] }) {
 		return nil, fmt.Errorf("none of a track's fields (track_id, status, loop_state, …) found: is this a conductor/tracks/<track-id>/metadata.json file?")
 	}
 	var kept []string
-	for _, k := range doc.keys {
+	for _, k := range doc.Keys() {
 		if !topKnown[k] {
 			kept = append(kept, k)
 		}
 	}
-	f := fields{o: doc, n: n}
+	f := jsondoc.Fields{Obj: doc, Notes: n}
 	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
-	c.TaskID, _ = f.str(keyFor(doc, "track_id", "trackId"))
-	if t, ok := f.str("name"); ok {
+	c.TaskID, _ = f.Text(keyFor(doc, "track_id", "trackId"))
+	if t, ok := f.Text("name"); ok {
 		c.Title = t
-	} else if t, ok := f.str("description"); ok {
+	} else if t, ok := f.Text("description"); ok {
 		c.Title = t
-		n.add("no name: description read as the title")
+		n.Add("no name: description read as the title")
 	}
-	if t, ok := f.when(keyFor(doc, "created_at", "createdAt")); ok {
+	if t, ok := f.Time(keyFor(doc, "created_at", "createdAt")); ok {
 		c.StartedAt = t
 	}
-	if t, ok := f.when(keyFor(doc, "completed_at", "completedAt")); ok {
+	if t, ok := f.Time(keyFor(doc, "completed_at", "completedAt")); ok {
 		c.CompletedAt = &t
 	}
-	if t, ok := f.when(keyFor(doc, "updated_at", "updatedAt")); ok {
+	if t, ok := f.Time(keyFor(doc, "updated_at", "updatedAt")); ok {
 		c.UpdatedAt = t
 	}
 	loopStatus, hasLoop := readLoop(c, doc, n, &kept)
-	if w, ok := f.str("status"); ok {
-		s, guessed := statusFromWord(w)
+	if w, ok := f.Text("status"); ok {
+		s, guessed := jsondoc.StatusFromWord(w)
 		if guessed {
-			n.add("track status %q is not a known status: read as %s", w, s)
+			n.Add("track status %q is not a known status: read as %s", w, s)
 		}
 		c.Status = s
 	} else if hasLoop {
 		c.Status = loopStatus
-		n.add("no track status: %s taken from loop_state", loopStatus)
+		n.Add("no track status: %s taken from loop_state", loopStatus)
 	} else {
 		c.Status = ckpt.StatusPending
-		n.add("no track status and no loop_state: pending assumed")
+		n.Add("no track status and no loop_state: pending assumed")
 	}
-	if !hasLoop && doc.has("trackId") {
-		n.add("plain Conductor metadata without loop_state: no steps, cycles or resume point to read")
+	if !hasLoop && doc.Has("trackId") {
+		n.Add("plain Conductor metadata without loop_state: no steps, cycles or resume point to read")
 	}
 	if len(kept) > 0 {
-		n.add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
+		n.Add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
 	}
-	deriveProgress(c)
+	ckpt.Derive(c)
 	return c, nil
 }
 
 // readLoop reads loop_state into c and returns the overall status it implies.
-func readLoop(c *ckpt.Checkpoint, doc *object, n *notes, kept *[]string) (ckpt.Status, bool) {
-	ls, ok := asObject(doc.get("loop_state"))
+func readLoop(c *ckpt.Checkpoint, doc *jsondoc.Object, n *jsondoc.Notes, kept *[]string) (ckpt.Status, bool) {
+	ls, ok := jsondoc.AsObject(doc.Get("loop_state"))
 	if !ok {
-		if doc.has("loop_state") {
-			n.add("loop_state is not an object: kept as is, not read")
+		if doc.Has("loop_state") {
+			n.Add("loop_state is not an object: kept as is, not read")
 		}
 		return "", false
 	}
-	for _, k := range ls.keys {
+	for _, k := range ls.Keys() {
 		if !loopKnown[k] {
 			*kept = append(*kept, "loop_state."+k)
 		}
 	}
-	f := fields{o: ls, n: n, path: "loop_state."}
-	c.CurrentStep, _ = f.str("current_step")
-	stepWord, hasStepWord := f.str("step_status")
-	if v, ok := f.count("fix_cycle_count"); ok {
+	f := jsondoc.Fields{Obj: ls, Notes: n, Path: "loop_state."}
+	c.CurrentStep, _ = f.Text("current_step")
+	stepWord, hasStepWord := f.Text("step_status")
+	if v, ok := f.Count("fix_cycle_count"); ok {
 		c.Cycles.Count = v
 	}
-	if v, ok := f.count("max_fix_cycles"); ok {
+	if v, ok := f.Count("max_fix_cycles"); ok {
 		c.Cycles.Max = v
 	}
 	if c.Cycles.Max > 0 && c.Cycles.Count > c.Cycles.Max {
-		n.add("fix_cycle_count %d is past max_fix_cycles %d: ckpt will refuse another cycle until the limit is raised", c.Cycles.Count, c.Cycles.Max)
+		n.Add("fix_cycle_count %d is past max_fix_cycles %d: ckpt will refuse another cycle until the limit is raised", c.Cycles.Count, c.Cycles.Max)
 	}
 	var latest time.Time
-	if cps, ok := asObject(ls.get("checkpoints")); ok {
-		for _, key := range cps.keys {
+	if cps, ok := jsondoc.AsObject(ls.Get("checkpoints")); ok {
+		for _, key := range cps.Keys() {
 			if key == "" {
-				n.add("loop_state.checkpoints has an entry with an empty name: kept as is, not read")
+				n.Add("loop_state.checkpoints has an entry with an empty name: kept as is, not read")
 				continue
 			}
-			if t := readStep(c, key, cps.get(key), n, kept); t.After(latest) {
+			if t := readStep(c, key, cps.Get(key), n, kept); t.After(latest) {
 				latest = t
 			}
 		}
-	} else if ls.has("checkpoints") {
-		n.add("loop_state.checkpoints is not an object: kept as is, not read")
+	} else if ls.Has("checkpoints") {
+		n.Add("loop_state.checkpoints is not an object: kept as is, not read")
 	}
 	if latest.After(c.UpdatedAt) {
 		c.UpdatedAt = latest
@@ -232,12 +233,12 @@ func readLoop(c *ckpt.Checkpoint, doc *object, n *notes, kept *[]string) (ckpt.S
 		c.Steps = append(c.Steps, ckpt.Step{ID: cur, Status: st})
 	}
 	if i := c.StepIndex(cur); i >= 0 {
-		if t, ok := f.when("step_started_at"); ok && c.Steps[i].StartedAt == nil {
+		if t, ok := f.Time("step_started_at"); ok && c.Steps[i].StartedAt == nil {
 			c.Steps[i].StartedAt = &t
 		}
 		if hasStepWord {
 			if w := stepWordOf(c, c.Steps[i]); !strings.EqualFold(w, stepWord) {
-				n.add("loop_state.step_status %q disagrees with checkpoints.%s.status %q: the checkpoint entry is kept", stepWord, cur, w)
+				n.Add("loop_state.step_status %q disagrees with checkpoints.%s.status %q: the checkpoint entry is kept", stepWord, cur, w)
 			}
 		}
 	}
@@ -246,7 +247,7 @@ func readLoop(c *ckpt.Checkpoint, doc *object, n *notes, kept *[]string) (ckpt.S
 	case cur == loopEnd:
 		return ckpt.StatusDone, true
 	case hasStepWord:
-		if s, _ := statusFromWord(stepWord); s == ckpt.StatusFailed || s == ckpt.StatusBlocked {
+		if s, _ := jsondoc.StatusFromWord(stepWord); s == ckpt.StatusFailed || s == ckpt.StatusBlocked {
 			return s, true
 		}
 	}
@@ -254,46 +255,46 @@ func readLoop(c *ckpt.Checkpoint, doc *object, n *notes, kept *[]string) (ckpt.S
 }
 
 // readStep reads one per-step checkpoint and returns its last_updated time.
-func readStep(c *ckpt.Checkpoint, key string, raw json.RawMessage, n *notes, kept *[]string) time.Time {
-	e, ok := asObject(raw)
+func readStep(c *ckpt.Checkpoint, key string, raw json.RawMessage, n *jsondoc.Notes, kept *[]string) time.Time {
+	e, ok := jsondoc.AsObject(raw)
 	if !ok {
-		n.add("loop_state.checkpoints.%s is not an object: kept as is, not read", key)
+		n.Add("loop_state.checkpoints.%s is not an object: kept as is, not read", key)
 		return time.Time{}
 	}
 	path := "loop_state.checkpoints." + key + "."
-	for _, k := range e.keys {
+	for _, k := range e.Keys() {
 		if !stepKnown[k] {
 			*kept = append(*kept, path+k)
 		}
 	}
-	if p, ok := asObject(e.get("progress")); ok {
-		for _, k := range p.keys {
+	if p, ok := jsondoc.AsObject(e.Get("progress")); ok {
+		for _, k := range p.Keys() {
 			if k != "current_task" && k != "last_task" {
 				*kept = append(*kept, path+"progress."+k)
 			}
 		}
 	}
-	f := fields{o: e, n: n, path: path}
+	f := jsondoc.Fields{Obj: e, Notes: n, Path: path}
 	s := ckpt.Step{ID: key, Status: ckpt.StepPending}
-	if w, ok := f.str("status"); ok {
+	if w, ok := f.Text("status"); ok {
 		s.Status = stepStatus(c, key, w, path+"status", n)
 	} else {
-		n.add("%sstatus missing: NOT_STARTED assumed", path)
+		n.Add("%sstatus missing: NOT_STARTED assumed", path)
 	}
-	if t, ok := f.when("started_at"); ok {
+	if t, ok := f.Time("started_at"); ok {
 		s.StartedAt = &t
 	}
-	if t, ok := f.when("completed_at"); ok {
+	if t, ok := f.Time("completed_at"); ok {
 		s.CompletedAt = &t
 	}
-	s.By, _ = f.str("agent")
-	if files, ok := f.strs("output_files"); ok {
+	s.By, _ = f.Text("agent")
+	if files, ok := f.Texts("output_files"); ok {
 		files = nonEmpty(files)
 		s.Output = strings.Join(files, "\n")
 		c.Files.Created = addUnique(c.Files.Created, files)
 	}
-	s.Notes, _ = f.str("notes")
-	updated, _ := f.when("last_updated")
+	s.Notes, _ = f.Text("notes")
+	updated, _ := f.Time("last_updated")
 	// A blocked step: its blocker carries the step's notes.
 	if i := blockerIndex(c, key); i >= 0 {
 		c.Blockers[i].Text = blockerText(key, s.Notes)
@@ -322,13 +323,13 @@ func blockerIndex(c *ckpt.Checkpoint, id string) int {
 // stepStatus maps a step status word (NOT_STARTED, IN_PROGRESS, PASSED,
 // FAILED, BLOCKED, SKIPPED) onto a step status. A blocked step stays in
 // progress and gets an active blocker with the step's name as its ID.
-func stepStatus(c *ckpt.Checkpoint, key, word, field string, n *notes) ckpt.StepStatus {
+func stepStatus(c *ckpt.Checkpoint, key, word, field string, n *jsondoc.Notes) ckpt.StepStatus {
 	if strings.EqualFold(strings.TrimSpace(word), "skipped") {
 		return ckpt.StepSkipped
 	}
-	s, guessed := statusFromWord(word)
+	s, guessed := jsondoc.StatusFromWord(word)
 	if guessed {
-		n.add("%s %q is not a seed 000 status: read as %s", field, word, s)
+		n.Add("%s %q is not a seed 000 status: read as %s", field, word, s)
 	}
 	switch s {
 	case ckpt.StatusPending:
@@ -338,7 +339,7 @@ func stepStatus(c *ckpt.Checkpoint, key, word, field string, n *notes) ckpt.Step
 	case ckpt.StatusFailed:
 		return ckpt.StepFailed
 	case ckpt.StatusAbandoned:
-		n.add("%s %q: the step is read as skipped", field, word)
+		n.Add("%s %q: the step is read as skipped", field, word)
 		return ckpt.StepSkipped
 	case ckpt.StatusBlocked:
 		if blockerIndex(c, key) < 0 {
@@ -346,7 +347,7 @@ func stepStatus(c *ckpt.Checkpoint, key, word, field string, n *notes) ckpt.Step
 		}
 		return ckpt.StepInProgress
 	case ckpt.StatusWaiting:
-		n.add("%s %q: the step is read as in progress (steps do not wait)", field, word)
+		n.Add("%s %q: the step is read as in progress (steps do not wait)", field, word)
 	}
 	return ckpt.StepInProgress
 }
@@ -354,13 +355,13 @@ func stepStatus(c *ckpt.Checkpoint, key, word, field string, n *notes) ckpt.Step
 // readResumePoint reads the last task done and the task under way: from the
 // current step first (as last_task or progress.last_task), then from the
 // latest step that has one.
-func readResumePoint(c *ckpt.Checkpoint, ls *object) {
-	cps, ok := asObject(ls.get("checkpoints"))
+func readResumePoint(c *ckpt.Checkpoint, ls *jsondoc.Object) {
+	cps, ok := jsondoc.AsObject(ls.Get("checkpoints"))
 	if !ok {
 		return
 	}
-	var discard notes
-	order := append([]string{c.CurrentStep}, reversed(cps.keys)...)
+	var discard jsondoc.Notes
+	order := append([]string{c.CurrentStep}, reversed(cps.Keys())...)
 	for _, key := range order {
 		if t, ok := taskAt(cps, key, "last_task", &discard); ok {
 			c.Context.LastProcessed = t
@@ -373,16 +374,16 @@ func readResumePoint(c *ckpt.Checkpoint, ls *object) {
 }
 
 // taskAt reads field from step key, at the step's level or in its progress.
-func taskAt(cps *object, key, field string, n *notes) (string, bool) {
-	e, ok := asObject(cps.get(key))
+func taskAt(cps *jsondoc.Object, key, field string, n *jsondoc.Notes) (string, bool) {
+	e, ok := jsondoc.AsObject(cps.Get(key))
 	if !ok {
 		return "", false
 	}
-	if t, ok := (fields{o: e, n: n}).str(field); ok && t != "" {
+	if t, ok := (jsondoc.Fields{Obj: e, Notes: n}).Text(field); ok && t != "" {
 		return t, true
 	}
-	if p, ok := asObject(e.get("progress")); ok {
-		if t, ok := (fields{o: p, n: n}).str(field); ok && t != "" {
+	if p, ok := jsondoc.AsObject(e.Get("progress")); ok {
+		if t, ok := (jsondoc.Fields{Obj: p, Notes: n}).Text(field); ok && t != "" {
 			return t, true
 		}
 	}
@@ -439,19 +440,19 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 	}
 	ours := render(c, src)
 	if src == nil {
-		return ours.indented(), nil
+		return ours.Indented(), nil
 	}
-	return mergeDocument(base, ours, src).indented(), nil
+	return jsondoc.Merge(base, ours, src).Indented(), nil
 }
 
 // baseDocument returns the rendering of the file c was imported from, and
 // that file; both nil for a checkpoint that was not imported.
-func baseDocument(c *ckpt.Checkpoint) (base, src *object, err error) {
-	_, src, err = readMeta(c, Name)
+func baseDocument(c *ckpt.Checkpoint) (base, src *jsondoc.Object, err error) {
+	_, src, err = jsondoc.ReadMeta(c, Name)
 	if err != nil || src == nil {
 		return nil, nil, err
 	}
-	var discard notes
+	var discard jsondoc.Notes
 	s0, err := docToState(src, &discard)
 	if err != nil {
 		return nil, nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", Name, err, c.ID, Name)
@@ -491,141 +492,141 @@ func stepWordOf(c *ckpt.Checkpoint, s ckpt.Step) string {
 // render writes c as the document. src, the file c was imported from (nil if
 // none), decides only names and places: camel or snake case, name or
 // description, where last_task lives.
-func render(c *ckpt.Checkpoint, src *object) *object {
-	o := newObject()
+func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
+	o := jsondoc.NewObject()
 	// Fields a store fills in (an ID, a start time) are written for a file an
 	// import had only when that file had them.
 	if k := keyFor(src, "track_id", "trackId"); src == nil {
-		o.put(k, TrackID(c))
-	} else if c.TaskID != "" || src.has(k) {
-		o.put(k, c.TaskID)
+		o.Put(k, TrackID(c))
+	} else if c.TaskID != "" || src.Has(k) {
+		o.Put(k, c.TaskID)
 	}
 	if c.Title != "" {
 		key := "name"
-		if src != nil && !src.has("name") && src.has("description") {
+		if src != nil && !src.Has("name") && src.Has("description") {
 			key = "description"
 		}
-		o.put(key, c.Title)
+		o.Put(key, c.Title)
 	}
-	o.put("status", trackWords[c.Status])
-	if k := keyFor(src, "created_at", "createdAt"); !c.StartedAt.IsZero() && (src == nil || src.has(k)) {
-		o.put(k, formatTime(c.StartedAt))
+	o.Put("status", trackWords[c.Status])
+	if k := keyFor(src, "created_at", "createdAt"); !c.StartedAt.IsZero() && (src == nil || src.Has(k)) {
+		o.Put(k, jsondoc.FormatTime(c.StartedAt))
 	}
 	if c.CompletedAt != nil {
-		o.put(keyFor(src, "completed_at", "completedAt"), formatTime(*c.CompletedAt))
+		o.Put(keyFor(src, "completed_at", "completedAt"), jsondoc.FormatTime(*c.CompletedAt))
 	}
-	if k := keyFor(src, "updated_at", "updatedAt"); src != nil && src.has(k) && !c.UpdatedAt.IsZero() {
-		o.put(k, formatTime(c.UpdatedAt))
+	if k := keyFor(src, "updated_at", "updatedAt"); src != nil && src.Has(k) && !c.UpdatedAt.IsZero() {
+		o.Put(k, jsondoc.FormatTime(c.UpdatedAt))
 	}
-	if len(c.Steps) > 0 || c.CurrentStep != "" || c.Cycles != (ckpt.Cycles{}) || (src != nil && src.has("loop_state")) {
-		o.set("loop_state", renderLoop(c, src).raw())
+	if len(c.Steps) > 0 || c.CurrentStep != "" || c.Cycles != (ckpt.Cycles{}) || (src != nil && src.Has("loop_state")) {
+		o.Set("loop_state", renderLoop(c, src).Raw())
 	}
 	return o
 }
 
-func renderLoop(c *ckpt.Checkpoint, src *object) *object {
-	ls := newObject()
-	ls.put("current_step", c.CurrentStep)
+func renderLoop(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
+	ls := jsondoc.NewObject()
+	ls.Put("current_step", c.CurrentStep)
 	cur := c.StepIndex(c.CurrentStep)
 	switch {
 	case cur >= 0:
-		ls.put("step_status", stepWordOf(c, c.Steps[cur]))
+		ls.Put("step_status", stepWordOf(c, c.Steps[cur]))
 		if t := c.Steps[cur].StartedAt; t != nil {
-			ls.put("step_started_at", formatTime(*t))
+			ls.Put("step_started_at", jsondoc.FormatTime(*t))
 		}
 	case c.Status == ckpt.StatusDone:
-		ls.put("step_status", "PASSED")
+		ls.Put("step_status", "PASSED")
 	case c.Status == ckpt.StatusFailed || c.Status == ckpt.StatusBlocked:
-		ls.put("step_status", strings.ToUpper(string(c.Status)))
+		ls.Put("step_status", strings.ToUpper(string(c.Status)))
 	case c.Status == ckpt.StatusPending:
-		ls.put("step_status", "NOT_STARTED")
+		ls.Put("step_status", "NOT_STARTED")
 	default:
-		ls.put("step_status", "IN_PROGRESS")
+		ls.Put("step_status", "IN_PROGRESS")
 	}
-	ls.put("fix_cycle_count", c.Cycles.Count)
+	ls.Put("fix_cycle_count", c.Cycles.Count)
 	if c.Cycles.Max > 0 {
-		ls.put("max_fix_cycles", c.Cycles.Max)
+		ls.Put("max_fix_cycles", c.Cycles.Max)
 	}
 	lastAt, lastInProgress := lastTaskPlace(c, src)
-	cps := newObject()
+	cps := jsondoc.NewObject()
 	for i, s := range c.Steps {
-		e := newObject()
-		e.put("status", stepWordOf(c, s))
+		e := jsondoc.NewObject()
+		e.Put("status", stepWordOf(c, s))
 		if s.StartedAt != nil {
-			e.put("started_at", formatTime(*s.StartedAt))
+			e.Put("started_at", jsondoc.FormatTime(*s.StartedAt))
 		}
 		if s.CompletedAt != nil {
-			e.put("completed_at", formatTime(*s.CompletedAt))
+			e.Put("completed_at", jsondoc.FormatTime(*s.CompletedAt))
 		}
 		if s.By != "" {
-			e.put("agent", s.By)
+			e.Put("agent", s.By)
 		}
-		progress := newObject()
+		progress := jsondoc.NewObject()
 		if i == cur && c.Context.NextToProcess != "" {
-			progress.put("current_task", c.Context.NextToProcess)
+			progress.Put("current_task", c.Context.NextToProcess)
 		}
 		if s.ID == lastAt && c.Context.LastProcessed != "" {
 			if lastInProgress {
-				progress.put("last_task", c.Context.LastProcessed)
+				progress.Put("last_task", c.Context.LastProcessed)
 			} else {
-				e.put("last_task", c.Context.LastProcessed)
+				e.Put("last_task", c.Context.LastProcessed)
 			}
 		}
-		if len(progress.keys) > 0 {
-			e.set("progress", progress.raw())
+		if progress.Len() > 0 {
+			e.Set("progress", progress.Raw())
 		}
 		if s.Output != "" {
-			e.put("output_files", nonEmpty(strings.Split(s.Output, "\n")))
+			e.Put("output_files", nonEmpty(strings.Split(s.Output, "\n")))
 		}
 		notes := s.Notes
 		if i := blockerIndex(c, s.ID); i >= 0 && notes == "" {
 			notes = c.Blockers[i].Text // seed 000 writes why a step is blocked in its notes
 		}
 		if notes != "" {
-			e.put("notes", notes)
+			e.Put("notes", notes)
 		}
 		if i == cur && !c.UpdatedAt.IsZero() && hadLastUpdated(src, s.ID) {
-			e.put("last_updated", formatTime(c.UpdatedAt))
+			e.Put("last_updated", jsondoc.FormatTime(c.UpdatedAt))
 		}
-		cps.set(s.ID, e.raw())
+		cps.Set(s.ID, e.Raw())
 	}
-	ls.set("checkpoints", cps.raw())
+	ls.Set("checkpoints", cps.Raw())
 	return ls
 }
 
 // hadLastUpdated reports whether the current step's last_updated is written:
 // always for a checkpoint ckpt created, and for an imported file only when
 // that step's entry had one (else each import would add it).
-func hadLastUpdated(src *object, step string) bool {
+func hadLastUpdated(src *jsondoc.Object, step string) bool {
 	if src == nil {
 		return true
 	}
-	ls, ok := asObject(src.get("loop_state"))
+	ls, ok := jsondoc.AsObject(src.Get("loop_state"))
 	if !ok {
 		return false
 	}
-	cps, ok := asObject(ls.get("checkpoints"))
+	cps, ok := jsondoc.AsObject(ls.Get("checkpoints"))
 	if !ok {
 		return false
 	}
-	e, ok := asObject(cps.get(step))
-	return ok && e.has("last_updated")
+	e, ok := jsondoc.AsObject(cps.Get(step))
+	return ok && e.Has("last_updated")
 }
 
 // lastTaskPlace says where last_task is written: where the imported file had
 // it, else at the level of the current step (else the last step), beside
 // last_commit as seed 000's executing-plans update has it.
-func lastTaskPlace(c *ckpt.Checkpoint, src *object) (step string, inProgress bool) {
+func lastTaskPlace(c *ckpt.Checkpoint, src *jsondoc.Object) (step string, inProgress bool) {
 	if src != nil {
-		if ls, ok := asObject(src.get("loop_state")); ok {
-			if cps, ok := asObject(ls.get("checkpoints")); ok {
-				var discard notes
-				for _, key := range append([]string{c.CurrentStep}, reversed(cps.keys)...) {
-					e, ok := asObject(cps.get(key))
+		if ls, ok := jsondoc.AsObject(src.Get("loop_state")); ok {
+			if cps, ok := jsondoc.AsObject(ls.Get("checkpoints")); ok {
+				var discard jsondoc.Notes
+				for _, key := range append([]string{c.CurrentStep}, reversed(cps.Keys())...) {
+					e, ok := jsondoc.AsObject(cps.Get(key))
 					if !ok || c.StepIndex(key) < 0 {
 						continue
 					}
-					if t, ok := (fields{o: e, n: &discard}).str("last_task"); ok && t != "" {
+					if t, ok := (jsondoc.Fields{Obj: e, Notes: &discard}).Text("last_task"); ok && t != "" {
 						return key, false
 					}
 					if _, ok := taskAt(cps, key, "last_task", &discard); ok {
