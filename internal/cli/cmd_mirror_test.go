@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
+)
+
+// mirrorCmdEnv runs the mirror commands against a real filestore.
+type mirrorCmdEnv struct {
+	t       *testing.T
+	project string
+	dir     string // the .ckpt directory
+	out     bytes.Buffer
+	errOut  bytes.Buffer
+}
+
+func newMirrorCmdEnv(t *testing.T) *mirrorCmdEnv {
+	t.Helper()
+	env := &mirrorCmdEnv{t: t, project: t.TempDir()}
+	env.dir = filepath.Join(env.project, filestore.StoreDirName)
+	st, err := filestore.Init(env.dir, filestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, st, "track-1", startEvent("Track one", "PLAN", "EXECUTE"))
+	appendAll(t, st, "other", startEvent("Other"))
+	st.Close()
+	return env
+}
+
+func (env *mirrorCmdEnv) options() *MirrorOptions {
+	env.out.Reset()
+	env.errOut.Reset()
+	return &MirrorOptions{
+		IO:      IOStreams{In: strings.NewReader(""), Out: &env.out, ErrOut: &env.errOut},
+		Now:     func() time.Time { return t0 },
+		WorkDir: env.project,
+		OpenStore: func() (ckpt.Store, string, error) {
+			st, err := filestore.Open(env.dir)
+			if err != nil {
+				return nil, "", err
+			}
+			return st, st.Dir(), nil
+		},
+	}
+}
+
+func TestMirrorCommands(t *testing.T) {
+	env := newMirrorCmdEnv(t)
+	ctx := context.Background()
+	meta := filepath.Join(env.project, "work", "conductor", "tracks", "track-1", "metadata.json")
+
+	o := env.options()
+	o.Format, o.Root, o.ID = "superpowers", "work", "track-1"
+	if err := runMirrorAdd(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if want := "mirroring superpowers under " + filepath.Join(env.project, "work") + " for id track-1: wrote 1 checkpoint\n"; env.out.String() != want {
+		t.Errorf("add printed %q, want %q", env.out.String(), want)
+	}
+	if _, err := os.Stat(meta); err != nil {
+		t.Fatalf("the existing checkpoint was not written: %v", err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(env.dir, MirrorsFile))
+	var cfg mirrorConfig
+	if err := json.Unmarshal(raw, &cfg); err != nil || len(cfg.Mirrors) != 1 || cfg.Mirrors[0] != (mirrorEntry{Format: "superpowers", Root: "work", ID: "track-1"}) {
+		t.Errorf("mirrors.json (root relative to the project):\n%s", raw)
+	}
+
+	// The same mirror again: exit 5.
+	o = env.options()
+	o.Format, o.Root, o.ID = "superpowers", "work", "track-1"
+	if err := runMirrorAdd(ctx, o); ExitCode(err) != ExitExists {
+		t.Errorf("second add: %v", err)
+	}
+
+	o = env.options()
+	if err := runMirrorLs(o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(env.out.String(), "superpowers  "+filepath.Join(env.project, "work")+"  id track-1\n") {
+		t.Errorf("ls:\n%s", env.out.String())
+	}
+
+	// Every write through the opened store mirrors: a step done.
+	st, err := filestore.Open(env.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warn bytes.Buffer
+	ms := withMirrors(st, env.dir, &warn, func() time.Time { return t0 })
+	appendAll(t, ms, "track-1", ckpt.MustEvent(ckpt.EventStep, t0, ckpt.Actor{}, ckpt.StepChange{ID: "PLAN", Status: ckpt.StepDone}))
+	ms.Close()
+	if data, _ := os.ReadFile(meta); !bytes.Contains(data, []byte(`"status": "PASSED"`)) || warn.Len() != 0 {
+		t.Errorf("after a step: %s\nwarnings %q", data, warn.String())
+	}
+
+	o = env.options()
+	if err := runMirrorCheck(ctx, o); err != nil || env.out.String() != "1 mirror file checked, 0 problems\n" {
+		t.Errorf("check: %v %q", err, env.out.String())
+	}
+
+	// Drift: check says what differs (exit 7) and writes nothing.
+	data, _ := os.ReadFile(meta)
+	edited := bytes.Replace(data, []byte(`"status": "PASSED"`), []byte(`"status": "FAILED"`), 1)
+	os.WriteFile(meta, edited, 0o644)
+	o = env.options()
+	o.JSON = true
+	err = runMirrorCheck(ctx, o)
+	var mm mirrorMismatchError
+	if !errors.As(err, &mm) || ExitCode(err) != ExitCorrupt {
+		t.Fatalf("check of a drifted file: %v", err)
+	}
+	var rep struct {
+		Checked  int
+		Problems []mirrorProblem
+	}
+	if json.Unmarshal(env.out.Bytes(), &rep) != nil || rep.Checked != 1 || len(rep.Problems) != 1 ||
+		!strings.Contains(rep.Problems[0].What, "steps is [PLAN failed, EXECUTE pending] in the file, [PLAN done, EXECUTE pending] in the checkpoint") ||
+		rep.Problems[0].Repair != "ckpt mirror sync track-1" {
+		t.Errorf("report %s", env.out.String())
+	}
+	if now, _ := os.ReadFile(meta); !bytes.Equal(now, edited) {
+		t.Error("check wrote the mirror")
+	}
+	// ckpt check sees the same, as a warning; repair rewrites it.
+	st, _ = filestore.Open(env.dir)
+	found := mirrorFindings(ctx, st, env.dir, nil)
+	if len(found) != 1 || found[0].Severity != "warning" || found[0].ID != "track-1" {
+		t.Errorf("check findings %+v", found)
+	}
+	fixed := repairMirrors(ctx, st, env.dir, nil, &warn, nil)
+	st.Close()
+	if len(fixed) != 1 || !fixed[0].Fixed {
+		t.Errorf("repair %+v", fixed)
+	}
+	if now, _ := os.ReadFile(meta); !bytes.Equal(now, data) {
+		t.Errorf("repair did not rewrite the file:\n%s", now)
+	}
+
+	// sync rewrites a deleted file.
+	os.Remove(meta)
+	o = env.options()
+	if err := runMirrorSync(ctx, o); err != nil || env.out.String() != "wrote the mirrors of 1 checkpoint\n" {
+		t.Errorf("sync: %v %q", err, env.out.String())
+	}
+	if _, err := os.Stat(meta); err != nil {
+		t.Error(err)
+	}
+
+	// rm: exactly the entry given; a second rm finds nothing (exit 3).
+	o = env.options()
+	o.Format, o.Root = "superpowers", "work"
+	if err := runMirrorRm(o); ExitCode(err) != ExitNotFound {
+		t.Errorf("rm without the selector: %v", err)
+	}
+	o.ID = "track-1"
+	if err := runMirrorRm(o); err != nil {
+		t.Fatal(err)
+	}
+	o = env.options()
+	o.Format, o.Root, o.ID = "superpowers", "work", "track-1"
+	if err := runMirrorRm(o); ExitCode(err) != ExitNotFound {
+		t.Errorf("second rm: %v", err)
+	}
+	if cfg, _ := readMirrors(env.dir); len(cfg.Mirrors) != 0 {
+		t.Errorf("entries left %+v", cfg.Mirrors)
+	}
+	if _, err := os.Stat(meta); err != nil {
+		t.Errorf("rm deleted the mirrored file: %v", err)
+	}
+}
+
+func TestMirrorCheckIsReadOnly(t *testing.T) {
+	env := newMirrorCmdEnv(t)
+	if _, err := editMirrors(env.dir, func(cfg *mirrorConfig) error {
+		cfg.Mirrors = []mirrorEntry{{Format: "agent-checkpoints", Root: "."}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := filestore.Open(env.dir)
+	defer st.Close()
+	found := mirrorFindings(context.Background(), st, env.dir, nil)
+	if len(found) != 2 || !strings.HasSuffix(found[0].What, ": missing") {
+		t.Errorf("findings %+v", found)
+	}
+	if _, err := os.Stat(filepath.Join(env.project, "agent_checkpoints")); !os.IsNotExist(err) {
+		t.Errorf("check created files: %v", err)
+	}
+	// A damaged list is one finding, not a failure.
+	os.WriteFile(filepath.Join(env.dir, MirrorsFile), []byte("{"), 0o644)
+	if found := mirrorFindings(context.Background(), st, env.dir, nil); len(found) != 1 || !strings.Contains(found[0].What, "mirror list") {
+		t.Errorf("damaged list: %+v", found)
+	}
+}
+
+func TestExportOut(t *testing.T) {
+	env := newImportEnv(t)
+	appendAll(t, env.store, "kai-7/secondary_a", startEvent("Spec", "research"))
+	stdout := env.export("agent-checkpoints", "kai-7/secondary_a")
+	o := &ExportOptions{common: env.common(), WorkDir: env.dir, Format: "agent-checkpoints", ID: "kai-7/secondary_a", Out: "agent_checkpoints/secondary_a.json"}
+	if err := runExport(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if want := "exported kai-7/secondary_a (rev 1) as agent-checkpoints to agent_checkpoints/secondary_a.json\n"; env.out.String() != want {
+		t.Errorf("printed %q", env.out.String())
+	}
+	data, err := os.ReadFile(filepath.Join(env.dir, "agent_checkpoints", "secondary_a.json"))
+	if err != nil || !bytes.Equal(data, stdout) {
+		t.Errorf("--out wrote %s (%v), stdout had %s", data, err, stdout)
+	}
+	entries, _ := os.ReadDir(filepath.Join(env.dir, "agent_checkpoints"))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+	for _, bad := range []*ExportOptions{
+		{Format: "nope", ID: "kai-7/secondary_a"},
+		{Format: "ccc", ID: "../x"},
+		{Format: "ccc", ID: "kai-7/secondary_a", Rev: -1},
+	} {
+		bad.common, bad.WorkDir = env.common(), env.dir
+		if err := runExport(context.Background(), bad); ExitCode(err) != ExitUsage {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+	o = &ExportOptions{common: env.common(), WorkDir: env.dir, Format: "ccc", ID: "none"}
+	if err := runExport(context.Background(), o); ExitCode(err) != ExitNotFound {
+		t.Errorf("unknown checkpoint: %v", err)
+	}
+}
