@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
 )
 
 // Notes collects an import's warnings: what was guessed, defaulted or kept
@@ -97,6 +99,32 @@ func (f Fields) Texts(k string) ([]string, bool) {
 	return nil, false
 }
 
+// NonEmpty returns the items of list that are not blank, in order, as a new
+// slice (empty, not nil, when none is left).
+func NonEmpty(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// UniqueNonEmpty returns the items of list that are not blank, each once, in
+// the order first met, as a new slice (nil when none is left).
+func UniqueNonEmpty(list []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // IsNone reports whether s says "nothing": "", "none", "n/a", "na", "-",
 // "—", "null" or "nil", in any case, with surrounding spaces, dots and
 // parentheses ignored ("(None)", "N/A.").
@@ -179,6 +207,28 @@ func (f Fields) Count(k string) (int, bool) {
 		return 0, false
 	}
 	return int(n), true
+}
+
+// Status reads a status member by ReadStatus. An absent member, or one that
+// is not text, is read as in_progress, with a note.
+func (f Fields) Status(k, seed string) ckpt.Status {
+	w, ok := f.Text(k)
+	if !ok {
+		f.Notes.Add("no %s: in_progress assumed", f.name(k))
+		return ckpt.StatusInProgress
+	}
+	return ReadStatus(f.Notes, f.name(k), w, seed)
+}
+
+// ReadStatus maps word, the value of field, onto a Status by StatusFromWord
+// and, when that had to guess, notes that the word is not one of the
+// statuses of seed (e.g. "seed 002") and what it was read as.
+func ReadStatus(n *Notes, field, word, seed string) ckpt.Status {
+	s, guessed := StatusFromWord(word)
+	if guessed {
+		n.Add("%s %q is not a %s status: read as %s", field, word, seed, s)
+	}
+	return s
 }
 
 // Time returns a timestamp member, read by ParseTime, in UTC; what had to be

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
 )
 
 // read runs one reader over {"k": value} and returns what it noted.
@@ -212,4 +214,44 @@ func FuzzFields(f *testing.F) {
 			t.Fatalf("Time gave a time in %v", tm.Location())
 		}
 	})
+}
+
+func TestNonEmptyLists(t *testing.T) {
+	in := []string{"a", " ", "b", "", "a", "\t"}
+	if got := NonEmpty(in); !slices.Equal(got, []string{"a", "b", "a"}) {
+		t.Errorf("NonEmpty = %q", got)
+	}
+	if got := NonEmpty([]string{" "}); got == nil || len(got) != 0 {
+		t.Errorf("NonEmpty of blanks = %#v, want an empty list", got)
+	}
+	if got := UniqueNonEmpty(in); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("UniqueNonEmpty = %q", got)
+	}
+	if got := UniqueNonEmpty([]string{"", " "}); got != nil {
+		t.Errorf("UniqueNonEmpty of blanks = %#v, want nil", got)
+	}
+}
+
+func TestFieldsStatus(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  ckpt.Status
+		note  string
+	}{
+		{`"IN_PROGRESS"`, ckpt.StatusInProgress, ""},
+		{`"PAUSED"`, ckpt.StatusWaiting, ""},
+		{`"READY_FOR_SYNC"`, ckpt.StatusWaiting, `p.k "READY_FOR_SYNC" is not a seed 002 status: read as waiting`},
+		{`null`, ckpt.StatusInProgress, "no p.k: in_progress assumed"},
+		{`["done"]`, ckpt.StatusInProgress, "p.k is not text: kept as is, not read|no p.k: in_progress assumed"},
+	} {
+		var n Notes
+		got := Fields{Obj: mustParse(t, `{"k":`+tc.value+`}`), Notes: &n, Path: "p."}.Status("k", "seed 002")
+		if got != tc.want || strings.Join(n, "|") != tc.note {
+			t.Errorf("Status(%s) = %s %q, want %s %q", tc.value, got, n, tc.want, tc.note)
+		}
+	}
+	var n Notes
+	if s := ReadStatus(&n, "loop_state.step_status", "complete", "seed 000"); s != ckpt.StatusDone || len(n) != 0 {
+		t.Errorf("ReadStatus of a known word: %s %q", s, n)
+	}
 }
