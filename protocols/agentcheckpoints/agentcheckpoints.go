@@ -199,16 +199,7 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 		}
 	}
 
-	c.Status = ckpt.StatusInProgress
-	if w, ok := f.Text("status"); ok {
-		s, guessed := jsondoc.StatusFromWord(w)
-		if guessed {
-			n.Add("status %q is not a seed 002 status: read as %s", w, s)
-		}
-		c.Status = s
-	} else {
-		n.Add("no status: in_progress assumed")
-	}
+	c.Status = f.Status("status", "seed 002")
 	if c.Status.Final() && !c.UpdatedAt.IsZero() {
 		t := c.UpdatedAt
 		c.CompletedAt = &t
@@ -228,11 +219,11 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 		n.Add("no next_steps: next_action read as the next step")
 	}
 	if list, ok := f.Texts(nextKey); ok {
-		c.Resume.NextSteps = nonEmpty(list)
+		c.Resume.NextSteps = jsondoc.NonEmpty(list)
 	}
 
 	if list, ok := f.Texts("blockers"); ok {
-		list = nonEmpty(list)
+		list = jsondoc.NonEmpty(list)
 		for i, text := range list {
 			c.Blockers = append(c.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: text, Since: c.UpdatedAt})
 		}
@@ -241,11 +232,11 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 		}
 	}
 	if list, ok := f.Texts("files_modified"); ok {
-		c.Files.Modified = uniqueNonEmpty(list)
+		c.Files.Modified = jsondoc.UniqueNonEmpty(list)
 	}
 	if list, ok := f.Texts("completed_steps"); ok {
 		ids := jsondoc.StepIDs{}
-		for _, text := range nonEmpty(list) {
+		for _, text := range jsondoc.NonEmpty(list) {
 			c.Steps = append(c.Steps, ckpt.Step{ID: ids.Make(text), Title: text, Status: ckpt.StepDone})
 		}
 	}
@@ -254,28 +245,6 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 	}
 	ckpt.Derive(c)
 	return c, nil
-}
-
-func nonEmpty(list []string) []string {
-	out := make([]string, 0, len(list))
-	for _, s := range list {
-		if strings.TrimSpace(s) != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func uniqueNonEmpty(list []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range list {
-		if strings.TrimSpace(s) != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // Export renders c as agent_checkpoints/<agent>.json. A checkpoint imported
@@ -350,7 +319,7 @@ func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 	}
 	o.Put("blockers", blockers)
 	files := []string{}
-	files = append(files, uniqueNonEmpty(append(append([]string{}, c.Files.Modified...), c.Files.Created...))...)
+	files = append(files, jsondoc.UniqueNonEmpty(append(append([]string{}, c.Files.Modified...), c.Files.Created...))...)
 	o.Put("files_modified", files)
 	o.Put("recovery_instructions", c.Resume.Instructions)
 	o.Put("current_step", c.CurrentStep)

@@ -223,7 +223,7 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 	}
 	// files_modified carries created and modified files; blockers their
 	// text, since the last checkpoint.
-	out.Files.Modified = uniqueNonEmpty(append(append([]string{}, c.Files.Modified...), c.Files.Created...))
+	out.Files.Modified = jsondoc.UniqueNonEmpty(append(append([]string{}, c.Files.Modified...), c.Files.Created...))
 	for i, b := range c.ActiveBlockers() {
 		out.Blockers = append(out.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: b.Text, Since: out.UpdatedAt})
 	}

@@ -107,7 +107,7 @@ func importState(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	if s.ExecutionMode != "" {
 		c.Labels = []string{"exec:" + s.ExecutionMode}
 	}
-	c.Files.Modified = uniqueNonEmpty(s.ActiveTaskFiles)
+	c.Files.Modified = jsondoc.UniqueNonEmpty(s.ActiveTaskFiles)
 	if s.TotalTasks > 0 || s.TaskIndex > 0 {
 		done, total := s.TaskIndex, s.TotalTasks
 		if done > total {
@@ -271,16 +271,6 @@ func realItems(list []string) []string {
 	for _, it := range list {
 		if !jsondoc.IsNone(it) {
 			out = append(out, it)
-		}
-	}
-	return out
-}
-
-func uniqueNonEmpty(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if strings.TrimSpace(s) != "" && !slices.Contains(out, s) {
-			out = append(out, s)
 		}
 	}
 	return out

@@ -117,16 +117,7 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 	c.Agent.Name, _ = f.Text("agent_name")
 	c.TaskID, _ = f.Text("task_id")
 	c.Title, _ = f.Text("task_title")
-	c.Status = ckpt.StatusInProgress
-	if w, ok := f.Text("status"); ok {
-		s, guessed := jsondoc.StatusFromWord(w)
-		if guessed {
-			n.Add("status %q is not a seed 003 status: read as %s", w, s)
-		}
-		c.Status = s
-	} else {
-		n.Add("no status: in_progress assumed")
-	}
+	c.Status = f.Status("status", "seed 003")
 	if t, ok := f.Time("started_at"); ok {
 		c.StartedAt = t
 	}
@@ -140,10 +131,10 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 	}
 	readSubtasks(c, doc, n)
 	if list, ok := f.Texts("files_created"); ok {
-		c.Files.Created = unique(list)
+		c.Files.Created = jsondoc.UniqueNonEmpty(list)
 	}
 	if list, ok := f.Texts("files_modified"); ok {
-		c.Files.Modified = unique(list)
+		c.Files.Modified = jsondoc.UniqueNonEmpty(list)
 	}
 	readAcceptance(c, doc, n)
 	readScores(c, doc, n)
@@ -198,16 +189,6 @@ func nestedUnknown(doc *jsondoc.Object, field string, known ...string) []string 
 	for _, k := range o.Keys() {
 		if !slices.Contains(known, k) {
 			out = append(out, field+"."+k)
-		}
-	}
-	return out
-}
-
-func unique(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if strings.TrimSpace(s) != "" && !slices.Contains(out, s) {
-			out = append(out, s)
 		}
 	}
 	return out
@@ -274,10 +255,7 @@ func stepStatus(word, field string, n *jsondoc.Notes) ckpt.StepStatus {
 	if strings.EqualFold(strings.TrimSpace(word), "skipped") {
 		return ckpt.StepSkipped
 	}
-	s, guessed := jsondoc.StatusFromWord(word)
-	if guessed {
-		n.Add("%s %q is not a seed 003 status: read as %s", field, word, s)
-	}
+	s := jsondoc.ReadStatus(n, field, word, "seed 003")
 	switch s {
 	case ckpt.StatusDone:
 		return ckpt.StepDone
@@ -316,7 +294,7 @@ func readAcceptance(c *ckpt.Checkpoint, doc *jsondoc.Object, n *jsondoc.Notes) {
 	}
 	if list, ok := (jsondoc.Fields{Obj: doc, Notes: n}).Texts("acceptance_criteria_met"); ok {
 		n.Add("acceptance_criteria_met is a list, not an object of true/false: each named criterion read as met")
-		for _, k := range unique(list) {
+		for _, k := range jsondoc.UniqueNonEmpty(list) {
 			c.Acceptance = append(c.Acceptance, ckpt.Criterion{ID: k, Met: true})
 		}
 	}

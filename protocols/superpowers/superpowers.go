@@ -289,7 +289,7 @@ func readStep(c *ckpt.Checkpoint, key string, raw json.RawMessage, n *jsondoc.No
 	}
 	s.By, _ = f.Text("agent")
 	if files, ok := f.Texts("output_files"); ok {
-		files = nonEmpty(files)
+		files = jsondoc.NonEmpty(files)
 		s.Output = strings.Join(files, "\n")
 		c.Files.Created = addUnique(c.Files.Created, files)
 	}
@@ -327,10 +327,7 @@ func stepStatus(c *ckpt.Checkpoint, key, word, field string, n *jsondoc.Notes) c
 	if strings.EqualFold(strings.TrimSpace(word), "skipped") {
 		return ckpt.StepSkipped
 	}
-	s, guessed := jsondoc.StatusFromWord(word)
-	if guessed {
-		n.Add("%s %q is not a seed 000 status: read as %s", field, word, s)
-	}
+	s := jsondoc.ReadStatus(n, field, word, "seed 000")
 	switch s {
 	case ckpt.StatusPending:
 		return ckpt.StepPending
@@ -393,16 +390,6 @@ func taskAt(cps *jsondoc.Object, key, field string, n *jsondoc.Notes) (string, b
 func reversed(list []string) []string {
 	out := slices.Clone(list)
 	slices.Reverse(out)
-	return out
-}
-
-func nonEmpty(list []string) []string {
-	out := make([]string, 0, len(list))
-	for _, s := range list {
-		if strings.TrimSpace(s) != "" {
-			out = append(out, s)
-		}
-	}
 	return out
 }
 
@@ -576,7 +563,7 @@ func renderLoop(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 			e.Set("progress", progress.Raw())
 		}
 		if s.Output != "" {
-			e.Put("output_files", nonEmpty(strings.Split(s.Output, "\n")))
+			e.Put("output_files", jsondoc.NonEmpty(strings.Split(s.Output, "\n")))
 		}
 		notes := s.Notes
 		if i := blockerIndex(c, s.ID); i >= 0 && notes == "" {
