@@ -84,9 +84,11 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	defer unlock()
 
-	cur, err := s.load(f)
-	if err != nil {
-		return ckpt.AppendResult{}, err
+	cur, ok := s.fromWritten(f)
+	if !ok {
+		if cur, err = s.load(f); err != nil {
+			return ckpt.AppendResult{}, err
+		}
 	}
 	var warnings []string
 	if cur.torn > 0 {
@@ -135,8 +137,10 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 			}
 		}
 	}
-	next.Heartbeat.LastBeat = lastBeat(f)
-	return ckpt.AppendResult{State: next, Event: stored, Warnings: warnings}, nil
+	s.remember(f, end, line, stored.Sum, next)
+	out := deepCopy(next)
+	out.Heartbeat.LastBeat = lastBeat(f)
+	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
 }
 
 // replay returns the result of the event with key, if one of the last
@@ -304,6 +308,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}
 	gone := filepath.Join(trash, "checkpoint")
+	s.forget(id)
 	err = os.Rename(f.dir, gone)
 	unlock()
 	if err != nil {

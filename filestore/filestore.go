@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
@@ -68,6 +69,9 @@ type config struct {
 type Store struct {
 	dir string
 	cfg config
+
+	mu      sync.Mutex
+	written map[string]*written // this Store's last write per checkpoint
 }
 
 var _ ckpt.Store = (*Store)(nil)
@@ -169,8 +173,14 @@ func Find(start string) (string, error) {
 // Dir returns the store's directory, as given to Open.
 func (s *Store) Dir() string { return s.dir }
 
-// Close releases nothing: a Store holds no open files between calls.
-func (s *Store) Close() error { return nil }
+// Close drops the Store's memory of its own writes; a Store holds no open
+// files between calls. The Store stays usable.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.written = nil
+	s.mu.Unlock()
+	return nil
+}
 
 // dirName maps a valid ID to its directory name: '/' becomes '+', which is
 // not an ID character, so the mapping is one to one.

@@ -249,3 +249,75 @@ func TestManyProcesses(t *testing.T) {
 	}
 	storetest.Verify(t, s)
 }
+
+// TestTwoStoresOneDirectory has two Stores (as two processes would) take
+// turns on one checkpoint: each one's memory of its own last write must give
+// way to the other's writes.
+func TestTwoStoresOneDirectory(t *testing.T) {
+	a := newStore(t, Options{})
+	b, err := Open(a.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	note := func(s *Store, text string) ckpt.AppendResult {
+		t.Helper()
+		res, err := s.Append(ctx, "x", ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: text}), ckpt.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if _, err := a.Append(ctx, "x", ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	note(a, "a1")
+	note(b, "b1")
+	note(b, "b2")
+	res := note(a, "a2")
+	if res.State.Rev != 5 || res.State.Context.Notes != "a1\nb1\nb2\na2" {
+		t.Errorf("after turns: revision %d notes %q; want 5 and all four notes in order", res.State.Rev, res.State.Context.Notes)
+	}
+	// A repair by the other Store, which rewrites the history's tail.
+	f := b.files("x")
+	lines := historyLines(t, f)
+	writeLines(t, f, lines, []byte(`{"torn`))
+	if _, err := b.Repair(ctx, []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	if res := note(a, "a3"); res.State.Rev != 6 || len(res.Warnings) != 0 {
+		t.Errorf("after the other's repair: revision %d warnings %v; want 6 and none", res.State.Rev, res.Warnings)
+	}
+	// Another writer's history of the very same size and inode, as a
+	// re-created checkpoint could leave: only the last line tells.
+	note(a, "a4")
+	lines = historyLines(t, f)
+	e, err := ckpt.DecodeLine(lines[len(lines)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Data = []byte(`{"text":"z4"}`)
+	if lines[len(lines)-1], e.Sum, err = ckpt.EncodeLine(e); err != nil {
+		t.Fatal(err)
+	}
+	writeLines(t, f, lines, nil)
+	cur, err := b.load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []ckpt.Event
+	for _, l := range lines {
+		ev, _ := ckpt.DecodeLine(l)
+		events = append(events, ev)
+	}
+	st, err := ckpt.Fold("x", events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := encodeEnvelope(st, e.Sum, cur.size)
+	os.WriteFile(f.state(), env, 0o644)
+	if res := note(a, "a5"); !strings.HasSuffix(res.State.Context.Notes, "a3\nz4\na5") {
+		t.Errorf("after the other's same-size rewrite: notes %q, want them to end a3, z4, a5", res.State.Context.Notes)
+	}
+	storetest.Verify(t, a)
+}

@@ -25,6 +25,7 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 		return nil, false, err
 	}
 	defer unlock()
+	s.forget(f.id)
 	d, err := s.diagnose(f)
 	if err != nil {
 		return nil, false, err

@@ -99,3 +99,34 @@ func appendSync(path string, data []byte) error {
 	}
 	return nil
 }
+
+// fileIdentity returns the inode number and size of the file at path.
+func fileIdentity(path string) (ino uint64, size int64, err error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, 0, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return st.Ino, st.Size, nil
+	}
+}
+
+// endsWith reports whether the file at path, of the given size, ends with
+// tail.
+func endsWith(path string, size int64, tail []byte) bool {
+	if int64(len(tail)) > size {
+		return false
+	}
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, len(tail))
+	n, err := syscall.Pread(fd, buf, size-int64(len(tail)))
+	return err == nil && n == len(buf) && string(buf) == string(tail)
+}

@@ -47,3 +47,26 @@ func appendSync(path string, data []byte) error {
 	}
 	return f.Close()
 }
+
+// fileIdentity returns 0 for the inode number where it is not portable to
+// read it, which turns off the Store's cache of its own writes.
+func fileIdentity(path string) (ino uint64, size int64, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return 0, fi.Size(), nil
+}
+
+// endsWith reports whether the file at path, of the given size, ends with
+// tail.
+func endsWith(path string, size int64, tail []byte) bool {
+	f, err := os.Open(path)
+	if err != nil || int64(len(tail)) > size {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, len(tail))
+	n, err := f.ReadAt(buf, size-int64(len(tail)))
+	return err == nil && n == len(buf) && bytes.Equal(buf, tail)
+}

@@ -1,0 +1,62 @@
+package filestore
+
+import (
+	"github.com/ckpt-dev/ckpt"
+)
+
+// written is what this Store last wrote to a checkpoint: enough for its next
+// update to skip reading and parsing state.json, once a stat and a read of
+// the history's last line prove the history is exactly as this Store left
+// it. The last line carries a checksum chained over the whole history, so an
+// equal last line at an equal size of the same file is the same history.
+type written struct {
+	ino   uint64
+	size  int64
+	last  []byte           // the history's last line
+	sum   string           // its checksum
+	state *ckpt.Checkpoint // fold of the history; never changed, never handed out
+}
+
+// maxWritten bounds the cache; past it, it starts again empty.
+const maxWritten = 1024
+
+// fromWritten returns checkpoint f's current state from this Store's record
+// of its own last write, if the history has not changed since. The state is
+// a copy the caller owns.
+func (s *Store) fromWritten(f files) (current, bool) {
+	s.mu.Lock()
+	w := s.written[f.id]
+	s.mu.Unlock()
+	if w == nil {
+		return current{}, false
+	}
+	ino, size, err := fileIdentity(f.history())
+	if err != nil || ino != w.ino || size != w.size || !endsWith(f.history(), size, w.last) {
+		s.forget(f.id)
+		return current{}, false
+	}
+	return current{state: deepCopy(w.state), sum: w.sum, end: size, size: size, cached: true}, true
+}
+
+// remember records this Store's write of line, which made the history of f
+// size bytes long with state st. st must not change afterwards.
+func (s *Store) remember(f files, size int64, line []byte, sum string, st *ckpt.Checkpoint) {
+	ino, got, err := fileIdentity(f.history())
+	if err != nil || ino == 0 || got != size {
+		s.forget(f.id)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil || len(s.written) >= maxWritten {
+		s.written = map[string]*written{}
+	}
+	s.written[f.id] = &written{ino: ino, size: size, last: line, sum: sum, state: st}
+}
+
+// forget drops what this Store remembers of checkpoint id.
+func (s *Store) forget(id string) {
+	s.mu.Lock()
+	delete(s.written, id)
+	s.mu.Unlock()
+}
