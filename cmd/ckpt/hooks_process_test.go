@@ -9,8 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf16"
 
 	"github.com/gofrs/flock"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
 )
 
 // Hook tests that need more than a script: another process holding a
@@ -173,6 +178,56 @@ func TestHookDamagedHistory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".ccc-progress.md")); err == nil {
 		t.Fatal("the final checkpoint wrote .ccc-progress.md from a damaged checkpoint")
+	}
+}
+
+// TestHookSessionStartLargeCheckpoint: the continuation prompt of a
+// checkpoint far larger than a context can take (300 long steps, 200
+// decisions, 500 files) still comes out as one JSON line under Claude
+// Code's 10,000-character limit, counted in UTF-16 units as it counts.
+func TestHookSessionStartLargeCheckpoint(t *testing.T) {
+	bin := ckptBinary(t)
+	dir := t.TempDir()
+	st, err := filestore.Init(filepath.Join(dir, ".ckpt"), filestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+	title := "A very large task"
+	var steps []ckpt.Step
+	for i := range 300 {
+		steps = append(steps, ckpt.Step{ID: fmt.Sprintf("s%03d", i), Title: strings.Repeat("步骤 with a long title 🙂 ", 8)})
+	}
+	events := []ckpt.Event{ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{}, ckpt.Created{Patch: ckpt.Patch{Title: &title}, Steps: steps})}
+	for i := range 200 {
+		events = append(events, ckpt.MustEvent(ckpt.EventDecision, at, ckpt.Actor{}, ckpt.DecisionData{Text: fmt.Sprintf("Decision %d: %s", i, strings.Repeat("because ", 30))}))
+	}
+	var files []string
+	for i := range 500 {
+		files = append(files, fmt.Sprintf("src/package_%d/file_with_a_long_name_%d.go", i, i))
+	}
+	events = append(events, ckpt.MustEvent(ckpt.EventUpdate, at, ckpt.Actor{}, ckpt.Patch{FilesModified: files}))
+	for _, e := range events {
+		if _, err := st.Append(t.Context(), "big", e, ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := hookRun(t, bin, dir, "SessionStart", `{"session_id":"s2","hook_event_name":"SessionStart","source":"compact"}`, "CKPT_ID=big")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if n := len(utf16.Encode([]rune(out))); n >= 10000 || !strings.HasSuffix(out, "}\n") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("output is %d UTF-16 units, want one line under 10,000: %.200q", n, out)
+	}
+	var v struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.HookSpecificOutput.HookEventName != "SessionStart" ||
+		!strings.Contains(v.HookSpecificOutput.AdditionalContext, "# Resume: A very large task") {
+		t.Fatalf("output %v: %.300q", err, out)
 	}
 }
 
