@@ -222,7 +222,7 @@ func runHook(ctx context.Context, o *HookOptions) {
 	} else {
 		defer st.Close()
 		h.Store = &boundedStore{Store: st, dir: dir}
-		steps := &hookSteps{store: h.Store, now: o.Now, project: projectDir(h.RepoRoot, dir, start), storeDir: dir, agent: hookAgent(o.Client, o.Getenv), getenv: o.Getenv}
+		steps := &hookSteps{store: h.Store, now: o.Now, project: projectDir(h.RepoRoot, start), storeDir: dir, agent: hookAgent(o.Client, o.Getenv), getenv: o.Getenv}
 		if dir != "" {
 			h.StateDir = filepath.Join(dir, hookDir, "state")
 			h.Backup = steps.backup
@@ -258,14 +258,10 @@ func hookAgent(c claude.Client, getenv func(string) string) string {
 }
 
 // projectDir is the directory of the project a session works in: the
-// repository, else the directory holding the store, else where the hook
-// started.
-func projectDir(repoRoot, storeDir, start string) string {
-	switch {
-	case repoRoot != "":
+// repository, else the directory the session works in.
+func projectDir(repoRoot, start string) string {
+	if repoRoot != "" {
 		return repoRoot
-	case storeDir != "":
-		return filepath.Dir(storeDir)
 	}
 	return start
 }
