@@ -123,7 +123,7 @@ and one warning line on stderr.`,
 		runHook(ctx, o)
 		return nil
 	})
-	cmd.Flags().StringVar(&client, "client", "", "the client that runs the hook: claude (default), codex or gemini")
+	cmd.Flags().StringVar(&client, "client", "", "the `CLIENT` that runs the hook: claude (default), codex or gemini")
 	return cmd
 }
 

@@ -97,10 +97,10 @@ without ckpt's hooks is left alone.`
 		return runHooks(o)
 	})
 	fl := cmd.Flags()
-	fl.StringVar(&scope, "scope", "project", "which settings file: project, local (Claude Code only) or user")
+	fl.StringVar(&scope, "scope", "project", "which settings file, by `SCOPE`: project, local (Claude Code only) or user")
 	if install {
 		fl.BoolVar(&o.Print, "print", false, "print the settings file that would be written; write nothing")
-		fl.StringVar(&o.Command, "command", "ckpt", "how the client runs ckpt: `ckpt` or an absolute PATH")
+		fl.StringVar(&o.Command, "command", "ckpt", "how the client runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
 	}
 	return cmd
 }

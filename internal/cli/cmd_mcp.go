@@ -185,9 +185,9 @@ server and key. A file without it is left alone.`
 	})
 	if install {
 		fl := cmd.Flags()
-		fl.BoolVar(&o.Print, "print", false, "print the `claude mcp add` command instead of writing .mcp.json")
-		fl.StringVar(&o.Scope, "scope", "project", "project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
-		fl.StringVar(&o.Command, "command", "ckpt", "how Claude Code runs ckpt: `ckpt` or an absolute PATH")
+		fl.BoolVar(&o.Print, "print", false, "print the claude mcp add command instead of writing .mcp.json")
+		fl.StringVar(&o.Scope, "scope", "project", "`SCOPE`: project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
+		fl.StringVar(&o.Command, "command", "ckpt", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
 	}
 	return cmd
 }
