@@ -12,9 +12,13 @@
 //     was imported from while writing what the checkpoint changed;
 //   - Fields, lenient readers of an object's members that convert what is
 //     unambiguous and say so in Notes, the warnings of an import;
-//   - ParseTime and FormatTime, StatusFromWord, StepIDs, and the record of
-//     the imported file an adapter keeps in Checkpoint.Meta (MetaSource,
-//     ReadMeta, WriteMeta).
+//   - ParseTime and FormatTime, StatusFromWord and ReadStatus (seed status
+//     words), StepIDs, NonEmpty and UniqueNonEmpty (lists as read), and the
+//     record of the imported file an adapter keeps in Checkpoint.Meta
+//     (MetaSource, ReadMeta, WriteMeta).
+//
+// Progress is not computed here: adapters call ckpt.Derive, the fold's own
+// arithmetic, on the states they build.
 //
 // Nothing in the package keeps global state; an Object is not safe for
 // concurrent use while one goroutine changes it.
