@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -207,7 +206,7 @@ func runHook(ctx context.Context, o *HookOptions) {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	var storeWarnings bytes.Buffer
+	var storeWarnings lockedBuffer
 	h := &claude.Handler{
 		Client:   o.Client,
 		Now:      o.Now,
@@ -216,7 +215,21 @@ func runHook(ctx context.Context, o *HookOptions) {
 		Loop:     o.Loop,
 		Prompt:   func(c *ckpt.Checkpoint) string { return render.NewPrompt(c).Markdown() },
 	}
-	st, dir, err := o.OpenStore(start, &storeWarnings)
+	// Opening reads the store's config: bounded too, for a store on a
+	// network drive that stopped answering.
+	limit := claude.DefaultTimeout
+	if ev == claude.EventSessionEnd {
+		limit = claude.SessionEndTimeout
+	}
+	openCtx, cancelOpen := context.WithTimeout(ctx, limit)
+	defer cancelOpen()
+	var st ckpt.Store
+	var dir string
+	err = bounded(openCtx, func() error {
+		var err error
+		st, dir, err = o.OpenStore(start, &storeWarnings)
+		return err
+	})
 	if err != nil {
 		h.OpenErr = fmt.Errorf("%s", errorLine(err))
 	} else {

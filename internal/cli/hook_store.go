@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -113,6 +115,26 @@ func bounded(ctx context.Context, fn func() error) error {
 	case <-ctx.Done():
 		return fmt.Errorf("gave up after the hook's time limit: %w", ctx.Err())
 	}
+}
+
+// lockedBuffer collects the warnings a store prints while a hook runs; a
+// write that a hook stopped waiting for may still print while the hook
+// reads them.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // hookStoreDir is the filestore directory a hook uses: --store or
