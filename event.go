@@ -190,6 +190,10 @@ type Snapshot struct {
 	State  Checkpoint `json:"state"`
 	Rev    int64      `json:"rev,omitempty"`
 	Source string     `json:"source,omitempty"` // e.g. "agent-checkpoints:agent_checkpoints/a.json"
+	// New makes the snapshot create the checkpoint: it is refused with
+	// ErrExists if the checkpoint already exists (archive copies use it so
+	// one can never overwrite another).
+	New bool `json:"new,omitempty"`
 }
 
 // Note appends free text to the checkpoint's context notes.

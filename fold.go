@@ -175,6 +175,9 @@ func applySnapshot(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	if err := decode(e, &s); err != nil {
 		return nil, err
 	}
+	if s.New && c.Rev > 0 {
+		return nil, fmt.Errorf("%w: %s (revision %d) cannot be created again from a snapshot", ErrExists, id, c.Rev)
+	}
 	started := c.StartedAt
 	*c = s.State
 	c.ID, c.Rev = id, e.Seq

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -88,26 +89,77 @@ func ArchiveName(id, reason string, at time.Time) (string, error) {
 	return name, nil
 }
 
-// archiveCopy stores a snapshot of c as a new, archived checkpoint.
-func archiveCopy(ctx context.Context, s Store, c *Checkpoint, reason string, l Lifecycle) (string, error) {
-	at := l.at()
-	name, err := ArchiveName(c.ID, reason, at)
+// freeArchiveName returns ArchiveName, or it with _2, _3… when an archive of
+// that name exists already (two takeovers within one second).
+func freeArchiveName(ctx context.Context, s Store, id, reason string, at time.Time) (string, error) {
+	base, err := ArchiveName(id, reason, at)
 	if err != nil {
 		return "", err
 	}
-	snap := *c.Clone()
-	snap.Archived = &Archive{Reason: reason, At: at, From: c.ID}
-	e := MustEvent(EventImported, at, l.Actor, Snapshot{State: snap, Rev: c.Rev, Source: "archive of " + c.ID})
-	if _, err := s.Append(ctx, name, e, AppendOptions{}); err != nil {
-		return "", fmt.Errorf("archiving %s as %s: %w", c.ID, name, err)
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s_%d", base, i)
+			if err := ValidateID(name); err != nil {
+				return "", fmt.Errorf("archive name for %s: %w", id, err)
+			}
+		}
+		if _, err := s.Get(ctx, name, 0); errors.Is(err, ErrNotFound) {
+			return name, nil
+		} else if err != nil {
+			return "", err
+		}
 	}
-	return name, nil
 }
 
-// TakeOverCheckpoint hands checkpoint id to a new agent: the old agent's state is
-// archived as id_<reason>_<unix> (reason defaults to "crashed"), then a
-// taken_over event gives the work to `to` in a new session. It returns the
-// new state and the archive's ID.
+// handOver is the shared shape of takeover and restart: record the main
+// event (keyed, compare-and-swap on the revision read), then store the state
+// from just before it as a new archived checkpoint. Recording first makes a
+// retry with the same key safe: the replayed event names the archive, and
+// an archive that exists already is left as it is. A crash between the two
+// leaves the old state in the history (ckpt show --rev) and a retry with the
+// key finishes the copy.
+func handOver(ctx context.Context, s Store, id string, l Lifecycle, event func(archive string) Event) (*Checkpoint, string, error) {
+	c, err := s.Get(ctx, id, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	name, err := freeArchiveName(ctx, s, id, l.Reason, l.at())
+	if err != nil {
+		return nil, "", err
+	}
+	e := event(name)
+	e.Key = l.Key
+	r, err := s.Append(ctx, id, e, AppendOptions{IfRev: c.Rev})
+	if err != nil {
+		return nil, "", err
+	}
+	if r.Replayed {
+		var ref struct {
+			ArchivedAs string `json:"archived_as"`
+		}
+		if err := json.Unmarshal(r.Event.Data, &ref); err != nil || ref.ArchivedAs == "" {
+			return nil, "", fmt.Errorf("%w: key %q was used by a %s event, not a %s", ErrInvalid, l.Key, r.Event.Type, e.Type)
+		}
+		name = ref.ArchivedAs
+	}
+	old, err := s.Get(ctx, id, r.Event.Seq-1)
+	if err != nil {
+		return nil, "", err
+	}
+	snap := *old
+	snap.Archived = &Archive{Reason: l.Reason, At: r.Event.At, From: id}
+	ae := MustEvent(EventImported, r.Event.At, l.Actor, Snapshot{State: snap, Rev: old.Rev, Source: "archive of " + id, New: true})
+	if _, err := s.Append(ctx, name, ae, AppendOptions{}); err != nil && !errors.Is(err, ErrExists) {
+		return nil, "", fmt.Errorf("archiving %s as %s: %w", id, name, err)
+	}
+	return r.State, name, nil
+}
+
+// TakeOverCheckpoint hands checkpoint id to a new agent: a taken_over event
+// gives the work to `to` in a new session, and the old agent's state is
+// archived as id_<reason>_<unix> (reason defaults to "crashed"). It returns
+// the new state and the archive's ID. With l.Key set, a retry is safe.
 func TakeOverCheckpoint(ctx context.Context, s Store, id string, to Agent, l Lifecycle) (*Checkpoint, string, error) {
 	if to.ID == "" && to.Name == "" {
 		return nil, "", fmt.Errorf("%w: a takeover needs the new agent: pass --agent NAME", ErrInvalid)
@@ -115,44 +167,24 @@ func TakeOverCheckpoint(ctx context.Context, s Store, id string, to Agent, l Lif
 	if l.Reason == "" {
 		l.Reason = "crashed"
 	}
-	c, err := s.Get(ctx, id, 0)
-	if err != nil {
-		return nil, "", err
+	var from Agent
+	if c, err := s.Get(ctx, id, 0); err == nil {
+		from = c.Agent
 	}
-	name, err := archiveCopy(ctx, s, c, l.Reason, l)
-	if err != nil {
-		return nil, "", err
-	}
-	e := MustEvent(EventTakenOver, l.at(), l.Actor, Takeover{From: c.Agent, To: to, Session: l.session(), ArchivedAs: name, Reason: l.Reason})
-	e.Key = l.Key
-	r, err := s.Append(ctx, id, e, AppendOptions{IfRev: c.Rev})
-	if err != nil {
-		return nil, name, err
-	}
-	return r.State, name, nil
+	return handOver(ctx, s, id, l, func(archive string) Event {
+		return MustEvent(EventTakenOver, l.at(), l.Actor, Takeover{From: from, To: to, Session: l.session(), ArchivedAs: archive, Reason: l.Reason})
+	})
 }
 
-// RestartCheckpoint starts checkpoint id over from scratch: the old state is archived
-// as id_aborted_<unix>, then a restarted event resets the work.
+// RestartCheckpoint starts checkpoint id over from scratch: a restarted
+// event resets the work, and the old state is archived as id_aborted_<unix>.
 func RestartCheckpoint(ctx context.Context, s Store, id string, l Lifecycle) (*Checkpoint, string, error) {
 	if l.Reason == "" {
 		l.Reason = "aborted"
 	}
-	c, err := s.Get(ctx, id, 0)
-	if err != nil {
-		return nil, "", err
-	}
-	name, err := archiveCopy(ctx, s, c, l.Reason, l)
-	if err != nil {
-		return nil, "", err
-	}
-	e := MustEvent(EventRestarted, l.at(), l.Actor, Restart{ArchivedAs: name, Session: l.session(), Reason: l.Reason})
-	e.Key = l.Key
-	r, err := s.Append(ctx, id, e, AppendOptions{IfRev: c.Rev})
-	if err != nil {
-		return nil, name, err
-	}
-	return r.State, name, nil
+	return handOver(ctx, s, id, l, func(archive string) Event {
+		return MustEvent(EventRestarted, l.at(), l.Actor, Restart{ArchivedAs: archive, Session: l.session(), Reason: l.Reason})
+	})
 }
 
 // RestoreCheckpoint brings checkpoint id back to the state it had at revision rev by

@@ -1,0 +1,112 @@
+package ckpt_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/memstore"
+)
+
+func lifecycleStore(t *testing.T) (ckpt.Store, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	s := memstore.New()
+	e := ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{}, ckpt.Created{Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: "Secondary-A"}}, Steps: []ckpt.Step{{ID: "research"}, {ID: "spec"}}})
+	if _, err := s.Append(ctx, "kai-7/a", e, ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	step := ckpt.MustEvent(ckpt.EventStep, t0.Add(time.Minute), ckpt.Actor{}, ckpt.StepChange{ID: "research", Status: ckpt.StepDone})
+	if _, err := s.Append(ctx, "kai-7/a", step, ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return s, ctx
+}
+
+func TestResumeRefusesFinishedWorkUnlessForced(t *testing.T) {
+	s, ctx := lifecycleStore(t)
+	c, err := ckpt.ResumeCheckpoint(ctx, s, "kai-7/a", ckpt.Lifecycle{At: t0.Add(time.Hour), SessionID: "s2"}, nil, false)
+	if err != nil || c.Session.Number != 2 || c.Session.ID != "s2" || c.Rev != 3 {
+		t.Fatalf("resume: %v, session %+v rev %d", err, c.Session, c.Rev)
+	}
+	done := ckpt.MustEvent(ckpt.EventStatus, t0.Add(2*time.Hour), ckpt.Actor{}, ckpt.StatusChange{Status: ckpt.StatusDone})
+	if _, err := s.Append(ctx, "kai-7/a", done, ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ckpt.ResumeCheckpoint(ctx, s, "kai-7/a", ckpt.Lifecycle{}, nil, false); !errors.Is(err, ckpt.ErrNotResumable) {
+		t.Fatalf("resume of done work: %v, want ErrNotResumable", err)
+	}
+	if c, err := ckpt.ResumeCheckpoint(ctx, s, "kai-7/a", ckpt.Lifecycle{}, nil, true); err != nil || c.Status != ckpt.StatusInProgress {
+		t.Fatalf("forced resume: %v", err)
+	}
+}
+
+func TestTakeoverArchivesTheOldStateOnceEvenWhenRetried(t *testing.T) {
+	s, ctx := lifecycleStore(t)
+	at := t0.Add(time.Hour)
+	l := ckpt.Lifecycle{At: at, Key: "takeover-1"}
+	c, name, err := ckpt.TakeOverCheckpoint(ctx, s, "kai-7/a", ckpt.Agent{ID: "Secondary-C"}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantName := "kai-7/a_crashed_" + itoa(at.Unix())
+	if name != wantName || c.Agent.ID != "Secondary-C" || c.Session.Number != 2 {
+		t.Fatalf("takeover: name %s agent %+v session %+v", name, c.Agent, c.Session)
+	}
+	arch, err := s.Get(ctx, name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arch.Agent.ID != "Secondary-A" || arch.Archived == nil || arch.Archived.Reason != "crashed" || arch.Archived.From != "kai-7/a" || arch.Progress.Done != 1 {
+		t.Fatalf("archive does not hold the old agent's state: %+v", arch)
+	}
+	// A retry with the key (a hook or script that lost the answer) neither
+	// takes over twice nor archives twice, even a second later.
+	l.At = at.Add(time.Second)
+	c2, name2, err := ckpt.TakeOverCheckpoint(ctx, s, "kai-7/a", ckpt.Agent{ID: "Secondary-C"}, l)
+	if err != nil || name2 != name || c2.Rev != c.Rev {
+		t.Fatalf("retried takeover: %v, name %s rev %d (first: %s rev %d)", err, name2, c2.Rev, name, c.Rev)
+	}
+	all, _ := s.List(ctx, ckpt.Filter{IncludeArchived: true})
+	if len(all) != 2 {
+		t.Fatalf("%d checkpoints after a retried takeover, want the checkpoint and one archive", len(all))
+	}
+	// A second, real takeover in the same second gets its own archive.
+	_, name3, err := ckpt.TakeOverCheckpoint(ctx, s, "kai-7/a", ckpt.Agent{ID: "Secondary-D"}, ckpt.Lifecycle{At: at})
+	if err != nil || name3 != wantName+"_2" {
+		t.Fatalf("second takeover in the same second: %v, name %s", err, name3)
+	}
+	if a, _ := s.Get(ctx, name, 0); a.Agent.ID != "Secondary-A" {
+		t.Fatalf("the first archive was overwritten: %+v", a.Agent)
+	}
+	if a, _ := s.Get(ctx, name3, 0); a.Agent.ID != "Secondary-C" {
+		t.Fatalf("the second archive holds %+v, want Secondary-C's state", a.Agent)
+	}
+}
+
+func TestRestartAndRestore(t *testing.T) {
+	s, ctx := lifecycleStore(t)
+	c, name, err := ckpt.RestartCheckpoint(ctx, s, "kai-7/a", ckpt.Lifecycle{At: t0.Add(time.Hour)})
+	if err != nil || c.Progress.Done != 0 || name != "kai-7/a_aborted_"+itoa(t0.Add(time.Hour).Unix()) {
+		t.Fatalf("restart: %v, done %d, archive %s", err, c.Progress.Done, name)
+	}
+	if a, err := s.Get(ctx, name, 0); err != nil || a.Progress.Done != 1 || a.Archived.Reason != "aborted" {
+		t.Fatalf("restart archive: %v %+v", err, a)
+	}
+	c, err = ckpt.RestoreCheckpoint(ctx, s, "kai-7/a", 2, ckpt.Lifecycle{At: t0.Add(2 * time.Hour)})
+	if err != nil || c.Progress.Done != 1 || c.Rev != 4 || c.Steps[0].Status != ckpt.StepDone {
+		t.Fatalf("restore to rev 2: %v, %+v", err, c)
+	}
+	h, _ := s.History(ctx, "kai-7/a", 1)
+	if len(h) != 4 || h[3].Type != ckpt.EventRestored {
+		t.Fatalf("restore must append, the history keeps everything: %d events", len(h))
+	}
+	if _, err := ckpt.RestoreCheckpoint(ctx, s, "kai-7/a", 99, ckpt.Lifecycle{}); !errors.Is(err, ckpt.ErrNotFound) {
+		t.Fatalf("restore past the end: %v, want ErrNotFound", err)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
