@@ -13,6 +13,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
@@ -442,5 +443,63 @@ func TestOutboxAgentAndStoredRoot(t *testing.T) {
 	e := mirrorEntry{Root: "docs/x"}
 	if got := e.rootDir(store); got != "/p/docs/x" {
 		t.Errorf("rootDir %q", got)
+	}
+}
+
+// BenchmarkMirroredAppend measures what a mirror adds to a durable update
+// on a real filestore: none (a store without mirrors is not wrapped), and
+// one mirror of each kind that rewrites its file on every change.
+func BenchmarkMirroredAppend(b *testing.B) {
+	for _, format := range []string{"", ccc.Name, agentcheckpoints.Name, superpowers.Name, "sitebuilder"} {
+		name := format
+		if name == "" {
+			name = "no-mirror"
+		}
+		b.Run(name, func(b *testing.B) {
+			project := b.TempDir()
+			dir := filepath.Join(project, filestore.StoreDirName)
+			st, err := filestore.Init(dir, filestore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if format != "" {
+				if _, err := editMirrors(dir, func(cfg *mirrorConfig) error {
+					cfg.Mirrors = []mirrorEntry{{Format: format, Root: "."}}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var warn bytes.Buffer
+			ms := withMirrors(st, dir, &warn, time.Now)
+			defer ms.Close()
+			ctx := context.Background()
+			if _, err := ms.Append(ctx, "T060", startEvent("Bench", "a", "b"), ckpt.AppendOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				e := ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: fmt.Sprintf("note %d", i)})
+				if _, err := ms.Append(ctx, "T060", e, ckpt.AppendOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if warn.Len() != 0 {
+				b.Fatalf("warnings: %s", warn.String())
+			}
+		})
+	}
+}
+
+// BenchmarkOpenWithoutMirrors is what every command pays for mirroring in
+// a store that has none: looking for mirrors.json.
+func BenchmarkOpenWithoutMirrors(b *testing.B) {
+	dir := b.TempDir()
+	st := memstore.New()
+	for b.Loop() {
+		if withMirrors(st, dir, nil, nil) != ckpt.Store(st) {
+			b.Fatal("wrapped")
+		}
 	}
 }
