@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +25,7 @@ type TakeoverOptions struct {
 	// SessionID is the new agent's session ID; empty: a fresh random one.
 	SessionID string
 	Force     bool // take over even a done or not-resumable checkpoint
+	Key       string
 	JSON      bool
 }
 
@@ -62,6 +61,7 @@ an archived one always is (take over the live checkpoint instead).`,
 	fl.StringVar(&o.To.Name, "agent-name", "", "the new agent's human-readable `NAME`")
 	fl.StringVar(&o.Reason, "reason", "crashed", "why, one `WORD` recorded in the archive name (crashed, reassigned, …)")
 	fl.BoolVar(&o.Force, "force", false, "take over even a done or not-resumable checkpoint")
+	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a retried takeover with this key hands over and archives nothing more")
 	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
 	return cmd
 }
@@ -92,10 +92,7 @@ func runTakeover(ctx context.Context, o *TakeoverOptions) error {
 		case !cur.Resume.Resumable:
 			return fmt.Errorf("%w: %s is marked not resumable; pass --force to hand it over anyway, or ckpt restart %s", ckpt.ErrNotResumable, o.ID, o.ID)
 		}
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason}
-		if err := archiveNameFree(ctx, st, o.ID, reason, l.At); err != nil {
-			return err
-		}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key}
 		c, name, err := ckpt.TakeOverCheckpoint(ctx, st, o.ID, o.To, l)
 		if err != nil {
 			if name != "" {
@@ -105,25 +102,6 @@ func runTakeover(ctx context.Context, o *TakeoverOptions) error {
 		}
 		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
 	})
-}
-
-// archiveNameFree fails with ckpt.ErrExists when the archive a takeover or
-// restart of id at time at would create exists already: two in the same
-// second would otherwise write the second archive over the first (an
-// imported event replaces an existing checkpoint's state).
-func archiveNameFree(ctx context.Context, st ckpt.Store, id, reason string, at time.Time) error {
-	name, err := ckpt.ArchiveName(id, reason, at)
-	if err != nil {
-		return err
-	}
-	switch _, err := st.Get(ctx, name, 0); {
-	case err == nil:
-		return fmt.Errorf("%w: the archive %s exists already (another takeover or restart of %s in the same second): retry in a second, or give another --reason",
-			ckpt.ErrExists, name, id)
-	case !errors.Is(err, ckpt.ErrNotFound):
-		return err
-	}
-	return nil
 }
 
 // archiveSource names the checkpoint an archive was copied from, as " X".
@@ -153,6 +131,7 @@ type RestartOptions struct {
 	Actor     ckpt.Actor
 	Reason    string // recorded in the archive name; default aborted
 	SessionID string
+	Key       string
 	JSON      bool
 }
 
@@ -180,6 +159,7 @@ the fresh continuation prompt (--json: as data).`,
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&o.Reason, "reason", "aborted", "why, one `WORD` recorded in the archive name")
+	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a retried restart with this key resets and archives nothing more")
 	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
 	return cmd
 }
@@ -193,10 +173,7 @@ func runRestart(ctx context.Context, o *RestartOptions) error {
 		return err
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason}
-		if err := archiveNameFree(ctx, st, o.ID, reason, l.At); err != nil {
-			return err
-		}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key}
 		c, name, err := ckpt.RestartCheckpoint(ctx, st, o.ID, l)
 		if err != nil {
 			if name != "" {
