@@ -269,10 +269,4 @@ func replayTo(f files, from int64, chain ckpt.Chain, st *ckpt.Checkpoint, rev, e
 }
 
 // lastBeat returns the modification time of f's beat file, or zero.
-func lastBeat(f files) time.Time {
-	fi, err := os.Stat(f.beat())
-	if err != nil {
-		return time.Time{}
-	}
-	return fi.ModTime().UTC()
-}
+func lastBeat(f files) time.Time { return modTime(f.beat()) }

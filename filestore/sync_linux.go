@@ -3,6 +3,7 @@ package filestore
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // datasync makes f's data durable with fdatasync(2): enough for an append,
@@ -44,6 +45,12 @@ func readFile(path string, buf []byte) ([]byte, error) {
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
+		if len(buf) < cap(buf) {
+			// A short read of a regular file is its end. The files read
+			// here are only ever replaced by rename, never written in place,
+			// so the one opened cannot grow meanwhile.
+			return buf, nil
+		}
 	}
 }
 
@@ -129,4 +136,13 @@ func endsWith(path string, size int64, tail []byte) bool {
 	buf := make([]byte, len(tail))
 	n, err := syscall.Pread(fd, buf, size-int64(len(tail)))
 	return err == nil && n == len(buf) && string(buf) == string(tail)
+}
+
+// modTime returns the modification time of the file at path, or zero.
+func modTime(path string) time.Time {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return time.Time{}
+	}
+	return time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC()
 }

@@ -5,6 +5,7 @@ package filestore
 import (
 	"bytes"
 	"os"
+	"time"
 )
 
 // datasync makes f's data durable; fsync(2) where fdatasync is not offered.
@@ -69,4 +70,13 @@ func endsWith(path string, size int64, tail []byte) bool {
 	buf := make([]byte, len(tail))
 	n, err := f.ReadAt(buf, size-int64(len(tail)))
 	return err == nil && n == len(buf) && bytes.Equal(buf, tail)
+}
+
+// modTime returns the modification time of the file at path, or zero.
+func modTime(path string) time.Time {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime().UTC()
 }
