@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -102,6 +103,7 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 		return err
 	}
 	rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, st.Dir(), o.IDs)...)
+	rep.Problems = append(rep.Problems, partialFindings(ctx, st, o.IDs)...)
 	if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
 		return err
 	}
@@ -132,6 +134,40 @@ func runRepair(ctx context.Context, o *CheckOptions) error {
 		return fmt.Errorf("%w: %d error(s) could not be repaired: see each one's repair above (ckpt check lists them again)", ckpt.ErrCorrupt, left)
 	}
 	return nil
+}
+
+// partialFindings warns of checkpoints marked done whose acceptance criteria
+// are not all met (seed 003, scenario 3): the store is sound, the work is not
+// finished. A checkpoint that cannot be read is left to the store's own
+// findings.
+func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []filestore.Problem {
+	var cs []*ckpt.Checkpoint
+	if len(ids) == 0 {
+		cs, _ = st.List(ctx, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
+	}
+	for _, id := range ids {
+		if c, err := st.Get(ctx, id, 0); err == nil {
+			cs = append(cs, c)
+		}
+	}
+	var out []filestore.Problem
+	for _, c := range cs {
+		if !c.PartiallyComplete() {
+			continue
+		}
+		var unmet []string
+		for _, a := range c.Acceptance {
+			if !a.Met {
+				unmet = append(unmet, a.ID)
+			}
+		}
+		out = append(out, filestore.Problem{
+			ID: c.ID, Severity: "warning",
+			What:   fmt.Sprintf("partially complete: marked done but %d acceptance criteria unmet (%s)", len(unmet), strings.Join(unmet, ", ")),
+			Repair: fmt.Sprintf("finish them and record each with ckpt accept %s CRIT, or reopen with ckpt update %s --status in_progress", c.ID, c.ID),
+		})
+	}
+	return out
 }
 
 // printReport prints a check or repair report.
