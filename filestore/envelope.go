@@ -64,19 +64,14 @@ func encodeEnvelope(st *ckpt.Checkpoint, sum string, size int64) ([]byte, error)
 // panicking, on anything but a complete, self-consistent envelope of id: a
 // torn or garbage file, a checksum mismatch, another checkpoint's state.
 func parseEnvelope(data []byte, id string) (envelope, *ckpt.Checkpoint, error) {
-	var env envelope
 	data = bytes.TrimSuffix(data, []byte{'\n'})
 	i := bytes.Index(data, []byte(stateMember))
 	if i < 0 || len(data) < i+len(stateMember)+2 || data[len(data)-1] != '}' {
-		return env, nil, fmt.Errorf("not a state envelope (empty, torn or garbage)")
+		return envelope{}, nil, fmt.Errorf("not a state envelope (empty, torn or garbage)")
 	}
-	head := make([]byte, 0, i+1)
-	head = append(append(head, data[:i]...), '}')
-	if err := json.Unmarshal(head, &env); err != nil {
-		return env, nil, fmt.Errorf("state envelope header: %v", err)
-	}
-	if env.Format != envelopeFormat || env.Version != envelopeVersion {
-		return env, nil, fmt.Errorf("state envelope has format %q version %d, want %q %d", env.Format, env.Version, envelopeFormat, envelopeVersion)
+	env, err := parseHeader(data[:i])
+	if err != nil {
+		return env, nil, err
 	}
 	if env.ID != id {
 		return env, nil, fmt.Errorf("state envelope is of checkpoint %q, not %q", env.ID, id)
@@ -96,4 +91,90 @@ func parseEnvelope(data []byte, id string) (envelope, *ckpt.Checkpoint, error) {
 		return env, nil, fmt.Errorf("state is %q at revision %d, the envelope says %q at %d", c.ID, c.Rev, id, env.Rev)
 	}
 	return env, &c, nil
+}
+
+// parseHeader reads an envelope header, the bytes before `,"state":`,
+// exactly as encodeEnvelope writes them (member order, no spaces): a hand
+// parser, because List parses 10,000 of them. Anything else is an error.
+func parseHeader(h []byte) (envelope, error) {
+	var env envelope
+	r := headerReader{rest: h}
+	r.lit(`{"format":"` + envelopeFormat + `","version":`)
+	env.Format = envelopeFormat
+	env.Version = int(r.number())
+	r.lit(`,"id":"`)
+	env.ID = r.until('"')
+	r.lit(`,"rev":`)
+	env.Rev = r.number()
+	r.lit(`,"sum":"`)
+	env.Sum = r.until('"')
+	r.lit(`,"history_size":`)
+	env.HistorySize = r.number()
+	r.lit(`,"state_sum":"`)
+	env.StateSum = r.until('"')
+	if r.bad || len(r.rest) != 0 {
+		return envelope{}, fmt.Errorf("state envelope header is not one this ckpt writes (format %s version %d)", envelopeFormat, envelopeVersion)
+	}
+	if env.Version != envelopeVersion {
+		return envelope{}, fmt.Errorf("state envelope has version %d, want %d", env.Version, envelopeVersion)
+	}
+	if !isSum(env.Sum) || !isSum(env.StateSum) {
+		return envelope{}, fmt.Errorf("state envelope checksums %q and %q are not 32 hex digits", env.Sum, env.StateSum)
+	}
+	return env, nil
+}
+
+// headerReader consumes an envelope header; bad is set at the first
+// mismatch and stays set.
+type headerReader struct {
+	rest []byte
+	bad  bool
+}
+
+func (r *headerReader) lit(s string) {
+	if r.bad || !bytes.HasPrefix(r.rest, []byte(s)) {
+		r.bad = true
+		return
+	}
+	r.rest = r.rest[len(s):]
+}
+
+// number reads a non-negative decimal integer of at most 18 digits.
+func (r *headerReader) number() int64 {
+	n, i := int64(0), 0
+	for ; !r.bad && i < len(r.rest) && i < 18 && r.rest[i] >= '0' && r.rest[i] <= '9'; i++ {
+		n = n*10 + int64(r.rest[i]-'0')
+	}
+	if i == 0 || i > 1 && r.rest[0] == '0' {
+		r.bad = true
+		return 0
+	}
+	r.rest = r.rest[i:]
+	return n
+}
+
+// until reads up to (not including) the byte c, and consumes c.
+func (r *headerReader) until(c byte) string {
+	i := bytes.IndexByte(r.rest, c)
+	if r.bad || i < 0 {
+		r.bad = true
+		return ""
+	}
+	s := string(r.rest[:i])
+	r.rest = r.rest[i+1:]
+	return s
+}
+
+// isSum reports whether s is a checksum as the store writes them: 32
+// lowercase hex digits.
+func isSum(s string) bool {
+	if len(s) != sumLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }
