@@ -166,6 +166,21 @@ func expect(ok bool, what string) error {
 	return nil
 }
 
+// testImportedCreates checks that an imported snapshot can be a checkpoint's
+// first event (an import from a seed file), and only the first.
+func testImportedCreates(t *testing.T, s ckpt.Store) {
+	snap := ckpt.Snapshot{State: ckpt.Checkpoint{Title: "from a seed file", Status: ckpt.StatusWaiting}, Source: "storetest"}
+	res := mustAppend(t, s, "imported/first", event(0, ckpt.EventImported, snap))
+	if res.Event.Seq != 1 || res.State.Rev != 1 || res.State.Title != "from a seed file" || res.State.Status != ckpt.StatusWaiting {
+		t.Errorf("imported first event: seq %d, state %+v", res.Event.Seq, res.State)
+	}
+	if d := diffState(res.State, mustGet(t, s, "imported/first")); d != "" {
+		t.Errorf("Get differs from the Append result:\n%s", d)
+	}
+	_, err := s.Append(context.Background(), "imported/none", event(0, ckpt.EventNote, ckpt.Note{Text: "x"}), ckpt.AppendOptions{})
+	wantErr(t, "a note as a first event", err, ckpt.ErrNotFound)
+}
+
 func testEventFieldsSetByStore(t *testing.T, s ckpt.Store) {
 	first := mustAppend(t, s, "fields", created("f"))
 	e := note(1, "given time")

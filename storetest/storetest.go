@@ -63,6 +63,7 @@ var cases = []struct {
 	{"CreateAndGet", testCreateAndGet},
 	{"CreateExisting", testCreateExisting},
 	{"EveryEventType", testEveryEventType},
+	{"ImportedCreates", testImportedCreates},
 	{"EventFieldsSetByStore", testEventFieldsSetByStore},
 	{"GetRevision", testGetRevision},
 	{"HistoryFrom", testHistoryFrom},
