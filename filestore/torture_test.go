@@ -124,31 +124,48 @@ func (w *writerProc) kill(t *testing.T) {
 	}
 }
 
-// steps returns the current_step texts of the events in id's history.
-func steps(t *testing.T, s *Store, id string) map[string]bool {
+// stepIndex remembers the current_step texts found in histories so far, so
+// that each check reads only the events appended since the last one.
+type stepIndex struct {
+	seen map[string]map[string]bool // checkpoint ID → texts
+	next map[string]int64           // checkpoint ID → first seq not read yet
+}
+
+func newStepIndex() *stepIndex {
+	return &stepIndex{seen: map[string]map[string]bool{}, next: map[string]int64{}}
+}
+
+// has reports whether id's history holds an update with text, reading the
+// history's new events first.
+func (x *stepIndex) has(t *testing.T, s *Store, id, text string) bool {
 	t.Helper()
-	h, err := s.History(context.Background(), id, 0)
+	if x.seen[id][text] {
+		return true
+	}
+	h, err := s.History(context.Background(), id, max(x.next[id], 1))
 	if err != nil {
 		t.Fatalf("History(%s): %v", id, err)
 	}
-	got := map[string]bool{}
+	if x.seen[id] == nil {
+		x.seen[id] = map[string]bool{}
+	}
 	for _, e := range h {
 		var p ckpt.Patch
 		if e.Type == ckpt.EventUpdate && json.Unmarshal(e.Data, &p) == nil && p.CurrentStep != nil {
-			got[*p.CurrentStep] = true
+			x.seen[id][*p.CurrentStep] = true
 		}
+		x.next[id] = e.Seq + 1
 	}
-	return got
+	return x.seen[id][text]
 }
 
 // assertAcked fails unless every update w acknowledged is in the history.
-func assertAcked(t *testing.T, s *Store, w *writerProc) int {
+func assertAcked(t *testing.T, s *Store, x *stepIndex, w *writerProc) int {
 	t.Helper()
 	n := 0
 	for id, texts := range w.acks {
-		have := steps(t, s, id)
 		for _, text := range texts {
-			if !have[text] {
+			if !x.has(t, s, id, text) {
 				t.Errorf("acknowledged update %s of %s is not in its history", text, id)
 			}
 			n++
@@ -207,6 +224,7 @@ func TestCrashTorture(t *testing.T) {
 	start := time.Now()
 	killed, acked := 0, 0
 	seen := map[string]int{}
+	index := newStepIndex()
 	for killed < kills && time.Since(start) < budget && !t.Failed() {
 		time.Sleep(time.Duration(rng.IntN(40)+2) * time.Millisecond)
 		i := rng.IntN(len(running))
@@ -227,7 +245,7 @@ func TestCrashTorture(t *testing.T) {
 		if r, err := s.Check(context.Background(), []string{own}); err != nil || len(r.Problems) > 0 {
 			t.Errorf("Check(%s) after Repair: %v %+v", own, err, r)
 		}
-		acked += assertAcked(t, s, w)
+		acked += assertAcked(t, s, index, w)
 	}
 	for _, w := range running {
 		w.kill(t)
@@ -238,7 +256,7 @@ func TestCrashTorture(t *testing.T) {
 	}
 	storetest.Verify(t, s)
 	for _, w := range running {
-		acked += assertAcked(t, s, w)
+		acked += assertAcked(t, s, index, w)
 	}
 	t.Logf("%d kills, %d acknowledged updates verified, in %v; repaired: %v", killed, acked, time.Since(start).Round(time.Millisecond), seen)
 }
