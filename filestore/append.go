@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,7 +85,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	defer unlock()
 
-	cur, ok := s.fromWritten(f)
+	cur, ok := s.takeWritten(f)
 	if !ok {
 		if cur, err = s.load(f); err != nil {
 			return ckpt.AppendResult{}, err
@@ -128,7 +129,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if env, err := encodeEnvelope(next, stored.Sum, end); err != nil {
 		warnings = append(warnings, err.Error())
 	} else {
-		if err := atomicfile.ReplaceCache(f.state(), env, 0o644); err != nil {
+		if err := overwrite(f.state(), env); err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until ckpt repair %s", id, err, id))
 		}
 		if next.Rev%int64(s.cfg.BackupEvery) == 0 {
@@ -182,12 +183,22 @@ func seal(e ckpt.Event, rev int64, sum string) ([]byte, ckpt.Event, error) {
 		e.At = time.Now()
 	}
 	e.At = e.At.UTC()
-	line, _, err := ckpt.EncodeLine(e)
+	line, lineSum, err := ckpt.EncodeLine(e)
 	if err != nil {
 		return nil, ckpt.Event{}, fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
 	}
-	stored, err := ckpt.DecodeLine(line)
-	return line, stored, err
+	// The event as its line decodes: the line holds Data as json.Marshal
+	// writes a RawMessage (compacted, HTML-escaped), so do the same here
+	// rather than decode the whole line again.
+	if len(e.Data) > 0 {
+		if e.Data, err = json.Marshal(e.Data); err != nil {
+			return nil, ckpt.Event{}, fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
+		}
+	} else {
+		e.Data = nil
+	}
+	e.Sum = lineSum
+	return line, e, nil
 }
 
 // appendLine appends line to f's history with one write and makes it

@@ -146,3 +146,32 @@ func modTime(path string) time.Time {
 	}
 	return time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC()
 }
+
+// overwrite writes data over the file at path in place (creating it), then
+// cuts it to len(data): no new inode, no rename, no fsync. It is for a
+// checksummed cache only: a reader may meet a mix of old and new bytes, or a
+// crash may leave one, and must take its checksum failure as "no cache".
+func overwrite(path string, data []byte) error {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+	for err == syscall.EINTR {
+		fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+	}
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	for off := 0; off < len(data); {
+		n, err := syscall.Pwrite(fd, data[off:], int64(off))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "write", Path: path, Err: err}
+		}
+		off += n
+	}
+	if err := syscall.Ftruncate(fd, int64(len(data))); err != nil {
+		return &os.PathError{Op: "truncate", Path: path, Err: err}
+	}
+	return nil
+}

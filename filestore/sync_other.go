@@ -80,3 +80,21 @@ func modTime(path string) time.Time {
 	}
 	return fi.ModTime().UTC()
 }
+
+// overwrite writes data over the file at path in place (creating it), then
+// cuts it to len(data); for a checksummed cache only (see sync_linux.go).
+func overwrite(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Truncate(int64(len(data))); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -14,32 +14,34 @@ type written struct {
 	size  int64
 	last  []byte           // the history's last line
 	sum   string           // its checksum
-	state *ckpt.Checkpoint // fold of the history; never changed, never handed out
+	state *ckpt.Checkpoint // fold of the history; never handed out
 }
 
 // maxWritten bounds the cache; past it, it starts again empty.
 const maxWritten = 1024
 
-// fromWritten returns checkpoint f's current state from this Store's record
-// of its own last write, if the history has not changed since. The state is
-// a copy the caller owns.
-func (s *Store) fromWritten(f files) (current, bool) {
+// takeWritten returns checkpoint f's current state from this Store's record
+// of its own last write, if the history has not changed since. It removes
+// the record: the caller owns the state (and Apply may change it) until it
+// remembers its own write. Callers hold f's lock.
+func (s *Store) takeWritten(f files) (current, bool) {
 	s.mu.Lock()
 	w := s.written[f.id]
+	delete(s.written, f.id)
 	s.mu.Unlock()
 	if w == nil {
 		return current{}, false
 	}
 	ino, size, err := fileIdentity(f.history())
 	if err != nil || ino != w.ino || size != w.size || !endsWith(f.history(), size, w.last) {
-		s.forget(f.id)
 		return current{}, false
 	}
-	return current{state: deepCopy(w.state), sum: w.sum, end: size, size: size, cached: true}, true
+	return current{state: w.state, sum: w.sum, end: size, size: size, cached: true}, true
 }
 
 // remember records this Store's write of line, which made the history of f
-// size bytes long with state st. st must not change afterwards.
+// size bytes long with state st. The Store owns st from now on: the caller
+// must not hand it out or change it.
 func (s *Store) remember(f files, size int64, line []byte, sum string, st *ckpt.Checkpoint) {
 	ino, got, err := fileIdentity(f.history())
 	if err != nil || ino == 0 || got != size {

@@ -199,9 +199,19 @@ func testEventFieldsSetByStore(t *testing.T, s ckpt.Store) {
 	if res.Event.At.Before(before) || res.Event.At.After(time.Now().Add(time.Second)) {
 		t.Errorf("an event without a time was stored at %v, want about now", res.Event.At)
 	}
+	// Data as given (spaces, characters JSON may escape) comes back from
+	// Append exactly as History will give it.
+	spaced := ckpt.Event{Type: ckpt.EventNote, At: at(4), Key: "k<&>", Data: []byte(`{ "text" : "a <b> & c\u00e9" }`)}
+	res2 := mustAppend(t, s, "fields", spaced)
 	h := mustHistory(t, s, "fields")
 	if d := cmp.Diff(res.Event, h[2], eventOpts); d != "" {
 		t.Errorf("History differs from the Append result (-append +history):\n%s", d)
+	}
+	if d := cmp.Diff(res2.Event, h[3], eventOpts); d != "" {
+		t.Errorf("History differs from the Append result for spaced data (-append +history):\n%s", d)
+	}
+	if res2.State.Context.Notes != "given time\nno time\na <b> & c\u00e9" {
+		t.Errorf("notes = %q", res2.State.Context.Notes)
 	}
 }
 
