@@ -138,7 +138,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 			}
 		}
 	}
-	s.remember(f, end, line, stored.Sum, next)
+	s.remember(f, cur.ino, end, line, stored.Sum, next)
 	out := deepCopy(next)
 	out.Heartbeat.LastBeat = lastBeat(f)
 	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
@@ -233,29 +233,30 @@ func cutTail(f files, end int64) error {
 	return nil
 }
 
-// writeBackup writes env as the backup of revision rev and removes the one
-// that falls out of the window of the newest BackupKeep. Backups are written
-// every BackupEvery revisions, so that one is named, not searched for; repair
-// removes any others.
+// writeBackup writes env as the backup of revision rev and retires the one
+// that falls out of the window of the newest BackupKeep (revision
+// rev - BackupEvery*BackupKeep): that file is renamed to the new name and
+// overwritten in place, which spares the file system an inode freed and
+// another allocated at every backup; without one, a new file is written.
+// Repair removes any other stray backup. No temporary file and no fsync: a
+// backup carries its checksum and its revision, so a torn or not yet
+// overwritten one (a reader racing the write, or a crash) is skipped for an
+// older one, and rewritten by repair.
 func (s *Store) writeBackup(f files, rev int64, env []byte) error {
 	path := f.backups() + sep + backupName(rev)
-	err := atomicfile.ReplaceFile(path, env, 0o644)
+	if old := rev - int64(s.cfg.BackupEvery*s.cfg.BackupKeep); old > 0 {
+		if err := os.Rename(f.backups()+sep+backupName(old), path); err == nil {
+			return overwrite(path, env)
+		}
+	}
+	err := writePlain(path, env)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.Mkdir(f.backups(), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		err = atomicfile.ReplaceFile(path, env, 0o644)
+		err = writePlain(path, env)
 	}
-	if err != nil {
-		return err
-	}
-	old := rev - int64(s.cfg.BackupEvery*s.cfg.BackupKeep)
-	if old > 0 {
-		if err := os.Remove(f.backups() + sep + backupName(old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // Beat implements ckpt.Store: it sets the modification time of the

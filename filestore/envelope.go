@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"strconv"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -46,15 +47,22 @@ func encodeEnvelope(st *ckpt.Checkpoint, sum string, size int64) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: encoding state of %s: %w", st.ID, err)
 	}
-	head, err := json.Marshal(envelope{
-		Format: envelopeFormat, Version: envelopeVersion, ID: st.ID, Rev: st.Rev,
-		Sum: sum, HistorySize: size, StateSum: checksum(state),
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(head)+len(stateMember)+len(state)+2)
-	out = append(out, head[:len(head)-1]...)
+	// The header by hand, in the order parseHeader reads: an ID is plain
+	// JSON string content (no character of an ID needs escaping), sums are hex.
+	out := make([]byte, 0, len(state)+200)
+	out = append(out, `{"format":"`+envelopeFormat+`","version":`...)
+	out = strconv.AppendInt(out, envelopeVersion, 10)
+	out = append(out, `,"id":"`...)
+	out = append(out, st.ID...)
+	out = append(out, `","rev":`...)
+	out = strconv.AppendInt(out, st.Rev, 10)
+	out = append(out, `,"sum":"`...)
+	out = append(out, sum...)
+	out = append(out, `","history_size":`...)
+	out = strconv.AppendInt(out, size, 10)
+	out = append(out, `,"state_sum":"`...)
+	out = append(out, checksum(state)...)
+	out = append(out, '"')
 	out = append(out, stateMember...)
 	out = append(out, state...)
 	return append(out, '}', '\n'), nil

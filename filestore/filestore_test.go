@@ -3,6 +3,7 @@ package filestore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -151,7 +152,7 @@ func TestOnDiskLayout(t *testing.T) {
 	if err != nil || env.Rev != 9 || env.Sum != sums[8] || env.HistorySize != size.Size() || st.Title != "layout" {
 		t.Errorf("state.json envelope %+v, %v; want revision 9 with the last sum and the history's size", env, err)
 	}
-	if !bytes.HasPrefix(b, []byte(`{"format":"ckpt-state","version":1,"id":"kai-7/secondary-a","rev":9,`)) {
+	if !json.Valid(b) || !bytes.HasPrefix(b, []byte(`{"format":"ckpt-state","version":1,"id":"kai-7/secondary-a","rev":9,`)) {
 		t.Errorf("state.json does not start with its header: %.80s", b)
 	}
 	// Beat touches only the beat file.

@@ -24,6 +24,9 @@ type current struct {
 	torn  int64            // bytes of a torn last line after end
 	// cached is true when state.json was valid and current.
 	cached bool
+	// ino is the history's inode number when known (from this Store's
+	// memory of its own last write), else 0.
+	ino uint64
 }
 
 func (c current) rev() int64 {

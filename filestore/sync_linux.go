@@ -170,8 +170,41 @@ func overwrite(path string, data []byte) error {
 		}
 		off += n
 	}
-	if err := syscall.Ftruncate(fd, int64(len(data))); err != nil {
-		return &os.PathError{Op: "truncate", Path: path, Err: err}
+	// Cut only when the file was longer: a truncate to the same size would
+	// still be a journalled inode change.
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Size > int64(len(data)) {
+		if err := syscall.Ftruncate(fd, int64(len(data))); err != nil {
+			return &os.PathError{Op: "truncate", Path: path, Err: err}
+		}
 	}
 	return nil
+}
+
+// writePlain writes data to the file at path, created or truncated, with
+// no temporary file, rename or fsync: for checksummed backups only, which a
+// reader skips when torn.
+func writePlain(path string, data []byte) error {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+	for err == syscall.EINTR {
+		fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+	}
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	for len(data) > 0 {
+		n, err := syscall.Write(fd, data)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			syscall.Close(fd)
+			return &os.PathError{Op: "write", Path: path, Err: err}
+		}
+		data = data[n:]
+	}
+	return syscall.Close(fd)
 }

@@ -98,3 +98,7 @@ func overwrite(path string, data []byte) error {
 	}
 	return f.Close()
 }
+
+// writePlain writes data to the file at path, created or truncated; for
+// checksummed backups only.
+func writePlain(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }

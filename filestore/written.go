@@ -36,17 +36,21 @@ func (s *Store) takeWritten(f files) (current, bool) {
 	if err != nil || ino != w.ino || size != w.size || !endsWith(f.history(), size, w.last) {
 		return current{}, false
 	}
-	return current{state: w.state, sum: w.sum, end: size, size: size, cached: true}, true
+	return current{state: w.state, sum: w.sum, end: size, size: size, cached: true, ino: ino}, true
 }
 
 // remember records this Store's write of line, which made the history of f
-// size bytes long with state st. The Store owns st from now on: the caller
+// size bytes long with state st. ino is the history's inode number if known
+// (an append keeps it), else 0. The Store owns st from now on: the caller
 // must not hand it out or change it.
-func (s *Store) remember(f files, size int64, line []byte, sum string, st *ckpt.Checkpoint) {
-	ino, got, err := fileIdentity(f.history())
-	if err != nil || ino == 0 || got != size {
-		s.forget(f.id)
-		return
+func (s *Store) remember(f files, ino uint64, size int64, line []byte, sum string, st *ckpt.Checkpoint) {
+	if ino == 0 {
+		var got int64
+		var err error
+		if ino, got, err = fileIdentity(f.history()); err != nil || ino == 0 || got != size {
+			s.forget(f.id)
+			return
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
