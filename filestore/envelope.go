@@ -2,11 +2,11 @@ package filestore
 
 import (
 	"bytes"
-	"strconv"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
