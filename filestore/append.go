@@ -138,8 +138,10 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 			}
 		}
 	}
-	s.remember(f, cur.ino, end, line, stored.Sum, next)
+	// Copy before remembering: once remembered, next belongs to the next
+	// update of this checkpoint (in this process), which may change it.
 	out := deepCopy(next)
+	s.remember(f, cur.ino, end, line, stored.Sum, next)
 	out.Heartbeat.LastBeat = lastBeat(f)
 	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
 }

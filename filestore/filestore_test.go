@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,4 +322,71 @@ func TestTwoStoresOneDirectory(t *testing.T) {
 		t.Errorf("after the other's same-size rewrite: notes %q, want them to end a3, z4, a5", res.State.Context.Notes)
 	}
 	storetest.Verify(t, a)
+}
+
+// TestReadersDuringWrites reads a checkpoint while other goroutines update
+// it: every read succeeds, revisions never go back, and each state read is
+// consistent (one note per update, so the notes count its revision). Torn
+// reads of state.json, which is overwritten in place, must be caught by its
+// checksums and fall back, never served.
+func TestReadersDuringWrites(t *testing.T) {
+	s := newStore(t, Options{BackupEvery: 3, BackupKeep: 2})
+	ctx := context.Background()
+	if _, err := s.Append(ctx, "rw", ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 2, 150
+	done := make(chan struct{})
+	var wg, readers sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				// Notes of varying length make state.json grow and shrink.
+				text := strings.Repeat("n", 1+(w*each+i)%37)
+				if _, err := s.Append(ctx, "rw", ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: text}), ckpt.AppendOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	reads := 0
+	var mu sync.Mutex
+	for range 2 {
+		readers.Go(func() {
+			last := int64(0)
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c, err := s.Get(ctx, "rw", 0)
+				if err != nil {
+					t.Errorf("Get during writes: %v", err)
+					return
+				}
+				notes := 0
+				if c.Context.Notes != "" {
+					notes = strings.Count(c.Context.Notes, "\n") + 1
+				}
+				if c.Rev < last || int64(notes) != c.Rev-1 {
+					t.Errorf("read revision %d (after %d) with %d notes", c.Rev, last, notes)
+					return
+				}
+				last = c.Rev
+				mu.Lock()
+				reads++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	if c, err := s.Get(ctx, "rw", 0); err != nil || c.Rev != 1+writers*each {
+		t.Errorf("final revision %v, %v; want %d", c, err, 1+writers*each)
+	}
+	t.Logf("%d consistent reads during %d updates", reads, writers*each)
+	storetest.Verify(t, s)
 }
