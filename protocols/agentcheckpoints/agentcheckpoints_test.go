@@ -9,41 +9,15 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestImportGolden(t *testing.T) {
-	for _, path := range inputFiles(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			im, err := New().Import(path, readFile(t, path))
-			res := goldenResult{ID: im.ID, Warnings: im.Warnings, State: im.State}
-			if err != nil {
-				res = goldenResult{Error: err.Error()}
-			}
-			checkGolden(t, filepath.Base(path)+".json", res)
-		})
-	}
-}
-
-func importPath(t *testing.T, path string) (*ckpt.Checkpoint, []string) {
-	t.Helper()
-	im, err := New().Import(path, readFile(t, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ckpt.ValidateID(im.ID); err != nil {
-		t.Fatalf("suggested ID: %v", err)
-	}
-	return im.State, im.Warnings
-}
-
-func hasWarning(warnings []string, part string) bool {
-	return slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, part) })
-}
+func TestImportGolden(t *testing.T) { adaptertest.ImportGolden(t, New()) }
 
 func TestImportReadsEveryFieldOfTheDocument(t *testing.T) {
-	c, w := importPath(t, "testdata/seed/seed002-primary.json")
+	c, w := adaptertest.ImportFile(t, New(), "testdata/seed/seed002-primary.json")
 	want := &ckpt.Checkpoint{
 		Agent:       ckpt.Agent{ID: "Agent-Primary", Type: "primary"},
 		Session:     ckpt.Session{ID: "abc123def456"},
@@ -78,37 +52,37 @@ func TestImportReadsEveryFieldOfTheDocument(t *testing.T) {
 // TestImportReadsTheDriftOfRealFiles: each way real files depart from the
 // document is read and said.
 func TestImportReadsTheDriftOfRealFiles(t *testing.T) {
-	c, w := importPath(t, "testdata/fixtures/KAI-7.secondary_g.json")
+	c, w := adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.secondary_g.json")
 	if c.Status != ckpt.StatusWaiting || c.Heartbeat.Interval != 0 || len(c.ActiveBlockers()) != 1 {
 		t.Errorf("PAUSED file: status %s, interval %v, blockers %v", c.Status, c.Heartbeat.Interval, c.Blockers)
 	}
-	if !hasWarning(w, `"N/A (paused)"`) || !hasWarning(w, "gate_1_audit, gate_2_status") {
+	if !adaptertest.HasWarning(w, `"N/A (paused)"`) || !adaptertest.HasWarning(w, "gate_1_audit, gate_2_status") {
 		t.Errorf("PAUSED file warnings: %q", w)
 	}
 
-	c, w = importPath(t, "testdata/fixtures/KAI-7.secondary-h.json")
+	c, w = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.secondary-h.json")
 	if len(c.Blockers) != 1 || !strings.HasPrefix(c.Blockers[0].Text, "Waiting for Features 01-08") ||
 		!c.UpdatedAt.Equal(time.Date(2026, 1, 30, 4, 45, 0, 0, time.UTC)) ||
 		!slices.Equal(c.Resume.NextSteps, []string{"Resume when Features 01-08 specs complete"}) {
 		t.Errorf("string blockers / timestamp / next_action: %+v", c)
 	}
 	for _, part := range []string{"blockers is text where a list was promised", "timestamp read as", "next_action read as", "no can_resume"} {
-		if !hasWarning(w, part) {
+		if !adaptertest.HasWarning(w, part) {
 			t.Errorf("secondary-h warnings lack %q: %q", part, w)
 		}
 	}
 
-	c, w = importPath(t, "testdata/fixtures/KAI-7.secondary_d.json")
-	if c.Status != ckpt.StatusWaiting || !hasWarning(w, `"WAITING_FOR_SYNC"`) {
+	c, w = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.secondary_d.json")
+	if c.Status != ckpt.StatusWaiting || !adaptertest.HasWarning(w, `"WAITING_FOR_SYNC"`) {
 		t.Errorf("WAITING_FOR_SYNC: %s %q", c.Status, w)
 	}
 
-	c, w = importPath(t, "testdata/fixtures/KAI-7.secondary-a-1769654893.json")
+	c, w = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.secondary-a-1769654893.json")
 	if c.Status != ckpt.StatusDone || c.Agent != (ckpt.Agent{ID: "secondary-a-1769654893", Name: "Secondary-A"}) || c.CompletedAt == nil {
 		t.Errorf("agent_role file: %s %+v", c.Status, c.Agent)
 	}
 
-	c, w = importPath(t, "testdata/fixtures/KAI-8.secondary_a_checkpoint.md")
+	c, w = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-8.secondary_a_checkpoint.md")
 	if c.Agent.ID != "Secondary-A" || c.Status != ckpt.StatusWaiting || len(c.Steps) != 17 || len(c.Resume.NextSteps) != 4 ||
 		!slices.Equal(c.Files.Modified, []string{"agent_checkpoints/secondary_a_checkpoint.md", "feature_02_league_helper_logging/STATUS", "feature_02_league_helper_logging/README.md"}) ||
 		!c.UpdatedAt.Equal(time.Date(2026, 2, 6, 21, 50, 0, 0, time.UTC)) || !c.Resume.Resumable ||
@@ -116,18 +90,18 @@ func TestImportReadsTheDriftOfRealFiles(t *testing.T) {
 		t.Errorf("Markdown variant: %+v", c)
 	}
 	for _, part := range []string{"Markdown variant", "UTC assumed", `"READY_FOR_SYNC"`, "(created, updated)", "coordination_state"} {
-		if !hasWarning(w, part) {
+		if !adaptertest.HasWarning(w, part) {
 			t.Errorf("Markdown variant warnings lack %q: %q", part, w)
 		}
 	}
 
-	c, w = importPath(t, "testdata/fixtures/KAI-8.secondary_b_checkpoint.misplaced.md")
-	if c.Agent.ID != "Secondary-B" || len(c.Blockers) != 0 || len(c.Files.Modified) != 0 || !hasWarning(w, "flattened") {
+	c, w = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-8.secondary_b_checkpoint.misplaced.md")
+	if c.Agent.ID != "Secondary-B" || len(c.Blockers) != 0 || len(c.Files.Modified) != 0 || !adaptertest.HasWarning(w, "flattened") {
 		t.Errorf("misplaced Markdown variant: %+v %q", c, w)
 	}
 
-	c, w = importPath(t, "testdata/fixtures/KAI-7.feature_02.STATUS")
-	if c.Stage != "S2.P3" || c.Status != ckpt.StatusDone || c.Agent.Name != "Secondary-A" || !hasWarning(w, "STATUS file") {
+	c, w = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.feature_02.STATUS")
+	if c.Stage != "S2.P3" || c.Status != ckpt.StatusDone || c.Agent.Name != "Secondary-A" || !adaptertest.HasWarning(w, "STATUS file") {
 		t.Errorf("STATUS file: %+v %q", c, w)
 	}
 }
@@ -150,10 +124,10 @@ func TestImportRefusesWhatIsNotACheckpoint(t *testing.T) {
 // every field of it (for the Markdown and STATUS variants: every field read
 // from them, as JSON), directly and through a store's fold.
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range inputFiles(t) {
+	for _, path := range adaptertest.Inputs(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			c, _ := importPath(t, path)
-			want := readFile(t, path)
+			c, _ := adaptertest.ImportFile(t, New(), path)
+			want := adaptertest.ReadFile(t, path)
 			if filepath.Ext(path) != ".json" {
 				m, src, err := jsondoc.ReadMeta(c, Name)
 				if err != nil || src == nil || m.File == "" {
@@ -165,10 +139,10 @@ func TestRoundTripImportExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(decoded(t, want), decoded(t, out)); diff != "" {
+			if diff := cmp.Diff(adaptertest.Decoded(t, want), adaptertest.Decoded(t, out)); diff != "" {
 				t.Errorf("export differs from the input (-input +export):\n%s", diff)
 			}
-			s := stored(t, "kai/agent", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+			s := adaptertest.Stored(t, "kai/agent", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 			if c.UpdatedAt.IsZero() {
 				return // a store gives it an update time the file did not have
 			}
@@ -176,7 +150,7 @@ func TestRoundTripImportExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(decoded(t, want), decoded(t, out)); diff != "" {
+			if diff := cmp.Diff(adaptertest.Decoded(t, want), adaptertest.Decoded(t, out)); diff != "" {
 				t.Errorf("export of the stored state differs from the input (-input +export):\n%s", diff)
 			}
 		})
@@ -188,19 +162,19 @@ func native(t testing.TB) *ckpt.Checkpoint {
 	t0 := time.Date(2026, 1, 29, 15, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	iv := ckpt.Duration(10 * time.Minute)
-	return fold(t, "kai-7/secondary_a",
-		ev(ckpt.EventCreated, at(0), ckpt.Created{
-			Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: "Secondary-A", Type: "secondary"}, TaskID: ptr("feature_02_schedule_fetcher"),
-				Stage: ptr("S2.P1"), Phase: ptr("Research"), Interval: &iv},
+	return adaptertest.Fold(t, "kai-7/secondary_a",
+		adaptertest.Event(ckpt.EventCreated, at(0), ckpt.Created{
+			Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: "Secondary-A", Type: "secondary"}, TaskID: adaptertest.Ptr("feature_02_schedule_fetcher"),
+				Stage: adaptertest.Ptr("S2.P1"), Phase: adaptertest.Ptr("Research"), Interval: &iv},
 			Session: ckpt.Session{ID: "sess-1"},
 			Steps:   []ckpt.Step{{ID: "read-guide", Title: "Read S2.P1 guide"}, {ID: "research", Title: "Phase 1: research"}},
 		}),
-		ev(ckpt.EventStep, at(5), ckpt.StepChange{ID: "read-guide", Status: ckpt.StepDone}),
-		ev(ckpt.EventStep, at(6), ckpt.StepChange{ID: "research", Status: ckpt.StepInProgress}),
-		ev(ckpt.EventUpdate, at(20), ckpt.Patch{FilesModified: []string{"feature_02/spec.md"}, FilesCreated: []string{"research/NOTES.md"},
-			Instructions: ptr("Continue the research from section 3."), NextSteps: &[]string{"Finish research", "Run the audit"},
-			CurrentStep: ptr("Researching the schedule API")}),
-		ev(ckpt.EventBlocker, at(25), ckpt.BlockerChange{Text: "DISCOVERY.md missing"}),
+		adaptertest.Event(ckpt.EventStep, at(5), ckpt.StepChange{ID: "read-guide", Status: ckpt.StepDone}),
+		adaptertest.Event(ckpt.EventStep, at(6), ckpt.StepChange{ID: "research", Status: ckpt.StepInProgress}),
+		adaptertest.Event(ckpt.EventUpdate, at(20), ckpt.Patch{FilesModified: []string{"feature_02/spec.md"}, FilesCreated: []string{"research/NOTES.md"},
+			Instructions: adaptertest.Ptr("Continue the research from section 3."), NextSteps: &[]string{"Finish research", "Run the audit"},
+			CurrentStep: adaptertest.Ptr("Researching the schedule API")}),
+		adaptertest.Event(ckpt.EventBlocker, at(25), ckpt.BlockerChange{Text: "DISCOVERY.md missing"}),
 	)
 }
 
@@ -246,48 +220,30 @@ func TestRoundTripExportImport(t *testing.T) {
 	if diff := cmp.Diff(carried(c), got); diff != "" {
 		t.Errorf("import of the export differs (-state +reimported):\n%s\nexport:\n%s", diff, out)
 	}
-	if hasWarning(im.Warnings, "assumed") || hasWarning(im.Warnings, "not a") {
+	if adaptertest.HasWarning(im.Warnings, "assumed") || adaptertest.HasWarning(im.Warnings, "not a") {
 		t.Errorf("a file ckpt wrote needs no guess, got %q", im.Warnings)
 	}
 	// Every imported input: import → export → import gives the same state.
-	for _, path := range inputFiles(t) {
-		first, err := New().Import(path, readFile(t, path))
-		if err != nil {
-			continue
-		}
-		out, err := New().Export(first.State)
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, err := New().Import(path, out)
-		if err != nil {
-			t.Fatalf("%s: re-import: %v", path, err)
-		}
-		a, b := first.State.Clone(), second.State.Clone()
-		a.Meta, b.Meta = nil, nil
-		if diff := cmp.Diff(a, b); diff != "" {
-			t.Errorf("%s: import → export → import changed the state (-first +second):\n%s", path, diff)
-		}
-	}
+	adaptertest.CheckReimport(t, New(), "")
 }
 
 // TestExportWritesChangesInTheFilesSpelling: a changed state writes its
 // changes, keeps the unknown fields and keeps a string blocker a string only
 // while it is unchanged.
 func TestExportWritesChanges(t *testing.T) {
-	c, _ := importPath(t, "testdata/fixtures/KAI-7.secondary_g.json")
+	c, _ := adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.secondary_g.json")
 	at := c.UpdatedAt.Add(time.Hour)
-	s := stored(t, "kai-7/secondary_g", c, at)
-	s = then(t, s,
-		ev(ckpt.EventBlocker, at, ckpt.BlockerChange{Clear: true}),
-		ev(ckpt.EventStatus, at, ckpt.StatusChange{Status: ckpt.StatusInProgress}),
-		ev(ckpt.EventUpdate, at, ckpt.Patch{Stage: ptr("S2.P3")}),
+	s := adaptertest.Stored(t, "kai-7/secondary_g", c, at)
+	s = adaptertest.Then(t, s,
+		adaptertest.Event(ckpt.EventBlocker, at, ckpt.BlockerChange{Clear: true}),
+		adaptertest.Event(ckpt.EventStatus, at, ckpt.StatusChange{Status: ckpt.StatusInProgress}),
+		adaptertest.Event(ckpt.EventUpdate, at, ckpt.Patch{Stage: adaptertest.Ptr("S2.P3")}),
 	)
 	out, err := New().Export(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := decoded(t, out).(map[string]any)
+	doc := adaptertest.Decoded(t, out).(map[string]any)
 	if doc["status"] != "IN_PROGRESS" || doc["stage"] != "S2.P3" || len(doc["blockers"].([]any)) != 0 {
 		t.Errorf("changes not written: %v", doc)
 	}
@@ -300,7 +256,7 @@ func TestExportWritesChanges(t *testing.T) {
 	// A beat moves last_checkpoint, as seed 002's heartbeat update does.
 	s.Heartbeat.LastBeat = at.Add(10 * time.Minute)
 	out, _ = New().Export(s)
-	if doc := decoded(t, out).(map[string]any); doc["last_checkpoint"] != "2026-01-29T05:25:00Z" {
+	if doc := adaptertest.Decoded(t, out).(map[string]any); doc["last_checkpoint"] != "2026-01-29T05:25:00Z" {
 		t.Errorf("a beat did not move last_checkpoint: %v", doc["last_checkpoint"])
 	}
 }

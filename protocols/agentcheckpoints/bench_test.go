@@ -3,11 +3,14 @@ package agentcheckpoints
 import (
 	"fmt"
 	"testing"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 )
 
 // BenchmarkImport reads the largest real agent checkpoint.
 func BenchmarkImport(b *testing.B) {
-	data := readFile(b, "testdata/fixtures/KAI-7.secondary_g.json")
+	data := adaptertest.ReadFile(b, "testdata/fixtures/KAI-7.secondary_g.json")
 	for b.Loop() {
 		if _, err := New().Import("agent_checkpoints/secondary_g.json", data); err != nil {
 			b.Fatal(err)
@@ -17,7 +20,7 @@ func BenchmarkImport(b *testing.B) {
 
 // BenchmarkExport renders it back with the three-way merge.
 func BenchmarkExport(b *testing.B) {
-	im, err := New().Import("agent_checkpoints/secondary_g.json", readFile(b, "testdata/fixtures/KAI-7.secondary_g.json"))
+	im, err := New().Import("agent_checkpoints/secondary_g.json", adaptertest.ReadFile(b, "testdata/fixtures/KAI-7.secondary_g.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,15 +34,5 @@ func BenchmarkExport(b *testing.B) {
 // BenchmarkMirror is one heartbeat-sized change mirrored: a backup of the
 // old file, the durable write of the new, the rotation.
 func BenchmarkMirror(b *testing.B) {
-	root := b.TempDir()
-	c := native(b)
-	f := New()
-	i := 0
-	for b.Loop() {
-		i++
-		c.CurrentStep = fmt.Sprintf("step %d", i)
-		if err := f.Mirror(root, c); err != nil {
-			b.Fatal(err)
-		}
-	}
+	adaptertest.BenchMirror(b, New(), native(b), func(c *ckpt.Checkpoint, i int) { c.CurrentStep = fmt.Sprintf("step %d", i) })
 }

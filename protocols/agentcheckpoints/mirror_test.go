@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
@@ -64,7 +65,7 @@ func TestMirrorWritesTheFileAndKeepsTheLastTenBackups(t *testing.T) {
 		exports = append(exports, out)
 	}
 	path := filepath.Join(root, Dir, "secondary_a.json")
-	if got := readFile(t, path); string(got) != string(exports[12]) {
+	if got := adaptertest.ReadFile(t, path); string(got) != string(exports[12]) {
 		t.Errorf("the file is not the last export:\n%s", got)
 	}
 	bdir := filepath.Join(root, Dir, BackupDir)
@@ -78,12 +79,12 @@ func TestMirrorWritesTheFileAndKeepsTheLastTenBackups(t *testing.T) {
 			t.Errorf("backup name %q is not seed 002's <name>_YYYYMMDD_HHMMSS.json", name)
 		}
 		// The backups hold versions 2…11: the ten before the current one.
-		if got := readFile(t, filepath.Join(bdir, name)); string(got) != string(exports[i+2]) {
+		if got := adaptertest.ReadFile(t, filepath.Join(bdir, name)); string(got) != string(exports[i+2]) {
 			t.Errorf("backup %s holds the wrong version", name)
 		}
 	}
 	latest, err := LatestBackup(root, "secondary_a.json")
-	if err != nil || string(readFile(t, latest)) != string(exports[11]) {
+	if err != nil || string(adaptertest.ReadFile(t, latest)) != string(exports[11]) {
 		t.Errorf("LatestBackup = %s, %v", latest, err)
 	}
 	// The same content again: nothing to back up.
@@ -123,7 +124,7 @@ func TestBackupsWithinOneSecondAndOtherFilesAreKept(t *testing.T) {
 		t.Errorf("backups %v, want %v", got, want)
 	}
 	latest, _ := LatestBackup(root, "secondary_a.json")
-	if out, _ := f.Export(versions[4]); string(readFile(t, latest)) != string(out) {
+	if out, _ := f.Export(versions[4]); string(adaptertest.ReadFile(t, latest)) != string(out) {
 		t.Errorf("the latest backup is not the version before the current one")
 	}
 }
@@ -138,7 +139,7 @@ func TestLatestBackupWithNone(t *testing.T) {
 }
 
 func TestFileName(t *testing.T) {
-	im, err := New().Import("feature-updates/KAI-7/agent_checkpoints/secondary-h.json", readFile(t, "testdata/fixtures/KAI-7.secondary-h.json"))
+	im, err := New().Import("feature-updates/KAI-7/agent_checkpoints/secondary-h.json", adaptertest.ReadFile(t, "testdata/fixtures/KAI-7.secondary-h.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestFileName(t *testing.T) {
 	if name, err := FileName(im.State); name != "secondary-h.json" || err != nil {
 		t.Errorf("imported file: %q %v", name, err)
 	}
-	im, _ = New().Import("agent_checkpoints/secondary_b_checkpoint.md", readFile(t, "testdata/fixtures/KAI-8.secondary_b_checkpoint.misplaced.md"))
+	im, _ = New().Import("agent_checkpoints/secondary_b_checkpoint.md", adaptertest.ReadFile(t, "testdata/fixtures/KAI-8.secondary_b_checkpoint.misplaced.md"))
 	if name, _ := FileName(im.State); name != "secondary_b.json" || im.ID != "secondary_b" {
 		t.Errorf("Markdown variant: file %q, ID %q", name, im.ID)
 	}

@@ -12,41 +12,15 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestImportGolden(t *testing.T) {
-	for _, path := range inputFiles(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			im, err := New().Import(path, readFile(t, path))
-			res := goldenResult{ID: im.ID, Warnings: im.Warnings, State: im.State}
-			if err != nil {
-				res = goldenResult{Error: err.Error()}
-			}
-			checkGolden(t, filepath.Base(path)+".json", res)
-		})
-	}
-}
-
-func importPath(t *testing.T, path string) (*ckpt.Checkpoint, []string) {
-	t.Helper()
-	im, err := New().Import(path, readFile(t, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ckpt.ValidateID(im.ID); err != nil {
-		t.Fatalf("suggested ID: %v", err)
-	}
-	return im.State, im.Warnings
-}
-
-func hasWarning(warnings []string, part string) bool {
-	return slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, part) })
-}
+func TestImportGolden(t *testing.T) { adaptertest.ImportGolden(t, New()) }
 
 func TestImportProgressReadsEverySection(t *testing.T) {
-	c, w := importPath(t, "testdata/seed/session.ccc-progress.md")
+	c, w := adaptertest.ImportFile(t, New(), "testdata/seed/session.ccc-progress.md")
 	if c.ID != "CIA-142" || c.TaskID != "CIA-142" || c.Title != "Add retry budget to the sync worker" ||
 		!c.Session.StartedAt.Equal(time.Date(2026, 3, 2, 10, 15, 0, 0, time.UTC)) || !slices.Equal(c.Labels, []string{"exec:tdd"}) {
 		t.Errorf("header: %+v", c)
@@ -73,21 +47,21 @@ func TestImportProgressReadsEverySection(t *testing.T) {
 		t.Errorf("prompt %q", c.Resume.Instructions)
 	}
 	for _, part := range []string{"Notes", "no status line", "decisions carry no time"} {
-		if !hasWarning(w, part) {
+		if !adaptertest.HasWarning(w, part) {
 			t.Errorf("warnings lack %q: %q", part, w)
 		}
 	}
 }
 
 func TestImportStateReadsTheLoop(t *testing.T) {
-	c, w := importPath(t, "testdata/seed/hook.ccc-state.json")
+	c, w := adaptertest.ImportFile(t, New(), "testdata/seed/hook.ccc-state.json")
 	if c.ID != "CIA-142" || c.Phase != "execution" || c.Progress != (ckpt.Progress{Done: 2, Total: 5, Percent: 40}) ||
 		c.Cycles != (ckpt.Cycles{Count: 1, Max: 5}) || !slices.Equal(c.Labels, []string{"exec:tdd"}) ||
 		!slices.Equal(c.Files.Modified, []string{"worker/sync.go", "worker/budget.go"}) || c.Status != ckpt.StatusInProgress ||
 		!c.UpdatedAt.Equal(time.Date(2026, 3, 2, 11, 40, 0, 0, time.UTC)) {
 		t.Errorf("state: %+v", c)
 	}
-	if !hasWarning(w, "no status") {
+	if !adaptertest.HasWarning(w, "no status") {
 		t.Errorf("warnings %q", w)
 	}
 	m, err := getMeta(c)
@@ -102,7 +76,7 @@ func TestImportStateReadsTheLoop(t *testing.T) {
 }
 
 func TestImportRefusesWhatIsNeither(t *testing.T) {
-	_, err := New().Import("hooks/hooks.json", readFile(t, "testdata/fixtures/ccc.hooks.json"))
+	_, err := New().Import("hooks/hooks.json", adaptertest.ReadFile(t, "testdata/fixtures/ccc.hooks.json"))
 	if err == nil || !strings.Contains(err.Error(), "only hooks") || !strings.Contains(err.Error(), ".ccc-state.json") {
 		t.Errorf("hooks.json: %v", err)
 	}
@@ -116,13 +90,13 @@ func TestImportRefusesWhatIsNeither(t *testing.T) {
 // TestRoundTripImportExport: exporting an imported progress file writes
 // every header field, item, extra section and the prompt back.
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range inputFiles(t) {
+	for _, path := range adaptertest.Inputs(t) {
 		if filepath.Ext(path) != ".md" {
 			continue
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			data := readFile(t, path)
-			c, _ := importPath(t, path)
+			data := adaptertest.ReadFile(t, path)
+			c, _ := adaptertest.ImportFile(t, New(), path)
 			out, err := New().Export(c)
 			if err != nil {
 				t.Fatal(err)
@@ -140,7 +114,7 @@ func TestRoundTripImportExport(t *testing.T) {
 				t.Errorf("a file in the seed's layout is not written back byte for byte:\n%s", out)
 			}
 			// Through a store: the snapshot folded as an imported event.
-			s := stored(t, c.ID, c, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
+			s := adaptertest.Stored(t, c.ID, c, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 			out2, err := New().Export(s)
 			if err != nil {
 				t.Fatal(err)
@@ -155,19 +129,19 @@ func TestRoundTripImportExport(t *testing.T) {
 func native(t testing.TB) *ckpt.Checkpoint {
 	t0 := time.Date(2026, 3, 2, 10, 15, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	return fold(t, "CIA-142",
-		ev(ckpt.EventCreated, at(0), ckpt.Created{
-			Patch:   ckpt.Patch{TaskID: ptr("CIA-142"), Title: ptr("Add retry budget"), AddLabels: []string{"exec:tdd", "team:sync"}},
+	return adaptertest.Fold(t, "CIA-142",
+		adaptertest.Event(ckpt.EventCreated, at(0), ckpt.Created{
+			Patch:   ckpt.Patch{TaskID: adaptertest.Ptr("CIA-142"), Title: adaptertest.Ptr("Add retry budget"), AddLabels: []string{"exec:tdd", "team:sync"}},
 			Session: ckpt.Session{ID: "s1", StartedAt: t0},
 			Steps:   []ckpt.Step{{ID: "t1", Title: "Write failing test"}, {ID: "t2", Title: "Implement counter"}, {ID: "t3", Title: "Wire into loop"}, {ID: "t4", Title: "Docs"}},
 		}),
-		ev(ckpt.EventStep, at(5), ckpt.StepChange{ID: "t1", Status: ckpt.StepDone}),
-		ev(ckpt.EventStep, at(9), ckpt.StepChange{ID: "t2", Status: ckpt.StepFailed, Notes: "counter overflows"}),
-		ev(ckpt.EventStep, at(10), ckpt.StepChange{ID: "t3", Status: ckpt.StepInProgress, Notes: "tests red"}),
-		ev(ckpt.EventDecision, at(11), ckpt.DecisionData{Text: "Budget per worker", Reason: "no contention"}),
-		ev(ckpt.EventDecision, at(12), ckpt.DecisionData{Text: "No config flag"}),
-		ev(ckpt.EventBlocker, at(13), ckpt.BlockerChange{Text: "Staging DB unavailable"}),
-		ev(ckpt.EventUpdate, at(14), ckpt.Patch{FilesModified: []string{"worker/sync.go"}, NextSteps: &[]string{"Fix the off-by-one"}}),
+		adaptertest.Event(ckpt.EventStep, at(5), ckpt.StepChange{ID: "t1", Status: ckpt.StepDone}),
+		adaptertest.Event(ckpt.EventStep, at(9), ckpt.StepChange{ID: "t2", Status: ckpt.StepFailed, Notes: "counter overflows"}),
+		adaptertest.Event(ckpt.EventStep, at(10), ckpt.StepChange{ID: "t3", Status: ckpt.StepInProgress, Notes: "tests red"}),
+		adaptertest.Event(ckpt.EventDecision, at(11), ckpt.DecisionData{Text: "Budget per worker", Reason: "no contention"}),
+		adaptertest.Event(ckpt.EventDecision, at(12), ckpt.DecisionData{Text: "No config flag"}),
+		adaptertest.Event(ckpt.EventBlocker, at(13), ckpt.BlockerChange{Text: "Staging DB unavailable"}),
+		adaptertest.Event(ckpt.EventUpdate, at(14), ckpt.Patch{FilesModified: []string{"worker/sync.go"}, NextSteps: &[]string{"Fix the off-by-one"}}),
 	)
 }
 
@@ -224,11 +198,11 @@ func TestRoundTripExportImport(t *testing.T) {
 		t.Errorf("import of the export differs (-state +reimported):\n%s\n%s", diff, out)
 	}
 	// Every imported progress file: import → export → import gives the same state.
-	for _, path := range inputFiles(t) {
+	for _, path := range adaptertest.Inputs(t) {
 		if filepath.Ext(path) != ".md" {
 			continue
 		}
-		first, _ := importPath(t, path)
+		first, _ := adaptertest.ImportFile(t, New(), path)
 		out, err := New().Export(first)
 		if err != nil {
 			t.Fatal(err)
@@ -259,7 +233,7 @@ func TestGeneratedContinuationPrompt(t *testing.T) {
 }
 
 func TestContinuationPrompt(t *testing.T) {
-	p, err := ContinuationPrompt(readFile(t, "testdata/seed/session.ccc-progress.md"))
+	p, err := ContinuationPrompt(adaptertest.ReadFile(t, "testdata/seed/session.ccc-progress.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +259,7 @@ func TestMirrorWritesTheProgressFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := New().Export(c)
-	if got := readFile(t, filepath.Join(root, ProgressFile)); string(got) != string(want) {
+	if got := adaptertest.ReadFile(t, filepath.Join(root, ProgressFile)); string(got) != string(want) {
 		t.Errorf("mirror:\n%s", got)
 	}
 	if _, err := os.Stat(filepath.Join(root, StateFile)); !errors.Is(err, fs.ErrNotExist) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/google/go-cmp/cmp"
 )
@@ -25,7 +26,7 @@ func keysOf(t *testing.T, data []byte) []string {
 }
 
 func TestStateWritesBackWhatItRead(t *testing.T) {
-	in := readFile(t, "testdata/seed/hook.ccc-state.json")
+	in := adaptertest.ReadFile(t, "testdata/seed/hook.ccc-state.json")
 	s, err := ReadState("testdata/seed/hook.ccc-state.json")
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +39,8 @@ func TestStateWritesBackWhatItRead(t *testing.T) {
 	if err := WriteState(path, s); err != nil {
 		t.Fatal(err)
 	}
-	out := readFile(t, path)
-	if diff := cmp.Diff(decoded(t, in), decoded(t, out)); diff != "" {
+	out := adaptertest.ReadFile(t, path)
+	if diff := cmp.Diff(adaptertest.Decoded(t, in), adaptertest.Decoded(t, out)); diff != "" {
 		t.Errorf("written back differently (-read +written):\n%s", diff)
 	}
 	if !slices.Equal(keysOf(t, in), keysOf(t, out)) {
@@ -57,7 +58,7 @@ func TestStateChangesKeepEveryOtherField(t *testing.T) {
 		t.Errorf("lenient read: %+v, notes %q", s, notes)
 	}
 	unchanged, _ := json.Marshal(s)
-	if diff := cmp.Diff(decoded(t, in), decoded(t, unchanged)); diff != "" {
+	if diff := cmp.Diff(adaptertest.Decoded(t, in), adaptertest.Decoded(t, unchanged)); diff != "" {
 		t.Errorf("an unchanged state must keep the file's spellings (-in +out):\n%s", diff)
 	}
 	s.CheckpointCommentID = "comment-1"
@@ -69,9 +70,9 @@ func TestStateChangesKeepEveryOtherField(t *testing.T) {
 	if err := WriteState(path, s); err != nil {
 		t.Fatal(err)
 	}
-	out := readFile(t, path)
+	out := adaptertest.ReadFile(t, path)
 	want := `{"phase":"execution","taskIndex":3,"awaitingGate":null,"custom":{"kept":[1,2]},"activeTaskFiles":["worker/sync.go","worker/budget.go"],"checkpointCommentId":"comment-1","added":true}`
-	if diff := cmp.Diff(decoded(t, []byte(want)), decoded(t, out)); diff != "" {
+	if diff := cmp.Diff(adaptertest.Decoded(t, []byte(want)), adaptertest.Decoded(t, out)); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 	if got := keysOf(t, out); !slices.Equal(got, keysOf(t, []byte(want))) {
@@ -115,7 +116,7 @@ func TestReadStateErrors(t *testing.T) {
 }
 
 func FuzzParseState(f *testing.F) {
-	f.Add(readFile(f, "testdata/seed/hook.ccc-state.json"))
+	f.Add(adaptertest.ReadFile(f, "testdata/seed/hook.ccc-state.json"))
 	f.Add([]byte(`{"taskIndex":"2","activeTaskFiles":"a","awaitingGate":{"x":1},"e":[1]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, _, err := ParseState(data)
@@ -144,11 +145,7 @@ func FuzzParseState(f *testing.F) {
 }
 
 func FuzzContinuationPrompt(f *testing.F) {
-	for _, path := range inputFiles(f) {
-		if strings.HasSuffix(path, ".md") {
-			f.Add(readFile(f, path))
-		}
-	}
+	adaptertest.AddInputs(f, ".md")
 	f.Fuzz(func(t *testing.T, md []byte) {
 		p, err := ContinuationPrompt(md)
 		if err != nil {

@@ -11,21 +11,11 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestImportGolden(t *testing.T) {
-	for _, path := range inputFiles(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			im, err := New().Import(path, readFile(t, path))
-			res := goldenResult{ID: im.ID, Warnings: im.Warnings, State: im.State}
-			if err != nil {
-				res = goldenResult{Error: err.Error()}
-			}
-			checkGolden(t, filepath.Base(path)+".json", res)
-		})
-	}
-}
+func TestImportGolden(t *testing.T) { adaptertest.ImportGolden(t, New()) }
 
 type statusGolden struct {
 	Rows     []StatusRow `json:"rows,omitempty"`
@@ -34,39 +24,23 @@ type statusGolden struct {
 }
 
 func TestParseStatusMarkdownGolden(t *testing.T) {
-	for _, path := range inputFiles(t) {
+	for _, path := range adaptertest.Inputs(t) {
 		if filepath.Ext(path) != ".md" {
 			continue
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			rows, warnings, err := ParseStatusMarkdown(readFile(t, path))
+			rows, warnings, err := ParseStatusMarkdown(adaptertest.ReadFile(t, path))
 			res := statusGolden{Rows: rows, Warnings: warnings}
 			if err != nil {
 				res = statusGolden{Error: err.Error()}
 			}
-			checkGolden(t, filepath.Base(path)+".status.json", res)
+			adaptertest.CheckGolden(t, filepath.Base(path)+".status.json", res)
 		})
 	}
 }
 
-func importPath(t *testing.T, path string) (*ckpt.Checkpoint, []string) {
-	t.Helper()
-	im, err := New().Import(path, readFile(t, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ckpt.ValidateID(im.ID); err != nil {
-		t.Fatalf("suggested ID: %v", err)
-	}
-	return im.State, im.Warnings
-}
-
-func hasWarning(warnings []string, part string) bool {
-	return slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, part) })
-}
-
 func TestImportReadsEveryFieldOfTheSchema(t *testing.T) {
-	c, w := importPath(t, "testdata/seed/seed003-schema.json")
+	c, w := adaptertest.ImportFile(t, New(), "testdata/seed/seed003-schema.json")
 	if c.ID != "migration-T060" || c.Agent != (ckpt.Agent{ID: "migration", Name: "Riley"}) || c.TaskID != "T060" ||
 		c.Title != "Convert Nature Trail PDFs to Markdown" || c.Session.ID != "migration-T060-20251208-143025" {
 		t.Errorf("identity: %+v", c)
@@ -92,27 +66,27 @@ func TestImportReadsEveryFieldOfTheSchema(t *testing.T) {
 		t.Errorf("resume %+v heartbeat %+v", c.Resume, c.Heartbeat)
 	}
 	for _, part := range []string{"lists 4 of 29", "progress_percent 65", "no heartbeat"} {
-		if !hasWarning(w, part) {
+		if !adaptertest.HasWarning(w, part) {
 			t.Errorf("warnings lack %q: %q", part, w)
 		}
 	}
 
-	c, w = importPath(t, "testdata/seed/seed003-blocked.json")
+	c, w = adaptertest.ImportFile(t, New(), "testdata/seed/seed003-blocked.json")
 	if c.Status != ckpt.StatusBlocked || len(c.Errors) != 1 || !c.Errors[0].Blocking || c.Errors[0].Type != "dependency_missing" ||
 		!c.Errors[0].At.Equal(time.Date(2025, 12, 8, 14, 52, 10, 0, time.UTC)) {
 		t.Errorf("blocked fragment: %+v", c)
 	}
-	if c.ID != "seed003-blocked" || !hasWarning(w, "no updated_at") {
+	if c.ID != "seed003-blocked" || !adaptertest.HasWarning(w, "no updated_at") {
 		t.Errorf("blocked fragment: id %q warnings %q", c.ID, w)
 	}
 
-	c, w = importPath(t, "testdata/seed/migration-T060-complete.json")
+	c, w = adaptertest.ImportFile(t, New(), "testdata/seed/migration-T060-complete.json")
 	if c.ID != "migration-T060" || c.Archived == nil || c.Archived.Reason != "complete" || c.Status != ckpt.StatusDone ||
 		c.Resume.Resumable || c.Progress != (ckpt.Progress{Done: 29, Total: 29, Percent: 100}) ||
 		!c.Heartbeat.LastBeat.Equal(time.Date(2025, 12, 8, 15, 29, 0, 0, time.UTC)) || c.Heartbeat.Interval.D() != 5*time.Minute {
 		t.Errorf("complete archive: %+v", c)
 	}
-	if c.PartiallyComplete() || *c.ReviewScores["agent_4"] != 88 || !hasWarning(w, "-complete file") {
+	if c.PartiallyComplete() || *c.ReviewScores["agent_4"] != 88 || !adaptertest.HasWarning(w, "-complete file") {
 		t.Errorf("complete archive: scores %v warnings %q", c.ReviewScores, w)
 	}
 }
@@ -131,28 +105,28 @@ func TestImportRefusesWhatIsNotACheckpoint(t *testing.T) {
 }
 
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range inputFiles(t) {
+	for _, path := range adaptertest.Inputs(t) {
 		if filepath.Ext(path) != ".json" {
 			continue
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			data := readFile(t, path)
-			c, _ := importPath(t, path)
+			data := adaptertest.ReadFile(t, path)
+			c, _ := adaptertest.ImportFile(t, New(), path)
 			out, err := New().Export(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(decoded(t, data), decoded(t, out)); diff != "" {
+			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
 				t.Errorf("export differs from the input (-input +export):\n%s", diff)
 			}
 			if c.UpdatedAt.IsZero() {
 				return // a store gives it an update time the file did not have
 			}
-			out, err = New().Export(stored(t, c.ID, c, time.Time{}))
+			out, err = New().Export(adaptertest.Stored(t, c.ID, c, time.Time{}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(decoded(t, data), decoded(t, out)); diff != "" {
+			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
 				t.Errorf("export of the stored state differs from the input (-input +export):\n%s", diff)
 			}
 		})
@@ -162,20 +136,20 @@ func TestRoundTripImportExport(t *testing.T) {
 // TestPartialItemsCarryTheFilesCounts: the schema example lists 4 of its 29
 // subtasks; finishing one of the listed moves the file's counts by one.
 func TestPartialItemsCarryTheFilesCounts(t *testing.T) {
-	c, _ := importPath(t, "testdata/seed/seed003-schema.json")
-	s := stored(t, c.ID, c, time.Time{})
+	c, _ := adaptertest.ImportFile(t, New(), "testdata/seed/seed003-schema.json")
+	s := adaptertest.Stored(t, c.ID, c, time.Time{})
 	if got := OutboxLine(s); got != "@orchestrator: Task T060 progress: 65%" {
 		t.Errorf("outbox line before: %q", got)
 	}
-	s = then(t, s,
-		ev(ckpt.EventStep, c.UpdatedAt.Add(time.Minute), ckpt.StepChange{ID: "post-20", Status: ckpt.StepDone, Output: "pdfs-markdown/nature-trail/post-20.md"}),
-		ev(ckpt.EventUpdate, c.UpdatedAt.Add(time.Minute), ckpt.Patch{LastProcessed: ptr("Post20English.pdf"), NextToProcess: ptr("Post21English.pdf")}),
+	s = adaptertest.Then(t, s,
+		adaptertest.Event(ckpt.EventStep, c.UpdatedAt.Add(time.Minute), ckpt.StepChange{ID: "post-20", Status: ckpt.StepDone, Output: "pdfs-markdown/nature-trail/post-20.md"}),
+		adaptertest.Event(ckpt.EventUpdate, c.UpdatedAt.Add(time.Minute), ckpt.Patch{LastProcessed: adaptertest.Ptr("Post20English.pdf"), NextToProcess: adaptertest.Ptr("Post21English.pdf")}),
 	)
 	out, err := New().Export(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := decoded(t, out).(map[string]any)
+	doc := adaptertest.Decoded(t, out).(map[string]any)
 	sub := doc["subtasks"].(map[string]any)
 	if sub["total"] != float64(29) || sub["completed"] != float64(20) || sub["failed"] != float64(0) || doc["progress_percent"] != float64(69) {
 		t.Errorf("counts: %v, %v%%", sub, doc["progress_percent"])
@@ -196,21 +170,21 @@ func native(t testing.TB) *ckpt.Checkpoint {
 	t0 := time.Date(2025, 12, 8, 14, 30, 25, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	iv := ckpt.Duration(DefaultInterval)
-	return fold(t, "sitebuilder/migration-T060",
-		ev(ckpt.EventCreated, at(0), ckpt.Created{
-			Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: "migration", Name: "Riley"}, TaskID: ptr("T060"),
-				Title: ptr("Convert Nature Trail PDFs to Markdown"), Interval: &iv},
+	return adaptertest.Fold(t, "sitebuilder/migration-T060",
+		adaptertest.Event(ckpt.EventCreated, at(0), ckpt.Created{
+			Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: "migration", Name: "Riley"}, TaskID: adaptertest.Ptr("T060"),
+				Title: adaptertest.Ptr("Convert Nature Trail PDFs to Markdown"), Interval: &iv},
 			Steps:      []ckpt.Step{{ID: "post-01"}, {ID: "post-02"}, {ID: "post-03", Title: "Post 3"}},
 			Acceptance: []ckpt.Criterion{{ID: "3_files_created"}, {ID: "frontmatter_valid"}},
 		}),
-		ev(ckpt.EventStep, at(1), ckpt.StepChange{ID: "post-01", Status: ckpt.StepDone, Output: "post-01.md"}),
-		ev(ckpt.EventStep, at(2), ckpt.StepChange{ID: "post-02", Status: ckpt.StepFailed}),
-		ev(ckpt.EventStep, at(3), ckpt.StepChange{ID: "post-03", Status: ckpt.StepInProgress}),
-		ev(ckpt.EventAccept, at(4), ckpt.AcceptChange{ID: "frontmatter_valid", Met: true}),
-		ev(ckpt.EventError, at(5), ckpt.ErrorChange{Type: "dependency_missing", Message: "no Post02English.pdf", Blocking: true}),
-		ev(ckpt.EventUpdate, at(6), ckpt.Patch{FilesCreated: []string{"post-01.md"}, FilesModified: []string{"MANIFEST.json"},
-			LastProcessed: ptr("Post01English.pdf"), NextToProcess: ptr("Post03English.pdf"), Notes: ptr("post 2 source missing"),
-			Instructions: ptr("Find Post02English.pdf, then redo post-02"), ReviewScores: map[string]*float64{"agent_4": ptr(85.0), "agent_5": nil}}),
+		adaptertest.Event(ckpt.EventStep, at(1), ckpt.StepChange{ID: "post-01", Status: ckpt.StepDone, Output: "post-01.md"}),
+		adaptertest.Event(ckpt.EventStep, at(2), ckpt.StepChange{ID: "post-02", Status: ckpt.StepFailed}),
+		adaptertest.Event(ckpt.EventStep, at(3), ckpt.StepChange{ID: "post-03", Status: ckpt.StepInProgress}),
+		adaptertest.Event(ckpt.EventAccept, at(4), ckpt.AcceptChange{ID: "frontmatter_valid", Met: true}),
+		adaptertest.Event(ckpt.EventError, at(5), ckpt.ErrorChange{Type: "dependency_missing", Message: "no Post02English.pdf", Blocking: true}),
+		adaptertest.Event(ckpt.EventUpdate, at(6), ckpt.Patch{FilesCreated: []string{"post-01.md"}, FilesModified: []string{"MANIFEST.json"},
+			LastProcessed: adaptertest.Ptr("Post01English.pdf"), NextToProcess: adaptertest.Ptr("Post03English.pdf"), Notes: adaptertest.Ptr("post 2 source missing"),
+			Instructions: adaptertest.Ptr("Find Post02English.pdf, then redo post-02"), ReviewScores: map[string]*float64{"agent_4": adaptertest.Ptr(85.0), "agent_5": nil}}),
 	)
 }
 
@@ -253,25 +227,7 @@ func TestRoundTripExportImport(t *testing.T) {
 	if len(im.Warnings) != 0 {
 		t.Errorf("a file ckpt wrote needs no guess, got %q", im.Warnings)
 	}
-	for _, path := range inputFiles(t) {
-		first, err := New().Import(path, readFile(t, path))
-		if err != nil {
-			continue
-		}
-		out, err := New().Export(first.State)
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, err := New().Import(path, out)
-		if err != nil {
-			t.Fatalf("%s: re-import: %v", path, err)
-		}
-		a, b := first.State.Clone(), second.State.Clone()
-		a.Meta, b.Meta = nil, nil
-		if diff := cmp.Diff(a, b); diff != "" {
-			t.Errorf("%s: import → export → import changed the state (-first +second):\n%s", path, diff)
-		}
-	}
+	adaptertest.CheckReimport(t, New(), "")
 }
 
 func TestOutboxLine(t *testing.T) {
@@ -293,12 +249,12 @@ func TestMirrorWritesTheCheckpointAndTheCompleteArchive(t *testing.T) {
 	}
 	live := filepath.Join(root, "progress", "checkpoints", "migration-T060.json")
 	want, _ := New().Export(c)
-	if string(readFile(t, live)) != string(want) {
+	if string(adaptertest.ReadFile(t, live)) != string(want) {
 		t.Errorf("mirror is not the export")
 	}
-	c = then(t, c,
-		ev(ckpt.EventStatus, c.UpdatedAt.Add(time.Hour), ckpt.StatusChange{Status: ckpt.StatusDone}),
-		ev(ckpt.EventArchived, c.UpdatedAt.Add(time.Hour), ckpt.Archive{Reason: "complete"}),
+	c = adaptertest.Then(t, c,
+		adaptertest.Event(ckpt.EventStatus, c.UpdatedAt.Add(time.Hour), ckpt.StatusChange{Status: ckpt.StatusDone}),
+		adaptertest.Event(ckpt.EventArchived, c.UpdatedAt.Add(time.Hour), ckpt.Archive{Reason: "complete"}),
 	)
 	if err := New().Mirror(root, c); err != nil {
 		t.Fatal(err)
@@ -308,7 +264,7 @@ func TestMirrorWritesTheCheckpointAndTheCompleteArchive(t *testing.T) {
 		t.Errorf("ArchiveName = %s", filepath.Base(archive))
 	}
 	want, _ = New().Export(c)
-	if string(readFile(t, archive)) != string(want) {
+	if string(adaptertest.ReadFile(t, archive)) != string(want) {
 		t.Errorf("the archive is not the export")
 	}
 	if _, err := os.Stat(live); !errors.Is(err, fs.ErrNotExist) {

@@ -6,10 +6,11 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 )
 
 func TestParseStatusMarkdownReadsTheRealTables(t *testing.T) {
-	rows, warnings, err := ParseStatusMarkdown(readFile(t, "testdata/fixtures/STATUS.1dc665c.md"))
+	rows, warnings, err := ParseStatusMarkdown(adaptertest.ReadFile(t, "testdata/fixtures/STATUS.1dc665c.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestParseStatusMarkdownReadsTheRealTables(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], `"Idle"`) {
 		t.Errorf("warnings %q", warnings)
 	}
-	rows, _, err = ParseStatusMarkdown(readFile(t, "testdata/fixtures/STATUS.fc9d5aa.md"))
+	rows, _, err = ParseStatusMarkdown(adaptertest.ReadFile(t, "testdata/fixtures/STATUS.fc9d5aa.md"))
 	if err != nil || rows[0].StatusText != "Completed" || rows[0].Status != ckpt.StatusDone {
 		t.Errorf("emoji-marked status: %+v %v", rows[0], err)
 	}
@@ -55,11 +56,7 @@ func TestParseStatusMarkdownEdges(t *testing.T) {
 }
 
 func FuzzParseStatusMarkdown(f *testing.F) {
-	for _, path := range inputFiles(f) {
-		if strings.HasSuffix(path, ".md") {
-			f.Add(readFile(f, path))
-		}
-	}
+	adaptertest.AddInputs(f, ".md")
 	f.Fuzz(func(t *testing.T, md []byte) {
 		rows, _, err := ParseStatusMarkdown(md)
 		if err != nil {

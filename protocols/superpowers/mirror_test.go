@@ -13,6 +13,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 )
 
 func trackDir(root string) string {
@@ -25,7 +26,7 @@ func TestMirrorWritesTheTrackFileAndReleasesTheLock(t *testing.T) {
 	if err := New().Mirror(root, c); err != nil {
 		t.Fatal(err)
 	}
-	got := readFile(t, filepath.Join(trackDir(root), "metadata.json"))
+	got := adaptertest.ReadFile(t, filepath.Join(trackDir(root), "metadata.json"))
 	want, err := New().Export(c)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +153,7 @@ func TestMirrorAndALockingToolLoseNothing(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	doc := decoded(t, readFile(t, path)).(map[string]any)
+	doc := adaptertest.Decoded(t, adaptertest.ReadFile(t, path)).(map[string]any)
 	if doc["tool_updates"] != float64(rounds) {
 		t.Errorf("tool_updates = %v, want %d: an update was lost", doc["tool_updates"], rounds)
 	}
@@ -166,13 +167,13 @@ func TestMirrorAndALockingToolLoseNothing(t *testing.T) {
 // import survive a mirror that did not change them.
 func TestMirrorKeepsWhatAnotherToolWrote(t *testing.T) {
 	root := t.TempDir()
-	c := importPath(t, "testdata/seed/seed000-loop.json")
+	c, _ := adaptertest.ImportFile(t, New(), "testdata/seed/seed000-loop.json")
 	c.TaskID = "param-schema_20260301"
 	if err := New().Mirror(root, c); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(trackDir(root), "metadata.json")
-	doc := decoded(t, readFile(t, path)).(map[string]any)
+	doc := adaptertest.Decoded(t, adaptertest.ReadFile(t, path)).(map[string]any)
 	plan := doc["loop_state"].(map[string]any)["checkpoints"].(map[string]any)["PLAN"].(map[string]any)
 	plan["notes"] = "edited by the evaluator"
 	doc["reviewer"] = "evaluate-plan"
@@ -185,7 +186,7 @@ func TestMirrorKeepsWhatAnotherToolWrote(t *testing.T) {
 	if err := New().Mirror(root, c); err != nil {
 		t.Fatal(err)
 	}
-	doc = decoded(t, readFile(t, path)).(map[string]any)
+	doc = adaptertest.Decoded(t, adaptertest.ReadFile(t, path)).(map[string]any)
 	cps := doc["loop_state"].(map[string]any)["checkpoints"].(map[string]any)
 	if cps["PLAN"].(map[string]any)["notes"] != "edited by the evaluator" || doc["reviewer"] != "evaluate-plan" {
 		t.Errorf("the other tool's fields were overwritten: %v", doc)
@@ -207,9 +208,9 @@ func TestMirrorKeepsADamagedFileAside(t *testing.T) {
 	if err := New().Mirror(root, native(t)); err != nil {
 		t.Fatal(err)
 	}
-	decoded(t, readFile(t, path))
+	adaptertest.Decoded(t, adaptertest.ReadFile(t, path))
 	aside, _ := filepath.Glob(path + ".damaged-*")
-	if len(aside) != 1 || string(readFile(t, aside[0])) != `{"loop_state": {` {
+	if len(aside) != 1 || string(adaptertest.ReadFile(t, aside[0])) != `{"loop_state": {` {
 		t.Errorf("damaged file not kept aside: %v", aside)
 	}
 }

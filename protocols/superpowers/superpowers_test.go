@@ -9,42 +9,16 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestImportGolden(t *testing.T) {
-	for _, path := range inputFiles(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			im, err := New().Import(path, readFile(t, path))
-			res := goldenResult{ID: im.ID, Warnings: im.Warnings, State: im.State}
-			if err != nil {
-				res = goldenResult{Error: err.Error()}
-			}
-			checkGolden(t, filepath.Base(path)+".json", res)
-		})
-	}
-}
-
-func importPath(t *testing.T, path string) *ckpt.Checkpoint {
-	t.Helper()
-	im, err := New().Import(path, readFile(t, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ckpt.ValidateID(im.ID); err != nil {
-		t.Fatalf("suggested ID: %v", err)
-	}
-	return im.State
-}
-
-func hasWarning(warnings []string, part string) bool {
-	return slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, part) })
-}
+func TestImportGolden(t *testing.T) { adaptertest.ImportGolden(t, New()) }
 
 // TestImportReadsWhatEachFileSays pins the facts a user relies on, beyond
 // the golden files: status words, steps, cycles and the resume point.
 func TestImportReadsWhatEachFileSays(t *testing.T) {
-	c := importPath(t, "testdata/fixtures/configurable-models_20260706.metadata.in_progress.json")
+	c, _ := adaptertest.ImportFile(t, New(), "testdata/fixtures/configurable-models_20260706.metadata.in_progress.json")
 	if c.Status != ckpt.StatusInProgress || c.CurrentStep != "EXECUTE" || c.Title != "Configurable Model Selection" {
 		t.Errorf("in_progress track: status %s, current step %q, title %q", c.Status, c.CurrentStep, c.Title)
 	}
@@ -59,26 +33,26 @@ func TestImportReadsWhatEachFileSays(t *testing.T) {
 		t.Errorf("progress %+v", c.Progress)
 	}
 
-	c = importPath(t, "testdata/fixtures/configurable-models_20260706.metadata.complete.json")
+	c, _ = adaptertest.ImportFile(t, New(), "testdata/fixtures/configurable-models_20260706.metadata.complete.json")
 	if c.Status != ckpt.StatusDone || c.CompletedAt == nil || len(c.Steps) != 4 || c.StepIndex(loopEnd) >= 0 {
 		t.Errorf("complete track: status %s, completed %v, steps %d (COMPLETE is not a step)", c.Status, c.CompletedAt, len(c.Steps))
 	}
 
-	im, err := New().Import("jetbridge.metadata.json", readFile(t, "testdata/fixtures/jetbridge.too_many_check_pods_20260211.metadata.json"))
+	im, err := New().Import("jetbridge.metadata.json", adaptertest.ReadFile(t, "testdata/fixtures/jetbridge.too_many_check_pods_20260211.metadata.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if im.ID != "too_many_check_pods_20260211" || im.State.Status != ckpt.StatusPending || len(im.State.Steps) != 0 {
 		t.Errorf("camelCase metadata: id %q status %s steps %d", im.ID, im.State.Status, len(im.State.Steps))
 	}
-	if !hasWarning(im.Warnings, `"backlog"`) || !hasWarning(im.Warnings, "without loop_state") {
+	if !adaptertest.HasWarning(im.Warnings, `"backlog"`) || !adaptertest.HasWarning(im.Warnings, "without loop_state") {
 		t.Errorf("camelCase metadata warnings do not say what was guessed: %q", im.Warnings)
 	}
 	if want := time.Date(2026, 2, 11, 14, 7, 16, 463e6, time.UTC); !im.State.UpdatedAt.Equal(want) {
 		t.Errorf("updatedAt read as %v", im.State.UpdatedAt)
 	}
 
-	c = importPath(t, "testdata/seed/seed000-loop.json")
+	c, _ = adaptertest.ImportFile(t, New(), "testdata/seed/seed000-loop.json")
 	if c.Cycles != (ckpt.Cycles{Count: 1, Max: 3}) {
 		t.Errorf("cycles %+v", c.Cycles)
 	}
@@ -106,7 +80,7 @@ func TestImportReadsWhatEachFileSays(t *testing.T) {
 }
 
 func TestImportTracksRegistryExplains(t *testing.T) {
-	_, err := New().Import("conductor/tracks.md", readFile(t, "testdata/fixtures/tracks.md"))
+	_, err := New().Import("conductor/tracks.md", adaptertest.ReadFile(t, "testdata/fixtures/tracks.md"))
 	if err == nil || !strings.Contains(err.Error(), "configurable-models_20260706, model-fallback_20260715") ||
 		!strings.Contains(err.Error(), "metadata.json") {
 		t.Fatalf("tracks.md: %v", err)
@@ -114,7 +88,7 @@ func TestImportTracksRegistryExplains(t *testing.T) {
 }
 
 func TestImportPlanTasks(t *testing.T) {
-	im, err := New().Import("conductor/tracks/model-fallback_20260715/plan.md", readFile(t, "testdata/fixtures/model-fallback_20260715.plan.md"))
+	im, err := New().Import("conductor/tracks/model-fallback_20260715/plan.md", adaptertest.ReadFile(t, "testdata/fixtures/model-fallback_20260715.plan.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,27 +132,27 @@ func TestImportRefusesWhatIsNotATrack(t *testing.T) {
 // TestRoundTripImportExport: export of an imported file reproduces every
 // field of the input, for every JSON input.
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range inputFiles(t) {
+	for _, path := range adaptertest.Inputs(t) {
 		if filepath.Ext(path) != ".json" {
 			continue
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			data := readFile(t, path)
-			c := importPath(t, path)
+			data := adaptertest.ReadFile(t, path)
+			c, _ := adaptertest.ImportFile(t, New(), path)
 			out, err := New().Export(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(decoded(t, data), decoded(t, out)); diff != "" {
+			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
 				t.Errorf("export differs from the input (-input +export):\n%s", diff)
 			}
 			// Through a store: the snapshot folded as an imported event.
-			s := stored(t, "track", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+			s := adaptertest.Stored(t, "track", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 			out, err = New().Export(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(decoded(t, data), decoded(t, out)); diff != "" {
+			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
 				t.Errorf("export of the stored state differs from the input (-input +export):\n%s", diff)
 			}
 		})
@@ -218,21 +192,21 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 func native(t testing.TB) *ckpt.Checkpoint {
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	return fold(t, "conductor/param-schema",
-		ev(ckpt.EventCreated, at(0), ckpt.Created{
-			Patch: ckpt.Patch{Title: ptr("Parameter schema"), TaskID: ptr("param-schema_20260301"), MaxCycles: ptr(3)},
+	return adaptertest.Fold(t, "conductor/param-schema",
+		adaptertest.Event(ckpt.EventCreated, at(0), ckpt.Created{
+			Patch: ckpt.Patch{Title: adaptertest.Ptr("Parameter schema"), TaskID: adaptertest.Ptr("param-schema_20260301"), MaxCycles: adaptertest.Ptr(3)},
 			Steps: []ckpt.Step{{ID: "PLAN"}, {ID: "EVALUATE_PLAN"}, {ID: "EXECUTE"}, {ID: "FIX"}},
 		}),
-		ev(ckpt.EventStep, at(1), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepInProgress, By: "superpowers:writing-plans"}),
-		ev(ckpt.EventStep, at(20), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepDone, Output: "plan.md\nphases.md", Notes: "5 phases"}),
-		ev(ckpt.EventStep, at(21), ckpt.StepChange{ID: "EVALUATE_PLAN", Status: ckpt.StepDone}),
-		ev(ckpt.EventStep, at(22), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress, By: "superpowers:executing-plans"}),
-		ev(ckpt.EventUpdate, at(40), ckpt.Patch{LastProcessed: ptr("Task 3: defaults"), NextToProcess: ptr("Task 4: nesting")}),
-		ev(ckpt.EventCycle, at(41), ckpt.CycleChange{}),
-		ev(ckpt.EventStep, at(42), ckpt.StepChange{ID: "FIX", Status: ckpt.StepInProgress}),
-		ev(ckpt.EventBlocker, at(43), ckpt.BlockerChange{ID: "FIX", Text: "spec.md missing"}),
-		ev(ckpt.EventStep, at(44), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress}),
-		ev(ckpt.EventUpdate, at(45), ckpt.Patch{CurrentStep: ptr("EXECUTE")}),
+		adaptertest.Event(ckpt.EventStep, at(1), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepInProgress, By: "superpowers:writing-plans"}),
+		adaptertest.Event(ckpt.EventStep, at(20), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepDone, Output: "plan.md\nphases.md", Notes: "5 phases"}),
+		adaptertest.Event(ckpt.EventStep, at(21), ckpt.StepChange{ID: "EVALUATE_PLAN", Status: ckpt.StepDone}),
+		adaptertest.Event(ckpt.EventStep, at(22), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress, By: "superpowers:executing-plans"}),
+		adaptertest.Event(ckpt.EventUpdate, at(40), ckpt.Patch{LastProcessed: adaptertest.Ptr("Task 3: defaults"), NextToProcess: adaptertest.Ptr("Task 4: nesting")}),
+		adaptertest.Event(ckpt.EventCycle, at(41), ckpt.CycleChange{}),
+		adaptertest.Event(ckpt.EventStep, at(42), ckpt.StepChange{ID: "FIX", Status: ckpt.StepInProgress}),
+		adaptertest.Event(ckpt.EventBlocker, at(43), ckpt.BlockerChange{ID: "FIX", Text: "spec.md missing"}),
+		adaptertest.Event(ckpt.EventStep, at(44), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress}),
+		adaptertest.Event(ckpt.EventUpdate, at(45), ckpt.Patch{CurrentStep: adaptertest.Ptr("EXECUTE")}),
 	)
 }
 
@@ -255,47 +229,26 @@ func TestRoundTripExportImport(t *testing.T) {
 		t.Errorf("a file ckpt wrote needs no guess, got %q", im.Warnings)
 	}
 	// And for every imported input: import → export → import gives the same state.
-	for _, path := range inputFiles(t) {
-		if filepath.Ext(path) != ".json" {
-			continue // plan.md exports as metadata.json, another shape
-		}
-		first, err := New().Import(path, readFile(t, path))
-		if err != nil {
-			continue
-		}
-		out, err := New().Export(first.State)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		second, err := New().Import(path, out)
-		if err != nil {
-			t.Fatalf("%s: re-import: %v", path, err)
-		}
-		a, b := first.State.Clone(), second.State.Clone()
-		a.Meta, b.Meta = nil, nil
-		if diff := cmp.Diff(a, b); diff != "" {
-			t.Errorf("%s: import → export → import changed the state (-first +second):\n%s", path, diff)
-		}
-	}
+	adaptertest.CheckReimport(t, New(), ".json") // plan.md exports as metadata.json, another shape
 }
 
 // TestExportKeepsUnknownFieldsWhileApplyingChanges: a changed state writes
 // its changes and keeps every field ckpt does not model, nested ones too.
 func TestExportKeepsUnknownFieldsWhileApplyingChanges(t *testing.T) {
-	src := readFile(t, "testdata/seed/seed000-loop.json")
-	c := importPath(t, "testdata/seed/seed000-loop.json")
+	src := adaptertest.ReadFile(t, "testdata/seed/seed000-loop.json")
+	c, _ := adaptertest.ImportFile(t, New(), "testdata/seed/seed000-loop.json")
 	at := c.UpdatedAt.Add(time.Hour)
-	s := stored(t, "param-schema", c, at)
-	s = then(t, s,
-		ev(ckpt.EventUpdate, at, ckpt.Patch{LastProcessed: ptr("Task 6: Validate nested parameters"), NextToProcess: ptr("Task 7: Docs")}),
-		ev(ckpt.EventStep, at, ckpt.StepChange{ID: "FIX", Status: ckpt.StepDone}),
-		ev(ckpt.EventBlocker, at, ckpt.BlockerChange{ID: "FIX", Clear: true}),
+	s := adaptertest.Stored(t, "param-schema", c, at)
+	s = adaptertest.Then(t, s,
+		adaptertest.Event(ckpt.EventUpdate, at, ckpt.Patch{LastProcessed: adaptertest.Ptr("Task 6: Validate nested parameters"), NextToProcess: adaptertest.Ptr("Task 7: Docs")}),
+		adaptertest.Event(ckpt.EventStep, at, ckpt.StepChange{ID: "FIX", Status: ckpt.StepDone}),
+		adaptertest.Event(ckpt.EventBlocker, at, ckpt.BlockerChange{ID: "FIX", Clear: true}),
 	)
 	out, err := New().Export(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := decoded(t, out).(map[string]any)
+	doc := adaptertest.Decoded(t, out).(map[string]any)
 	ls := doc["loop_state"].(map[string]any)
 	cps := ls["checkpoints"].(map[string]any)
 	exec := cps["EXECUTE"].(map[string]any)
