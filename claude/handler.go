@@ -219,7 +219,14 @@ func (c *hookCall) actor() ckpt.Actor {
 	return ckpt.Actor{Agent: c.agent().ID, Session: c.in.SessionID}
 }
 
-// append writes one event; key, if set, makes a retried hook append nothing.
+// append writes one event and returns the checkpoint as it is now; key, if
+// set, makes a retried hook append nothing.
+//
+// For a retried event (the key was applied already) the store returns the
+// state right after the first attempt, which may be older than the
+// checkpoint now is: a Stop repeating the last message after `ckpt update
+// ID --meta task_loop=true` would not see the loop. So after a replay the
+// hook reads the current state and acts on that.
 func (c *hookCall) append(t ckpt.EventType, data any, key string) (*ckpt.Checkpoint, error) {
 	e, err := ckpt.NewEvent(t, c.now(), c.actor(), data)
 	if err != nil {
@@ -233,11 +240,41 @@ func (c *hookCall) append(t ckpt.EventType, data any, key string) (*ckpt.Checkpo
 	for _, w := range r.Warnings {
 		c.warn("%s: %s", c.id, w)
 	}
+	if r.Replayed {
+		cur, err := c.h.Store.Get(c.ctx, c.id, 0)
+		if err != nil {
+			return nil, fmt.Errorf("reading the checkpoint after a retried event: %w", err)
+		}
+		return cur, nil
+	}
 	return r.State, nil
 }
 
+// joinSession starts a new ckpt session on cp when its recorded session is
+// another one (a new client session continuing it, e.g. through CKPT_ID),
+// unless cp is finished, archived or marked not resumable: ckpt never
+// reopens finished work on its own. It runs on a session's prompts, not at
+// SessionStart: a SessionStart is not proof of a session (see
+// sessionStart), a prompt is. It returns the checkpoint as it is then.
+func (c *hookCall) joinSession(cp *ckpt.Checkpoint) *ckpt.Checkpoint {
+	sid := c.in.SessionID
+	if sid == "" || cp.Session.ID == sid || cp.Archived != nil || cp.Status.Final() || !cp.Resume.Resumable {
+		return cp
+	}
+	// Keyed by the session: a retried hook, or a later prompt of this
+	// session after another session wrote, starts no further session.
+	next, err := c.append(ckpt.EventResumed, ckpt.SessionChange{Session: ckpt.Session{ID: sid}}, "hook:resumed:"+sid)
+	if err != nil {
+		c.warn("%s: starting session %s: %v", c.id, sid, err)
+		return cp
+	}
+	return next
+}
+
 // get returns the checkpoint, creating it when create is set and it does
-// not exist yet.
+// not exist yet. Creating it on a session's first write, never at
+// SessionStart, is how a session that records nothing leaves nothing
+// behind (docs/hooks.md).
 func (c *hookCall) get(create bool) (cp *ckpt.Checkpoint, created bool, err error) {
 	cp, err = c.h.Store.Get(c.ctx, c.id, 0)
 	if err == nil || !create || !errors.Is(err, ckpt.ErrNotFound) {
@@ -280,32 +317,39 @@ func (c *hookCall) beat() {
 	}
 }
 
-// sessionStart finds or creates the checkpoint, starts a new session on it
-// when the client's session changed, and returns the continuation prompt.
+// sessionStart returns the continuation prompt of the session's
+// checkpoint, and writes nothing but a heartbeat. A session that has
+// recorded nothing has no checkpoint yet: its first write creates it (see
+// get). This matters because a SessionStart is not proof of a session:
+// `claude --resume` also fires a "startup" SessionStart with a new session
+// ID that never records anything (Claude Code issues #23932 and #24265),
+// and creating a checkpoint for it would leave an empty one behind; a new
+// ckpt session on an existing checkpoint waits for the session's first
+// prompt (joinSession) for the same reason.
 func (c *hookCall) sessionStart() {
-	cp, created, err := c.get(true)
+	cp, err := c.h.Store.Get(c.ctx, c.id, 0)
+	if errors.Is(err, ckpt.ErrNotFound) {
+		return
+	}
 	if err != nil {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	sid := c.in.SessionID
-	if !created && sid != "" && cp.Session.ID != sid && cp.Archived == nil && !cp.Status.Final() && cp.Resume.Resumable {
-		next, err := c.append(ckpt.EventResumed, ckpt.SessionChange{Session: ckpt.Session{ID: sid}}, "hook:resumed:"+sid)
-		if err != nil {
-			c.warn("%s: starting session %s: %v", c.id, sid, err)
-		} else {
-			cp = next
-		}
-	}
 	c.beat()
 	var b strings.Builder
-	if created {
-		fmt.Fprintf(&b, "ckpt: this session records its work in checkpoint %s (new). Record steps with `ckpt step %s STEP --done`, decisions with `ckpt decision %s TEXT`, or the ckpt MCP tools.", c.id, c.id, c.id)
-	} else {
-		fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
-		b.WriteString(c.prompt(cp))
-	}
+	fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
+	b.WriteString(c.prompt(cp))
 	c.res.Output = SessionStartOutput(b.String())
+}
+
+// newCheckpointNote tells the agent which checkpoint its session's work
+// goes to, when the first prompt created it.
+func (c *hookCall) newCheckpointNote() []byte {
+	event := string(EventUserPromptSubmit)
+	if c.h.Client == Gemini {
+		event = "BeforeAgent" // Gemini CLI wants its own name for the event
+	}
+	return AdditionalContext(event, fmt.Sprintf("ckpt: this session records its work in checkpoint %s (new). Record steps with `ckpt step %s STEP --done`, decisions with `ckpt decision %s TEXT`, or the ckpt MCP tools.", c.id, c.id, c.id))
 }
 
 func (c *hookCall) prompt(cp *ckpt.Checkpoint) string {
@@ -315,11 +359,19 @@ func (c *hookCall) prompt(cp *ckpt.Checkpoint) string {
 	return fmt.Sprintf("%s: %s, %d of %d steps done.", cp.ID, cp.Status, cp.Progress.Done, cp.Progress.Total)
 }
 
-// userPrompt beats and, every BackupEvery prompts, asks for a backup.
+// userPrompt beats and, every BackupEvery prompts, asks for a backup. The
+// prompt that creates the checkpoint tells the agent its ID; the first
+// prompt of a new session on an existing one starts a ckpt session on it.
 func (c *hookCall) userPrompt() {
-	if _, _, err := c.get(true); err != nil {
+	cp, created, err := c.get(true)
+	if err != nil {
 		c.warn("%s: %v", c.id, err)
 		return
+	}
+	if created {
+		c.res.Output = c.newCheckpointNote()
+	} else {
+		c.joinSession(cp)
 	}
 	c.beat()
 	if c.h.StateDir == "" || c.h.Backup == nil {

@@ -60,29 +60,124 @@ func state(t *testing.T, h *Handler, id string) *ckpt.Checkpoint {
 const sid = "s1"
 const id = "app/session-s1"
 
-func TestSessionStartCreatesTheCheckpoint(t *testing.T) {
+const wantNewNote = `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"ckpt: this session records its work in checkpoint app/session-s1 (new). Record steps with ` +
+	"`ckpt step app/session-s1 STEP --done`, decisions with `ckpt decision app/session-s1 TEXT`, or the ckpt MCP tools." + `"}}` + "\n"
+
+// count returns how many checkpoints the store holds.
+func count(t *testing.T, h *Handler) int {
+	t.Helper()
+	all, err := h.Store.List(context.Background(), ckpt.Filter{IncludeArchived: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(all)
+}
+
+func TestSessionStartCreatesNothingTheFirstPromptCreatesTheCheckpoint(t *testing.T) {
 	h := newHandler(t)
 	out, errs := hook(t, h, "SessionStart", `{"session_id":"s1","cwd":"/w/app","hook_event_name":"SessionStart","source":"startup"}`)
+	if out != "" || errs != "" {
+		t.Fatalf("SessionStart of a session that recorded nothing: out %q err %q", out, errs)
+	}
+	if n := count(t, h); n != 0 {
+		t.Fatalf("SessionStart created %d checkpoints", n)
+	}
+	out, errs = hook(t, h, "UserPromptSubmit", `{"session_id":"s1","cwd":"/w/app","hook_event_name":"UserPromptSubmit","prompt":"go"}`)
 	if errs != "" {
 		t.Fatalf("stderr: %s", errs)
 	}
-	want := `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"ckpt: this session records its work in checkpoint app/session-s1 (new). Record steps with ` +
-		"`ckpt step app/session-s1 STEP --done`, decisions with `ckpt decision app/session-s1 TEXT`, or the ckpt MCP tools." + `"}}` + "\n"
-	if out != want {
-		t.Errorf("output\n got %s\nwant %s", out, want)
+	if out != wantNewNote {
+		t.Errorf("first prompt\n got %s\nwant %s", out, wantNewNote)
 	}
 	c := state(t, h, id)
-	if c.Title != "Claude Code session in app" || c.Agent != (ckpt.Agent{ID: "claude-code", Type: "claude-code"}) || c.Session.ID != sid || c.Session.Number != 1 || c.Status != ckpt.StatusInProgress {
+	if c.Rev != 1 || c.Title != "Claude Code session in app" || c.Agent != (ckpt.Agent{ID: "claude-code", Type: "claude-code"}) || c.Session.ID != sid || c.Session.Number != 1 || c.Status != ckpt.StatusInProgress {
 		t.Errorf("created %+v", c)
 	}
 	if c.Heartbeat.LastBeat.IsZero() {
 		t.Error("no heartbeat")
 	}
+	// Only the prompt that created it says so.
+	if out, _ := hook(t, h, "UserPromptSubmit", `{"session_id":"s1","prompt":"more"}`); out != "" {
+		t.Errorf("second prompt printed %s", out)
+	}
+	// Gemini CLI names the event BeforeAgent.
+	g := newHandler(t)
+	g.Client = Gemini
+	out, _ = hook(t, g, "BeforeAgent", `{"session_id":"s1","cwd":"/w/app","hook_event_name":"BeforeAgent","prompt":"go"}`)
+	if !strings.HasPrefix(out, `{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"ckpt: this session records its work in checkpoint app/session-s1 (new).`) {
+		t.Errorf("Gemini CLI's first prompt: %s", out)
+	}
+}
+
+// TestAnyFirstWriteCreatesTheCheckpoint: a session whose first hook is not
+// a prompt (a resumed client that missed it, a hook installed mid-session)
+// still gets its checkpoint; SessionEnd and PreCompact of a session that
+// recorded nothing do not create one.
+func TestAnyFirstWriteCreatesTheCheckpoint(t *testing.T) {
+	for ev, payload := range map[string]string{
+		"PostToolUse":  `{"session_id":"s1","tool_name":"Edit","tool_use_id":"t1","tool_input":{"file_path":"/w/app/a.go"}}`,
+		"SubagentStop": `{"session_id":"s1","agent_id":"a1","agent_type":"Explore"}`,
+		"Stop":         `{"session_id":"s1","last_assistant_message":"done"}`,
+	} {
+		h := newHandler(t)
+		if out, errs := hook(t, h, ev, payload); out != "" || errs != "" {
+			t.Errorf("%s: out %q err %q", ev, out, errs)
+		}
+		if c := state(t, h, id); c.Session.ID != sid || c.Rev != 2 {
+			t.Errorf("%s: created rev %d session %+v, want the created event and the event's own", ev, c.Rev, c.Session)
+		}
+	}
+	h := newHandler(t)
+	hook(t, h, "PreCompact", `{"session_id":"s1","trigger":"auto"}`)
+	hook(t, h, "SessionEnd", `{"session_id":"s1","reason":"other"}`)
+	if n := count(t, h); n != 0 {
+		t.Errorf("PreCompact and SessionEnd of a session with no checkpoint created %d", n)
+	}
+}
+
+// TestResumeFiresAStartupWithANewSessionID: `claude --resume s1` fires a
+// SessionStart "resume" with s1 and a SessionStart "startup" with a new
+// session ID that records nothing (Claude Code issues #23932, #24265). The
+// resumed session gets its prompt and the stray one leaves nothing behind,
+// with the session mapping and with CKPT_ID.
+func TestResumeFiresAStartupWithANewSessionID(t *testing.T) {
+	h := newHandler(t)
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s1","cwd":"/w/app","prompt":"go"}`)
+	hook(t, h, "Stop", `{"session_id":"s1","cwd":"/w/app","last_assistant_message":"Half done."}`)
+	before := state(t, h, id)
+
+	out, errs := hook(t, h, "SessionStart", `{"session_id":"stray-42","cwd":"/w/app","source":"startup"}`)
+	if out != "" || errs != "" {
+		t.Errorf("stray startup: out %q err %q", out, errs)
+	}
+	out, _ = hook(t, h, "SessionStart", `{"session_id":"s1","cwd":"/w/app","source":"resume"}`)
+	if !strings.Contains(out, `"additionalContext":"ckpt: this session continues checkpoint app/session-s1.`) || !strings.Contains(out, `PROMPT app/session-s1 in_progress"}}`) {
+		t.Errorf("resume: %s", out)
+	}
+	if n := count(t, h); n != 1 {
+		t.Errorf("%d checkpoints after a resume, want 1", n)
+	}
+	if c := state(t, h, id); c.Rev != before.Rev || c.Session != before.Session {
+		t.Errorf("the resume wrote: rev %d session %+v, was rev %d session %+v", c.Rev, c.Session, before.Rev, before.Session)
+	}
+
+	// With CKPT_ID both starts map to the checkpoint: both get the prompt,
+	// and the stray session starts no ckpt session on it.
+	h.Getenv = envOf(map[string]string{"CKPT_ID": id})
+	for _, p := range []string{`{"session_id":"stray-43","source":"startup"}`, `{"session_id":"s1","source":"resume"}`} {
+		if out, _ := hook(t, h, "SessionStart", p); !strings.Contains(out, "PROMPT app/session-s1") {
+			t.Errorf("SessionStart %s with CKPT_ID: %s", p, out)
+		}
+	}
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s1","prompt":"go on"}`)
+	if c := state(t, h, id); c.Rev != before.Rev || c.Session != before.Session || c.ResumesWithoutProgress != 0 {
+		t.Errorf("after a stray start under CKPT_ID: rev %d session %+v resumes %d", c.Rev, c.Session, c.ResumesWithoutProgress)
+	}
 }
 
 func TestSessionStartResumesAndReturnsThePrompt(t *testing.T) {
 	h := newHandler(t)
-	hook(t, h, "SessionStart", `{"session_id":"s1","cwd":"/w/app","source":"startup"}`)
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s1","cwd":"/w/app","prompt":"go"}`)
 	h.Getenv = envOf(map[string]string{"CKPT_ID": id, "CKPT_AGENT": "worker-3"})
 
 	// Compaction keeps the session: no new session, the prompt comes back.
@@ -94,32 +189,45 @@ func TestSessionStartResumesAndReturnsThePrompt(t *testing.T) {
 		t.Errorf("compact output %s", out)
 	}
 
-	// A new client session on the same checkpoint starts a ckpt session.
-	hook(t, h, "SessionStart", `{"session_id":"s2","source":"resume"}`)
+	// A new client session on the same checkpoint gets the prompt at once
+	// and starts a ckpt session on it with its first prompt.
+	out, _ = hook(t, h, "SessionStart", `{"session_id":"s2","source":"startup"}`)
+	if !strings.Contains(out, `PROMPT app/session-s1 in_progress"}}`) {
+		t.Errorf("new session's start: %s", out)
+	}
+	if c := state(t, h, id); c.Rev != 1 {
+		t.Errorf("SessionStart wrote: rev %d", c.Rev)
+	}
+	if out, errs := hook(t, h, "UserPromptSubmit", `{"session_id":"s2","prompt":"continue"}`); out != "" || errs != "" {
+		t.Errorf("new session's first prompt: out %q err %q", out, errs)
+	}
 	c := state(t, h, id)
 	if c.Rev != 2 || c.Session.ID != "s2" || c.Session.Number != 2 {
-		t.Errorf("after resume: rev %d session %+v", c.Rev, c.Session)
+		t.Errorf("after the new session's prompt: rev %d session %+v", c.Rev, c.Session)
 	}
 	hist, _ := h.Store.History(context.Background(), id, 2)
 	if len(hist) != 1 || hist[0].Type != ckpt.EventResumed || hist[0].Actor != (ckpt.Actor{Agent: "worker-3", Session: "s2"}) {
 		t.Errorf("resume event %+v", hist)
 	}
-	// The same SessionStart again (a retried hook) appends nothing.
-	hook(t, h, "SessionStart", `{"session_id":"s2","source":"resume"}`)
+	// More prompts, and the same prompt again (a retried hook), append
+	// nothing.
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s2","prompt":"continue"}`)
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s2","prompt":"more"}`)
 	if c := state(t, h, id); c.Rev != 2 {
-		t.Errorf("retried SessionStart appended: rev %d", c.Rev)
+		t.Errorf("later prompts appended: rev %d", c.Rev)
 	}
 }
 
 func TestSessionStartDoesNotReopenFinishedWork(t *testing.T) {
 	h := newHandler(t)
-	hook(t, h, "SessionStart", `{"session_id":"s1","cwd":"/w/app"}`)
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s1","cwd":"/w/app"}`)
 	done := ckpt.StatusDone
 	if _, err := h.Store.Append(context.Background(), id, ckpt.MustEvent(ckpt.EventUpdate, t0, ckpt.Actor{}, ckpt.Patch{Status: &done}), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.Getenv = envOf(map[string]string{"CKPT_ID": id})
 	out, _ := hook(t, h, "SessionStart", `{"session_id":"s9","source":"startup"}`)
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s9","prompt":"go"}`)
 	if c := state(t, h, id); c.Status != ckpt.StatusDone || c.Session.ID != sid {
 		t.Errorf("a done checkpoint was reopened: %s, session %s", c.Status, c.Session.ID)
 	}
@@ -159,7 +267,7 @@ func TestUserPromptSubmitBeatsAndBacksUpEveryFifthPrompt(t *testing.T) {
 	h.Backup = func(_ context.Context, id string) error { backups = append(backups, id); return nil }
 	for i := 0; i < 11; i++ {
 		out, errs := hook(t, h, "UserPromptSubmit", `{"session_id":"s1","cwd":"/w/app","prompt":"go on"}`)
-		if out != "" || errs != "" {
+		if i == 0 && out != wantNewNote || i > 0 && out != "" || errs != "" {
 			t.Fatalf("prompt %d: out %q err %q", i, out, errs)
 		}
 	}
@@ -277,6 +385,48 @@ func TestStopPersistsTheLastMessage(t *testing.T) {
 	}
 }
 
+// TestStopActsOnTheCurrentStateAfterARetry: a Stop that repeats the last
+// message is a retried event (its key was applied), and the store answers
+// it with the state right after the first attempt. The hook must act on the
+// checkpoint as it is now: the loop turned on since, the step done since.
+func TestStopActsOnTheCurrentStateAfterARetry(t *testing.T) {
+	fs, err := filestore.Init(filepath.Join(t.TempDir(), ".ckpt"), filestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	for name, store := range map[string]ckpt.Store{"memstore": memstore.New(), "filestore": fs} {
+		t.Run(name, func(t *testing.T) {
+			h := newHandler(t)
+			h.Store = store
+			loopCheckpoint(t, h, "")
+			ctx := context.Background()
+			stop := `{"session_id":"s1","last_assistant_message":"Done with this part."}`
+			if out, errs := hook(t, h, "Stop", stop); out != "" || errs != "" {
+				t.Fatalf("loop off: out %q err %q", out, errs)
+			}
+			rev := state(t, h, id).Rev
+			on := ckpt.MustEvent(ckpt.EventUpdate, t0, ckpt.Actor{}, ckpt.Patch{Meta: map[string]json.RawMessage{"task_loop": json.RawMessage(`"true"`)}})
+			if _, err := store.Append(ctx, id, on, ckpt.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if out, errs := hook(t, h, "Stop", stop); out != wantBlock || errs != "" {
+				t.Errorf("the same Stop after task_loop=true\n got %q (err %q)\nwant %s", out, errs, wantBlock)
+			}
+			if c := state(t, h, id); c.Rev != rev+1 {
+				t.Errorf("the retried Stop appended: rev %d, want %d", c.Rev, rev+1)
+			}
+			// The last step done since the first attempt: nothing is left.
+			if _, err := store.Append(ctx, id, ckpt.MustEvent(ckpt.EventStep, t0, ckpt.Actor{}, ckpt.StepChange{ID: "impl", Status: ckpt.StepDone}), ckpt.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if out, errs := hook(t, h, "Stop", stop); out != "" || errs != "" {
+				t.Errorf("the same Stop with every step done: out %q err %q", out, errs)
+			}
+		})
+	}
+}
+
 func TestStopTaskLoop(t *testing.T) {
 	h := newHandler(t)
 	h.Loop = TaskLoop{Enabled: true, MaxBlocks: 2}
@@ -362,7 +512,10 @@ func TestFinalCheckpointOnPreCompactAndSessionEnd(t *testing.T) {
 	if out, errs := hook(t, h, "SessionEnd", `{"session_id":"s1","reason":"other"}`); out != "" || errs != "" || ran != nil {
 		t.Fatalf("no checkpoint: out %q err %q ran %v", out, errs, ran)
 	}
-	hook(t, h, "SessionStart", `{"session_id":"s1"}`)
+	if out, errs := hook(t, h, "SessionStart", `{"session_id":"s1"}`); out != "" || errs != "" {
+		t.Fatalf("SessionStart of a new session: out %q err %q", out, errs)
+	}
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s1"}`)
 	_, errs := hook(t, h, "PreCompact", `{"session_id":"s1","trigger":"manual","custom_instructions":"keep decisions\nmore"}`)
 	if !strings.Contains(errs, "final step tracker failed: HTTP 503") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q", errs)
@@ -395,7 +548,7 @@ func TestHooksFailForward(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			if name == "panicking prompt" {
-				hook(t, tt.h, "SessionStart", `{}`) // create it; the second start renders the prompt
+				hook(t, tt.h, "UserPromptSubmit", `{}`) // create it; the start renders the prompt
 			}
 			out, errs := hook(t, tt.h, tt.event, tt.payload)
 			if out != "" {
@@ -416,7 +569,7 @@ func TestHooksFailForwardOnADamagedStore(t *testing.T) {
 	}
 	defer st.Close()
 	h := &Handler{Store: st, Getenv: envOf(map[string]string{"CKPT_ID": "kai-7/a"}), StateDir: t.TempDir()}
-	if _, errs := hook(t, h, "SessionStart", `{"session_id":"s1"}`); errs != "" {
+	if _, errs := hook(t, h, "UserPromptSubmit", `{"session_id":"s1"}`); errs != "" {
 		t.Fatal(errs)
 	}
 	hook(t, h, "SubagentStop", `{"session_id":"s1","agent_type":"Explore"}`)
@@ -453,7 +606,7 @@ func benchHandler(b *testing.B) *Handler {
 	b.Cleanup(func() { st.Close() })
 	h := &Handler{Store: st, Getenv: envOf(map[string]string{"CKPT_ID": "bench/a"}), StateDir: b.TempDir(), RepoRoot: "/w/app",
 		Prompt: func(c *ckpt.Checkpoint) string { return render.NewPrompt(c).Markdown() }}
-	h.Handle(context.Background(), EventSessionStart, Input{SessionID: "s1"})
+	h.Handle(context.Background(), EventUserPromptSubmit, Input{SessionID: "s1"})
 	return h
 }
 

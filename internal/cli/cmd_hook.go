@@ -66,8 +66,9 @@ stdin, record what the event means on the session's checkpoint and print
 what the client should do. ckpt hooks install registers it; you do not run it
 by hand. What each event does is in docs/hooks.md:
 
-  SessionStart      find or create the checkpoint, print its continuation prompt
-  UserPromptSubmit  heartbeat; every 5th prompt a snapshot of the state
+  SessionStart      print the checkpoint's continuation prompt (creates nothing)
+  UserPromptSubmit  create the checkpoint on the first prompt; heartbeat;
+                    every 5th prompt a snapshot of the state
   PostToolUse       record the files an edit wrote; sync a tracked plan.md
   SubagentStop      a step done by subagent:<type>
   Stop              heartbeat and last message; in task-loop mode keep going
@@ -75,7 +76,9 @@ by hand. What each event does is in docs/hooks.md:
   SessionEnd        the same, within Claude Code's 1.5 s budget
 
 The checkpoint is $CKPT_ID, else <project>/session-<session id>, else the
-repository's name. $CKPT_LOOP=1 turns the task loop on for every checkpoint
+repository's name. A session's first write creates it, never SessionStart:
+claude --resume also fires a startup SessionStart with a new session id
+that records nothing. $CKPT_LOOP=1 turns the task loop on for every checkpoint
 (or ckpt update ID --meta task_loop=true for one).
 
 A hook never breaks the agent's session: whatever goes wrong (no store, a bad

@@ -59,15 +59,6 @@ func (s *boundedStore) Append(ctx context.Context, id string, e ckpt.Event, opts
 	err := bounded(ctx, func() error {
 		var err error
 		res, err = s.Store.Append(ctx, id, e, opts)
-		if err == nil && res.Replayed {
-			// A retried hook: the store returns the state right after the
-			// first event with the key, which may be older than the
-			// checkpoint now is (a Stop repeating the last message after a
-			// ckpt update). The hook acts on the current state.
-			if cur, gerr := s.Store.Get(ctx, id, 0); gerr == nil {
-				res.State = cur
-			}
-		}
 		return err
 	})
 	return res, err
