@@ -19,7 +19,8 @@ type HooksOptions struct {
 	// ProjectDir holds the project's settings (.claude/, .codex/,
 	// .gemini/); HomeDir the user's.
 	ProjectDir, HomeDir string
-	// Command is how the client runs ckpt: "ckpt", or a path.
+	// Command is how the client runs ckpt: "ckpt", or a path. The command
+	// line's default is installCommand's.
 	Command string
 	// StoreFound is false when no store was found for the project; install
 	// then says how to create one.
@@ -34,10 +35,11 @@ func newHooksCmd(f *factory) *cobra.Command {
 		Use:   "hooks",
 		Short: "Install or remove ckpt's hooks in Claude Code, Codex or Gemini CLI",
 		Long: `Install or remove the hooks that make an agent client call ckpt hook EVENT at
-the right moments: the session's checkpoint is created or resumed when a
-session starts (its continuation prompt goes into the new context), edits,
-subagents and stops are recorded, and a final checkpoint is written before a
-compaction and when the session ends. See docs/hooks.md.`,
+the right moments: a session's checkpoint is created by its first prompt or
+edit and resumed when a session starts (its continuation prompt goes into the
+new context), edits, subagents and stops are recorded, and a final
+checkpoint is written before a compaction and when the session ends. See
+docs/hooks.md.`,
 	}
 	cmd.AddCommand(newHooksInstallCmd(f, true), newHooksInstallCmd(f, false))
 	return cmd
@@ -61,8 +63,10 @@ stays as it was, installing twice changes nothing, and it is written
 atomically. A settings file that is not valid JSON is refused, never
 overwritten. --print shows the file that would be written instead.
 
-The hooks run --command (default: ckpt, found on the client's PATH); give an
-absolute path when the client's PATH does not have ckpt.`
+The hooks run --command. By default that is this ckpt binary's absolute path,
+so the client finds it whatever its PATH; for a binary that go run or go test
+built (in the Go build cache or a temporary directory, soon deleted) it is
+ckpt, found on the client's PATH.`
 	if !install {
 		use, short = "uninstall", "Remove ckpt's hooks from a client's settings"
 		long = `Remove the hooks ckpt install added to the settings file of CLIENT at
@@ -100,7 +104,7 @@ without ckpt's hooks is left alone.`
 	fl.StringVar(&scope, "scope", "project", "which settings file, by `SCOPE`: project, local (Claude Code only) or user")
 	if install {
 		fl.BoolVar(&o.Print, "print", false, "print the settings file that would be written; write nothing")
-		fl.StringVar(&o.Command, "command", "ckpt", "how the client runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
+		fl.StringVar(&o.Command, "command", installCommand(f.env), "how the client runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
 	}
 	return cmd
 }

@@ -158,6 +158,9 @@ directory), merged with the servers already there and written atomically;
 installing twice changes nothing. Claude Code asks once before it uses a
 project's servers.
 
+The command is --command: by default this ckpt binary's absolute path, or
+ckpt (found on Claude Code's PATH) for a binary that go run or go test built.
+
 --print prints the equivalent claude mcp add command instead. Claude Code
 keeps the local and user scopes in its own ~/.claude.json, which ckpt does
 not write: --scope local or user prints the command to run.`
@@ -187,7 +190,7 @@ server and key. A file without it is left alone.`
 		fl := cmd.Flags()
 		fl.BoolVar(&o.Print, "print", false, "print the claude mcp add command instead of writing .mcp.json")
 		fl.StringVar(&o.Scope, "scope", "project", "`SCOPE`: project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
-		fl.StringVar(&o.Command, "command", "ckpt", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
+		fl.StringVar(&o.Command, "command", installCommand(f.env), "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
 	}
 	return cmd
 }

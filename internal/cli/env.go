@@ -34,6 +34,11 @@ type Env struct {
 	Now func() time.Time
 	// Args are the command-line arguments without the program name.
 	Args []string
+	// Executable is the absolute path of the running ckpt binary, symbolic
+	// links resolved; "" when it is not known. `hooks install` and `mcp
+	// install` write it into a client's settings when it is an installed
+	// ckpt (see installCommand).
+	Executable string
 	// Interrupt returns a context derived from ctx that ends when the user
 	// interrupts the process (Ctrl-C, SIGTERM), and the function that stops
 	// watching for that. Commands that run until interrupted (monitor,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -19,13 +20,29 @@ func System() *Env {
 		wd = string(os.PathSeparator)
 	}
 	return &Env{
-		IOStreams: IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
-		Getenv:    os.Getenv,
-		WorkDir:   wd,
-		Now:       time.Now,
-		Args:      os.Args[1:],
+		IOStreams:  IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
+		Getenv:     os.Getenv,
+		WorkDir:    wd,
+		Now:        time.Now,
+		Args:       os.Args[1:],
+		Executable: executable(),
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		},
 	}
+}
+
+// executable is the absolute path of the running binary with symbolic links
+// resolved, so that it compares with other resolved paths (macOS's /var is
+// /private/var), or "" when the system cannot tell. A ckpt reached through
+// a link (e.g. Homebrew's bin/ckpt) is named by its target.
+func executable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		return resolved
+	}
+	return exe
 }
