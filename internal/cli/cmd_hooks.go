@@ -98,13 +98,16 @@ without ckpt's hooks is left alone.`
 		if dir, err := f.hookStoreDir(f.env.WorkDir); err == nil {
 			o.StoreFound = isDir(dir)
 		}
+		if o.Command == "" {
+			o.Command = installCommand(f.env, o.Scope != claude.ScopeProject)
+		}
 		return runHooks(o)
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&scope, "scope", "project", "which settings file, by `SCOPE`: project, local (Claude Code only) or user")
 	if install {
 		fl.BoolVar(&o.Print, "print", false, "print the settings file that would be written; write nothing")
-		fl.StringVar(&o.Command, "command", installCommand(f.env), "how the client runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
+		fl.StringVar(&o.Command, "command", "", "how the client runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt for --scope project (a file teammates share), this binary's path for local and user ("+installCommand(f.env, true)+")")
 	}
 	return cmd
 }

@@ -145,11 +145,13 @@ type MCPInstallOptions struct {
 	Print      bool   // print the `claude mcp add` line instead of writing
 	Scope      string // project (.mcp.json), local or user (Claude Code's own files)
 	ProjectDir string
-	Command    string
+	Command    string // empty: installCommand's default for the scope
+	// Env is where the default command comes from (the running binary).
+	Env *Env
 }
 
 func newMCPInstallCmd(f *factory, install bool) *cobra.Command {
-	o := &MCPInstallOptions{IO: f.env.IOStreams, Install: install}
+	o := &MCPInstallOptions{IO: f.env.IOStreams, Install: install, Env: f.env}
 	use, short := "install", "Register ckpt's MCP server with Claude Code (.mcp.json)"
 	long := `Register ckpt's MCP server with Claude Code for this project: add
 {"command": "ckpt", "args": ["mcp"]} as mcpServers.ckpt in the project's
@@ -190,12 +192,15 @@ server and key. A file without it is left alone.`
 		fl := cmd.Flags()
 		fl.BoolVar(&o.Print, "print", false, "print the claude mcp add command instead of writing .mcp.json")
 		fl.StringVar(&o.Scope, "scope", "project", "`SCOPE`: project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
-		fl.StringVar(&o.Command, "command", installCommand(f.env), "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`")
+		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+installCommand(f.env, true)+")")
 	}
 	return cmd
 }
 
 func runMCPInstall(o *MCPInstallOptions) error {
+	if o.Command == "" {
+		o.Command = installCommand(o.Env, o.Print || o.Scope != "project")
+	}
 	if !o.Install {
 		changed, path, err := mcp.UninstallClaudeProject(o.ProjectDir)
 		if err != nil {

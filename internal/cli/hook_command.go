@@ -11,10 +11,12 @@ import (
 const defaultCommand = "ckpt"
 
 // installCommand is the command `ckpt hooks install` and `ckpt mcp
-// install` write into a client's settings unless --command says otherwise:
-// the absolute path of the running binary when it is an installed ckpt, so
-// the client finds the same ckpt whatever its PATH (a GUI editor, a login
-// shell without ~/go/bin), else "ckpt".
+// install` write into a client's settings unless --command says otherwise.
+// For a personal settings file (own is true: local or user scope, or a
+// printed command) it is the absolute path of the running binary when that
+// is an installed ckpt, so the client finds the same ckpt whatever its PATH
+// (a GUI editor, a login shell without ~/go/bin); otherwise, and always for
+// a project file that teammates share through git, it is "ckpt".
 //
 // An installed ckpt is a binary named ckpt (ckpt.exe) outside the places
 // where go run and go test build theirs, which are deleted soon after: the
@@ -22,9 +24,9 @@ const defaultCommand = "ckpt"
 // cache and the go command's work directories are), $GOTMPDIR and the
 // temporary directory. A binary with another name is not taken either:
 // `hooks uninstall` recognises ckpt's entries by the program's name.
-func installCommand(e *Env) string {
+func installCommand(e *Env, own bool) string {
 	exe := e.Executable
-	if exe == "" || !filepath.IsAbs(exe) {
+	if !own || exe == "" || !filepath.IsAbs(exe) {
 		return defaultCommand
 	}
 	exe = filepath.Clean(exe)

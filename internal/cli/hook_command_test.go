@@ -45,18 +45,23 @@ func TestInstallCommand(t *testing.T) {
 	}
 	for _, tc := range cases {
 		e := &Env{Executable: tc.exe, Getenv: func(k string) string { return tc.vars[k] }}
-		if got := installCommand(e); got != tc.want {
+		if got := installCommand(e, true); got != tc.want {
 			t.Errorf("%s: installCommand(%q, %v) = %q, want %q", tc.name, tc.exe, tc.vars, got, tc.want)
 		}
+		// A project's shared settings file always gets plain ckpt.
+		if got := installCommand(e, false); got != "ckpt" {
+			t.Errorf("%s: for a shared project file installCommand = %q, want ckpt", tc.name, got)
+		}
 	}
-	if got := installCommand(&Env{Executable: "/usr/local/bin/ckpt"}); got != "/usr/local/bin/ckpt" {
+	if got := installCommand(&Env{Executable: "/usr/local/bin/ckpt"}, true); got != "/usr/local/bin/ckpt" {
 		t.Errorf("without Getenv: %q", got)
 	}
 }
 
 // TestInstallCommandDefault: hooks install and mcp install write the
-// running binary's path when it is an installed ckpt, ckpt for a go run
-// build, and --command over either.
+// running binary's path into personal settings (local or user scope, a
+// printed command) when it is an installed ckpt, ckpt into a project's
+// shared file or for a go run build, and --command over either.
 func TestInstallCommandDefault(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the paths are Unix paths")
@@ -85,8 +90,10 @@ func TestInstallCommandDefault(t *testing.T) {
 		args []string
 		want string
 	}{
-		{installed, []string{"hooks", "install", "claude", "--print"}, `"command": "/opt/ckpt/bin/ckpt hook Stop"`},
-		{goRun, []string{"hooks", "install", "claude", "--print"}, `"command": "ckpt hook Stop"`},
+		{installed, []string{"hooks", "install", "claude", "--print", "--scope", "local"}, `"command": "/opt/ckpt/bin/ckpt hook Stop"`},
+		{installed, []string{"hooks", "install", "claude", "--print", "--scope", "user"}, `"command": "/opt/ckpt/bin/ckpt hook Stop"`},
+		{installed, []string{"hooks", "install", "claude", "--print"}, `"command": "ckpt hook Stop"`},
+		{goRun, []string{"hooks", "install", "claude", "--print", "--scope", "local"}, `"command": "ckpt hook Stop"`},
 		{installed, []string{"hooks", "install", "codex", "--print", "--command", "ckpt"}, `"command": "ckpt hook Stop --client codex"`},
 		{goRun, []string{"hooks", "install", "gemini", "--print", "--command", "/usr/bin/ckpt"}, `"command": "/usr/bin/ckpt hook AfterAgent --client gemini"`},
 		{installed, []string{"mcp", "install", "claude", "--print"}, "claude mcp add ckpt -- /opt/ckpt/bin/ckpt mcp\n"},
@@ -98,7 +105,7 @@ func TestInstallCommandDefault(t *testing.T) {
 		}
 	}
 	// The help names the default.
-	if out := run1(installed, "hooks", "install", "--help"); !strings.Contains(out, `(default "/opt/ckpt/bin/ckpt")`) {
+	if out := run1(installed, "hooks", "install", "--help"); !strings.Contains(out, `for local and user (/opt/ckpt/bin/ckpt)`) {
 		t.Errorf("help does not name the default:\n%s", out)
 	}
 }
