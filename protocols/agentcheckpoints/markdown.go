@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
 // The Markdown variant (KAI-8's agent_checkpoints/*_checkpoint.md) writes the
@@ -17,7 +18,6 @@ import (
 var (
 	boldField  = regexp.MustCompile(`^\s*(?:[-*+]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`)
 	listItem   = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
-	heading    = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
 	statusLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*):[ \t]?(.*)$`)
 	trailNote  = regexp.MustCompile(`^(.*\S)\s+\(([^()]*)\)$`)
 )
@@ -47,7 +47,6 @@ func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
 	var (
 		section   string // the current "## " section, lower case
 		listKey   string // the field list items go to
-		fence     string
 		flattened bool
 	)
 	addList := func(key, item string) {
@@ -56,21 +55,13 @@ func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
 		}
 		lists[key] = append(lists[key], item)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
+	for l := range mdscan.Lines(data) {
+		if l.Fenced {
 			continue
 		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		if m := heading.FindStringSubmatch(line); m != nil {
-			section = strings.ToLower(strings.TrimSpace(m[2]))
+		line, trimmed := l.Text, l.Trimmed
+		if _, text, ok := mdscan.Heading(line); ok {
+			section = strings.ToLower(strings.TrimSpace(text))
 			listKey = ""
 			if k := labelKeys[section]; listKeys[k] {
 				listKey = k

@@ -9,6 +9,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
 // ProgressFile is the name of the handoff file in a project root.
@@ -35,7 +36,6 @@ var sectionNames = map[string]string{
 }
 
 var (
-	headingLine = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
 	headerField = regexp.MustCompile(`^\s*\*\*([^*]+?):?\*\*:?\s*(.*)$`)
 	bulletLine  = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
 	issueKey    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-[0-9]+$`)
@@ -69,7 +69,6 @@ func parseProgress(md []byte) progress {
 		cur    string // known section, or "" in the header
 		extra  = -1   // index in p.extra while in an unknown section
 		body   []string
-		fence  string
 		inBody bool
 	)
 	flush := func() {
@@ -84,33 +83,24 @@ func parseProgress(md []byte) progress {
 		}
 		body = nil
 	}
-	for _, line := range strings.Split(string(md), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
+	for l := range mdscan.Lines(md) {
+		line := l.Text
+		if l.Fenced {
 			body = append(body, line)
 			continue
 		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			body = append(body, line)
-			continue
-		}
-		if m := headingLine.FindStringSubmatch(line); m != nil {
-			if len(m[1]) == 1 && !inBody && p.title == "" {
-				p.title = m[2]
+		if level, text, ok := mdscan.Heading(line); ok {
+			if level == 1 && !inBody && p.title == "" {
+				p.title = text
 				continue
 			}
-			if len(m[1]) >= 3 && (cur == secPrompt || extra >= 0) {
+			if level >= 3 && (cur == secPrompt || extra >= 0) {
 				body = append(body, line) // a sub-heading inside a section's text
 				continue
 			}
 			flush()
 			inBody = true
-			name := strings.ToLower(strings.TrimRight(m[2], ": "))
+			name := strings.ToLower(strings.TrimRight(text, ": "))
 			if known, ok := sectionNames[name]; ok {
 				cur, extra = known, -1
 				if !slices.Contains(p.order, known) {
@@ -118,7 +108,7 @@ func parseProgress(md []byte) progress {
 				}
 			} else {
 				cur = ""
-				p.extra = append(p.extra, section{Heading: m[2]})
+				p.extra = append(p.extra, section{Heading: text})
 				extra = len(p.extra) - 1
 			}
 			continue
@@ -246,17 +236,7 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 // closeFences closes a code fence text leaves open, so that it cannot swallow
 // the sections written after it.
 func closeFences(text string) string {
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case fence != "" && strings.HasPrefix(trimmed, fence):
-			fence = ""
-		case fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
-			fence = trimmed[:3]
-		}
-	}
-	if fence != "" {
+	if fence := mdscan.OpenFence(text); fence != "" {
 		return text + "\n" + fence
 	}
 	return text

@@ -10,6 +10,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
 // StatusRow is one agent's row of a STATUS.md aggregate: seed 003's
@@ -35,7 +36,6 @@ type StatusRow struct {
 }
 
 var (
-	statusHeading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
 	tableLine     = regexp.MustCompile(`^\s*\|.*\|\s*$`)
 	separatorCell = regexp.MustCompile(`^\s*:?-+:?\s*$`)
 	agentAndName  = regexp.MustCompile(`^(.*?)\s*\(([^()]+)\)$`)
@@ -53,25 +53,16 @@ func ParseStatusMarkdown(md []byte) ([]StatusRow, []string, error) {
 		rows    []StatusRow
 		inTable bool // under an agents heading
 		header  map[string]int
-		fence   string
 		tables  int
 		guessed = map[string]bool{}
 	)
-	for _, line := range strings.Split(string(md), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
+	for l := range mdscan.Lines(md) {
+		if l.Fenced {
 			continue
 		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		if m := statusHeading.FindStringSubmatch(line); m != nil {
-			h := strings.ToLower(m[1])
+		line, trimmed := l.Text, l.Trimmed
+		if _, text, ok := mdscan.Heading(line); ok {
+			h := strings.ToLower(text)
 			inTable = strings.Contains(h, "active checkpoints") || strings.Contains(h, "active agents")
 			header = nil
 			continue

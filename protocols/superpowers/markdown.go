@@ -9,6 +9,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
 // A Conductor track keeps its plan beside metadata.json: plan.md, with
@@ -16,7 +17,6 @@ import (
 // The registry conductor/tracks.md lists the tracks in tables.
 
 var (
-	mdHeading   = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
 	taskHeading = regexp.MustCompile(`(?i)^task\s+([0-9][0-9.]*)\s*[:.)-]?\s*(.*)$`)
 	statusBox   = regexp.MustCompile(`(?i)^\*\*status:?\*\*:?\s*\[([ xX~\-/])\]`)
 	listEntry   = regexp.MustCompile(`^\s*[-*+]\s+(?:\[([ xX])\]\s+)?(.*)$`)
@@ -60,7 +60,6 @@ func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
 	n.Add("read a track's plan.md: its tasks become steps; the loop state (current step, fix cycles) is in metadata.json beside it")
 	var (
-		fence      string
 		phase      string
 		task       = -1 // index of the step whose section we are in
 		accept     bool
@@ -68,21 +67,13 @@ func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 		acceptSeen bool
 	)
 	ids := map[string]bool{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
+	for l := range mdscan.Lines(data) {
+		if l.Fenced {
 			continue
 		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		if m := mdHeading.FindStringSubmatch(line); m != nil {
-			level, text := len(m[1]), strings.TrimSpace(m[2])
+		line, trimmed := l.Text, l.Trimmed
+		if level, text, ok := mdscan.Heading(line); ok {
+			text = strings.TrimSpace(text)
 			accept = strings.HasPrefix(strings.ToLower(text), "acceptance criteria")
 			acceptSeen = acceptSeen || accept
 			switch {
@@ -184,7 +175,7 @@ func registryTracks(data []byte) []string {
 	lines := strings.Split(string(data), "\n")
 	isRegistry := false
 	for _, l := range lines {
-		if m := mdHeading.FindStringSubmatch(l); m != nil && strings.Contains(strings.ToLower(m[2]), "track registry") {
+		if _, text, ok := mdscan.Heading(l); ok && strings.Contains(strings.ToLower(text), "track registry") {
 			isRegistry = true
 		}
 	}
