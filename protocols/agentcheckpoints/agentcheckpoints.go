@@ -251,18 +251,13 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 // from such a file gets back every field of that file: unknown fields
 // verbatim, and each known field in the file's spelling unless c changed it.
 func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
-	_, src, err := jsondoc.ReadMeta(c, Name)
+	src, s0, err := jsondoc.ImportedState(c, Name, docToState)
 	if err != nil {
 		return nil, err
 	}
 	ours := render(c, src)
 	if src == nil {
 		return ours.Indented(), nil
-	}
-	var discard jsondoc.Notes
-	s0, err := docToState(src, &discard)
-	if err != nil {
-		return nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", Name, err, c.ID, Name)
 	}
 	return jsondoc.Merge(render(s0, src), ours, src).Indented(), nil
 }

@@ -384,17 +384,12 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 }
 
 func document(c *ckpt.Checkpoint) (*jsondoc.Object, error) {
-	_, src, err := jsondoc.ReadMeta(c, Name)
+	src, s0, err := jsondoc.ImportedState(c, Name, docToState)
 	if err != nil {
 		return nil, err
 	}
 	if src == nil {
 		return render(c), nil
-	}
-	var discard jsondoc.Notes
-	s0, err := docToState(src, &discard)
-	if err != nil {
-		return nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", Name, err, c.ID, Name)
 	}
 	if c.Heartbeat.LastBeat.IsZero() && !s0.Heartbeat.LastBeat.IsZero() {
 		// The store keeps beats outside the history and an import does not

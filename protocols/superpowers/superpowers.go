@@ -435,14 +435,9 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 // baseDocument returns the rendering of the file c was imported from, and
 // that file; both nil for a checkpoint that was not imported.
 func baseDocument(c *ckpt.Checkpoint) (base, src *jsondoc.Object, err error) {
-	_, src, err = jsondoc.ReadMeta(c, Name)
+	src, s0, err := jsondoc.ImportedState(c, Name, docToState)
 	if err != nil || src == nil {
 		return nil, nil, err
-	}
-	var discard jsondoc.Notes
-	s0, err := docToState(src, &discard)
-	if err != nil {
-		return nil, nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", Name, err, c.ID, Name)
 	}
 	return render(s0, src), src, nil
 }

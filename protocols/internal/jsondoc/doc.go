@@ -15,7 +15,8 @@
 //   - ParseTime and FormatTime, StatusFromWord and ReadStatus (seed status
 //     words), StepIDs, NonEmpty and UniqueNonEmpty (lists as read), and the
 //     record of the imported file an adapter keeps in Checkpoint.Meta
-//     (MetaSource, ReadMeta, WriteMeta).
+//     (MetaSource, ReadMeta, WriteMeta), with ImportedState, the state an
+//     export's merge starts from.
 //
 // Progress is not computed here: adapters call ckpt.Derive, the fold's own
 // arithmetic, on the states they build.

@@ -143,6 +143,25 @@ func ReadMeta(c *ckpt.Checkpoint, key string) (MetaSource, *Object, error) {
 	return m, src, nil
 }
 
+// ImportedState returns the file c was imported from, as kept in c.Meta
+// under key (see ReadMeta), and the checkpoint read makes of that file, its
+// warnings dropped: the base of the three-way Merge an export does. Both are
+// nil for a checkpoint that was not imported (no record, or one without a
+// source). The error is ReadMeta's, or read's wrapped in one that says how
+// to clear the record. read must not change the object it is given.
+func ImportedState(c *ckpt.Checkpoint, key string, read func(*Object, *Notes) (*ckpt.Checkpoint, error)) (src *Object, base *ckpt.Checkpoint, err error) {
+	_, src, err = ReadMeta(c, key)
+	if err != nil || src == nil {
+		return nil, nil, err
+	}
+	var discard Notes
+	base, err = read(src, &discard)
+	if err != nil {
+		return nil, nil, fmt.Errorf("meta %q holds a file ckpt cannot read back (%v): remove it with ckpt update %s --meta %s=null", key, err, c.ID, key)
+	}
+	return src, base, nil
+}
+
 // WriteMeta keeps m in c.Meta under key, making c.Meta if it is nil.
 func WriteMeta(c *ckpt.Checkpoint, key string, m MetaSource) {
 	if c.Meta == nil {

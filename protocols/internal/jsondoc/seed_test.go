@@ -2,6 +2,7 @@ package jsondoc
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -82,5 +83,38 @@ func TestReadMetaSaysHowToClearABadRecord(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "ckpt update kai/a --meta fmt=null") {
 			t.Errorf("meta %s: %v", raw, err)
 		}
+	}
+}
+
+func TestImportedState(t *testing.T) {
+	read := func(o *Object, n *Notes) (*ckpt.Checkpoint, error) {
+		n.Add("a warning an export has no use for")
+		title, ok := (Fields{Obj: o, Notes: n}).Text("title")
+		if !ok {
+			return nil, errors.New("no title")
+		}
+		return &ckpt.Checkpoint{Title: title}, nil
+	}
+	c := &ckpt.Checkpoint{ID: "kai/a"}
+	if src, base, err := ImportedState(c, "fmt", read); src != nil || base != nil || err != nil {
+		t.Errorf("not imported: %v %v %v", src, base, err)
+	}
+	WriteMeta(c, "fmt", MetaSource{File: "a.json"})
+	if src, base, err := ImportedState(c, "fmt", read); src != nil || base != nil || err != nil {
+		t.Errorf("a record without a source: %v %v %v", src, base, err)
+	}
+	WriteMeta(c, "fmt", MetaSource{File: "a.json", Source: json.RawMessage(`{"title":"T","x":1}`)})
+	src, base, err := ImportedState(c, "fmt", read)
+	if err != nil || string(src.Raw()) != `{"title":"T","x":1}` || base == nil || base.Title != "T" {
+		t.Errorf("imported: %v %+v %v", src, base, err)
+	}
+	WriteMeta(c, "fmt", MetaSource{Source: json.RawMessage(`{"x":1}`)})
+	_, _, err = ImportedState(c, "fmt", read)
+	if err == nil || !strings.Contains(err.Error(), "cannot read back (no title)") || !strings.Contains(err.Error(), "ckpt update kai/a --meta fmt=null") {
+		t.Errorf("a source the format cannot read: %v", err)
+	}
+	c.Meta["fmt"] = json.RawMessage(`"text"`)
+	if _, _, err := ImportedState(c, "fmt", read); err == nil || !strings.Contains(err.Error(), "is not the fmt file record") {
+		t.Errorf("a broken record: %v", err)
 	}
 }
