@@ -124,37 +124,22 @@ func TestImportRefusesWhatIsNotACheckpoint(t *testing.T) {
 // every field of it (for the Markdown and STATUS variants: every field read
 // from them, as JSON), directly and through a store's fold.
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range adaptertest.Inputs(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			c, _ := adaptertest.ImportFile(t, New(), path)
-			want := adaptertest.ReadFile(t, path)
-			if filepath.Ext(path) != ".json" {
-				m, src, err := jsondoc.ReadMeta(c, Name)
-				if err != nil || src == nil || m.File == "" {
-					t.Fatalf("meta: %v %v %q", err, src, m.File)
-				}
-				want = src.Raw()
+	adaptertest.EachInput(t, "", func(t *testing.T, path string, want []byte) {
+		c, _ := adaptertest.ImportFile(t, New(), path)
+		if filepath.Ext(path) != ".json" {
+			m, src, err := jsondoc.ReadMeta(c, Name)
+			if err != nil || src == nil || m.File == "" {
+				t.Fatalf("meta: %v %v %q", err, src, m.File)
 			}
-			out, err := New().Export(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(adaptertest.Decoded(t, want), adaptertest.Decoded(t, out)); diff != "" {
-				t.Errorf("export differs from the input (-input +export):\n%s", diff)
-			}
-			s := adaptertest.Stored(t, "kai/agent", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-			if c.UpdatedAt.IsZero() {
-				return // a store gives it an update time the file did not have
-			}
-			out, err = New().Export(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(adaptertest.Decoded(t, want), adaptertest.Decoded(t, out)); diff != "" {
-				t.Errorf("export of the stored state differs from the input (-input +export):\n%s", diff)
-			}
-		})
-	}
+			want = src.Raw()
+		}
+		adaptertest.SameJSON(t, "export", want, adaptertest.Export(t, New(), c))
+		s := adaptertest.Stored(t, "kai/agent", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+		if c.UpdatedAt.IsZero() {
+			return // a store gives it an update time the file did not have
+		}
+		adaptertest.SameJSON(t, "export of the stored state", want, adaptertest.Export(t, New(), s))
+	})
 }
 
 // native is a checkpoint made with ckpt's own events.
@@ -207,14 +192,7 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 
 func TestRoundTripExportImport(t *testing.T) {
 	c := native(t)
-	out, err := New().Export(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := New().Import("agent_checkpoints/secondary_a.json", out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, im := adaptertest.ExportImport(t, New(), c, "agent_checkpoints/secondary_a.json")
 	got := im.State.Clone()
 	got.ID, got.Meta = "", nil
 	if diff := cmp.Diff(carried(c), got); diff != "" {
@@ -239,10 +217,7 @@ func TestExportWritesChanges(t *testing.T) {
 		adaptertest.Event(ckpt.EventStatus, at, ckpt.StatusChange{Status: ckpt.StatusInProgress}),
 		adaptertest.Event(ckpt.EventUpdate, at, ckpt.Patch{Stage: adaptertest.Ptr("S2.P3")}),
 	)
-	out, err := New().Export(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := adaptertest.Export(t, New(), s)
 	doc := adaptertest.Decoded(t, out).(map[string]any)
 	if doc["status"] != "IN_PROGRESS" || doc["stage"] != "S2.P3" || len(doc["blockers"].([]any)) != 0 {
 		t.Errorf("changes not written: %v", doc)

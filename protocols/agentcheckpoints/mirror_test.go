@@ -58,10 +58,7 @@ func TestMirrorWritesTheFileAndKeepsTheLastTenBackups(t *testing.T) {
 		if err := f.Mirror(root, s); err != nil {
 			t.Fatal(err)
 		}
-		out, err := f.Export(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := adaptertest.Export(t, f, s)
 		exports = append(exports, out)
 	}
 	path := filepath.Join(root, Dir, "secondary_a.json")

@@ -90,40 +90,27 @@ func TestImportRefusesWhatIsNeither(t *testing.T) {
 // TestRoundTripImportExport: exporting an imported progress file writes
 // every header field, item, extra section and the prompt back.
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range adaptertest.Inputs(t) {
-		if filepath.Ext(path) != ".md" {
-			continue
-		}
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data := adaptertest.ReadFile(t, path)
-			c, _ := adaptertest.ImportFile(t, New(), path)
-			out, err := New().Export(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, exp := parseProgress(data), parseProgress(out)
-			sortFields := cmp.Transformer("sort", func(f []field) []field {
-				s := slices.Clone(f)
-				slices.SortFunc(s, func(a, b field) int { return strings.Compare(a.Label, b.Label) })
-				return s
-			})
-			if diff := cmp.Diff(in, exp, cmp.AllowUnexported(progress{}), sortFields); diff != "" {
-				t.Errorf("export differs from the input (-input +export):\n%s\n%s", diff, out)
-			}
-			if path == "testdata/seed/session.ccc-progress.md" && string(out) != string(data) {
-				t.Errorf("a file in the seed's layout is not written back byte for byte:\n%s", out)
-			}
-			// Through a store: the snapshot folded as an imported event.
-			s := adaptertest.Stored(t, c.ID, c, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
-			out2, err := New().Export(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out2) != string(out) {
-				t.Errorf("the stored state exports differently:\n%s", out2)
-			}
+	adaptertest.EachInput(t, ".md", func(t *testing.T, path string, data []byte) {
+		c, _ := adaptertest.ImportFile(t, New(), path)
+		out := adaptertest.Export(t, New(), c)
+		in, exp := parseProgress(data), parseProgress(out)
+		sortFields := cmp.Transformer("sort", func(f []field) []field {
+			s := slices.Clone(f)
+			slices.SortFunc(s, func(a, b field) int { return strings.Compare(a.Label, b.Label) })
+			return s
 		})
-	}
+		if diff := cmp.Diff(in, exp, cmp.AllowUnexported(progress{}), sortFields); diff != "" {
+			t.Errorf("export differs from the input (-input +export):\n%s\n%s", diff, out)
+		}
+		if path == "testdata/seed/session.ccc-progress.md" && string(out) != string(data) {
+			t.Errorf("a file in the seed's layout is not written back byte for byte:\n%s", out)
+		}
+		// Through a store: the snapshot folded as an imported event.
+		s := adaptertest.Stored(t, c.ID, c, time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
+		if out2 := adaptertest.Export(t, New(), s); string(out2) != string(out) {
+			t.Errorf("the stored state exports differently:\n%s", out2)
+		}
+	})
 }
 
 func native(t testing.TB) *ckpt.Checkpoint {
@@ -184,14 +171,7 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 
 func TestRoundTripExportImport(t *testing.T) {
 	c := native(t)
-	out, err := New().Export(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := New().Import(ProgressFile, out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, im := adaptertest.ExportImport(t, New(), c, ProgressFile)
 	got := im.State.Clone()
 	got.ID = ""
 	if diff := cmp.Diff(carried(c), got); diff != "" {
@@ -203,14 +183,7 @@ func TestRoundTripExportImport(t *testing.T) {
 			continue
 		}
 		first, _ := adaptertest.ImportFile(t, New(), path)
-		out, err := New().Export(first)
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, err := New().Import(path, out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, second := adaptertest.ExportImport(t, New(), first, path)
 		if diff := cmp.Diff(first, second.State); diff != "" {
 			t.Errorf("%s: import → export → import changed the state (-first +second):\n%s", path, diff)
 		}
@@ -218,10 +191,7 @@ func TestRoundTripExportImport(t *testing.T) {
 }
 
 func TestGeneratedContinuationPrompt(t *testing.T) {
-	out, err := New().Export(native(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := adaptertest.Export(t, New(), native(t))
 	p, err := ContinuationPrompt(out)
 	if err != nil {
 		t.Fatal(err)

@@ -24,19 +24,14 @@ type statusGolden struct {
 }
 
 func TestParseStatusMarkdownGolden(t *testing.T) {
-	for _, path := range adaptertest.Inputs(t) {
-		if filepath.Ext(path) != ".md" {
-			continue
+	adaptertest.EachInput(t, ".md", func(t *testing.T, path string, data []byte) {
+		rows, warnings, err := ParseStatusMarkdown(data)
+		res := statusGolden{Rows: rows, Warnings: warnings}
+		if err != nil {
+			res = statusGolden{Error: err.Error()}
 		}
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			rows, warnings, err := ParseStatusMarkdown(adaptertest.ReadFile(t, path))
-			res := statusGolden{Rows: rows, Warnings: warnings}
-			if err != nil {
-				res = statusGolden{Error: err.Error()}
-			}
-			adaptertest.CheckGolden(t, filepath.Base(path)+".status.json", res)
-		})
-	}
+		adaptertest.CheckGolden(t, filepath.Base(path)+".status.json", res)
+	})
 }
 
 func TestImportReadsEveryFieldOfTheSchema(t *testing.T) {
@@ -105,32 +100,15 @@ func TestImportRefusesWhatIsNotACheckpoint(t *testing.T) {
 }
 
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range adaptertest.Inputs(t) {
-		if filepath.Ext(path) != ".json" {
-			continue
+	adaptertest.EachInput(t, ".json", func(t *testing.T, path string, data []byte) {
+		c, _ := adaptertest.ImportFile(t, New(), path)
+		adaptertest.SameJSON(t, "export", data, adaptertest.Export(t, New(), c))
+		if c.UpdatedAt.IsZero() {
+			return // a store gives it an update time the file did not have
 		}
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data := adaptertest.ReadFile(t, path)
-			c, _ := adaptertest.ImportFile(t, New(), path)
-			out, err := New().Export(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
-				t.Errorf("export differs from the input (-input +export):\n%s", diff)
-			}
-			if c.UpdatedAt.IsZero() {
-				return // a store gives it an update time the file did not have
-			}
-			out, err = New().Export(adaptertest.Stored(t, c.ID, c, time.Time{}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
-				t.Errorf("export of the stored state differs from the input (-input +export):\n%s", diff)
-			}
-		})
-	}
+		s := adaptertest.Stored(t, c.ID, c, time.Time{})
+		adaptertest.SameJSON(t, "export of the stored state", data, adaptertest.Export(t, New(), s))
+	})
 }
 
 // TestPartialItemsCarryTheFilesCounts: the schema example lists 4 of its 29
@@ -145,10 +123,7 @@ func TestPartialItemsCarryTheFilesCounts(t *testing.T) {
 		adaptertest.Event(ckpt.EventStep, c.UpdatedAt.Add(time.Minute), ckpt.StepChange{ID: "post-20", Status: ckpt.StepDone, Output: "pdfs-markdown/nature-trail/post-20.md"}),
 		adaptertest.Event(ckpt.EventUpdate, c.UpdatedAt.Add(time.Minute), ckpt.Patch{LastProcessed: adaptertest.Ptr("Post20English.pdf"), NextToProcess: adaptertest.Ptr("Post21English.pdf")}),
 	)
-	out, err := New().Export(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := adaptertest.Export(t, New(), s)
 	doc := adaptertest.Decoded(t, out).(map[string]any)
 	sub := doc["subtasks"].(map[string]any)
 	if sub["total"] != float64(29) || sub["completed"] != float64(20) || sub["failed"] != float64(0) || doc["progress_percent"] != float64(69) {
@@ -211,14 +186,7 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 func TestRoundTripExportImport(t *testing.T) {
 	c := native(t)
 	c.Heartbeat.LastBeat = c.UpdatedAt.Add(time.Minute)
-	out, err := New().Export(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := New().Import("progress/checkpoints/migration-T060.json", out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, im := adaptertest.ExportImport(t, New(), c, "progress/checkpoints/migration-T060.json")
 	got := im.State.Clone()
 	got.ID, got.Meta = "", nil
 	if diff := cmp.Diff(carried(c), got); diff != "" {

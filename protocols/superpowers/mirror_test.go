@@ -27,10 +27,7 @@ func TestMirrorWritesTheTrackFileAndReleasesTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := adaptertest.ReadFile(t, filepath.Join(trackDir(root), "metadata.json"))
-	want, err := New().Export(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := adaptertest.Export(t, New(), c)
 	if string(got) != string(want) {
 		t.Errorf("mirror wrote:\n%s\nexport gives:\n%s", got, want)
 	}

@@ -2,7 +2,6 @@ package superpowers
 
 import (
 	"bytes"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -132,31 +131,13 @@ func TestImportRefusesWhatIsNotATrack(t *testing.T) {
 // TestRoundTripImportExport: export of an imported file reproduces every
 // field of the input, for every JSON input.
 func TestRoundTripImportExport(t *testing.T) {
-	for _, path := range adaptertest.Inputs(t) {
-		if filepath.Ext(path) != ".json" {
-			continue
-		}
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data := adaptertest.ReadFile(t, path)
-			c, _ := adaptertest.ImportFile(t, New(), path)
-			out, err := New().Export(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
-				t.Errorf("export differs from the input (-input +export):\n%s", diff)
-			}
-			// Through a store: the snapshot folded as an imported event.
-			s := adaptertest.Stored(t, "track", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-			out, err = New().Export(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(adaptertest.Decoded(t, data), adaptertest.Decoded(t, out)); diff != "" {
-				t.Errorf("export of the stored state differs from the input (-input +export):\n%s", diff)
-			}
-		})
-	}
+	adaptertest.EachInput(t, ".json", func(t *testing.T, path string, data []byte) {
+		c, _ := adaptertest.ImportFile(t, New(), path)
+		adaptertest.SameJSON(t, "export", data, adaptertest.Export(t, New(), c))
+		// Through a store: the snapshot folded as an imported event.
+		s := adaptertest.Stored(t, "track", c, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+		adaptertest.SameJSON(t, "export of the stored state", data, adaptertest.Export(t, New(), s))
+	})
 }
 
 // carried keeps the fields metadata.json carries.
@@ -214,14 +195,7 @@ func native(t testing.TB) *ckpt.Checkpoint {
 // every field metadata.json carries.
 func TestRoundTripExportImport(t *testing.T) {
 	c := native(t)
-	out, err := New().Export(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := New().Import("metadata.json", out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, im := adaptertest.ExportImport(t, New(), c, "metadata.json")
 	if diff := cmp.Diff(carried(c), carried(im.State)); diff != "" {
 		t.Errorf("import of the export differs (-state +reimported):\n%s\nexport:\n%s", diff, out)
 	}
@@ -244,10 +218,7 @@ func TestExportKeepsUnknownFieldsWhileApplyingChanges(t *testing.T) {
 		adaptertest.Event(ckpt.EventStep, at, ckpt.StepChange{ID: "FIX", Status: ckpt.StepDone}),
 		adaptertest.Event(ckpt.EventBlocker, at, ckpt.BlockerChange{ID: "FIX", Clear: true}),
 	)
-	out, err := New().Export(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := adaptertest.Export(t, New(), s)
 	doc := adaptertest.Decoded(t, out).(map[string]any)
 	ls := doc["loop_state"].(map[string]any)
 	cps := ls["checkpoints"].(map[string]any)

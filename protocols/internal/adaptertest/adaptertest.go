@@ -69,6 +69,17 @@ func AddInputs(f *testing.F, ext string) {
 	}
 }
 
+// EachInput runs test in a subtest named after each input whose name ends
+// in ext (every input when ext is ""), in the order of Inputs, with the
+// input's path and content.
+func EachInput(t *testing.T, ext string, test func(t *testing.T, path string, data []byte)) {
+	for _, path := range Inputs(t) {
+		if strings.HasSuffix(path, ext) {
+			t.Run(filepath.Base(path), func(t *testing.T) { test(t, path, ReadFile(t, path)) })
+		}
+	}
+}
+
 // ReadFile returns the content of the file at path.
 func ReadFile(tb testing.TB, path string) []byte {
 	tb.Helper()
@@ -118,16 +129,14 @@ type goldenResult struct {
 // input, and checks the suggested ID, warnings and state, or the error, with
 // testdata/golden/<input>.json.
 func ImportGolden(t *testing.T, f protocols.Format) {
-	for _, path := range Inputs(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			im, err := f.Import(path, ReadFile(t, path))
-			res := goldenResult{ID: im.ID, Warnings: im.Warnings, State: im.State}
-			if err != nil {
-				res = goldenResult{Error: err.Error()}
-			}
-			CheckGolden(t, filepath.Base(path)+".json", res)
-		})
-	}
+	EachInput(t, "", func(t *testing.T, path string, data []byte) {
+		im, err := f.Import(path, data)
+		res := goldenResult{ID: im.ID, Warnings: im.Warnings, State: im.State}
+		if err != nil {
+			res = goldenResult{Error: err.Error()}
+		}
+		CheckGolden(t, filepath.Base(path)+".json", res)
+	})
 }
 
 // ImportFile imports the file at path with f and returns the state and the
@@ -142,6 +151,38 @@ func ImportFile(t *testing.T, f protocols.Format, path string) (*ckpt.Checkpoint
 		t.Fatalf("suggested ID: %v", err)
 	}
 	return im.State, im.Warnings
+}
+
+// Export returns f's export of c.
+func Export(tb testing.TB, f protocols.Format, c *ckpt.Checkpoint) []byte {
+	tb.Helper()
+	out, err := f.Export(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// ExportImport returns f's export of c and the import of that export, read
+// as the file at path.
+func ExportImport(t *testing.T, f protocols.Format, c *ckpt.Checkpoint, path string) ([]byte, protocols.Imported) {
+	t.Helper()
+	out := Export(t, f, c)
+	im, err := f.Import(path, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, im
+}
+
+// SameJSON reports, as an error of t, how got differs from the input want
+// as JSON values; what names got in the message ("export", "export of the
+// stored state"). It fails t when either is not JSON.
+func SameJSON(t *testing.T, what string, want, got []byte) {
+	t.Helper()
+	if diff := cmp.Diff(Decoded(t, want), Decoded(t, got)); diff != "" {
+		t.Errorf("%s differs from the input (-input +export):\n%s", what, diff)
+	}
 }
 
 // HasWarning reports whether one of warnings contains part.
