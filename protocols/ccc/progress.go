@@ -179,7 +179,11 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 		if session && strings.EqualFold(f.Label, "session") {
 			continue // replaced by the session's time
 		}
-		fmt.Fprintf(&b, "**%s:** %s\n", f.Label, f.Value)
+		label := f.Label
+		if label == "" {
+			label = " " // a nameless field: "**:**" would read back as the label ":"
+		}
+		fmt.Fprintf(&b, "**%s:** %s\n", label, f.Value)
 	}
 	var done, current, remaining []string
 	for _, s := range c.Steps {
@@ -224,13 +228,23 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 		}
 	}
 	for _, s := range kept.Sections {
-		fmt.Fprintf(&b, "\n## %s\n", s.Heading)
+		fmt.Fprintf(&b, "\n%s\n", sectionHeading(s.Heading))
 		if s.Body != "" {
 			b.WriteString(closeFences(s.Body) + "\n")
 		}
 	}
 	fmt.Fprintf(&b, "\n## %s\n%s\n", secPrompt, closeFences(prompt(c)))
 	return []byte(b.String())
+}
+
+// sectionHeading writes a kept section's heading so that it reads back as
+// the same text: with a closing '#' where the text alone would not (an
+// empty text, or one that ends in '#').
+func sectionHeading(text string) string {
+	if text == "" || strings.HasSuffix(text, "#") {
+		return "## " + text + " #"
+	}
+	return "## " + text
 }
 
 // closeFences closes a code fence text leaves open, so that it cannot swallow
