@@ -59,8 +59,8 @@ func (s *Store) load(f files) (current, error) {
 
 func (s *Store) loadOnce(f files) (current, error) {
 	// state.json is read before the history is measured: a writer grows the
-	// history before it replaces state.json, so the history is at least as
-	// long as any state.json read first.
+	// history before it rewrites state.json, so the history is at least as
+	// long as any (untorn) state.json read first.
 	bufp := readBuffers.Get().(*[]byte)
 	stateData, stateErr := readFile(f.state(), *bufp)
 	size, err := fileSize(f.history())

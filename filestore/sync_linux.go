@@ -46,9 +46,9 @@ func readFile(path string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 		if len(buf) < cap(buf) {
-			// A short read of a regular file is its end. The files read
-			// here are only ever replaced by rename, never written in place,
-			// so the one opened cannot grow meanwhile.
+			// A short read of a regular file is its end. (A state file
+			// being overwritten meanwhile may read torn either way; it
+			// checks itself, and a torn read is not used.)
 			return buf, nil
 		}
 	}
