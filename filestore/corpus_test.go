@@ -466,3 +466,42 @@ func TestRepairSoundStoreChangesNothing(t *testing.T) {
 		t.Error("Repair of a sound store changed it")
 	}
 }
+
+// TestCorpusForeignBackup puts another history's backup (valid in itself:
+// same ID, same revision, its own checksums) in place of one: reads must not
+// use it, Check must say it does not match, Repair must rewrite it.
+func TestCorpusForeignBackup(t *testing.T) {
+	s, f, notes := acked(t)
+	other := newStore(t, Options{BackupEvery: 5, BackupKeep: 10})
+	if _, err := other.Append(context.Background(), corpusID, ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 2; i <= 10; i++ {
+		if _, err := other.Append(context.Background(), corpusID, ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: fmt.Sprint("foreign ", i)}), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foreign, err := os.ReadFile(filepath.Join(other.files(corpusID).backups(), backupName(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.backups(), backupName(10)), foreign, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(f.state()) // make reads fall through to the backups
+	allNotes(t, s, notes)
+	ctx := context.Background()
+	for _, rev := range []int64{10, 11} {
+		c, err := s.Get(ctx, corpusID, rev)
+		if err != nil {
+			t.Fatalf("Get revision %d: %v", rev, err)
+		}
+		h, _ := s.History(ctx, corpusID, 0)
+		want, _ := ckpt.Fold(corpusID, h[:rev])
+		if c.Context.Notes != want.Context.Notes {
+			t.Errorf("Get revision %d used the foreign backup: notes %q, want %q", rev, c.Context.Notes, want.Context.Notes)
+		}
+	}
+	wantProblems(t, checkReadOnly(t, s), "warning:state.json is missing", "warning:state-000000000010.json does not match the history")
+	repairClean(t, s)
+}

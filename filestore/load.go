@@ -143,32 +143,13 @@ func (s *Store) shortHistory(f files, have, claimed int64) error {
 
 // replayAfter continues a state envelope (state.json or a backup) with the
 // history lines after it. ok is false when the envelope does not fit the
-// history (the first line after it does not chain to it, or later damage):
-// the caller then tries an older source.
+// history (see after), or the lines after it are damaged: the caller then
+// tries an older source.
 func replayAfter(f files, env envelope, st *ckpt.Checkpoint, size int64) (current, bool, error) {
-	// Read back to the start of the envelope's last event, to check that the
-	// envelope ends where that event's line ends.
-	back := min(env.HistorySize, 4096)
-	var data []byte
-	for {
-		var err error
-		data, err = readRange(f.history(), env.HistorySize-back, size)
-		if err != nil {
-			return current{}, false, fmt.Errorf("filestore: %s: %w", f.id, err)
-		}
-		if int64(len(data)) < back || back == env.HistorySize || bytes.LastIndexByte(data[:back-1], '\n') >= 0 {
-			break
-		}
-		back = min(env.HistorySize, back*4)
+	data, ok, err := after(f, env, size)
+	if err != nil || !ok {
+		return current{}, false, err
 	}
-	if int64(len(data)) < back || data[back-1] != '\n' {
-		return current{}, false, nil
-	}
-	lastLine := data[bytes.LastIndexByte(data[:back-1], '\n')+1 : back]
-	if e, err := ckpt.DecodeLine(lastLine); err != nil || e.Seq != env.Rev || e.Sum != env.Sum {
-		return current{}, false, nil
-	}
-	data = data[back:]
 	r := scanHistory(data, env.HistorySize, ckpt.Chain{Seq: env.Rev, Sum: env.Sum}, func(e ckpt.Event, _ int64) (err error) {
 		st, err = ckpt.Apply(f.id, st, e)
 		return err
@@ -177,6 +158,38 @@ func replayAfter(f files, env envelope, st *ckpt.Checkpoint, size int64) (curren
 		return current{}, false, nil
 	}
 	return current{state: st, sum: r.chain.Sum, end: r.end, size: size, torn: r.torn}, true, nil
+}
+
+// after returns the history bytes from the end of env's last event to byte
+// end, once it has checked that env fits this history: the line that ends
+// at env.HistorySize is event env.Rev with checksum env.Sum. ok is false if
+// it does not (an envelope of another history, or a damaged line).
+func after(f files, env envelope, end int64) ([]byte, bool, error) {
+	if env.HistorySize > end {
+		return nil, false, nil
+	}
+	// Read back to the start of the envelope's last event.
+	back := min(env.HistorySize, 4096)
+	var data []byte
+	for {
+		var err error
+		data, err = readRange(f.history(), env.HistorySize-back, end)
+		if err != nil {
+			return nil, false, fmt.Errorf("filestore: %s: %w", f.id, err)
+		}
+		if int64(len(data)) < back || back == env.HistorySize || bytes.LastIndexByte(data[:back-1], '\n') >= 0 {
+			break
+		}
+		back = min(env.HistorySize, back*4)
+	}
+	if int64(len(data)) < back || data[back-1] != '\n' {
+		return nil, false, nil
+	}
+	lastLine := data[bytes.LastIndexByte(data[:back-1], '\n')+1 : back]
+	if e, err := ckpt.DecodeLine(lastLine); err != nil || e.Seq != env.Rev || e.Sum != env.Sum {
+		return nil, false, nil
+	}
+	return data[back:], true, nil
 }
 
 // backupName is the file name of the backup at revision rev.
@@ -233,30 +246,35 @@ func (s *Store) stateAt(f files, cur current, rev int64) (*ckpt.Checkpoint, erro
 			continue
 		}
 		env, st, err := readBackup(f, backups[i])
-		if err != nil || env.HistorySize > cur.end {
+		if err != nil {
+			continue
+		}
+		rest, ok, err := after(f, env, cur.end)
+		if err != nil || !ok {
 			continue
 		}
 		if env.Rev == rev {
 			return st, nil
 		}
-		if got, err := replayTo(f, env.HistorySize, ckpt.Chain{Seq: env.Rev, Sum: env.Sum}, st, rev, cur.end); err == nil {
+		if got, err := replayTo(f, rest, env.HistorySize, ckpt.Chain{Seq: env.Rev, Sum: env.Sum}, st, rev); err == nil {
 			return got, nil
 		}
 	}
-	got, err := replayTo(f, 0, ckpt.Chain{}, nil, rev, cur.end)
+	data, err := readRange(f.history(), 0, cur.end)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: %s: %w", f.id, err)
+	}
+	got, err := replayTo(f, data, 0, ckpt.Chain{}, nil, rev)
 	if err != nil {
 		return nil, damaged(f.id, "%v", err)
 	}
 	return got, nil
 }
 
-// replayTo applies the history lines in [from, end) to st until revision rev.
-func replayTo(f files, from int64, chain ckpt.Chain, st *ckpt.Checkpoint, rev, end int64) (*ckpt.Checkpoint, error) {
-	data, err := readRange(f.history(), from, end)
-	if err != nil {
-		return nil, err
-	}
-	r := scanHistory(data, from, chain, func(e ckpt.Event, _ int64) (err error) {
+// replayTo applies the history lines in data, which starts at file offset
+// base, to st until revision rev.
+func replayTo(f files, data []byte, base int64, chain ckpt.Chain, st *ckpt.Checkpoint, rev int64) (*ckpt.Checkpoint, error) {
+	r := scanHistory(data, base, chain, func(e ckpt.Event, _ int64) (err error) {
 		if st, err = ckpt.Apply(f.id, st, e); err == nil && e.Seq == rev {
 			return errStop
 		}
