@@ -123,22 +123,31 @@ type Store interface {
 	// If e.Key is set and one of the last KeyWindow events has the same key,
 	// nothing is appended and the result of that event is returned with
 	// Replayed set. If opts.IfRev > 0 and the checkpoint is at another
-	// revision, Append fails with a *ConflictError and stores nothing.
+	// revision, Append fails with a *ConflictError and stores nothing
+	// (ErrNotFound when the checkpoint does not exist).
+	//
+	// The checks run in this order: the ID, a repeated key, IfRev, Apply.
+	// Checking the key first is what lets a hook retry blindly: a retried
+	// created event, or a retry still carrying its old IfRev, replays the
+	// first result instead of failing. A refused event records no key.
 	Append(ctx context.Context, id string, e Event, opts AppendOptions) (AppendResult, error)
 
 	// Get returns checkpoint id at revision rev, or the latest when rev is 0,
 	// with Heartbeat.LastBeat filled from the liveness record. Asking for a
-	// revision past the last fails with ErrNotFound.
+	// revision past the last fails with ErrNotFound, a negative one with
+	// ErrInvalid.
 	Get(ctx context.Context, id string, rev int64) (*Checkpoint, error)
 
-	// History returns the events of checkpoint id with Seq >= from, in order.
+	// History returns the events of checkpoint id with Seq >= from, in order;
+	// none when from is past the end.
 	History(ctx context.Context, id string, from int64) ([]Event, error)
 
 	// List returns the latest state of every checkpoint that f matches,
 	// ordered by ID.
 	List(ctx context.Context, f Filter) ([]*Checkpoint, error)
 
-	// Beat records a sign of life for checkpoint id at time at. It does not
+	// Beat records a sign of life for checkpoint id at time at (a zero at
+	// means now). It does not
 	// touch the history, costs no fsync and is not durable: a crash may lose
 	// the last beat, which only makes the agent look quieter than it was.
 	Beat(ctx context.Context, id string, at time.Time) error
