@@ -126,9 +126,10 @@ func TestInstallMergesIntoExistingClaudeSettings(t *testing.T) {
 }
 
 func TestInstallAndUninstallWithARealPluginsHooks(t *testing.T) {
-	fixture, err := os.ReadFile("../../shared/fixtures/real/001-ccc/ccc.hooks.json")
+	// A real plugin's hook registration (shared/fixtures/real/001-ccc).
+	fixture, err := os.ReadFile("testdata/ccc.hooks.json")
 	if err != nil {
-		t.Skipf("fixture not available: %v", err)
+		t.Fatal(err)
 	}
 	project := t.TempDir()
 	path := filepath.Join(project, ".claude", "settings.local.json")
