@@ -46,7 +46,6 @@ type Config struct {
 type Tracker struct {
 	owner, repo string
 	base        string
-	timeout     time.Duration
 	call        apicall.Caller
 }
 
@@ -70,32 +69,18 @@ func New(cfg Config) (*Tracker, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("%w: GitHub API URL %q: give an http(s) URL such as %s or https://HOST/api/v3", ckpt.ErrInvalid, base, DefaultBaseURL)
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = tracker.DefaultTimeout
-	}
-	client := cfg.Client
-	if client == nil {
-		client = &http.Client{}
+	if err := apicall.CheckURL("GitHub", base, DefaultBaseURL+" or https://HOST/api/v3"); err != nil {
+		return nil, err
 	}
 	return &Tracker{
 		owner: owner, repo: repo,
-		base:    strings.TrimRight(base, "/"),
-		timeout: timeout,
-		call: apicall.Caller{
-			Service: "GitHub",
-			Client:  client,
-			Timeout: timeout,
-			Header: http.Header{
-				"Accept":               {"application/vnd.github+json"},
-				"Authorization":        {"Bearer " + strings.TrimSpace(cfg.Token)},
-				"X-Github-Api-Version": {APIVersion},
-				"User-Agent":           {"ckpt"},
-			},
-		},
+		base: strings.TrimRight(base, "/"),
+		call: apicall.New("GitHub", cfg.Client, cfg.Timeout, http.Header{
+			"Accept":               {"application/vnd.github+json"},
+			"Authorization":        {"Bearer " + strings.TrimSpace(cfg.Token)},
+			"X-Github-Api-Version": {APIVersion},
+			"User-Agent":           {"ckpt"},
+		}),
 	}, nil
 }
 
@@ -108,7 +93,7 @@ func (t *Tracker) Upsert(ctx context.Context, issue, commentID, body string) (tr
 	if !digits.MatchString(number) || strings.Trim(number, "0") == "" {
 		return tracker.Comment{}, fmt.Errorf("%w: GitHub issue %q: give the issue number, e.g. --issue 42", ckpt.ErrInvalid, issue)
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	ctx, cancel := context.WithTimeout(ctx, t.call.Timeout)
 	defer cancel()
 	payload := map[string]string{"body": body}
 

@@ -16,6 +16,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/tracker"
+	"github.com/ckpt-dev/ckpt/tracker/internal/apicall/apicalltest"
 )
 
 const token = "ghp_test-token"
@@ -227,21 +228,9 @@ func TestUpsertMissingIssueHint(t *testing.T) {
 }
 
 func TestUpsertTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(release) })
-	tr := newTracker(t, srv.URL, 100*time.Millisecond)
+	tr := newTracker(t, apicalltest.StalledServer(t), 100*time.Millisecond)
 	_, err := tr.Upsert(context.Background(), "42", "", "status")
-	var e *tracker.Error
-	if !errors.As(err, &e) || e.Kind != tracker.KindTimeout || !errors.Is(err, tracker.ErrUnreachable) {
-		t.Fatalf("err = %#v", err)
-	}
+	apicalltest.RequireTimeout(t, err)
 	if got := tracker.Reason(err); got != "timed out after 100ms" {
 		t.Fatalf("Reason = %q", got)
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -49,9 +48,8 @@ type Config struct {
 // Tracker is a tracker.Tracker for Linear issues. It is safe for concurrent
 // use.
 type Tracker struct {
-	url     string
-	timeout time.Duration
-	call    apicall.Caller
+	url  string
+	call apicall.Caller
 
 	mu     sync.Mutex
 	issues map[string]string // identifier → UUID, resolved once
@@ -73,31 +71,17 @@ func New(cfg Config) (*Tracker, error) {
 	if endpoint == "" {
 		endpoint = DefaultURL
 	}
-	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("%w: Linear API URL %q: give an http(s) URL such as %s", ckpt.ErrInvalid, endpoint, DefaultURL)
-	}
-	timeout := cfg.Timeout
-	if timeout <= 0 {
-		timeout = tracker.DefaultTimeout
-	}
-	client := cfg.Client
-	if client == nil {
-		client = &http.Client{}
+	if err := apicall.CheckURL("Linear", endpoint, DefaultURL); err != nil {
+		return nil, err
 	}
 	return &Tracker{
-		url:     endpoint,
-		timeout: timeout,
-		issues:  map[string]string{},
-		call: apicall.Caller{
-			Service: "Linear",
-			Client:  client,
-			Timeout: timeout,
-			Header: http.Header{
-				"Authorization": {key},
-				"Accept":        {"application/json"},
-				"User-Agent":    {"ckpt"},
-			},
-		},
+		url:    endpoint,
+		issues: map[string]string{},
+		call: apicall.New("Linear", cfg.Client, cfg.Timeout, http.Header{
+			"Authorization": {key},
+			"Accept":        {"application/json"},
+			"User-Agent":    {"ckpt"},
+		}),
 	}, nil
 }
 
@@ -111,7 +95,7 @@ func (t *Tracker) Upsert(ctx context.Context, issue, commentID, body string) (tr
 	if !identifierRE.MatchString(issue) && !uuidRE.MatchString(issue) {
 		return tracker.Comment{}, fmt.Errorf("%w: Linear issue %q: give its identifier, e.g. --linear-issue CIA-123", ckpt.ErrInvalid, issue)
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	ctx, cancel := context.WithTimeout(ctx, t.call.Timeout)
 	defer cancel()
 
 	// An ID that cannot be a Linear comment's (e.g. one stored for GitHub)

@@ -12,8 +12,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
+	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/tracker"
 )
 
@@ -27,6 +29,28 @@ type Caller struct {
 	Client  *http.Client  // never nil
 	Timeout time.Duration // the budget of the whole operation, for messages
 	Header  http.Header   // sent with every request (authorization, accept…)
+}
+
+// New returns the Caller for service with its defaults applied: a nil client
+// means a new http.Client, a timeout of zero or less tracker.DefaultTimeout.
+func New(service string, client *http.Client, timeout time.Duration, header http.Header) Caller {
+	if timeout <= 0 {
+		timeout = tracker.DefaultTimeout
+	}
+	if client == nil {
+		client = &http.Client{}
+	}
+	return Caller{Service: service, Client: client, Timeout: timeout, Header: header}
+}
+
+// CheckURL returns nil when raw is an absolute http(s) URL with a host, and
+// otherwise an error wrapping ckpt.ErrInvalid that names service and ends
+// "give an http(s) URL such as " + examples.
+func CheckURL(service, raw, examples string) error {
+	if u, err := url.Parse(raw); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%w: %s API URL %q: give an http(s) URL such as %s", ckpt.ErrInvalid, service, raw, examples)
+	}
+	return nil
 }
 
 // Response is an HTTP answer, whatever its status.
