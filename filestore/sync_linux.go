@@ -22,12 +22,9 @@ func datasync(f *os.File) error {
 // registering the file with the runtime poller and an fstat, which matters
 // when List reads 10,000 state files.
 func readFile(path string, buf []byte) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	}
+	fd, err := openFile(path, syscall.O_RDONLY)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer syscall.Close(fd)
 	buf = buf[:0]
@@ -73,23 +70,13 @@ func fileSize(path string) (int64, error) {
 // and fdatasync, using plain system calls: os.OpenFile would add five more
 // (the runtime poller's fcntl and epoll_ctl calls) to every update.
 func appendSync(path string, data []byte) error {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
-	}
+	fd, err := openFile(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		return err
 	}
-	for len(data) > 0 {
-		n, err := syscall.Write(fd, data)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			syscall.Close(fd)
-			return &os.PathError{Op: "write", Path: path, Err: err}
-		}
-		data = data[n:]
+	if err := writeAll(fd, path, data); err != nil {
+		syscall.Close(fd)
+		return err
 	}
 	for {
 		err = syscall.Fdatasync(fd)
@@ -152,12 +139,9 @@ func modTime(path string) time.Time {
 // checksummed cache only: a reader may meet a mix of old and new bytes, or a
 // crash may leave one, and must take its checksum failure as "no cache".
 func overwrite(path string, data []byte) error {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
-	}
+	fd, err := openFile(path, syscall.O_WRONLY|syscall.O_CREAT)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		return err
 	}
 	defer syscall.Close(fd)
 	for off := 0; off < len(data); {
@@ -188,23 +172,46 @@ func overwrite(path string, data []byte) error {
 // no temporary file, rename or fsync: for checksummed backups only, which a
 // reader skips when torn.
 func writePlain(path string, data []byte) error {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
-	}
+	fd, err := openFile(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		return err
 	}
+	if err := writeAll(fd, path, data); err != nil {
+		syscall.Close(fd)
+		return err
+	}
+	return syscall.Close(fd)
+}
+
+// openFile opens the file at path with flags (O_CLOEXEC added, mode 0644 if
+// created) by a plain open(2), retried when interrupted: no runtime poller
+// registration. The error is an *os.PathError.
+func openFile(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC, 0o644)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return -1, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// writeAll writes all of data to fd at its current offset, retrying
+// interrupted and short writes. The error is an *os.PathError naming path;
+// fd stays open either way.
+func writeAll(fd int, path string, data []byte) error {
 	for len(data) > 0 {
 		n, err := syscall.Write(fd, data)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			syscall.Close(fd)
 			return &os.PathError{Op: "write", Path: path, Err: err}
 		}
 		data = data[n:]
 	}
-	return syscall.Close(fd)
+	return nil
 }
