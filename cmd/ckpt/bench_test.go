@@ -114,23 +114,11 @@ func BenchmarkSeed002Heartbeat(b *testing.B) {
 func BenchmarkLsJSON10k(b *testing.B) {
 	const n = 10000
 	bin := ckptBinary(b)
-	store := filepath.Join(b.TempDir(), ".ckpt")
-	st, err := filestore.Init(store, filestore.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	at := time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
-	for i := range n {
+	st, store := newBenchStore(b)
+	addFeatures(b, st, n, func(i int, p *ckpt.Patch) {
 		title := fmt.Sprintf("Feature %d", i)
-		e := ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{Agent: "bench"}, ckpt.Created{
-			Patch: ckpt.Patch{Title: &title, Agent: &ckpt.Agent{ID: fmt.Sprintf("agent-%d", i%16)}},
-			Steps: []ckpt.Step{{ID: "plan"}, {ID: "build"}, {ID: "verify"}},
-		})
-		if _, err := st.Append(ctx, fmt.Sprintf("epic-%d/feature-%05d", i%10, i), e, ckpt.AppendOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+		p.Title = &title
+	})
 	st.Close()
 	timeLoop(b, "ls", func() error {
 		cmd := exec.Command(bin, "--store", store, "ls", "--json")
@@ -151,4 +139,39 @@ func BenchmarkLsJSON10k(b *testing.B) {
 		}
 		return nil
 	})
+}
+
+var benchStart = time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+
+// newBenchStore creates a filestore in a fresh temporary directory and
+// returns it with its path; the caller closes it.
+func newBenchStore(b *testing.B) (*filestore.Store, string) {
+	b.Helper()
+	store := filepath.Join(b.TempDir(), ".ckpt")
+	st, err := filestore.Init(store, filestore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, store
+}
+
+// addFeatures creates n checkpoints epic-(i%10)/feature-(i), each by agent
+// agent-(i%16) with the steps plan, build and verify, created at benchStart;
+// patch, when not nil, adds to checkpoint i's first patch.
+func addFeatures(b *testing.B, st *filestore.Store, n int, patch func(i int, p *ckpt.Patch)) {
+	b.Helper()
+	ctx := context.Background()
+	for i := range n {
+		cr := ckpt.Created{
+			Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: fmt.Sprintf("agent-%d", i%16)}},
+			Steps: []ckpt.Step{{ID: "plan"}, {ID: "build"}, {ID: "verify"}},
+		}
+		if patch != nil {
+			patch(i, &cr.Patch)
+		}
+		e := ckpt.MustEvent(ckpt.EventCreated, benchStart, ckpt.Actor{Agent: "bench"}, cr)
+		if _, err := st.Append(ctx, fmt.Sprintf("epic-%d/feature-%05d", i%10, i), e, ckpt.AppendOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/filestore"
 )
 
 // Process benchmarks of the lifecycle commands: each iteration runs the
@@ -23,32 +20,11 @@ import (
 // Each reports the median wall time per process ("ms-median") besides the
 // mean.
 
-var benchStart = time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
-
-// lifecycleMedian runs fn once per b.Loop iteration and reports the median.
-func lifecycleMedian(b *testing.B, fn func() error) {
-	b.Helper()
-	var times []time.Duration
-	for b.Loop() {
-		t := time.Now()
-		if err := fn(); err != nil {
-			b.Fatal(err)
-		}
-		times = append(times, time.Since(t))
-	}
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
-}
-
 // BenchmarkLifecycleResume10kEvents500Steps runs `ckpt resume` on a
 // checkpoint with 10,000 events and 500 steps.
 func BenchmarkLifecycleResume10kEvents500Steps(b *testing.B) {
 	bin := lifecycleBinary(b)
-	store := filepath.Join(b.TempDir(), ".ckpt")
-	st, err := filestore.Init(store, filestore.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	st, store := newBenchStore(b)
 	ctx := context.Background()
 	actor := ckpt.Actor{Agent: "bench"}
 	add := func(t ckpt.EventType, data any) {
@@ -76,7 +52,7 @@ func BenchmarkLifecycleResume10kEvents500Steps(b *testing.B) {
 			add(ckpt.EventStep, ckpt.StepChange{ID: steps[i].ID, Status: ckpt.StepDone, Output: fmt.Sprintf("out/post-%03d.md", i)})
 		}
 	}
-	lifecycleMedian(b, func() error {
+	timeLoop(b, "resume", func() error {
 		cmd := ckptCmd(bin, store, "resume", "big")
 		var out bytes.Buffer
 		cmd.Stdout = &out
@@ -94,21 +70,10 @@ func BenchmarkLifecycleResume10kEvents500Steps(b *testing.B) {
 // checkpoints, thousands of which are stale.
 func BenchmarkLifecycleStale10k(b *testing.B) {
 	bin := lifecycleBinary(b)
-	store := filepath.Join(b.TempDir(), ".ckpt")
-	st, err := filestore.Init(store, filestore.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
+	st, store := newBenchStore(b)
 	intervals := []ckpt.Duration{ckpt.Duration(5 * time.Minute), ckpt.Duration(15 * time.Minute), ckpt.Duration(time.Hour)}
-	for i := range 10000 {
-		cr := ckpt.Created{Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: fmt.Sprintf("agent-%d", i%16)}, Interval: &intervals[i%3]},
-			Steps: []ckpt.Step{{ID: "plan"}, {ID: "build"}, {ID: "verify"}}}
-		if _, err := st.Append(ctx, fmt.Sprintf("epic-%d/feature-%05d", i%10, i), ckpt.MustEvent(ckpt.EventCreated, benchStart, ckpt.Actor{}, cr), ckpt.AppendOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	lifecycleMedian(b, func() error {
+	addFeatures(b, st, 10000, func(i int, p *ckpt.Patch) { p.Interval = &intervals[i%3] })
+	timeLoop(b, "stale", func() error {
 		cmd := ckptCmd(bin, store, "stale", "--json")
 		cmd.Env = append(cmd.Env, "CKPT_NOW=2026-01-15T15:10:00Z")
 		var out bytes.Buffer
