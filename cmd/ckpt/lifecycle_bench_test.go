@@ -23,7 +23,7 @@ import (
 // BenchmarkLifecycleResume10kEvents500Steps runs `ckpt resume` on a
 // checkpoint with 10,000 events and 500 steps.
 func BenchmarkLifecycleResume10kEvents500Steps(b *testing.B) {
-	bin := lifecycleBinary(b)
+	bin := ckptBinary(b)
 	st, store := newBenchStore(b)
 	ctx := context.Background()
 	actor := ckpt.Actor{Agent: "bench"}
@@ -69,7 +69,7 @@ func BenchmarkLifecycleResume10kEvents500Steps(b *testing.B) {
 // BenchmarkLifecycleStale10k runs `ckpt stale --json` over 10,000
 // checkpoints, thousands of which are stale.
 func BenchmarkLifecycleStale10k(b *testing.B) {
-	bin := lifecycleBinary(b)
+	bin := ckptBinary(b)
 	st, store := newBenchStore(b)
 	intervals := []ckpt.Duration{ckpt.Duration(5 * time.Minute), ckpt.Duration(15 * time.Minute), ckpt.Duration(time.Hour)}
 	addFeatures(b, st, 10000, func(i int, p *ckpt.Patch) { p.Interval = &intervals[i%3] })

@@ -3,14 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,37 +15,6 @@ import (
 
 // Tests of the lifecycle commands as real processes: signals, and (in
 // lifecycle_torture_test.go) SIGKILL at random moments.
-
-var (
-	lifecycleBuild     sync.Once
-	lifecycleBinPath   string
-	lifecycleBuildErr  error
-	lifecycleBinTmpDir string
-)
-
-// lifecycleBinary builds ./cmd/ckpt once per test process and returns the
-// binary's path.
-func lifecycleBinary(tb testing.TB) string {
-	tb.Helper()
-	lifecycleBuild.Do(func() {
-		lifecycleBinTmpDir, lifecycleBuildErr = os.MkdirTemp("", "ckpt-lifecycle-bin-")
-		if lifecycleBuildErr != nil {
-			return
-		}
-		lifecycleBinPath = filepath.Join(lifecycleBinTmpDir, "ckpt")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
-		if out, err := exec.Command(goTool, "build", "-o", lifecycleBinPath, ".").CombinedOutput(); err != nil {
-			lifecycleBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if lifecycleBuildErr != nil {
-		tb.Fatalf("building ckpt: %v", lifecycleBuildErr)
-	}
-	return lifecycleBinPath
-}
 
 // ckptCmd returns the command `ckpt --store store args…` with a clean
 // environment.
@@ -140,7 +106,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
 }
 
 func TestMonitorStopsCleanlyOnSignals(t *testing.T) {
-	bin := lifecycleBinary(t)
+	bin := ckptBinary(t)
 	store := initStore(t, bin)
 	mustCkpt(t, bin, store, "start", "a", "--interval", "5m")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -171,7 +137,7 @@ func TestMonitorStopsCleanlyOnSignals(t *testing.T) {
 }
 
 func TestStatusWatchStopsCleanlyOnInterrupt(t *testing.T) {
-	bin := lifecycleBinary(t)
+	bin := ckptBinary(t)
 	store := initStore(t, bin)
 	mustCkpt(t, bin, store, "start", "kai-7/a", "--agent", "alice")
 	cmd := ckptCmd(bin, store, "status", "--watch", "--every", "50ms")

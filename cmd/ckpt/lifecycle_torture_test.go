@@ -42,7 +42,7 @@ func TestCrashTorture(t *testing.T) {
 		}
 		target, deadline = n, 0
 	}
-	bin := lifecycleBinary(t)
+	bin := ckptBinary(t)
 	// Frequent backups, so kills also land in backup writes and rotation.
 	store := filepath.Join(t.TempDir(), ".ckpt")
 	mustCkpt(t, bin, store, "init", "--backup-every", "2", "--backup-keep", "3")
