@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,26 @@ func (e *ConflictError) Error() string {
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// DamagedError is returned by List, together with every checkpoint that
+// could be read, when some could not: one damaged checkpoint must not hide
+// the others from a listing or a monitor. It wraps ErrCorrupt.
+type DamagedError struct {
+	IDs []string // the checkpoints that could not be read, in ID order
+	Err error    // the first of their errors
+}
+
+func (e *DamagedError) Error() string {
+	ids := e.IDs
+	more := ""
+	if len(ids) > 5 {
+		ids, more = ids[:5], fmt.Sprintf(" and %d more", len(e.IDs)-5)
+	}
+	return fmt.Sprintf("%v: %d checkpoint(s) could not be read (%s%s): %v; run ckpt check, then ckpt repair",
+		ErrCorrupt, len(e.IDs), strings.Join(ids, ", "), more, e.Err)
+}
+
+func (e *DamagedError) Unwrap() error { return ErrCorrupt }
 
 // KeyWindow is how many of a checkpoint's most recent events every Store
 // searches for a repeated idempotency key. Backends may remember longer.
@@ -143,7 +164,9 @@ type Store interface {
 	History(ctx context.Context, id string, from int64) ([]Event, error)
 
 	// List returns the latest state of every checkpoint that f matches,
-	// ordered by ID.
+	// ordered by ID. When some checkpoints cannot be read, it returns the
+	// others together with a *DamagedError naming them; with any other error
+	// the slice is nil.
 	List(ctx context.Context, f Filter) ([]*Checkpoint, error)
 
 	// Beat records a sign of life for checkpoint id at time at (a zero at

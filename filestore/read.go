@@ -126,13 +126,21 @@ func (s *Store) List(ctx context.Context, flt ckpt.Filter) ([]*ckpt.Checkpoint, 
 		return nil, err
 	}
 	out := []*ckpt.Checkpoint{}
+	var damaged *ckpt.DamagedError
 	for j := range ids {
 		if errs[j] != nil {
-			return nil, errs[j]
+			if damaged == nil {
+				damaged = &ckpt.DamagedError{Err: errs[j]}
+			}
+			damaged.IDs = append(damaged.IDs, ids[j])
+			continue
 		}
 		if results[j] != nil {
 			out = append(out, results[j])
 		}
+	}
+	if damaged != nil {
+		return out, damaged
 	}
 	return out, nil
 }

@@ -8,11 +8,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"sort"
+	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -64,8 +66,9 @@ func (t Transition) String() string {
 // Monitor remembers each checkpoint's last liveness between ticks. It is
 // not safe for concurrent use; Run drives it from one goroutine.
 type Monitor struct {
-	opts Options
-	last map[string]ckpt.Liveness
+	opts    Options
+	last    map[string]ckpt.Liveness
+	damaged string // the damaged IDs last reported
 }
 
 // New returns a Monitor. It fails if opts.Store is nil.
@@ -93,8 +96,18 @@ func New(opts Options) (*Monitor, error) {
 func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 	now := m.opts.Now().UTC()
 	cs, err := m.opts.Store.List(ctx, m.opts.Filter)
-	if err != nil {
+	var damaged *ckpt.DamagedError
+	if errors.As(err, &damaged) {
+		// One damaged checkpoint must not blind the watch over the others:
+		// say so when the damage changes, and go on with what was read.
+		if key := strings.Join(damaged.IDs, " "); key != m.damaged {
+			fmt.Fprintf(m.opts.Log, "monitor: %v\n", damaged)
+			m.damaged = key
+		}
+	} else if err != nil {
 		return nil, err
+	} else {
+		m.damaged = ""
 	}
 	seen := make(map[string]bool, len(cs))
 	var out []Transition

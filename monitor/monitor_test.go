@@ -145,3 +145,48 @@ func TestRunStopsCleanly(t *testing.T) {
 		t.Fatalf("Run after cancel: %v", err)
 	}
 }
+
+// damagedStore is a store one of whose checkpoints cannot be read: List
+// returns the others with a *ckpt.DamagedError, as the Store contract says.
+type damagedStore struct {
+	ckpt.Store
+	bad string
+}
+
+func (s damagedStore) List(ctx context.Context, f ckpt.Filter) ([]*ckpt.Checkpoint, error) {
+	all, err := s.Store.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var out []*ckpt.Checkpoint
+	for _, c := range all {
+		if c.ID != s.bad {
+			out = append(out, c)
+		}
+	}
+	return out, &ckpt.DamagedError{IDs: []string{s.bad}, Err: ckpt.ErrCorrupt}
+}
+
+func TestDamageDoesNotBlindTheWatch(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	start(t, mem, "a", time.Minute)
+	start(t, mem, "b", time.Minute)
+	clk := &clock{now: t0}
+	var log bytes.Buffer
+	m, err := monitor.New(monitor.Options{Store: damagedStore{mem, "b"}, Now: clk.Now, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.now = t0.Add(5 * time.Minute)
+	tr, err := m.Tick(ctx)
+	if err != nil || len(tr) != 1 || tr[0].ID != "a" || tr[0].To != ckpt.Stale {
+		t.Fatalf("with b damaged: %+v, %v; want a's stale transition", tr, err)
+	}
+	if _, err := m.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "could not be read (b)"); n != 1 {
+		t.Fatalf("the damage is logged %d times over two ticks, want once:\n%s", n, log.String())
+	}
+}

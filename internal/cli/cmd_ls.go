@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -63,36 +64,57 @@ func runLs(ctx context.Context, o *LsOptions) error {
 		filter.Status = append(filter.Status, s)
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		list, err := st.List(ctx, filter)
+		list, damaged, err := listReadable(ctx, st, filter)
 		if err != nil {
 			return err
 		}
-		if o.JSON {
-			return writeJSONArray(o.IO, list)
-		}
-		if len(list) == 0 {
-			_, err := fmt.Fprintln(o.IO.ErrOut, "ckpt: no checkpoints match (start one with ckpt start ID; ckpt ls --all shows archived ones)")
+		if err := o.printList(list); err != nil {
 			return err
 		}
-		now := o.Now()
-		tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
-		for _, c := range list {
-			live, _ := ckpt.LivenessOf(c, now, ckpt.Thresholds{})
-			seen := ago(c.LastSeen(), now)
-			if live == ckpt.Warn || live == ckpt.Stale {
-				seen += " (" + string(live) + ")"
-			}
-			agent := c.Agent.ID
-			if agent == "" {
-				agent = c.Agent.Name
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Status,
-				fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
-				dash(agent), dash(clip(c.CurrentStep, 40)), seen)
-		}
-		return tw.Flush()
+		return damaged
 	})
+}
+
+// printList prints the listing, as a table or a JSON array.
+func (o *LsOptions) printList(list []*ckpt.Checkpoint) error {
+	if o.JSON {
+		return writeJSONArray(o.IO, list)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(o.IO.ErrOut, "ckpt: no checkpoints match (start one with ckpt start ID; ckpt ls --all shows archived ones)")
+		return err
+	}
+	now := o.Now()
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
+	for _, c := range list {
+		live, _ := ckpt.LivenessOf(c, now, ckpt.Thresholds{})
+		seen := ago(c.LastSeen(), now)
+		if live == ckpt.Warn || live == ckpt.Stale {
+			seen += " (" + string(live) + ")"
+		}
+		agent := c.Agent.ID
+		if agent == "" {
+			agent = c.Agent.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Status,
+			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
+			dash(agent), dash(clip(c.CurrentStep, 40)), seen)
+	}
+	return tw.Flush()
+}
+
+// listReadable lists the checkpoints f matches. When some cannot be read,
+// it still returns the others, and the *ckpt.DamagedError as damaged: the
+// caller shows what it can, then returns damaged (exit 7, naming check and
+// repair). err is any other failure.
+func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []*ckpt.Checkpoint, damaged, err error) {
+	list, err = st.List(ctx, f)
+	var d *ckpt.DamagedError
+	if errors.As(err, &d) {
+		return list, err, nil
+	}
+	return list, nil, err
 }
 
 // writeJSONArray prints list as a JSON array, one compact checkpoint per

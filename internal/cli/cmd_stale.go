@@ -121,14 +121,16 @@ Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
 func runStale(ctx context.Context, o *StaleOptions) error {
 	filter := ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}, Prefix: o.Prefix, Parent: o.Parent}
 	var list []*ckpt.Checkpoint
+	var damaged error
 	err := o.withStore(func(st ckpt.Store) error {
 		var err error
-		list, err = st.List(ctx, filter)
+		list, damaged, err = listReadable(ctx, st, filter)
 		return err
 	})
 	if err != nil {
 		return err
 	}
+
 	now := o.Now()
 	entries, verdict := staleEntries(list, now, o.Thresholds)
 	if o.JSON {
@@ -138,10 +140,16 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 	} else if err := writeStaleTable(o.IO, entries, verdict.live, now); err != nil {
 		return err
 	}
+	// The readable checkpoints are judged even when others are damaged: a
+	// stale agent still exits 10 or 11 (the damage is a warning then);
+	// otherwise the damage exits 7.
 	if verdict.stale+verdict.warn > 0 {
+		if damaged != nil {
+			printWarning(o.IO.ErrOut, damaged.Error())
+		}
 		return verdict
 	}
-	return nil
+	return damaged
 }
 
 // staleEntries returns the checkpoints of list that are silent past their

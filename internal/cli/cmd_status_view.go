@@ -154,7 +154,7 @@ func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 			ticks = t.C
 		}
 		for {
-			view, err := o.view(ctx, st)
+			view, damaged, err := o.view(ctx, st)
 			if err != nil {
 				if o.Watch && ctx.Err() != nil {
 					return nil
@@ -164,8 +164,12 @@ func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 			if err := o.emit(view); err != nil {
 				return err
 			}
+			if damaged != nil {
+				// Shown under the table each time; the watch goes on.
+				printWarning(o.IO.ErrOut, damaged.Error())
+			}
 			if !o.Watch {
-				return nil
+				return damaged
 			}
 			select {
 			case <-ctx.Done():
@@ -179,11 +183,12 @@ func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 	})
 }
 
-// view renders the checkpoints as they are now, in the chosen format.
-func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) ([]byte, error) {
-	list, err := st.List(ctx, ckpt.Filter{IncludeArchived: o.All, Prefix: o.Prefix, Parent: o.Parent})
+// view renders the checkpoints as they are now, in the chosen format; see
+// listReadable for damaged.
+func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, damaged, err error) {
+	list, damaged, err := listReadable(ctx, st, ckpt.Filter{IncludeArchived: o.All, Prefix: o.Prefix, Parent: o.Parent})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := o.Now()
 	var b bytes.Buffer
@@ -198,14 +203,14 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) ([]byte, er
 		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	default:
 		if err := render.StatusTable(&b, list, now, o.Thresholds); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return b.Bytes(), nil
+	return b.Bytes(), damaged, nil
 }
 
 func newStatusRow(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) statusRow {

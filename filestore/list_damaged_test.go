@@ -1,0 +1,72 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes: one damaged
+// history must not hide every other checkpoint from ls, status or a monitor.
+func TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	at := time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+	for _, id := range []string{"a", "b", "c"} {
+		for _, e := range []ckpt.Event{
+			ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{}, nil),
+			ckpt.MustEvent(ckpt.EventNote, at, ckpt.Actor{}, ckpt.Note{Text: "second line"}),
+		} {
+			if _, err := s.Append(ctx, id, e, ckpt.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f := s.files("b")
+	hist, err := os.ReadFile(f.history())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.history(), bytes.Replace(hist, []byte(`"seq":1`), []byte(`"seq":7`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(f.state()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(f.backups()); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s)
+
+	list, err := s.List(ctx, ckpt.Filter{})
+	var damaged *ckpt.DamagedError
+	if !errors.As(err, &damaged) || !errors.Is(err, ckpt.ErrCorrupt) {
+		t.Fatalf("List error %v, want a *ckpt.DamagedError wrapping ErrCorrupt", err)
+	}
+	if len(damaged.IDs) != 1 || damaged.IDs[0] != "b" || damaged.Err == nil {
+		t.Fatalf("damaged %+v, want b", damaged)
+	}
+	if len(list) != 2 || list[0].ID != "a" || list[1].ID != "c" {
+		t.Fatalf("List returned %d checkpoints, want a and c", len(list))
+	}
+}
+
+// reopen closes s and opens its directory again, so no in-process memory of
+// the last write hides the damage.
+func reopen(t *testing.T, s *Store) *Store {
+	t.Helper()
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s2
+}
