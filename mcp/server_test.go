@@ -45,7 +45,13 @@ type fixture struct {
 // returns a connected client session.
 func connect(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{store: memstore.New(), clock: &testClock{now: t0}}
+	return connectTo(t, memstore.New())
+}
+
+// connectTo is connect over the given store.
+func connectTo(t *testing.T, store ckpt.Store) *fixture {
+	t.Helper()
+	f := &fixture{store: store, clock: &testClock{now: t0}}
 	srv := NewServer(f.store, Options{Now: f.clock.Now, Version: "test", Agent: "tester", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	st, ct := sdk.NewInMemoryTransports()
 	ctx := context.Background()

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -191,6 +192,7 @@ type Summary struct {
 type ListOutput struct {
 	Count       int       `json:"count" jsonschema:"how many checkpoints matched"`
 	Checkpoints []Summary `json:"checkpoints" jsonschema:"the checkpoints, by ID"`
+	Damaged     []string  `json:"damaged,omitempty" jsonschema:"checkpoints that could not be read (damaged): run ckpt check, then ckpt repair"`
 }
 
 // StaleInput are ckpt_stale's arguments.
@@ -210,6 +212,7 @@ type StaleItem struct {
 type StaleOutput struct {
 	Count       int         `json:"count" jsonschema:"how many checkpoints are warn or stale"`
 	Checkpoints []StaleItem `json:"checkpoints" jsonschema:"the live checkpoints (in_progress, waiting, blocked) silent past the warn or stale threshold, by ID"`
+	Damaged     []string    `json:"damaged,omitempty" jsonschema:"checkpoints that could not be read (damaged), so not judged: run ckpt check, then ckpt repair"`
 }
 
 // handler is a tool's implementation.
@@ -499,12 +502,12 @@ func (s *server) list(ctx context.Context, _ *sdk.CallToolRequest, in ListInput)
 		}
 		f.Status = append(f.Status, st)
 	}
-	cs, err := s.store.List(ctx, f)
+	cs, damaged, err := listReadable(ctx, s.store, f)
 	if err != nil {
 		return nil, ListOutput{}, err
 	}
 	now := s.now()
-	out := ListOutput{Count: len(cs), Checkpoints: make([]Summary, 0, len(cs))}
+	out := ListOutput{Count: len(cs), Checkpoints: make([]Summary, 0, len(cs)), Damaged: damaged}
 	for _, c := range cs {
 		sum, _ := summarize(c, now, s.opts.Thresholds)
 		out.Checkpoints = append(out.Checkpoints, sum)
@@ -530,12 +533,12 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 	if th.Warn > 0 && th.Stale > 0 && th.Warn > th.Stale {
 		return nil, StaleOutput{}, fmt.Errorf("warn %s is longer than stale %s: warn must come first", th.Warn, th.Stale)
 	}
-	cs, err := s.store.List(ctx, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}})
+	cs, damaged, err := listReadable(ctx, s.store, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}})
 	if err != nil {
 		return nil, StaleOutput{}, err
 	}
 	now := s.now()
-	out := StaleOutput{Checkpoints: []StaleItem{}}
+	out := StaleOutput{Checkpoints: []StaleItem{}, Damaged: damaged}
 	for _, c := range cs {
 		sum, silent := summarize(c, now, th)
 		if sum.Liveness != string(ckpt.Warn) && sum.Liveness != string(ckpt.Stale) {
@@ -545,4 +548,16 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 	}
 	out.Count = len(out.Checkpoints)
 	return nil, out, nil
+}
+
+// listReadable lists what f matches; when some checkpoints are damaged it
+// returns the readable ones and the damaged IDs (the Store contract), so a
+// client still sees every agent that can be read.
+func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) ([]*ckpt.Checkpoint, []string, error) {
+	cs, err := st.List(ctx, f)
+	var d *ckpt.DamagedError
+	if errors.As(err, &d) {
+		return cs, d.IDs, nil
+	}
+	return cs, nil, err
 }

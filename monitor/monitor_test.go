@@ -17,6 +17,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/monitor"
+	"github.com/ckpt-dev/ckpt/storetest"
 )
 
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
@@ -146,27 +147,6 @@ func TestRunStopsCleanly(t *testing.T) {
 	}
 }
 
-// damagedStore is a store one of whose checkpoints cannot be read: List
-// returns the others with a *ckpt.DamagedError, as the Store contract says.
-type damagedStore struct {
-	ckpt.Store
-	bad string
-}
-
-func (s damagedStore) List(ctx context.Context, f ckpt.Filter) ([]*ckpt.Checkpoint, error) {
-	all, err := s.Store.List(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	var out []*ckpt.Checkpoint
-	for _, c := range all {
-		if c.ID != s.bad {
-			out = append(out, c)
-		}
-	}
-	return out, &ckpt.DamagedError{IDs: []string{s.bad}, Err: ckpt.ErrCorrupt}
-}
-
 func TestDamageDoesNotBlindTheWatch(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
@@ -174,7 +154,7 @@ func TestDamageDoesNotBlindTheWatch(t *testing.T) {
 	start(t, mem, "b", time.Minute)
 	clk := &clock{now: t0}
 	var log bytes.Buffer
-	m, err := monitor.New(monitor.Options{Store: damagedStore{mem, "b"}, Now: clk.Now, Log: &log})
+	m, err := monitor.New(monitor.Options{Store: storetest.WithDamaged(mem, "b"), Now: clk.Now, Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
