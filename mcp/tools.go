@@ -93,9 +93,14 @@ type StepChangeInput struct {
 	By     string `json:"by,omitempty" jsonschema:"who did the step: main, subagent:<type> or an agent ID"`
 	Output string `json:"output,omitempty" jsonschema:"what the step produced, e.g. a file path"`
 	Notes  string `json:"notes,omitempty" jsonschema:"notes on the step"`
-	IfRev  int64  `json:"if_rev,omitempty" jsonschema:"compare-and-swap: write only if the checkpoint is at this revision; 0 or absent: unconditionally"`
-	Key    string `json:"key,omitempty" jsonschema:"idempotency key: a repeat with the same key writes nothing"`
-	Agent  string `json:"agent,omitempty" jsonschema:"the agent making the change, recorded in the history"`
+	WriteArgs
+}
+
+// WriteArgs are the arguments every tool that records a change takes.
+type WriteArgs struct {
+	IfRev int64  `json:"if_rev,omitempty" jsonschema:"compare-and-swap: write only if the checkpoint is at this revision; 0 or absent: unconditionally"`
+	Key   string `json:"key,omitempty" jsonschema:"idempotency key: a repeat with the same key writes nothing"`
+	Agent string `json:"agent,omitempty" jsonschema:"the agent making the change, recorded in the history"`
 }
 
 // DecisionInput are ckpt_decision's arguments.
@@ -103,9 +108,7 @@ type DecisionInput struct {
 	ID     string `json:"id" jsonschema:"the checkpoint ID, e.g. kai-7/secondary-a"`
 	Text   string `json:"text" jsonschema:"the decision, e.g. Use the v2 API"`
 	Reason string `json:"reason,omitempty" jsonschema:"why, e.g. v1 is rate limited"`
-	IfRev  int64  `json:"if_rev,omitempty" jsonschema:"compare-and-swap: write only if the checkpoint is at this revision; 0 or absent: unconditionally"`
-	Key    string `json:"key,omitempty" jsonschema:"idempotency key: a repeat with the same key writes nothing"`
-	Agent  string `json:"agent,omitempty" jsonschema:"the agent making the change, recorded in the history"`
+	WriteArgs
 }
 
 // BlockerInput are ckpt_blocker's arguments.
@@ -114,9 +117,7 @@ type BlockerInput struct {
 	Action    string `json:"action,omitempty" jsonschema:"add (the default when text is given) or clear"`
 	Text      string `json:"text,omitempty" jsonschema:"what blocks the work (to add a blocker)"`
 	BlockerID string `json:"blocker_id,omitempty" jsonschema:"the blocker's ID: to name a new one (default b1, b2, …) or to clear one; clear without it clears every active blocker"`
-	IfRev     int64  `json:"if_rev,omitempty" jsonschema:"compare-and-swap: write only if the checkpoint is at this revision; 0 or absent: unconditionally"`
-	Key       string `json:"key,omitempty" jsonschema:"idempotency key: a repeat with the same key writes nothing"`
-	Agent     string `json:"agent,omitempty" jsonschema:"the agent making the change, recorded in the history"`
+	WriteArgs
 }
 
 // IDInput names one checkpoint.
