@@ -90,30 +90,43 @@ func (o *CheckOptions) validate() error {
 }
 
 func runCheck(ctx context.Context, o *CheckOptions) error {
-	if err := o.validate(); err != nil {
-		return err
-	}
-	st, err := o.Open()
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rep, err := st.Check(ctx, o.IDs)
-	if err != nil {
-		return err
-	}
-	rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, st.Dir(), o.IDs)...)
-	rep.Problems = append(rep.Problems, partialFindings(ctx, st, o.IDs)...)
-	if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
-		return err
-	}
-	if n := rep.Errors(); n > 0 {
-		return fmt.Errorf("%w: check found %d error(s): run ckpt repair to mend them", ckpt.ErrCorrupt, n)
-	}
-	return nil
+	return o.withFileStore(func(st *filestore.Store) error {
+		rep, err := st.Check(ctx, o.IDs)
+		if err != nil {
+			return err
+		}
+		rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, st.Dir(), o.IDs)...)
+		rep.Problems = append(rep.Problems, partialFindings(ctx, st, o.IDs)...)
+		if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
+			return err
+		}
+		if n := rep.Errors(); n > 0 {
+			return fmt.Errorf("%w: check found %d error(s): run ckpt repair to mend them", ckpt.ErrCorrupt, n)
+		}
+		return nil
+	})
 }
 
 func runRepair(ctx context.Context, o *CheckOptions) error {
+	return o.withFileStore(func(st *filestore.Store) error {
+		rep, err := st.Repair(ctx, o.IDs)
+		if err != nil {
+			return err
+		}
+		rep.Problems = append(rep.Problems, repairMirrors(ctx, st, st.Dir(), o.IDs, o.IO.ErrOut, nil)...)
+		if err := printReport(o.IO.Out, rep, o.JSON, true); err != nil {
+			return err
+		}
+		if left := rep.Errors(); left > 0 {
+			return fmt.Errorf("%w: %d error(s) could not be repaired: see each one's repair above (ckpt check lists them again)", ckpt.ErrCorrupt, left)
+		}
+		return nil
+	})
+}
+
+// withFileStore validates the IDs, opens the local store for check or
+// repair, runs fn and closes the store.
+func (o *CheckOptions) withFileStore(fn func(*filestore.Store) error) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -122,18 +135,7 @@ func runRepair(ctx context.Context, o *CheckOptions) error {
 		return err
 	}
 	defer st.Close()
-	rep, err := st.Repair(ctx, o.IDs)
-	if err != nil {
-		return err
-	}
-	rep.Problems = append(rep.Problems, repairMirrors(ctx, st, st.Dir(), o.IDs, o.IO.ErrOut, nil)...)
-	if err := printReport(o.IO.Out, rep, o.JSON, true); err != nil {
-		return err
-	}
-	if left := rep.Errors(); left > 0 {
-		return fmt.Errorf("%w: %d error(s) could not be repaired: see each one's repair above (ckpt check lists them again)", ckpt.ErrCorrupt, left)
-	}
-	return nil
+	return fn(st)
 }
 
 // partialFindings warns of checkpoints marked done whose acceptance criteria
