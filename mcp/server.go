@@ -158,7 +158,14 @@ func ServeHTTP(ctx context.Context, srv *sdk.Server, addr string, ready func(net
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := hs.Shutdown(shut); err != nil {
-			return err
+			if !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			// A connection the SDK keeps open past the grace period (an
+			// event stream whose handler has not returned yet) must not turn
+			// a requested stop into a failure: every write is already durable
+			// or was never acknowledged, so close what is left.
+			hs.Close()
 		}
 		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 			return err
