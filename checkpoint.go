@@ -326,16 +326,3 @@ func (c *Checkpoint) StepIndex(id string) int {
 	}
 	return -1
 }
-
-// Clone returns a deep copy of c.
-func (c *Checkpoint) Clone() *Checkpoint {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(fmt.Sprintf("ckpt: cloning checkpoint: %v", err)) // every field marshals
-	}
-	var out Checkpoint
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("ckpt: cloning checkpoint: %v", err))
-	}
-	return &out
-}

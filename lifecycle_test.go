@@ -70,7 +70,7 @@ func TestTakeoverArchivesTheOldStateOnceEvenWhenRetried(t *testing.T) {
 	if err != nil || name2 != name || c2.Rev != c.Rev {
 		t.Fatalf("retried takeover: %v, name %s rev %d (first: %s rev %d)", err, name2, c2.Rev, name, c.Rev)
 	}
-	all, _ := s.List(ctx, ckpt.Filter{IncludeArchived: true})
+	all, _ := ckpt.ListAll(ctx, s, ckpt.Filter{IncludeArchived: true})
 	if len(all) != 2 {
 		t.Fatalf("%d checkpoints after a retried takeover, want the checkpoint and one archive", len(all))
 	}
@@ -100,7 +100,7 @@ func TestRestartAndRestore(t *testing.T) {
 	if err != nil || c.Progress.Done != 1 || c.Rev != 4 || c.Steps[0].Status != ckpt.StepDone {
 		t.Fatalf("restore to rev 2: %v, %+v", err, c)
 	}
-	h, _ := s.History(ctx, "kai-7/a", 1)
+	h, _ := s.History(ctx, "kai-7/a", 1, 0)
 	if len(h) != 4 || h[3].Type != ckpt.EventRestored {
 		t.Fatalf("restore must append, the history keeps everything: %d events", len(h))
 	}

@@ -89,10 +89,23 @@ type Filter struct {
 	Label           string
 	Prefix          string // ID prefix, e.g. "kai-7/"
 	IncludeArchived bool
+	// UpdatedSince keeps checkpoints updated at or after it (zero: any).
+	UpdatedSince time.Time
+	// SeenBefore keeps checkpoints last seen (LastSeen: the later of the
+	// last beat and the last update) strictly before it (zero: any); a
+	// stale report pushes its oldest threshold down with it.
+	SeenBefore time.Time
 }
 
 // Match reports whether c passes the filter.
 func (f Filter) Match(c *Checkpoint) bool {
+	s := c.Summary()
+	return f.MatchSummary(&s)
+}
+
+// MatchSummary reports whether s passes the filter: the one definition of
+// the filter every backend must agree with.
+func (f Filter) MatchSummary(c *Summary) bool {
 	if c.Archived != nil && !f.IncludeArchived {
 		return false
 	}
@@ -120,7 +133,13 @@ func (f Filter) Match(c *Checkpoint) bool {
 			return false
 		}
 	}
-	return f.Prefix == "" || len(c.ID) >= len(f.Prefix) && c.ID[:len(f.Prefix)] == f.Prefix
+	if !f.UpdatedSince.IsZero() && c.UpdatedAt.Before(f.UpdatedSince) {
+		return false
+	}
+	if !f.SeenBefore.IsZero() && !c.LastSeen().Before(f.SeenBefore) {
+		return false
+	}
+	return f.Prefix == "" || strings.HasPrefix(c.ID, f.Prefix)
 }
 
 // Store keeps checkpoints and their histories. Implementations are safe for
@@ -134,7 +153,9 @@ func (f Filter) Match(c *Checkpoint) bool {
 type Store interface {
 	// Append applies e to checkpoint id and makes it durable before it
 	// returns: the event is in the history and will survive a crash. The
-	// store sets e.Seq, e.Prev and e.Sum, and e.At when it is zero.
+	// store sets e.Seq, e.Prev and e.Sum, and e.At when it is zero; an e.At
+	// more than MaxClockSkew ahead of the store's clock is clamped to the
+	// store's now (ClampTime).
 	//
 	// The event is checked by Apply against the current state first; an
 	// event Apply refuses is not stored, and its error is returned. A
@@ -159,20 +180,26 @@ type Store interface {
 	// ErrInvalid.
 	Get(ctx context.Context, id string, rev int64) (*Checkpoint, error)
 
-	// History returns the events of checkpoint id with Seq >= from, in order;
-	// none when from is past the end.
-	History(ctx context.Context, id string, from int64) ([]Event, error)
+	// History returns the events of checkpoint id with Seq >= from, in
+	// order, at most limit of them (0 means no limit); none when from is
+	// past the end.
+	History(ctx context.Context, id string, from int64, limit int) ([]Event, error)
 
-	// List returns the latest state of every checkpoint that f matches,
-	// ordered by ID. When some checkpoints cannot be read, it returns the
-	// others together with a *DamagedError naming them; with any other error
-	// the slice is nil.
-	List(ctx context.Context, f Filter) ([]*Checkpoint, error)
+	// List returns one page of summaries of the checkpoints that opts
+	// matches, ordered by ID: at most opts.Limit (0: all of them), starting
+	// after the cursor opts.After. Page.Next is "" on the last page. The
+	// backend runs the filter itself, so a page costs about its own size,
+	// not the store's. When some checkpoints cannot be read, it returns the
+	// others together with a *DamagedError naming them; with any other
+	// error the page is empty.
+	List(ctx context.Context, opts ListOptions) (Page, error)
 
 	// Beat records a sign of life for checkpoint id at time at (a zero at
-	// means now). It does not
-	// touch the history, costs no fsync and is not durable: a crash may lose
-	// the last beat, which only makes the agent look quieter than it was.
+	// means now). It does not touch the history, costs no fsync and is not
+	// durable: a crash may lose the last beat, which only makes the agent
+	// look quieter than it was. Beats are monotonic and clamped: a time
+	// more than MaxClockSkew ahead of the store's clock counts as the
+	// store's now, and a beat older than the last one changes nothing.
 	Beat(ctx context.Context, id string, at time.Time) error
 
 	// Delete removes checkpoint id and its whole history. It refuses a

@@ -66,7 +66,7 @@ const wantNewNote = `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","
 // count returns how many checkpoints the store holds.
 func count(t *testing.T, h *Handler) int {
 	t.Helper()
-	all, err := h.Store.List(context.Background(), ckpt.Filter{IncludeArchived: true})
+	all, err := ckpt.ListAll(context.Background(), h.Store, ckpt.Filter{IncludeArchived: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestSessionStartResumesAndReturnsThePrompt(t *testing.T) {
 	if c.Rev != 2 || c.Session.ID != "s2" || c.Session.Number != 2 {
 		t.Errorf("after the new session's prompt: rev %d session %+v", c.Rev, c.Session)
 	}
-	hist, _ := h.Store.History(context.Background(), id, 2)
+	hist, _ := h.Store.History(context.Background(), id, 2, 0)
 	if len(hist) != 1 || hist[0].Type != ckpt.EventResumed || hist[0].Actor != (ckpt.Actor{Agent: "worker-3", Session: "s2"}) {
 		t.Errorf("resume event %+v", hist)
 	}

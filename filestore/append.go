@@ -107,7 +107,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err := checkRev(id, cur.state, opts.IfRev); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	line, stored, err := seal(e, cur.rev(), cur.sum)
+	line, stored, err := seal(e, cur.rev(), cur.sum, s.clock())
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
@@ -140,7 +140,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	// Copy before remembering: once remembered, next belongs to the next
 	// update of this checkpoint (in this process), which may change it.
-	out := deepCopy(next)
+	out := next.Clone()
 	s.remember(f, cur.ino, end, line, stored.Sum, next)
 	out.Heartbeat.LastBeat = lastBeat(f)
 	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
@@ -179,11 +179,13 @@ func checkRev(id string, cur *ckpt.Checkpoint, ifRev int64) error {
 
 // seal numbers e after the event with rev and sum, and returns its history
 // line and the event as the line decodes.
-func seal(e ckpt.Event, rev int64, sum string) ([]byte, ckpt.Event, error) {
+func seal(e ckpt.Event, rev int64, sum string, now time.Time) ([]byte, ckpt.Event, error) {
 	e.Seq, e.Prev, e.Sum = rev+1, sum, ""
+
 	if e.At.IsZero() {
-		e.At = time.Now()
+		e.At = now
 	}
+	e.At = ckpt.ClampTime(e.At, now, ckpt.MaxClockSkew)
 	e.At = e.At.UTC()
 	line, lineSum, err := ckpt.EncodeLine(e)
 	if err != nil {
@@ -262,16 +264,19 @@ func (s *Store) writeBackup(f files, rev int64, env []byte) error {
 }
 
 // Beat implements ckpt.Store: it sets the modification time of the
-// checkpoint's beat file to at (now when at is zero), creating the file if
-// needed. No fsync, no lock, no history.
+// checkpoint's beat file to at (now when at is zero; see ckpt.NextBeat for
+// the clamp), creating the file if needed. No fsync, no lock, no history.
+// A beat older than the recorded one leaves it as it is.
 func (s *Store) Beat(ctx context.Context, id string, at time.Time) error {
 	if err := begin(ctx, id); err != nil {
 		return err
 	}
-	if at.IsZero() {
-		at = time.Now()
-	}
 	f := s.files(id)
+	last := lastBeat(f)
+	at = ckpt.NextBeat(last, at, s.clock())
+	if !last.IsZero() && !at.After(last) {
+		return nil
+	}
 	err := os.Chtimes(f.beat(), at, at)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err

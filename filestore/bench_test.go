@@ -225,7 +225,7 @@ func BenchmarkList10k(b *testing.B) {
 	cpu0, ops := cpuTime(b), 0
 	for b.Loop() {
 		ops++
-		got, err := s.List(ctx, ckpt.Filter{})
+		got, err := ckpt.ListAll(ctx, s, ckpt.Filter{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,38 +17,6 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Report is what Check or Repair found (and, for Repair, did).
-type Report struct {
-	Checked  int       // checkpoints examined
-	Problems []Problem // in checkpoint order
-}
-
-// Problem is one finding of Check or Repair.
-type Problem struct {
-	ID       string // the checkpoint, or the directory name for one that is not a valid ID; "" for the store
-	Severity string // "error" (a MUST of docs/design.md is broken) or "warning" (a SHOULD)
-	What     string // what is wrong, and for Repair what was done
-	Repair   string // what fixes it, e.g. "ckpt repair ID"
-	Fixed    bool   // Repair fixed it
-}
-
-// Severities of a Problem.
-const (
-	SeverityError   = "error"
-	SeverityWarning = "warning"
-)
-
-// Errors counts the problems of severity "error" that are not fixed.
-func (r *Report) Errors() int {
-	n := 0
-	for _, p := range r.Problems {
-		if p.Severity == SeverityError && !p.Fixed {
-			n++
-		}
-	}
-	return n
-}
-
 // problemKind says which repair a finding needs.
 type problemKind int
 
@@ -65,7 +33,7 @@ const (
 
 type finding struct {
 	kind problemKind
-	Problem
+	ckpt.Problem
 }
 
 // diagnosis is everything Check knows about one checkpoint.
@@ -89,7 +57,7 @@ type diagnosis struct {
 // in progress and delays writers of that checkpoint only meanwhile. An
 // invalid ID fails with ckpt.ErrInvalid and a missing one with
 // ckpt.ErrNotFound; damage is reported in the Report, not as an error.
-func (s *Store) Check(ctx context.Context, ids []string) (*Report, error) {
+func (s *Store) Check(ctx context.Context, ids []string) (*ckpt.Report, error) {
 	return s.examine(ctx, ids, false)
 }
 
@@ -99,12 +67,12 @@ func (s *Store) Check(ctx context.Context, ids []string) (*Report, error) {
 // carrying the newest valid state when that is newer than what is left),
 // rebuilds state.json, rewrites backups and removes leftover temporary
 // files. The report lists each problem with Fixed set when it was fixed.
-func (s *Store) Repair(ctx context.Context, ids []string) (*Report, error) {
+func (s *Store) Repair(ctx context.Context, ids []string) (*ckpt.Report, error) {
 	return s.examine(ctx, ids, true)
 }
 
-func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*Report, error) {
-	r := &Report{}
+func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.Report, error) {
+	r := &ckpt.Report{}
 	var names []string
 	if len(ids) == 0 {
 		des, err := os.ReadDir(filepath.Join(s.dir, checkpointsDir))
@@ -119,7 +87,7 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*Report
 				names = append(names, id)
 				continue
 			}
-			r.Problems = append(r.Problems, Problem{ID: de.Name(), Severity: SeverityError,
+			r.Problems = append(r.Problems, ckpt.Problem{ID: de.Name(), Severity: ckpt.SeverityError,
 				What:   fmt.Sprintf("%s is not a checkpoint directory: its name maps to no valid checkpoint ID", filepath.Join(checkpointsDir, de.Name())),
 				Repair: fmt.Sprintf("move %s out of %s by hand", de.Name(), filepath.Join(s.dir, checkpointsDir))})
 		}
@@ -189,8 +157,8 @@ func (d *diagnosis) lost() bool {
 	return slices.ContainsFunc(d.found, func(f finding) bool { return f.kind == kindLost })
 }
 
-func (d *diagnosis) add(kind problemKind, sev, repair, format string, args ...any) {
-	d.found = append(d.found, finding{kind, Problem{ID: d.f.id, Severity: sev, What: fmt.Sprintf(format, args...), Repair: repair}})
+func (d *diagnosis) add(kind problemKind, sev ckpt.Severity, repair, format string, args ...any) {
+	d.found = append(d.found, finding{kind, ckpt.Problem{ID: d.f.id, Severity: sev, What: fmt.Sprintf(format, args...), Repair: repair}})
 }
 
 // diagnose reads checkpoint f and lists its problems. It writes nothing.
@@ -208,7 +176,7 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	}{{"", des}, {backupsDir, bdes}} {
 		for _, de := range list.des {
 			if isTemp(de.Name()) {
-				d.add(kindTemp, SeverityWarning, repairCmd, "leftover temporary file %s from an interrupted write", filepath.Join(list.dir, de.Name()))
+				d.add(kindTemp, ckpt.SeverityWarning, repairCmd, "leftover temporary file %s from an interrupted write", filepath.Join(list.dir, de.Name()))
 			}
 		}
 	}
@@ -271,14 +239,14 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	// MUSTs: the history itself.
 	switch {
 	case d.scan.bad != nil:
-		d.add(kindLost, SeverityError, repairCmd+" (keeps the events before the damage and saves the rest aside)",
+		d.add(kindLost, ckpt.SeverityError, repairCmd+" (keeps the events before the damage and saves the rest aside)",
 			"%s; %d good events before it, %d bytes from there on", d.scan.bad, last, int64(len(d.data))-d.scan.bad.offset)
 	case d.claimed > d.scan.end:
-		d.add(kindLost, SeverityError, repairCmd+" (keeps the good events and restores the newest saved state)",
+		d.add(kindLost, ckpt.SeverityError, repairCmd+" (keeps the good events and restores the newest saved state)",
 			"history.jsonl has %d good bytes (%d events) but a state file or backup records %d: acknowledged events were cut off or damaged",
 			d.scan.end, last, d.claimed)
 	case d.scan.torn > 0:
-		d.add(kindTorn, SeverityWarning, repairCmd+", or the next update, cuts it",
+		d.add(kindTorn, ckpt.SeverityWarning, repairCmd+", or the next update, cuts it",
 			"history.jsonl ends in a torn line (%d bytes) from an interrupted write; it was never acknowledged", d.scan.torn)
 	}
 	if !d.exists() || d.folded == nil || d.lost() {
@@ -288,25 +256,25 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	// SHOULDs: the caches.
 	switch {
 	case errors.Is(stateErr, fs.ErrNotExist):
-		d.add(kindState, SeverityWarning, repairCmd, "state.json is missing; reads replay the history")
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is missing; reads replay the history")
 	case stateParseErr != nil:
-		d.add(kindState, SeverityWarning, repairCmd, "state.json is damaged (%v); reads use backups and the history", stateParseErr)
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is damaged (%v); reads use backups and the history", stateParseErr)
 	case stateEnv.Rev != last || stateEnv.Sum != d.scan.chain.Sum || stateEnv.HistorySize != d.scan.end:
-		d.add(kindState, SeverityWarning, repairCmd, "state.json is at revision %d, the history at %d; reads replay the difference", stateEnv.Rev, last)
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is at revision %d, the history at %d; reads replay the difference", stateEnv.Rev, last)
 	case !sameState(stateSt, d.folded):
-		d.add(kindState, SeverityWarning, repairCmd, "state.json differs from the fold of the history")
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json differs from the fold of the history")
 	}
 	for _, b := range backups {
 		name := filepath.Join(backupsDir, backupName(b.rev))
 		switch {
 		case b.err != nil:
-			d.add(kindBackup, SeverityWarning, repairCmd, "backup %s is damaged (%v)", name, b.err)
+			d.add(kindBackup, ckpt.SeverityWarning, repairCmd, "backup %s is damaged (%v)", name, b.err)
 		case b.rev > last || b.env.Sum == "":
-			d.add(kindBackup, SeverityWarning, repairCmd, "backup %s is past the history's last revision %d", name, last)
+			d.add(kindBackup, ckpt.SeverityWarning, repairCmd, "backup %s is past the history's last revision %d", name, last)
 		default:
 			env, st, err := parseEnvelope(d.envAt[b.rev], f.id)
 			if err != nil || !sameState(st, b.st) || env.Sum != b.env.Sum || env.HistorySize != b.env.HistorySize {
-				d.add(kindBackup, SeverityWarning, repairCmd, "backup %s does not match the history at revision %d", name, b.rev)
+				d.add(kindBackup, ckpt.SeverityWarning, repairCmd, "backup %s does not match the history at revision %d", name, b.rev)
 			}
 		}
 	}
@@ -318,9 +286,9 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	}
 	switch {
 	case len(missing) > 0 && errors.Is(backupsErr, fs.ErrNotExist):
-		d.add(kindBackupGap, SeverityWarning, repairCmd, "the backups directory is missing (want backups at revisions %s)", strings.Join(missing, ", "))
+		d.add(kindBackupGap, ckpt.SeverityWarning, repairCmd, "the backups directory is missing (want backups at revisions %s)", strings.Join(missing, ", "))
 	case len(missing) > 0:
-		d.add(kindBackupGap, SeverityWarning, repairCmd, "backups at revisions %s are missing", strings.Join(missing, ", "))
+		d.add(kindBackupGap, ckpt.SeverityWarning, repairCmd, "backups at revisions %s are missing", strings.Join(missing, ", "))
 	}
 	return d, nil
 }
@@ -367,11 +335,11 @@ func isTemp(name string) bool {
 
 // checkTrash reports (and with repair removes) what an interrupted Delete
 // left in tmp/.
-func (s *Store) checkTrash(repair bool) []Problem {
+func (s *Store) checkTrash(repair bool) []ckpt.Problem {
 	des, _ := os.ReadDir(filepath.Join(s.dir, tmpDir))
-	var out []Problem
+	var out []ckpt.Problem
 	for _, de := range des {
-		p := Problem{Severity: SeverityWarning, Repair: "ckpt repair",
+		p := ckpt.Problem{Severity: ckpt.SeverityWarning, Repair: "ckpt repair",
 			What: fmt.Sprintf("%s is left over from an interrupted delete", filepath.Join(tmpDir, de.Name()))}
 		if repair {
 			p.Fixed = os.RemoveAll(filepath.Join(s.dir, tmpDir, de.Name())) == nil

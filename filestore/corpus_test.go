@@ -69,7 +69,7 @@ func hashTree(t *testing.T, dir string) string {
 }
 
 // checkReadOnly runs Check and fails if it changed any byte of the store.
-func checkReadOnly(t *testing.T, s *Store) *Report {
+func checkReadOnly(t *testing.T, s *Store) *ckpt.Report {
 	t.Helper()
 	before := hashTree(t, s.Dir())
 	r, err := s.Check(context.Background(), nil)
@@ -116,7 +116,7 @@ func allNotes(t *testing.T, s *Store, notes []string) *ckpt.Checkpoint {
 
 // wantProblems fails unless r has exactly the given kinds of problems, as
 // "severity:substring" of What.
-func wantProblems(t *testing.T, r *Report, want ...string) {
+func wantProblems(t *testing.T, r *ckpt.Report, want ...string) {
 	t.Helper()
 	if len(r.Problems) != len(want) {
 		t.Fatalf("got %d problems %+v, want %v", len(r.Problems), r.Problems, want)
@@ -124,7 +124,7 @@ func wantProblems(t *testing.T, r *Report, want ...string) {
 	for i, w := range want {
 		sev, sub, _ := strings.Cut(w, ":")
 		p := r.Problems[i]
-		if p.Severity != sev || !strings.Contains(p.What, sub) || p.Repair == "" {
+		if string(p.Severity) != sev || !strings.Contains(p.What, sub) || p.Repair == "" {
 			t.Errorf("problem %d = %+v, want %s about %q with a repair", i, p, sev, sub)
 		}
 	}
@@ -132,7 +132,7 @@ func wantProblems(t *testing.T, r *Report, want ...string) {
 
 // repairClean runs Repair, fails unless it fixed everything, and checks that
 // a following Check is clean and the store verifies.
-func repairClean(t *testing.T, s *Store) *Report {
+func repairClean(t *testing.T, s *Store) *ckpt.Report {
 	t.Helper()
 	r, err := s.Repair(context.Background(), nil)
 	if err != nil {
@@ -171,7 +171,7 @@ func TestCorpusTornLastLine(t *testing.T) {
 			if c := allNotes(t, s, notes); c.Rev != 12 {
 				t.Errorf("Get with a torn tail: revision %d, want 12", c.Rev)
 			}
-			if h, err := s.History(context.Background(), corpusID, 0); err != nil || len(h) != 12 {
+			if h, err := s.History(context.Background(), corpusID, 0, 0); err != nil || len(h) != 12 {
 				t.Errorf("History with a torn tail: %d events, %v; want the 12 acknowledged", len(h), err)
 			}
 			wantProblems(t, checkReadOnly(t, s), "warning:torn line")
@@ -247,7 +247,7 @@ func damageMiddle(t *testing.T, edit func(t *testing.T, lines [][]byte) [][]byte
 		_, err := s.Get(ctx, corpusID, 0)
 		wantCorrupt(t, "Get of a history whose length changed", err)
 	}
-	_, err := s.History(ctx, corpusID, 0)
+	_, err := s.History(ctx, corpusID, 0, 0)
 	wantCorrupt(t, "History of a damaged history", err)
 	_, err = s.Get(ctx, corpusID, 8)
 	wantCorrupt(t, "Get of a revision past the damage", err)
@@ -271,7 +271,7 @@ func damageMiddle(t *testing.T, edit func(t *testing.T, lines [][]byte) [][]byte
 	if c := allNotes(t, s, notes); c.Rev != int64(kept+1) {
 		t.Errorf("after repair: revision %d, want %d (kept + restored)", c.Rev, kept+1)
 	}
-	if h, err := s.History(ctx, corpusID, 0); err != nil || len(h) != kept+1 || h[kept].Type != ckpt.EventRestored {
+	if h, err := s.History(ctx, corpusID, 0, 0); err != nil || len(h) != kept+1 || h[kept].Type != ckpt.EventRestored {
 		t.Errorf("history after repair: %d events, %v; want %d and a restored event", len(h), err, kept)
 	}
 }
@@ -428,7 +428,7 @@ func TestCheckStrayDirectoryName(t *testing.T) {
 	if r.Errors() != 1 || r.Checked != 1 {
 		t.Errorf("Errors() = %d, Checked = %d; want 1 and 1", r.Errors(), r.Checked)
 	}
-	if list, err := s.List(context.Background(), ckpt.Filter{}); err != nil || len(list) != 1 {
+	if list, err := ckpt.ListAll(context.Background(), s, ckpt.Filter{}); err != nil || len(list) != 1 {
 		t.Errorf("List with a stray directory: %d, %v; want the one checkpoint", len(list), err)
 	}
 }
@@ -496,7 +496,7 @@ func TestCorpusForeignBackup(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Get revision %d: %v", rev, err)
 		}
-		h, _ := s.History(ctx, corpusID, 0)
+		h, _ := s.History(ctx, corpusID, 0, 0)
 		want, _ := ckpt.Fold(corpusID, h[:rev])
 		if c.Context.Notes != want.Context.Notes {
 			t.Errorf("Get revision %d used the foreign backup: notes %q, want %q", rev, c.Context.Notes, want.Context.Notes)

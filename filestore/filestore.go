@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
@@ -72,6 +73,27 @@ type Store struct {
 
 	mu      sync.Mutex
 	written map[string]*written // this Store's last write per checkpoint
+
+	now func() time.Time // the store's clock; see SetClock
+}
+
+// SetClock makes now the store's clock: the time of events and beats that
+// carry none, and the bound of clock skew (ckpt.MaxClockSkew). A local
+// store's clock is its process's, so a command that pins its clock (CKPT_NOW)
+// pins the store's too. Call it before the store is used; nil means time.Now.
+func (s *Store) SetClock(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	s.now = now
+}
+
+// clock returns the store's current time.
+func (s *Store) clock() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
 }
 
 var _ ckpt.Store = (*Store)(nil)

@@ -159,6 +159,7 @@ func TestOnDiskLayout(t *testing.T) {
 	// Beat touches only the beat file.
 	before := hashTree(t, filepath.Join(dir, historyName))
 	when := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.SetClock(func() time.Time { return when })
 	if err := s.Beat(ctx, id, when); err != nil {
 		t.Fatal(err)
 	}

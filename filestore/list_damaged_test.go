@@ -43,7 +43,7 @@ func TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes(t *testing.T) {
 	}
 	s = reopen(t, s)
 
-	list, err := s.List(ctx, ckpt.Filter{})
+	list, err := ckpt.ListAll(ctx, s, ckpt.Filter{})
 	var damaged *ckpt.DamagedError
 	if !errors.As(err, &damaged) || !errors.Is(err, ckpt.ErrCorrupt) {
 		t.Fatalf("List error %v, want a *ckpt.DamagedError wrapping ErrCorrupt", err)

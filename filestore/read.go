@@ -48,7 +48,7 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 
 // History implements ckpt.Store. It takes no lock; a torn last line (a write
 // in progress or interrupted) is not an event. Damage wraps ckpt.ErrCorrupt.
-func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Event, error) {
+func (s *Store) History(ctx context.Context, id string, from int64, limit int) ([]ckpt.Event, error) {
 	if err := begin(ctx, id); err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Even
 	}
 	out := []ckpt.Event{}
 	r := scanHistory(data, 0, ckpt.Chain{}, func(e ckpt.Event, _ int64) error {
-		if e.Seq >= from {
+		if e.Seq >= from && (limit <= 0 || len(out) < limit) {
 			out = append(out, e)
 		}
 		return nil
@@ -81,18 +81,66 @@ func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Even
 }
 
 // List implements ckpt.Store. It reads the checkpoints directory once,
-// applies f.Prefix to the names, and loads the rest in parallel, trusting
-// each state.json whose recorded history size matches the history's. A
-// checkpoint that cannot be read fails the whole List with its error.
-func (s *Store) List(ctx context.Context, flt ckpt.Filter) ([]*ckpt.Checkpoint, error) {
+// applies the prefix and the cursor (the last ID of the previous page) to
+// the names, and loads the rest in parallel batches until the page is full,
+// trusting each state.json whose recorded history size matches the
+// history's.
+func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
+	page := ckpt.Page{Items: []ckpt.Summary{}}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return page, err
 	}
-	ids, err := s.ids(flt.Prefix)
+	ids, err := s.ids(opts.Prefix)
 	if err != nil {
-		return nil, err
+		return page, err
 	}
-	results := make([]*ckpt.Checkpoint, len(ids))
+	if opts.After != "" {
+		ids = ids[sort.SearchStrings(ids, opts.After):]
+		if len(ids) > 0 && ids[0] == opts.After {
+			ids = ids[1:]
+		}
+	}
+	var damaged *ckpt.DamagedError
+	batch := max(opts.Limit, 64)
+	for len(ids) > 0 {
+		n := min(batch, len(ids))
+		results, errs := s.loadSummaries(ctx, ids[:n], opts.Filter)
+		if err := ctx.Err(); err != nil {
+			return ckpt.Page{Items: []ckpt.Summary{}}, err
+		}
+		for j := range n {
+			if errs[j] != nil {
+				if damaged == nil {
+					damaged = &ckpt.DamagedError{Err: errs[j]}
+				}
+				damaged.IDs = append(damaged.IDs, ids[j])
+				continue
+			}
+			if results[j] == nil {
+				continue
+			}
+			if opts.Limit > 0 && len(page.Items) == opts.Limit {
+				page.Next = page.Items[len(page.Items)-1].ID
+				break
+			}
+			page.Items = append(page.Items, *results[j])
+		}
+		if page.Next != "" {
+			break
+		}
+		ids = ids[n:]
+	}
+	if damaged != nil {
+		return page, damaged
+	}
+	return page, nil
+}
+
+// loadSummaries loads the checkpoints ids in parallel and returns the
+// summary of each that flt matches (nil for the others) and each one's
+// error.
+func (s *Store) loadSummaries(ctx context.Context, ids []string, flt ckpt.Filter) ([]*ckpt.Summary, []error) {
+	results := make([]*ckpt.Summary, len(ids))
 	errs := make([]error, len(ids))
 	workers := min(runtime.GOMAXPROCS(0), len(ids))
 	var next sync.Mutex
@@ -114,35 +162,18 @@ func (s *Store) List(ctx context.Context, flt ckpt.Filter) ([]*ckpt.Checkpoint, 
 					errs[j] = err
 					continue
 				}
-				if cur.state != nil && flt.Match(cur.state) {
-					cur.state.Heartbeat.LastBeat = lastBeat(f)
-					results[j] = cur.state
+				if cur.state == nil {
+					continue
+				}
+				cur.state.Heartbeat.LastBeat = lastBeat(f)
+				if sum := cur.state.Summary(); flt.MatchSummary(&sum) {
+					results[j] = &sum
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	out := []*ckpt.Checkpoint{}
-	var damaged *ckpt.DamagedError
-	for j := range ids {
-		if errs[j] != nil {
-			if damaged == nil {
-				damaged = &ckpt.DamagedError{Err: errs[j]}
-			}
-			damaged.IDs = append(damaged.IDs, ids[j])
-			continue
-		}
-		if results[j] != nil {
-			out = append(out, results[j])
-		}
-	}
-	if damaged != nil {
-		return out, damaged
-	}
-	return out, nil
+	return results, errs
 }
 
 // ids returns the IDs of the checkpoint directories whose ID has prefix,

@@ -136,7 +136,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 	if err != nil {
 		return strings.Join(did, "; "), err
 	}
-	line, stored, err := seal(ev, prefixRev, prefixSum)
+	line, stored, err := seal(ev, prefixRev, prefixSum, s.clock())
 	if err != nil {
 		return strings.Join(did, "; "), err
 	}

@@ -142,7 +142,7 @@ func (x *stepIndex) has(t *testing.T, s *Store, id, text string) bool {
 	if x.seen[id][text] {
 		return true
 	}
-	h, err := s.History(context.Background(), id, max(x.next[id], 1))
+	h, err := s.History(context.Background(), id, max(x.next[id], 1), 0)
 	if err != nil {
 		t.Fatalf("History(%s): %v", id, err)
 	}
@@ -184,7 +184,7 @@ func assertRepairClean(t *testing.T, s *Store, ids []string, seen map[string]int
 		t.Fatalf("Repair(%v): %v", ids, err)
 	}
 	for _, p := range r.Problems {
-		if p.Severity == SeverityError || !p.Fixed {
+		if p.Severity == ckpt.SeverityError || !p.Fixed {
 			t.Errorf("after a crash Repair found %+v", p)
 		}
 		words := strings.Fields(p.What)

@@ -175,7 +175,7 @@ func TestStartAndShow(t *testing.T) {
 		c.Heartbeat.Interval.D() != 5*time.Minute || c.Session.Number != 1 || c.Session.ID == "" || !slices.Equal(c.Labels, []string{"kai-7"}) {
 		t.Errorf("stored %+v", c)
 	}
-	hist, _ := f.store.History(context.Background(), "kai-7/secondary-a", 1)
+	hist, _ := f.store.History(context.Background(), "kai-7/secondary-a", 1, 0)
 	if hist[0].Actor.Agent != "Secondary-A" || !hist[0].At.Equal(t0) {
 		t.Errorf("event actor %+v at %v", hist[0].Actor, hist[0].At)
 	}
@@ -323,7 +323,7 @@ func TestResumeReturnsTheContinuationPrompt(t *testing.T) {
 	if out.Prompt != want || out.Session != 2 || out.SessionID != c.Session.ID || out.Rev != 3 || c.Agent.ID != "Secondary-B" {
 		t.Errorf("resume %+v; checkpoint session %+v agent %+v", out, c.Session, c.Agent)
 	}
-	hist, _ := f.store.History(context.Background(), "job", 3)
+	hist, _ := f.store.History(context.Background(), "job", 3, 0)
 	if len(hist) != 1 || hist[0].Type != ckpt.EventResumed {
 		t.Errorf("history %+v", hist)
 	}
@@ -414,7 +414,7 @@ func TestBadArgumentsAreToolErrorsAndWriteNothing(t *testing.T) {
 	} {
 		fails(t, f, tt.tool, tt.args, tt.want)
 	}
-	if cs, err := f.store.List(context.Background(), ckpt.Filter{IncludeArchived: true}); err != nil || len(cs) != 0 {
+	if cs, err := ckpt.ListAll(context.Background(), f.store, ckpt.Filter{IncludeArchived: true}); err != nil || len(cs) != 0 {
 		t.Errorf("bad calls stored %d checkpoints (%v)", len(cs), err)
 	}
 	// An unknown tool is a protocol error, not a crash.

@@ -484,8 +484,8 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in Resume
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: prompt}}}, out, nil
 }
 
-func summarize(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) (Summary, time.Duration) {
-	lv, silent := ckpt.LivenessOf(c, now, th)
+func summarize(c *ckpt.Summary, now time.Time, th ckpt.Thresholds) (Summary, time.Duration) {
+	lv, silent := c.Liveness(now, th)
 	agent := c.Agent.ID
 	if agent == "" {
 		agent = c.Agent.Name
@@ -509,8 +509,8 @@ func (s *server) list(ctx context.Context, _ *sdk.CallToolRequest, in ListInput)
 	}
 	now := s.now()
 	out := ListOutput{Count: len(cs), Checkpoints: make([]Summary, 0, len(cs)), Damaged: damaged}
-	for _, c := range cs {
-		sum, _ := summarize(c, now, s.opts.Thresholds)
+	for i := range cs {
+		sum, _ := summarize(&cs[i], now, s.opts.Thresholds)
 		out.Checkpoints = append(out.Checkpoints, sum)
 	}
 	return nil, out, nil
@@ -540,8 +540,8 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 	}
 	now := s.now()
 	out := StaleOutput{Checkpoints: []StaleItem{}, Damaged: damaged}
-	for _, c := range cs {
-		sum, silent := summarize(c, now, th)
+	for i := range cs {
+		sum, silent := summarize(&cs[i], now, th)
 		if sum.Liveness != string(ckpt.Warn) && sum.Liveness != string(ckpt.Stale) {
 			continue
 		}
@@ -554,8 +554,8 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 // listReadable lists what f matches; when some checkpoints are damaged it
 // returns the readable ones and the damaged IDs (the Store contract), so a
 // client still sees every agent that can be read.
-func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) ([]*ckpt.Checkpoint, []string, error) {
-	cs, err := st.List(ctx, f)
+func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) ([]ckpt.Summary, []string, error) {
+	cs, err := ckpt.ListAll(ctx, st, f)
 	var d *ckpt.DamagedError
 	if errors.As(err, &d) {
 		return cs, d.IDs, nil

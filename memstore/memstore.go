@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -20,6 +19,12 @@ import (
 type Store struct {
 	mu  sync.RWMutex
 	cps map[string]*record
+	// feed is every change in order; feed[i] has cursor i+1.
+	feed []ckpt.Change
+	// wake is closed and replaced on every change, waking watchers.
+	wake chan struct{}
+	// now is the store's clock (time.Now unless a test sets it).
+	now func() time.Time
 }
 
 // record is one checkpoint: its history, its folded state and its last beat.
@@ -29,11 +34,26 @@ type record struct {
 	beat   time.Time
 }
 
-var _ ckpt.Store = (*Store)(nil)
+var (
+	_ ckpt.Store   = (*Store)(nil)
+	_ ckpt.Watcher = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{cps: map[string]*record{}}
+	return &Store{cps: map[string]*record{}, wake: make(chan struct{}), now: time.Now}
+}
+
+// SetClock makes now the store's clock: the time events and beats get when
+// they carry none, and the bound of clock skew (ckpt.MaxClockSkew). nil
+// means time.Now.
+func (s *Store) SetClock(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
 }
 
 // Append implements ckpt.Store. It checks, in order: the ID, a repeated
@@ -65,7 +85,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err := checkRev(id, cur, opts.IfRev); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	stored, err := seal(e, last)
+	stored, err := seal(e, last, s.now())
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
@@ -83,6 +103,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	r.events = append(r.events, stored)
 	r.state = next
+	s.publish(ckpt.Change{Kind: ckpt.ChangeEvent, ID: id, Rev: stored.Seq, Type: stored.Type, At: stored.At})
 	out := next.Clone()
 	out.Heartbeat.LastBeat = r.beat
 	return ckpt.AppendResult{State: out, Event: copyEvent(stored)}, nil
@@ -117,11 +138,12 @@ func checkRev(id string, cur *ckpt.Checkpoint, ifRev int64) error {
 // seal numbers e after last (the zero Event for the first) and returns it as
 // a history line would decode, so that the stored event and its checksum are
 // exactly what a file backend would keep.
-func seal(e ckpt.Event, last ckpt.Event) (ckpt.Event, error) {
+func seal(e ckpt.Event, last ckpt.Event, now time.Time) (ckpt.Event, error) {
 	e.Seq, e.Prev, e.Sum = last.Seq+1, last.Sum, ""
 	if e.At.IsZero() {
-		e.At = time.Now()
+		e.At = now
 	}
+	e.At = ckpt.ClampTime(e.At, now, ckpt.MaxClockSkew)
 	e.At = e.At.UTC()
 	line, _, err := ckpt.EncodeLine(e)
 	if err != nil {
@@ -161,7 +183,7 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 
 // History implements ckpt.Store. A from below 1 returns the whole history; a
 // from past the last event returns none.
-func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Event, error) {
+func (s *Store) History(ctx context.Context, id string, from int64, limit int) ([]ckpt.Event, error) {
 	if err := begin(ctx, id); err != nil {
 		return nil, err
 	}
@@ -173,6 +195,9 @@ func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Even
 	}
 	out := []ckpt.Event{}
 	for _, e := range r.events {
+		if limit > 0 && len(out) == limit {
+			break
+		}
 		if e.Seq >= from {
 			out = append(out, copyEvent(e))
 		}
@@ -180,32 +205,41 @@ func (s *Store) History(ctx context.Context, id string, from int64) ([]ckpt.Even
 	return out, nil
 }
 
-// List implements ckpt.Store.
-func (s *Store) List(ctx context.Context, f ckpt.Filter) ([]*ckpt.Checkpoint, error) {
+// List implements ckpt.Store. The cursor is the last ID of the page.
+func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return ckpt.Page{}, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := []*ckpt.Checkpoint{}
-	for _, r := range s.cps {
-		if f.Match(r.state) {
-			c := r.state.Clone()
-			c.Heartbeat.LastBeat = r.beat
-			out = append(out, c)
+	ids := make([]string, 0, len(s.cps))
+	for id := range s.cps {
+		if id > opts.After {
+			ids = append(ids, id)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	slices.Sort(ids)
+	page := ckpt.Page{Items: []ckpt.Summary{}}
+	for _, id := range ids {
+		r := s.cps[id]
+		sum := r.state.Summary()
+		sum.Heartbeat.LastBeat = r.beat
+		if !opts.MatchSummary(&sum) {
+			continue
+		}
+		if opts.Limit > 0 && len(page.Items) == opts.Limit {
+			page.Next = page.Items[len(page.Items)-1].ID
+			break
+		}
+		page.Items = append(page.Items, sum)
+	}
+	return page, nil
 }
 
-// Beat implements ckpt.Store. A zero at means now.
+// Beat implements ckpt.Store. A zero at means now; see ckpt.NextBeat.
 func (s *Store) Beat(ctx context.Context, id string, at time.Time) error {
 	if err := begin(ctx, id); err != nil {
 		return err
-	}
-	if at.IsZero() {
-		at = time.Now()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,7 +247,7 @@ func (s *Store) Beat(ctx context.Context, id string, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	r.beat = at.UTC()
+	r.beat = ckpt.NextBeat(r.beat, at, s.now())
 	return nil
 }
 
@@ -232,6 +266,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted (ckpt archive %s first)", ckpt.ErrInvalid, id, id)
 	}
 	delete(s.cps, id)
+	s.publish(ckpt.Change{Kind: ckpt.ChangeDeleted, ID: id, At: s.now().UTC()})
 	return nil
 }
 

@@ -95,7 +95,7 @@ func New(opts Options) (*Monitor, error) {
 // not stop the watch. Only a failure to read the store is returned.
 func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 	now := m.opts.Now().UTC()
-	cs, err := m.opts.Store.List(ctx, m.opts.Filter)
+	cs, err := ckpt.ListAll(ctx, m.opts.Store, m.opts.Filter)
 	var damaged *ckpt.DamagedError
 	if errors.As(err, &damaged) {
 		// One damaged checkpoint must not blind the watch over the others:
@@ -111,11 +111,12 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 	}
 	seen := make(map[string]bool, len(cs))
 	var out []Transition
-	for _, c := range cs {
+	for i := range cs {
+		c := &cs[i]
 		seen[c.ID] = true
-		lv, age := ckpt.LivenessOf(c, now, m.opts.Thresholds)
+		lv, age := c.Liveness(now, m.opts.Thresholds)
 		if lv == ckpt.Stale && m.opts.AbandonAfter > 0 {
-			_, stale := m.opts.Thresholds.For(c)
+			_, stale := m.opts.Thresholds.ForInterval(c.Heartbeat.Interval.D())
 			if age > stale+m.opts.AbandonAfter {
 				if err := m.abandon(ctx, c, age, now); err != nil {
 					fmt.Fprintf(m.opts.Log, "monitor: marking %s abandoned: %v\n", c.ID, err)
@@ -151,14 +152,14 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 	return out, nil
 }
 
-func agentName(c *ckpt.Checkpoint) string {
+func agentName(c *ckpt.Summary) string {
 	if c.Agent.Name != "" {
 		return c.Agent.Name
 	}
 	return c.Agent.ID
 }
 
-func (m *Monitor) abandon(ctx context.Context, c *ckpt.Checkpoint, age time.Duration, now time.Time) error {
+func (m *Monitor) abandon(ctx context.Context, c *ckpt.Summary, age time.Duration, now time.Time) error {
 	e := ckpt.MustEvent(ckpt.EventStatus, now, ckpt.Actor{Agent: "ckpt-monitor"},
 		ckpt.StatusChange{Status: ckpt.StatusAbandoned, Reason: fmt.Sprintf("no sign of life for %s", age.Round(time.Second))})
 	// IfRev: an agent that wrote in the meantime is alive; leave it alone.

@@ -20,11 +20,15 @@ type damagedStore struct {
 	bad string
 }
 
-func (s damagedStore) List(ctx context.Context, f ckpt.Filter) ([]*ckpt.Checkpoint, error) {
-	all, err := s.Store.List(ctx, f)
+func (s damagedStore) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
+	p, err := s.Store.List(ctx, opts)
 	if err != nil {
-		return nil, err
+		return p, err
 	}
-	return slices.DeleteFunc(all, func(c *ckpt.Checkpoint) bool { return c.ID == s.bad }),
-		&ckpt.DamagedError{IDs: []string{s.bad}, Err: ckpt.ErrCorrupt}
+	n := len(p.Items)
+	p.Items = slices.DeleteFunc(p.Items, func(c ckpt.Summary) bool { return c.ID == s.bad })
+	if len(p.Items) == n {
+		return p, nil
+	}
+	return p, &ckpt.DamagedError{IDs: []string{s.bad}, Err: ckpt.ErrCorrupt}
 }

@@ -21,7 +21,7 @@ type CheckOptions struct {
 	Open func() (*filestore.Store, error)
 }
 
-// problemJSON and reportJSON are the --json form of a filestore.Report.
+// problemJSON and reportJSON are the --json form of a ckpt.Report.
 type problemJSON struct {
 	ID       string `json:"id"`
 	Severity string `json:"severity"`
@@ -142,17 +142,17 @@ func (o *CheckOptions) withFileStore(fn func(*filestore.Store) error) error {
 // are not all met (seed 003, scenario 3): the store is sound, the work is not
 // finished. A checkpoint that cannot be read is left to the store's own
 // findings.
-func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []filestore.Problem {
+func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []ckpt.Problem {
 	var cs []*ckpt.Checkpoint
 	if len(ids) == 0 {
-		cs, _ = st.List(ctx, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
+		cs, _ = listFull(ctx, st, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
 	}
 	for _, id := range ids {
 		if c, err := st.Get(ctx, id, 0); err == nil {
 			cs = append(cs, c)
 		}
 	}
-	var out []filestore.Problem
+	var out []ckpt.Problem
 	for _, c := range cs {
 		if !c.PartiallyComplete() {
 			continue
@@ -163,7 +163,7 @@ func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []filesto
 				unmet = append(unmet, a.ID)
 			}
 		}
-		out = append(out, filestore.Problem{
+		out = append(out, ckpt.Problem{
 			ID: c.ID, Severity: "warning",
 			What:   fmt.Sprintf("partially complete: marked done but %d acceptance criteria unmet (%s)", len(unmet), strings.Join(unmet, ", ")),
 			Repair: fmt.Sprintf("finish them and record each with ckpt accept %s CRIT, or reopen with ckpt update %s --status in_progress", c.ID, c.ID),
@@ -173,11 +173,11 @@ func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []filesto
 }
 
 // printReport prints a check or repair report.
-func printReport(w io.Writer, rep *filestore.Report, asJSON, repair bool) error {
+func printReport(w io.Writer, rep *ckpt.Report, asJSON, repair bool) error {
 	if asJSON {
 		out := reportJSON{Checked: rep.Checked, Errors: rep.Errors(), Problems: []problemJSON{}}
 		for _, p := range rep.Problems {
-			out.Problems = append(out.Problems, problemJSON{ID: p.ID, Severity: p.Severity, What: p.What, Repair: p.Repair, Fixed: p.Fixed})
+			out.Problems = append(out.Problems, problemJSON{ID: p.ID, Severity: string(p.Severity), What: p.What, Repair: p.Repair, Fixed: p.Fixed})
 		}
 		return writeJSON(w, out)
 	}

@@ -89,6 +89,8 @@ func runDemo(ctx context.Context, o *DemoOptions) (err error) {
 	}
 	defer st.Close()
 	d := &demo{ctx: ctx, out: &bytes.Buffer{}, o: o, store: st, dir: dir, now: o.Start.UTC()}
+	st.SetClock(func() time.Time { return d.now }) // the demo plays hours in a second
+
 	return d.play()
 }
 

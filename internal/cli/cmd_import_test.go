@@ -56,7 +56,9 @@ type importEnv struct {
 }
 
 func newImportEnv(t *testing.T) *importEnv {
-	return &importEnv{t: t, dir: t.TempDir(), store: memstore.New(), now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	env := &importEnv{t: t, dir: t.TempDir(), store: memstore.New(), now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	env.store.SetClock(func() time.Time { return env.now })
+	return env
 }
 
 func (env *importEnv) common() common {
@@ -261,7 +263,7 @@ func TestImportKeepsTheFilesTime(t *testing.T) {
 		t.Errorf("updated %s, last seen %s, want the file's %s", c.UpdatedAt, c.LastSeen(), want)
 	}
 	// The event is dated when it was recorded.
-	hist, _ := env.store.History(context.Background(), "a", 1)
+	hist, _ := env.store.History(context.Background(), "a", 1, 0)
 	if len(hist) != 1 || !hist[0].At.Equal(env.now) {
 		t.Errorf("history %+v", hist)
 	}
@@ -356,7 +358,7 @@ func FuzzImportItems(f *testing.F) {
 				if err != nil {
 					continue
 				}
-				hist, _ := st.History(context.Background(), it.ID, 1)
+				hist, _ := st.History(context.Background(), it.ID, 1, 0)
 				again, err := ckpt.Fold(it.ID, hist)
 				if err != nil || again.Rev != res.State.Rev || again.Status != res.State.Status {
 					t.Fatalf("%s: the stored import does not fold back: %v", name, err)

@@ -63,7 +63,7 @@ func runLog(ctx context.Context, o *LogOptions) error {
 		return fmt.Errorf("%w: --from %d: give a revision of 1 or more", ckpt.ErrInvalid, o.From)
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		events, err := st.History(ctx, o.ID, max(o.From, 1))
+		events, err := st.History(ctx, o.ID, max(o.From, 1), 0)
 		if err != nil {
 			return err
 		}

@@ -109,12 +109,44 @@ func (o *LsOptions) printList(list []*ckpt.Checkpoint) error {
 // caller shows what it can, then returns damaged (exit 7, naming check and
 // repair). err is any other failure.
 func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []*ckpt.Checkpoint, damaged, err error) {
-	list, err = st.List(ctx, f)
+	list, err = listFull(ctx, st, f)
 	var d *ckpt.DamagedError
 	if errors.As(err, &d) {
 		return list, err, nil
 	}
 	return list, nil, err
+}
+
+// listFull returns the full state of every checkpoint f matches, with the
+// listing's *ckpt.DamagedError (a checkpoint that cannot be read at Get is
+// added to it).
+func listFull(ctx context.Context, st ckpt.Store, f ckpt.Filter) ([]*ckpt.Checkpoint, error) {
+	sums, err := ckpt.ListAll(ctx, st, f)
+	var damaged *ckpt.DamagedError
+	if err != nil && !errors.As(err, &damaged) {
+		return nil, err
+	}
+	out := make([]*ckpt.Checkpoint, 0, len(sums))
+	for _, s := range sums {
+		c, err := st.Get(ctx, s.ID, 0)
+		switch {
+		case errors.Is(err, ckpt.ErrNotFound):
+			continue // deleted since the listing
+		case errors.Is(err, ckpt.ErrCorrupt):
+			if damaged == nil {
+				damaged = &ckpt.DamagedError{Err: err}
+			}
+			damaged.IDs = append(damaged.IDs, s.ID)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if damaged != nil {
+		return out, damaged
+	}
+	return out, nil
 }
 
 // writeJSONArray prints list as a JSON array, one compact checkpoint per

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
@@ -327,7 +326,7 @@ func runMirrorSync(ctx context.Context, o *MirrorOptions) error {
 func (m *mirroringStore) selected(ctx context.Context, ids []string) ([]*ckpt.Checkpoint, error) {
 	var cs []*ckpt.Checkpoint
 	if len(ids) == 0 {
-		all, err := m.Store.List(ctx, ckpt.Filter{IncludeArchived: true})
+		all, err := listFull(ctx, m.Store, ckpt.Filter{IncludeArchived: true})
 		if err != nil {
 			return nil, err
 		}
@@ -580,10 +579,10 @@ func quoteOrNone(s string) string {
 // in storeDir (ARCHITECTURE's SHOULD 9): one warning per mirror file of the
 // checkpoints ids (all when empty) that is missing or does not match its
 // checkpoint, and one for a damaged mirror list. It writes nothing.
-func mirrorFindings(ctx context.Context, st ckpt.Store, storeDir string, ids []string) []filestore.Problem {
+func mirrorFindings(ctx context.Context, st ckpt.Store, storeDir string, ids []string) []ckpt.Problem {
 	cfg, err := readMirrors(storeDir)
 	if err != nil {
-		return []filestore.Problem{{Severity: "warning", What: "mirror list: " + err.Error(), Repair: "fix or remove " + filepath.Join(storeDir, MirrorsFile)}}
+		return []ckpt.Problem{{Severity: "warning", What: "mirror list: " + err.Error(), Repair: "fix or remove " + filepath.Join(storeDir, MirrorsFile)}}
 	}
 	if len(cfg.Mirrors) == 0 {
 		return nil
@@ -591,11 +590,11 @@ func mirrorFindings(ctx context.Context, st ckpt.Store, storeDir string, ids []s
 	m := &mirroringStore{Store: st, storeDir: storeDir, entries: cfg.Mirrors, warn: io.Discard}
 	_, problems, err := m.check(ctx, ids)
 	if err != nil {
-		return []filestore.Problem{{Severity: "warning", What: "mirrors not checked: " + err.Error()}}
+		return []ckpt.Problem{{Severity: "warning", What: "mirrors not checked: " + err.Error()}}
 	}
-	out := make([]filestore.Problem, 0, len(problems))
+	out := make([]ckpt.Problem, 0, len(problems))
 	for _, p := range problems {
-		out = append(out, filestore.Problem{ID: p.ID, Severity: "warning", What: fmt.Sprintf("%s mirror %s: %s", p.Format, p.Path, p.What), Repair: p.Repair})
+		out = append(out, ckpt.Problem{ID: p.ID, Severity: "warning", What: fmt.Sprintf("%s mirror %s: %s", p.Format, p.Path, p.What), Repair: p.Repair})
 	}
 	return out
 }
@@ -604,7 +603,7 @@ func mirrorFindings(ctx context.Context, st ckpt.Store, storeDir string, ids []s
 // file check finds wrong and reports each as fixed when it matches after.
 // A plan.md edited since its last sync stays as it is (plan.md is the
 // source of truth) and is reported with its repair, ckpt plan sync.
-func repairMirrors(ctx context.Context, st ckpt.Store, storeDir string, ids []string, warn io.Writer, now func() time.Time) []filestore.Problem {
+func repairMirrors(ctx context.Context, st ckpt.Store, storeDir string, ids []string, warn io.Writer, now func() time.Time) []ckpt.Problem {
 	found := mirrorFindings(ctx, st, storeDir, ids)
 	if len(found) == 0 {
 		return nil
@@ -625,7 +624,7 @@ func repairMirrors(ctx context.Context, st ckpt.Store, storeDir string, ids []st
 	}
 	left := mirrorFindings(ctx, st, storeDir, redo)
 	for i := range found {
-		found[i].Fixed = !slices.ContainsFunc(left, func(l filestore.Problem) bool { return l.ID == found[i].ID && l.What == found[i].What })
+		found[i].Fixed = !slices.ContainsFunc(left, func(l ckpt.Problem) bool { return l.ID == found[i].ID && l.What == found[i].What })
 		if found[i].Fixed {
 			found[i].What += " (rewritten)"
 		}

@@ -72,7 +72,7 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 	}
 	now := o.Now()
 	return o.withStore(func(st ckpt.Store) error {
-		list, err := st.List(ctx, ckpt.Filter{IncludeArchived: true, Prefix: o.Prefix})
+		list, err := ckpt.ListAll(ctx, st, ckpt.Filter{IncludeArchived: true, Prefix: o.Prefix})
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func TestPruneRemovesOnlyOldArchives(t *testing.T) {
 	h.ok("done", "recent")
 	h.ok("archive", "recent") // archived at t0+40d
 	all := func() []string {
-		list, err := h.store.List(context.Background(), ckpt.Filter{IncludeArchived: true})
+		list, err := ckpt.ListAll(context.Background(), h.store, ckpt.Filter{IncludeArchived: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestPruneRemovesOnlyOldArchives(t *testing.T) {
 		t.Errorf("after prune: %s", after)
 	}
 	for _, id := range []string{"old-done", takenOver} {
-		if _, err := h.store.History(context.Background(), id, 1); ExitCode(err) != ExitNotFound {
+		if _, err := h.store.History(context.Background(), id, 1, 0); ExitCode(err) != ExitNotFound {
 			t.Errorf("%s's history survived the prune: %v", id, err)
 		}
 	}

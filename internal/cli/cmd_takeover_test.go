@@ -92,7 +92,7 @@ func TestTakeoverRefusals(t *testing.T) {
 	workedCheckpoint(h)
 	rev := h.get("kai-7/a").Rev
 	count := func() int {
-		l, _ := h.store.List(context.Background(), ckpt.Filter{IncludeArchived: true})
+		l, _ := ckpt.ListAll(context.Background(), h.store, ckpt.Filter{IncludeArchived: true})
 		return len(l)
 	}
 	n := count()

@@ -80,7 +80,7 @@ func (h *harness) get(id string) *ckpt.Checkpoint {
 // history returns the events of id.
 func (h *harness) history(id string) []ckpt.Event {
 	h.t.Helper()
-	ev, err := h.store.History(context.Background(), id, 1)
+	ev, err := h.store.History(context.Background(), id, 1, 0)
 	if err != nil {
 		h.t.Fatalf("history %s: %v", id, err)
 	}

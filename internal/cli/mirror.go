@@ -355,7 +355,7 @@ func (m *mirroringStore) sitebuilderRows(ctx context.Context, entry mirrorEntry,
 	if entry.ID != "" {
 		f.Prefix = entry.ID
 	}
-	all, err := m.Store.List(ctx, f)
+	all, err := listFull(ctx, m.Store, f)
 	if err != nil {
 		printWarning(m.warn, fmt.Sprintf("STATUS.md lists only %s: listing the others: %v", c.ID, err))
 		all = nil

@@ -73,7 +73,7 @@ func TestRunStartRecordsThePlan(t *testing.T) {
 	if string(c.Meta["feature"]) != `"feature_02"` || string(c.Meta["coordination"]) != `{"unread_messages":0}` {
 		t.Errorf("meta %s", c.Meta)
 	}
-	ev, _ := st.History(context.Background(), "kai-7/secondary-a", 1)
+	ev, _ := st.History(context.Background(), "kai-7/secondary-a", 1, 0)
 	if len(ev) != 1 || ev[0].Actor != (ckpt.Actor{Agent: "Secondary-A", Session: "s1"}) || !ev[0].At.Equal(t0) {
 		t.Errorf("event %+v", ev)
 	}
@@ -111,7 +111,7 @@ func TestRunStartRejectsBadInputBeforeWriting(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error %q does not say %q", err, tc.msg)
 			}
-			if list, _ := st.List(context.Background(), ckpt.Filter{IncludeArchived: true}); len(list) != 0 {
+			if list, _ := ckpt.ListAll(context.Background(), st, ckpt.Filter{IncludeArchived: true}); len(list) != 0 {
 				t.Errorf("a refused start stored %d checkpoints", len(list))
 			}
 		})
@@ -214,7 +214,7 @@ func TestRunUpdateSetsEveryPatchField(t *testing.T) {
 			t.Errorf("%s not updated: %+v", ch.what, c)
 		}
 	}
-	if ev, _ := st.History(context.Background(), "w", 1); len(ev) != 2 {
+	if ev, _ := st.History(context.Background(), "w", 1, 0); len(ev) != 2 {
 		t.Errorf("update appended %d events, want 1", len(ev)-1)
 	}
 	if !strings.HasPrefix(out.String(), "w  rev 2  updated title, task_id, parent, stage,") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,9 @@ func (f *factory) givenStoreDir() string {
 // openStore opens the store commands use.
 func (f *factory) openStore() (ckpt.Store, error) {
 	if f.store != nil {
+		if c, ok := f.store.(clockSetter); ok {
+			c.SetClock(f.now)
+		}
 		return f.store, nil
 	}
 	st, err := f.openFileStore()
@@ -40,6 +44,10 @@ func (f *factory) openStore() (ckpt.Store, error) {
 	}
 	return withMirrors(st, st.Dir(), f.env.ErrOut, f.now), nil
 }
+
+// clockSetter is a store whose clock can be pinned (CKPT_NOW): a local
+// store's clock is the command's.
+type clockSetter interface{ SetClock(now func() time.Time) }
 
 // openFileStore opens the local .ckpt store, found as described above.
 func (f *factory) openFileStore() (*filestore.Store, error) {
@@ -51,7 +59,12 @@ func (f *factory) openFileStore() (*filestore.Store, error) {
 		}
 		dir = found
 	}
-	return filestore.Open(dir)
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	st.SetClock(f.now)
+	return st, nil
 }
 
 // InitOptions are the inputs of `ckpt init`.

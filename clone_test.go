@@ -1,4 +1,4 @@
-package filestore
+package ckpt_test
 
 import (
 	"encoding/json"
@@ -50,7 +50,7 @@ func scribble(v reflect.Value) {
 			scribble(it.Value())
 		}
 	case reflect.Struct:
-		if v.Type() == timeType {
+		if v.Type() == reflect.TypeFor[time.Time]() {
 			if v.CanSet() {
 				v.Set(reflect.ValueOf(time.Unix(0, 0)))
 			}
@@ -72,10 +72,10 @@ func scribble(v reflect.Value) {
 	}
 }
 
-func TestDeepCopyIsEqualAndIndependent(t *testing.T) {
+func TestCloneIsEqualAndIndependent(t *testing.T) {
 	orig := richCheckpoint()
 	before, _ := json.Marshal(orig)
-	cp := deepCopy(orig)
+	cp := orig.Clone()
 	if d := cmp.Diff(orig, cp); d != "" {
 		t.Fatalf("copy differs (-orig +copy):\n%s", d)
 	}

@@ -1,20 +1,21 @@
-package filestore
+package ckpt
 
 import (
 	"reflect"
 	"time"
-
-	"github.com/ckpt-dev/ckpt"
 )
 
 var timeType = reflect.TypeFor[time.Time]()
 
-// deepCopy returns a copy of c that shares no memory a caller could change:
-// every slice, map and pointer is copied. It walks the type by reflection,
-// so fields the root package adds are copied too; it is several times
-// cheaper than ckpt.Checkpoint.Clone's JSON round trip.
-func deepCopy(c *ckpt.Checkpoint) *ckpt.Checkpoint {
-	out := new(ckpt.Checkpoint)
+// Clone returns a deep copy of c that shares no memory a caller could
+// change: every slice, map and pointer is copied. It walks the type by
+// reflection, so fields added later are copied too; it is several times
+// cheaper than a JSON round trip. A nil c returns nil.
+func (c *Checkpoint) Clone() *Checkpoint {
+	if c == nil {
+		return nil
+	}
+	out := new(Checkpoint)
 	copyValue(reflect.ValueOf(out).Elem(), reflect.ValueOf(c).Elem())
 	return out
 }

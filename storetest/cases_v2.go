@@ -1,0 +1,195 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The cases of the v2 contract: paging, time filters, bounded history,
+// clamped clocks, the change feed and Update.
+
+func testListPaging(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	var want []string
+	for i := range 11 {
+		id := fmt.Sprintf("page/%02d", i)
+		st := ckpt.StatusInProgress
+		if i%3 == 0 {
+			st = ckpt.StatusDone
+		}
+		create(t, s, id, ckpt.Created{Patch: ckpt.Patch{Status: ptr(st)}})
+		if i%3 != 0 {
+			want = append(want, id)
+		}
+	}
+	create(t, s, "other", ckpt.Created{})
+	f := ckpt.Filter{Prefix: "page/", Status: []ckpt.Status{ckpt.StatusInProgress}}
+	for _, limit := range []int{1, 2, 3, 7, 100} {
+		var got []string
+		opts := ckpt.ListOptions{Filter: f, Limit: limit}
+		for pages := 0; ; pages++ {
+			if pages > len(want)+1 {
+				t.Fatalf("limit %d: paging does not end", limit)
+			}
+			p, err := s.List(ctx, opts)
+			if err != nil {
+				t.Fatalf("limit %d: List: %v", limit, err)
+			}
+			if len(p.Items) > limit {
+				t.Fatalf("limit %d: a page of %d", limit, len(p.Items))
+			}
+			if p.Next != "" && len(p.Items) == 0 {
+				t.Fatalf("limit %d: an empty page with a next cursor", limit)
+			}
+			for _, it := range p.Items {
+				got = append(got, it.ID)
+			}
+			if p.Next == "" {
+				break
+			}
+			opts.After = p.Next
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("limit %d: paged listing (-want +got):\n%s", limit, d)
+		}
+	}
+	p, err := s.List(ctx, ckpt.ListOptions{Filter: f})
+	if err != nil || len(p.Items) != len(want) || p.Next != "" {
+		t.Errorf("List with no limit: %d items, next %q, %v; want all %d on one page", len(p.Items), p.Next, err, len(want))
+	}
+}
+
+func testListTimeFilters(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	create(t, s, "t/early", ckpt.Created{}) // updated at(0)
+	create(t, s, "t/late", ckpt.Created{})
+	mustAppend(t, s, "t/late", note(100, "later")) // updated at(100)
+	create(t, s, "t/beaten", ckpt.Created{})
+	if err := s.Beat(ctx, "t/beaten", at(200)); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(f ckpt.Filter) []string {
+		f.Prefix = "t/"
+		all, err := ckpt.ListAll(ctx, s, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range all {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	if d := cmp.Diff([]string{"t/late"}, ids(ckpt.Filter{UpdatedSince: at(50)})); d != "" {
+		t.Errorf("UpdatedSince (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"t/early"}, ids(ckpt.Filter{SeenBefore: at(50)})); d != "" {
+		t.Errorf("SeenBefore counts beats and updates (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"t/early", "t/late"}, ids(ckpt.Filter{SeenBefore: at(150)})); d != "" {
+		t.Errorf("SeenBefore (-want +got):\n%s", d)
+	}
+}
+
+func testHistoryLimit(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	create(t, s, "hl", ckpt.Created{})
+	for i := 1; i < 10; i++ {
+		mustAppend(t, s, "hl", note(i, fmt.Sprint(i)))
+	}
+	for _, tc := range []struct {
+		from       int64
+		limit      int
+		first, len int64
+	}{{1, 3, 1, 3}, {4, 3, 4, 3}, {9, 3, 9, 2}, {11, 3, 0, 0}, {2, 0, 2, 9}} {
+		h, err := s.History(ctx, "hl", tc.from, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(h)) != tc.len || len(h) > 0 && h[0].Seq != tc.first {
+			t.Errorf("History(from %d, limit %d): %d events from %v; want %d from %d", tc.from, tc.limit, len(h), firstSeq(h), tc.len, tc.first)
+		}
+	}
+}
+
+func firstSeq(h []ckpt.Event) any {
+	if len(h) == 0 {
+		return "-"
+	}
+	return h[0].Seq
+}
+
+// testClockSkew checks that one client clock far ahead cannot keep an agent
+// alive: beats and event times are clamped, and beats never go back.
+func testClockSkew(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	create(t, s, "skew", ckpt.Created{})
+	before := time.Now()
+	if err := s.Beat(ctx, "skew", before.Add(100*365*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	beat := mustGet(t, s, "skew").Heartbeat.LastBeat
+	if beat.After(time.Now().Add(ckpt.MaxClockSkew)) || beat.Before(before.Add(-time.Second)) {
+		t.Errorf("a beat a century ahead was recorded as %v; want the store's now (about %v)", beat, before)
+	}
+	if err := s.Beat(ctx, "skew", before.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, "skew").Heartbeat.LastBeat; got.Before(beat.Add(-time.Millisecond)) {
+		t.Errorf("an older beat moved last_beat back from %v to %v", beat, got)
+	}
+	e := ckpt.MustEvent(ckpt.EventNote, before.Add(50*365*24*time.Hour), actor, ckpt.Note{Text: "from the future"})
+	r := mustAppend(t, s, "skew", e)
+	if r.Event.At.After(time.Now().Add(ckpt.MaxClockSkew)) {
+		t.Errorf("an event half a century ahead was stored at %v", r.Event.At)
+	}
+	if c := mustGet(t, s, "skew"); c.UpdatedAt.After(time.Now().Add(ckpt.MaxClockSkew)) {
+		t.Errorf("updated_at %v is in the future", c.UpdatedAt)
+	}
+}
+
+// testUpdateConcurrent runs many read-modify-writes of one checkpoint at
+// once without the caller giving a revision: none may be lost.
+func testUpdateConcurrent(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	create(t, s, "upd", ckpt.Created{})
+	const n = 12
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, err := ckpt.Update(ctx, s, "upd", func(c *ckpt.Checkpoint) (ckpt.Event, error) {
+				return ckpt.MustEvent(ckpt.EventNote, at(int(c.Rev)), actor, ckpt.Note{Text: fmt.Sprint(i)}), nil
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if err != nil {
+			failed++
+			if !errors.Is(err, ckpt.ErrConflict) {
+				t.Errorf("Update: %v", err)
+			}
+		}
+	}
+	if c := mustGet(t, s, "upd"); c.Rev != int64(n-failed+1) {
+		t.Errorf("after %d updates (%d gave up on conflicts) the revision is %d", n, failed, c.Rev)
+	}
+	if failed > n/2 {
+		t.Errorf("%d of %d updates gave up: Update retries too little", failed, n)
+	}
+	r, err := ckpt.Update(ctx, s, "upd", func(*ckpt.Checkpoint) (ckpt.Event, error) { return ckpt.Event{}, ckpt.ErrNoChange })
+	if err != nil || r.State == nil || r.State.Rev != mustGet(t, s, "upd").Rev {
+		t.Errorf("Update with ErrNoChange: %v, %+v; want the state as read", err, r)
+	}
+}

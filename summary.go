@@ -1,0 +1,136 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Summary is the projection of a checkpoint that listings carry: enough to
+// show a row, filter, page and judge liveness, without moving the full
+// state (steps, decisions, files, meta). Every backend derives it with
+// (*Checkpoint).Summary, so the same state yields the same summary anywhere.
+type Summary struct {
+	ID          string    `json:"id"`
+	Rev         int64     `json:"rev"`
+	Parent      string    `json:"parent,omitempty"`
+	Labels      []string  `json:"labels,omitempty"`
+	Agent       Agent     `json:"agent"`
+	SessionID   string    `json:"session_id,omitempty"`
+	Title       string    `json:"title,omitempty"`
+	TaskID      string    `json:"task_id,omitempty"`
+	Stage       string    `json:"stage,omitempty"`
+	Phase       string    `json:"phase,omitempty"`
+	Status      Status    `json:"status"`
+	CurrentStep string    `json:"current_step,omitempty"`
+	Progress    Progress  `json:"progress"`
+	Heartbeat   Heartbeat `json:"heartbeat"`
+	// ActiveBlockers and BlockingErrors count what stops the work now.
+	ActiveBlockers int `json:"active_blockers,omitempty"`
+	BlockingErrors int `json:"blocking_errors,omitempty"`
+	// Partial is a done checkpoint whose acceptance criteria are not all met.
+	Partial     bool       `json:"partial,omitempty"`
+	Archived    *Archive   `json:"archived,omitempty"`
+	StartedAt   time.Time  `json:"started_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
+}
+
+// Summary returns c's summary. Slices are copied: the summary shares
+// nothing with c.
+func (c *Checkpoint) Summary() Summary {
+	s := Summary{
+		ID: c.ID, Rev: c.Rev, Parent: c.Parent, Agent: c.Agent, SessionID: c.Session.ID,
+		Title: c.Title, TaskID: c.TaskID, Stage: c.Stage, Phase: c.Phase,
+		Status: c.Status, CurrentStep: c.CurrentStep, Progress: c.Progress,
+		Heartbeat: c.Heartbeat, Partial: c.PartiallyComplete(),
+		StartedAt: c.StartedAt, UpdatedAt: c.UpdatedAt,
+	}
+	if len(c.Labels) > 0 {
+		s.Labels = append([]string(nil), c.Labels...)
+	}
+	s.ActiveBlockers = len(c.ActiveBlockers())
+	for _, e := range c.ActiveErrors() {
+		if e.Blocking {
+			s.BlockingErrors++
+		}
+	}
+	if c.Archived != nil {
+		a := *c.Archived
+		s.Archived = &a
+	}
+	if c.CompletedAt != nil {
+		t := *c.CompletedAt
+		s.CompletedAt = &t
+	}
+	return s
+}
+
+// LastSeen is the later of the last heartbeat and the last update.
+func (s *Summary) LastSeen() time.Time {
+	if s.Heartbeat.LastBeat.After(s.UpdatedAt) {
+		return s.Heartbeat.LastBeat
+	}
+	return s.UpdatedAt
+}
+
+// DefaultPageSize is the page size a surface uses when the caller names
+// none. Stores themselves treat a zero limit as "no limit".
+const DefaultPageSize = 50
+
+// MaxPageSize bounds a page a remote caller may ask for.
+const MaxPageSize = 1000
+
+// ListOptions selects and pages checkpoints in List.
+type ListOptions struct {
+	Filter
+	// Limit is the most summaries one page holds; 0 means no limit.
+	Limit int
+	// After is the cursor of the previous page (Page.Next); "" starts at
+	// the first ID. Cursors are opaque, valid for the store that made them
+	// and for the same Filter.
+	After string
+}
+
+// Page is one page of a listing, ordered by ID.
+type Page struct {
+	Items []Summary `json:"items"`
+	// Next is the cursor of the following page, "" when this is the last.
+	Next string `json:"next,omitempty"`
+}
+
+// ListAll pages through every checkpoint that f matches. A *DamagedError
+// from any page is collected (its IDs merged) and returned with the whole
+// listing; any other error stops it.
+func ListAll(ctx context.Context, s Store, f Filter) ([]Summary, error) {
+	var (
+		out     []Summary
+		damaged *DamagedError
+	)
+	opts := ListOptions{Filter: f, Limit: MaxPageSize}
+	for {
+		p, err := s.List(ctx, opts)
+		var d *DamagedError
+		switch {
+		case errors.As(err, &d):
+			if damaged == nil {
+				damaged = &DamagedError{Err: d.Err}
+			}
+			damaged.IDs = append(damaged.IDs, d.IDs...)
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, p.Items...)
+		if p.Next == "" {
+			break
+		}
+		opts.After = p.Next
+	}
+	if out == nil {
+		out = []Summary{}
+	}
+	if damaged != nil {
+		return out, damaged
+	}
+	return out, nil
+}

@@ -1,0 +1,74 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// ErrNoChange, returned by an Update function, ends the update without
+// appending anything; Update then returns the state it read and no error.
+var ErrNoChange = errors.New("no change")
+
+// UpdateAttempts bounds how often Update reads and tries again after a
+// conflict before it gives up with the last *ConflictError.
+const UpdateAttempts = 8
+
+// Update is the one read-modify-write of checkpoint id: it reads the latest
+// state, asks fn for the event that changes it, and appends that event with
+// IfRev set to the revision read, so nothing written in between is lost.
+// On a conflict it reads again and calls fn again, up to UpdateAttempts
+// times with a short random pause between tries. fn must not keep c.
+//
+// fn returning ErrNoChange ends the update with the state read (Replayed
+// false, a zero Event). Any other error from fn or the store is returned as
+// it is. A key on the event makes the update exactly-once across retries of
+// the whole call (Append replays a repeated key before it checks IfRev).
+func Update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Event, error)) (AppendResult, error) {
+	var err error
+	for attempt := 0; attempt < UpdateAttempts; attempt++ {
+		if attempt > 0 {
+			if err := pause(ctx, attempt); err != nil {
+				return AppendResult{}, err
+			}
+		}
+		var c *Checkpoint
+		c, err = s.Get(ctx, id, 0)
+		if err != nil {
+			return AppendResult{}, err
+		}
+		var e Event
+		e, err = fn(c)
+		if errors.Is(err, ErrNoChange) {
+			return AppendResult{State: c}, nil
+		}
+		if err != nil {
+			return AppendResult{}, err
+		}
+		var r AppendResult
+		r, err = s.Append(ctx, id, e, AppendOptions{IfRev: c.Rev})
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return AppendResult{}, err
+		}
+	}
+	return AppendResult{}, err
+}
+
+// pause waits a little longer after each conflict, with jitter so that
+// writers that collided do not collide again in step.
+func pause(ctx context.Context, attempt int) error {
+	d := time.Duration(attempt) * time.Millisecond
+	d += time.Duration(rand.Int64N(int64(2 * time.Millisecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
