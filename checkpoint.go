@@ -261,6 +261,9 @@ type Cycles struct {
 type Heartbeat struct {
 	LastBeat time.Time `json:"last_beat,omitzero"`
 	Interval Duration  `json:"interval,omitempty"`
+	// Presence is the client's last reported state, from the liveness
+	// record like LastBeat (never from the history); nil when none.
+	Presence *Presence `json:"presence,omitempty"`
 }
 
 // Archive says why and when a checkpoint was archived.

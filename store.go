@@ -200,7 +200,12 @@ type Store interface {
 	// look quieter than it was. Beats are monotonic and clamped: a time
 	// more than MaxClockSkew ahead of the store's clock counts as the
 	// store's now, and a beat older than the last one changes nothing.
-	Beat(ctx context.Context, id string, at time.Time) error
+	//
+	// sig may also report a presence state and the agent's process; the
+	// store keeps them with the beat (Presence.ApplySignal at the beat's
+	// time, NextBeat) and returns them in Heartbeat.Presence of Get and
+	// List. A signal older than the last beat still sets its state.
+	Beat(ctx context.Context, id string, sig Signal) error
 
 	// Delete removes checkpoint id and its whole history. It refuses a
 	// checkpoint that is not archived (ErrInvalid): it exists for explicit

@@ -59,6 +59,14 @@ func (c *Checkpoint) Summary() Summary {
 		a := *c.Archived
 		s.Archived = &a
 	}
+	if p := c.Heartbeat.Presence; p != nil {
+		cp := *p
+		if p.Process != nil {
+			pr := *p.Process
+			cp.Process = &pr
+		}
+		s.Heartbeat.Presence = &cp
+	}
 	if c.CompletedAt != nil {
 		t := *c.CompletedAt
 		s.CompletedAt = &t

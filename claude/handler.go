@@ -312,7 +312,7 @@ func (c *hookCall) title() string {
 }
 
 func (c *hookCall) beat() {
-	if err := c.h.Store.Beat(c.ctx, c.id, c.now()); err != nil {
+	if err := c.h.Store.Beat(c.ctx, c.id, ckpt.Signal{At: c.now()}); err != nil {
 		c.warn("%s: heartbeat: %v", c.id, err)
 	}
 }

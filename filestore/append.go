@@ -142,7 +142,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	// update of this checkpoint (in this process), which may change it.
 	out := next.Clone()
 	s.remember(f, cur.ino, end, line, stored.Sum, next)
-	out.Heartbeat.LastBeat = lastBeat(f)
+	fillLiveness(out, f)
 	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
 }
 
@@ -160,7 +160,7 @@ func (s *Store) replay(f files, cur current, key string) (ckpt.AppendResult, boo
 	if err != nil {
 		return ckpt.AppendResult{}, false, err
 	}
-	st.Heartbeat.LastBeat = lastBeat(f)
+	fillLiveness(st, f)
 	return ckpt.AppendResult{State: st, Event: e, Replayed: true}, true, nil
 }
 
@@ -264,17 +264,30 @@ func (s *Store) writeBackup(f files, rev int64, env []byte) error {
 }
 
 // Beat implements ckpt.Store: it sets the modification time of the
-// checkpoint's beat file to at (now when at is zero; see ckpt.NextBeat for
-// the clamp), creating the file if needed. No fsync, no lock, no history.
-// A beat older than the recorded one leaves it as it is.
-func (s *Store) Beat(ctx context.Context, id string, at time.Time) error {
+// checkpoint's beat file to the beat's time (see ckpt.NextBeat for the
+// clamp), creating the file if needed. A signal that reports a presence
+// state or a process rewrites the file's content, the presence record
+// (JSON), in place. No fsync, no lock, no history. A beat older than the
+// recorded one does not move the time back.
+func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := begin(ctx, id); err != nil {
 		return err
 	}
 	f := s.files(id)
-	last := lastBeat(f)
-	at = ckpt.NextBeat(last, at, s.clock())
-	if !last.IsZero() && !at.After(last) {
+	last, seen := readLiveness(f)
+	at := ckpt.NextBeat(last, sig.At, s.clock())
+	if sig.State != "" || sig.Process != nil {
+		if _, err := os.Stat(f.history()); err != nil {
+			return notFound(id)
+		}
+		b, err := json.Marshal(seen.ApplySignal(sig, at))
+		if err != nil {
+			return fmt.Errorf("filestore: %s: presence: %w", id, err)
+		}
+		if err := overwrite(f.beat(), b); err != nil {
+			return fmt.Errorf("filestore: %s: writing the beat file: %w", id, err)
+		}
+	} else if !last.IsZero() && !at.After(last) {
 		return nil
 	}
 	err := os.Chtimes(f.beat(), at, at)

@@ -163,7 +163,7 @@ func BenchmarkBeat(b *testing.B) {
 	benchCheckpoint(b, s, "kai-7/secondary-a")
 	ctx := context.Background()
 	for b.Loop() {
-		if err := s.Beat(ctx, "kai-7/secondary-a", time.Now()); err != nil {
+		if err := s.Beat(ctx, "kai-7/secondary-a", ckpt.Signal{At: time.Now()}); err != nil {
 			b.Fatal(err)
 		}
 	}

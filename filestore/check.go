@@ -323,6 +323,7 @@ func sameState(a, b *ckpt.Checkpoint) bool {
 	}
 	x, y := *a, *b
 	x.Heartbeat.LastBeat, y.Heartbeat.LastBeat = time.Time{}, time.Time{}
+	x.Heartbeat.Presence, y.Heartbeat.Presence = nil, nil
 	jx, err1 := json.Marshal(&x)
 	jy, err2 := json.Marshal(&y)
 	return err1 == nil && err2 == nil && bytes.Equal(jx, jy)

@@ -42,7 +42,7 @@ func checksum(b []byte) string {
 // ends at byte size of the history. The heartbeat time is not stored.
 func encodeEnvelope(st *ckpt.Checkpoint, sum string, size int64) ([]byte, error) {
 	c := *st
-	c.Heartbeat.LastBeat = time.Time{}
+	c.Heartbeat.LastBeat, c.Heartbeat.Presence = time.Time{}, nil
 	state, err := json.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: encoding state of %s: %w", st.ID, err)

@@ -160,7 +160,7 @@ func TestOnDiskLayout(t *testing.T) {
 	before := hashTree(t, filepath.Join(dir, historyName))
 	when := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	s.SetClock(func() time.Time { return when })
-	if err := s.Beat(ctx, id, when); err != nil {
+	if err := s.Beat(ctx, id, ckpt.Signal{At: when}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, beatName)); err != nil || !fi.ModTime().Equal(when) {

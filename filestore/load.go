@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -291,3 +292,29 @@ func replayTo(f files, data []byte, base int64, chain ckpt.Chain, st *ckpt.Check
 
 // lastBeat returns the modification time of f's beat file, or zero.
 func lastBeat(f files) time.Time { return modTime(f.beat()) }
+
+// readLiveness returns the last beat (the beat file's modification time)
+// and the presence record it holds. A beat file that is empty, torn by a
+// concurrent writer or damaged reads as no presence: liveness is a hint,
+// never a reason to fail a read.
+func readLiveness(f files) (time.Time, ckpt.Presence) {
+	at := lastBeat(f)
+	if at.IsZero() {
+		return at, ckpt.Presence{}
+	}
+	b, err := os.ReadFile(f.beat())
+	var p ckpt.Presence
+	if err != nil || len(b) == 0 || json.Unmarshal(b, &p) != nil {
+		return at, ckpt.Presence{}
+	}
+	return at, p
+}
+
+// fillLiveness sets c's heartbeat from f's liveness record.
+func fillLiveness(c *ckpt.Checkpoint, f files) {
+	at, p := readLiveness(f)
+	c.Heartbeat.LastBeat, c.Heartbeat.Presence = at, nil
+	if !p.IsZero() {
+		c.Heartbeat.Presence = &p
+	}
+}

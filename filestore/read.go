@@ -42,7 +42,7 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 			return nil, err
 		}
 	}
-	st.Heartbeat.LastBeat = lastBeat(f)
+	fillLiveness(st, f)
 	return st, nil
 }
 
@@ -165,7 +165,7 @@ func (s *Store) loadSummaries(ctx context.Context, ids []string, flt ckpt.Filter
 				if cur.state == nil {
 					continue
 				}
-				cur.state.Heartbeat.LastBeat = lastBeat(f)
+				fillLiveness(cur.state, f)
 				if sum := cur.state.Summary(); flt.MatchSummary(&sum) {
 					results[j] = &sum
 				}

@@ -131,7 +131,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 	if prefixRev == 0 {
 		kind = ckpt.EventImported
 	}
-	st.Heartbeat.LastBeat = time.Time{}
+	st.Heartbeat.LastBeat, st.Heartbeat.Presence = time.Time{}, nil
 	ev, err := ckpt.NewEvent(kind, time.Now(), repairActor, ckpt.Snapshot{State: *st, Rev: st.Rev, Source: "ckpt repair: " + from})
 	if err != nil {
 		return strings.Join(did, "; "), err

@@ -70,7 +70,7 @@ func tortureWriter(dir, name string) {
 		// whole lines only.
 		os.Stdout.WriteString("ack " + id + " " + text + "\n")
 		if i%7 == 0 {
-			s.Beat(ctx, own, time.Now())
+			s.Beat(ctx, own, ckpt.Signal{At: time.Now()})
 		}
 	}
 }

@@ -441,7 +441,7 @@ func (s *server) heartbeat(ctx context.Context, _ *sdk.CallToolRequest, in IDInp
 		return nil, HeartbeatOutput{}, err
 	}
 	at := s.now()
-	if err := s.store.Beat(ctx, in.ID, at); err != nil {
+	if err := s.store.Beat(ctx, in.ID, ckpt.Signal{At: at}); err != nil {
 		return nil, HeartbeatOutput{}, err
 	}
 	return nil, HeartbeatOutput{ID: in.ID, At: at}, nil

@@ -32,6 +32,21 @@ type record struct {
 	events []ckpt.Event
 	state  *ckpt.Checkpoint // fold(events); never handed out, only clones
 	beat   time.Time
+	seen   ckpt.Presence
+}
+
+// liveness fills c's heartbeat from the record's liveness.
+func (r *record) liveness(c *ckpt.Checkpoint) {
+	c.Heartbeat.LastBeat = r.beat
+	c.Heartbeat.Presence = nil
+	if !r.seen.IsZero() {
+		p := r.seen
+		if p.Process != nil {
+			pr := *p.Process
+			p.Process = &pr
+		}
+		c.Heartbeat.Presence = &p
+	}
 }
 
 var (
@@ -77,7 +92,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 				if err != nil {
 					return ckpt.AppendResult{}, fmt.Errorf("memstore: replaying %s to event %d: %w", id, i+1, err)
 				}
-				st.Heartbeat.LastBeat = r.beat
+				r.liveness(st)
 				return ckpt.AppendResult{State: st, Event: copyEvent(r.events[i]), Replayed: true}, nil
 			}
 		}
@@ -105,7 +120,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	r.state = next
 	s.publish(ckpt.Change{Kind: ckpt.ChangeEvent, ID: id, Rev: stored.Seq, Type: stored.Type, At: stored.At})
 	out := next.Clone()
-	out.Heartbeat.LastBeat = r.beat
+	r.liveness(out)
 	return ckpt.AppendResult{State: out, Event: copyEvent(stored)}, nil
 }
 
@@ -177,7 +192,7 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 			return nil, fmt.Errorf("memstore: folding %s to revision %d: %w", id, rev, err)
 		}
 	}
-	c.Heartbeat.LastBeat = r.beat
+	r.liveness(c)
 	return c, nil
 }
 
@@ -222,8 +237,9 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	page := ckpt.Page{Items: []ckpt.Summary{}}
 	for _, id := range ids {
 		r := s.cps[id]
-		sum := r.state.Summary()
-		sum.Heartbeat.LastBeat = r.beat
+		c := *r.state // shallow: Summary copies what it keeps
+		r.liveness(&c)
+		sum := c.Summary()
 		if !opts.MatchSummary(&sum) {
 			continue
 		}
@@ -237,7 +253,7 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 }
 
 // Beat implements ckpt.Store. A zero at means now; see ckpt.NextBeat.
-func (s *Store) Beat(ctx context.Context, id string, at time.Time) error {
+func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := begin(ctx, id); err != nil {
 		return err
 	}
@@ -247,7 +263,8 @@ func (s *Store) Beat(ctx context.Context, id string, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	r.beat = ckpt.NextBeat(r.beat, at, s.now())
+	r.beat = ckpt.NextBeat(r.beat, sig.At, s.now())
+	r.seen = r.seen.ApplySignal(sig, r.beat)
 	return nil
 }
 

@@ -84,7 +84,7 @@ func TestTransitionsReportedOnceWithFakeClock(t *testing.T) {
 	step(90 * time.Second)
 	step(150*time.Second, "a:live>warn", "b:live>warn")
 	step(170 * time.Second) // still warn: nothing new
-	if err := s.Beat(ctx, "b", t0.Add(175*time.Second)); err != nil {
+	if err := s.Beat(ctx, "b", ckpt.Signal{At: t0.Add(175 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	step(180*time.Second, "b:warn>live")

@@ -156,7 +156,7 @@ func testInvalidIDs(t *testing.T, s ckpt.Store) {
 		wantErr(t, fmt.Sprintf("Get(%q)", id), err, ckpt.ErrInvalid)
 		_, err = s.History(ctx, id, 0, 0)
 		wantErr(t, fmt.Sprintf("History(%q)", id), err, ckpt.ErrInvalid)
-		wantErr(t, fmt.Sprintf("Beat(%q)", id), s.Beat(ctx, id, time.Now()), ckpt.ErrInvalid)
+		wantErr(t, fmt.Sprintf("Beat(%q)", id), s.Beat(ctx, id, ckpt.Signal{At: time.Now()}), ckpt.ErrInvalid)
 		wantErr(t, fmt.Sprintf("Delete(%q)", id), s.Delete(ctx, id), ckpt.ErrInvalid)
 	}
 	if got, err := ckpt.ListAll(ctx, s, ckpt.Filter{IncludeArchived: true}); err != nil || len(got) != 0 {
@@ -180,7 +180,7 @@ func testNotFound(t *testing.T, s ckpt.Store) {
 	wantErr(t, "Get revision 1", err, ckpt.ErrNotFound)
 	_, err = s.History(ctx, id, 0, 0)
 	wantErr(t, "History", err, ckpt.ErrNotFound)
-	wantErr(t, "Beat", s.Beat(ctx, id, time.Now()), ckpt.ErrNotFound)
+	wantErr(t, "Beat", s.Beat(ctx, id, ckpt.Signal{At: time.Now()}), ckpt.ErrNotFound)
 	wantErr(t, "Delete", s.Delete(ctx, id), ckpt.ErrNotFound)
 	if got, err := ckpt.ListAll(ctx, s, ckpt.Filter{IncludeArchived: true}); err != nil || len(got) != 1 {
 		t.Errorf("List after misses: %d checkpoints, %v; want only present", len(got), err)
@@ -197,7 +197,7 @@ func testBeat(t *testing.T, s ckpt.Store) {
 	}
 	// Whole seconds, so that any backend's time resolution keeps them.
 	for _, when := range []time.Time{time.Now().Add(-time.Minute).Truncate(time.Second), time.Now().Add(ckpt.MaxClockSkew / 2).Truncate(time.Second)} {
-		if err := s.Beat(ctx, id, when); err != nil {
+		if err := s.Beat(ctx, id, ckpt.Signal{At: when}); err != nil {
 			t.Fatalf("Beat: %v", err)
 		}
 		c := mustGet(t, s, id)
@@ -224,7 +224,7 @@ func testDelete(t *testing.T, s ckpt.Store) {
 	ctx := context.Background()
 	id := "doomed"
 	create(t, s, id, ckpt.Created{Patch: ckpt.Patch{Title: ptr("first life")}})
-	if err := s.Beat(ctx, id, time.Now()); err != nil {
+	if err := s.Beat(ctx, id, ckpt.Signal{At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	wantErr(t, "Delete of a live checkpoint", s.Delete(ctx, id), ckpt.ErrInvalid)

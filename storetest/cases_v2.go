@@ -72,7 +72,7 @@ func testListTimeFilters(t *testing.T, s ckpt.Store) {
 	create(t, s, "t/late", ckpt.Created{})
 	mustAppend(t, s, "t/late", note(100, "later")) // updated at(100)
 	create(t, s, "t/beaten", ckpt.Created{})
-	if err := s.Beat(ctx, "t/beaten", at(200)); err != nil {
+	if err := s.Beat(ctx, "t/beaten", ckpt.Signal{At: at(200)}); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(f ckpt.Filter) []string {
@@ -132,14 +132,14 @@ func testClockSkew(t *testing.T, s ckpt.Store) {
 	ctx := context.Background()
 	create(t, s, "skew", ckpt.Created{})
 	before := time.Now()
-	if err := s.Beat(ctx, "skew", before.Add(100*365*24*time.Hour)); err != nil {
+	if err := s.Beat(ctx, "skew", ckpt.Signal{At: before.Add(100 * 365 * 24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	beat := mustGet(t, s, "skew").Heartbeat.LastBeat
 	if beat.After(time.Now().Add(ckpt.MaxClockSkew)) || beat.Before(before.Add(-time.Second)) {
 		t.Errorf("a beat a century ahead was recorded as %v; want the store's now (about %v)", beat, before)
 	}
-	if err := s.Beat(ctx, "skew", before.Add(-time.Hour)); err != nil {
+	if err := s.Beat(ctx, "skew", ckpt.Signal{At: before.Add(-time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustGet(t, s, "skew").Heartbeat.LastBeat; got.Before(beat.Add(-time.Millisecond)) {
@@ -192,4 +192,47 @@ func testUpdateConcurrent(t *testing.T, s ckpt.Store) {
 	if err != nil || r.State == nil || r.State.Rev != mustGet(t, s, "upd").Rev {
 		t.Errorf("Update with ErrNoChange: %v, %+v; want the state as read", err, r)
 	}
+}
+
+// testPresence checks that a beat carries the client's presence: the state
+// and its reason, the time it began, the process; plain beats keep them.
+func testPresence(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	create(t, s, "pres", ckpt.Created{})
+	if p := mustGet(t, s, "pres").Heartbeat.Presence; p != nil {
+		t.Errorf("presence %+v before any signal, want none", p)
+	}
+	proc := &ckpt.Process{Host: "h1", PID: 4242, Start: "12345"}
+	t1 := time.Now().Add(-time.Minute).Truncate(time.Second)
+	if err := s.Beat(ctx, "pres", ckpt.Signal{At: t1, State: ckpt.PresenceBusy, Reason: "Bash", Process: proc}); err != nil {
+		t.Fatal(err)
+	}
+	proc.PID = 1 // the store keeps its own copy
+	if err := s.Beat(ctx, "pres", ckpt.Signal{At: t1.Add(10 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	want := &ckpt.Presence{State: ckpt.PresenceBusy, Since: t1, Reason: "Bash", Process: &ckpt.Process{Host: "h1", PID: 4242, Start: "12345"}}
+	c := mustGet(t, s, "pres")
+	if d := cmp.Diff(want, c.Heartbeat.Presence); d != "" {
+		t.Errorf("presence after a busy signal and a plain beat (-want +got):\n%s", d)
+	}
+	if !c.Heartbeat.LastBeat.Equal(t1.Add(10 * time.Second)) {
+		t.Errorf("last beat %v, want the plain beat's", c.Heartbeat.LastBeat)
+	}
+	listed, err := ckpt.ListAll(ctx, s, ckpt.Filter{Prefix: "pres"})
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("List: %v", err)
+	}
+	if d := cmp.Diff(want, listed[0].Heartbeat.Presence); d != "" {
+		t.Errorf("listed presence (-want +got):\n%s", d)
+	}
+	t2 := t1.Add(20 * time.Second)
+	if err := s.Beat(ctx, "pres", ckpt.Signal{At: t2, State: ckpt.PresenceWaiting, Reason: "permission"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := mustGet(t, s, "pres").Heartbeat.Presence; p == nil || p.State != ckpt.PresenceWaiting || !p.Since.Equal(t2) || p.Reason != "permission" || p.Process == nil || p.Process.PID != 4242 {
+		t.Errorf("after waiting: %+v", p)
+	}
+	unchanged(t, s, "pres", 1)
+	wantErr(t, "Beat of a missing checkpoint with a state", s.Beat(ctx, "pres-missing", ckpt.Signal{State: ckpt.PresenceEnded}), ckpt.ErrNotFound)
 }

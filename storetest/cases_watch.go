@@ -52,7 +52,7 @@ func testWatch(t *testing.T, s ckpt.Store) {
 	create(t, s, "w/a", ckpt.Created{})
 	create(t, s, "w/b", ckpt.Created{})
 	mustAppend(t, s, "w/a", note(1, "x"))
-	if err := s.Beat(ctx, "w/a", time.Time{}); err != nil {
+	if err := s.Beat(ctx, "w/a", ckpt.Signal{}); err != nil {
 		t.Fatal(err)
 	}
 	got := collect(t, w, head, 3)

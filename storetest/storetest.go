@@ -87,6 +87,7 @@ var cases = []struct {
 	{"HistoryLimit", testHistoryLimit},
 	{"ClockSkew", testClockSkew},
 	{"UpdateConcurrent", testUpdateConcurrent},
+	{"Presence", testPresence},
 	{"Watch", testWatch},
 	{"WatchConcurrent", testWatchConcurrent},
 }
@@ -167,7 +168,7 @@ func verifyChain(events []ckpt.Event) error {
 // stateOpts compares checkpoints as stored: LastBeat comes from the liveness
 // record, not the history, and empty and nil lists are the same.
 var stateOpts = cmp.Options{
-	cmpopts.IgnoreFields(ckpt.Heartbeat{}, "LastBeat"),
+	cmpopts.IgnoreFields(ckpt.Heartbeat{}, "LastBeat", "Presence"),
 	cmpopts.EquateEmpty(),
 }
 
@@ -177,7 +178,7 @@ func diffState(want, got *ckpt.Checkpoint) string { return cmp.Diff(want, got, s
 // ignoring the last beat as diffState does.
 func diffSummary(want *ckpt.Checkpoint, got *ckpt.Summary) string {
 	w := want.Summary()
-	return cmp.Diff(&w, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(ckpt.Heartbeat{}, "LastBeat"))
+	return cmp.Diff(&w, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(ckpt.Heartbeat{}, "LastBeat", "Presence"))
 }
 
 var eventOpts = cmp.Options{cmpopts.EquateEmpty()}

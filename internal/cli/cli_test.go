@@ -265,7 +265,8 @@ func TestVerbsCoverEveryField(t *testing.T) {
 	h.ok("done", id, "--reason", "all criteria met")
 	c := h.get(id)
 	missing := zeroFields(reflect.ValueOf(*c), "")
-	want := []string{"ResumesWithoutProgress", "Archived"}
+	// TODO(presence): "ckpt beat --state" sets Heartbeat.Presence (issue 10).
+	want := []string{"Heartbeat.Presence", "ResumesWithoutProgress", "Archived"}
 	if !reflect.DeepEqual(missing, want) {
 		t.Errorf("fields no verb set: %v, want only %v", missing, want)
 	}

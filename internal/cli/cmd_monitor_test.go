@@ -129,7 +129,7 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 	m.look(t0.Add(21 * time.Minute)) // a stale
 	m.look(t0.Add(22 * time.Minute))
 	st.SetClock(func() time.Time { return t0.Add(22 * time.Minute) }) // the store's clock: beats ahead of it are clamped
-	if err := st.Beat(context.Background(), "a", t0.Add(22*time.Minute)); err != nil {
+	if err := st.Beat(context.Background(), "a", ckpt.Signal{At: t0.Add(22 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	m.look(t0.Add(31 * time.Minute)) // a live again; b warn (15m interval)

@@ -94,7 +94,7 @@ func runBeat(ctx context.Context, o *BeatOptions) error {
 	}
 	at := o.Now()
 	return o.withStore(func(st ckpt.Store) error {
-		if err := st.Beat(ctx, o.ID, at); err != nil {
+		if err := st.Beat(ctx, o.ID, ckpt.Signal{At: at}); err != nil {
 			return err
 		}
 		if o.JSON {

@@ -232,8 +232,8 @@ func (m *mirroringStore) Append(ctx context.Context, id string, e ckpt.Event, op
 // Beat records the heartbeat and rewrites the mirrors, whose files carry
 // the last sign of life the seed systems' own stale checks read (seed 002's
 // last_checkpoint, seed 003's heartbeat.last_beat).
-func (m *mirroringStore) Beat(ctx context.Context, id string, at time.Time) error {
-	if err := m.Store.Beat(ctx, id, at); err != nil {
+func (m *mirroringStore) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
+	if err := m.Store.Beat(ctx, id, sig); err != nil {
 		return err
 	}
 	if !m.selects(id) {

@@ -206,7 +206,7 @@ func TestBeatRewritesTheMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := t0.Add(20 * time.Minute)
-	if err := m.Beat(ctx, "kai-7/secondary_a", at); err != nil {
+	if err := m.Beat(ctx, "kai-7/secondary_a", ckpt.Signal{At: at}); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
@@ -218,14 +218,14 @@ func TestBeatRewritesTheMirror(t *testing.T) {
 	if _, err := env.mem.Append(ctx, "other", startEvent("x"), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Beat(ctx, "other", at); err != nil {
+	if err := m.Beat(ctx, "other", ckpt.Signal{At: at}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(env.path("agent_checkpoints", "other.json")); !os.IsNotExist(err) {
 		t.Errorf("unselected checkpoint mirrored: %v", err)
 	}
 	// A beat that fails is the caller's error, as without mirrors.
-	if err := m.Beat(ctx, "kai-7/none", at); err == nil {
+	if err := m.Beat(ctx, "kai-7/none", ckpt.Signal{At: at}); err == nil {
 		t.Error("beat of a missing checkpoint succeeded")
 	}
 }
