@@ -29,6 +29,9 @@ func parseStat(line string) (stat, error) {
 	if len(f) < 20 {
 		return stat{}, errStat
 	}
+	if len(f[0]) != 1 || f[0][0] < 'A' || f[0][0] > 'z' {
+		return stat{}, errStat // the state is one letter
+	}
 	ppid, err := strconv.Atoi(f[1])
 	if err != nil {
 		return stat{}, errStat
