@@ -9,19 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
 )
-
-// planSourcePrefix starts the Source of the events a plan sync stores.
-const planSourcePrefix = "plan:"
 
 // PlanOptions are the inputs of the `ckpt plan` commands.
 type PlanOptions struct {
@@ -241,187 +235,19 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// storeSync stores the plan's checkpoint p as id: an imported event for a
-// new checkpoint, else a synced event with p laid over the current state
-// (see overlayPlan), unless that changes nothing. It returns the state and
-// whether an event was stored.
+// storeSync stores the plan's checkpoint p as id (plan.StoreSync) and
+// prints the store's warnings.
 func (o *PlanOptions) storeSync(ctx context.Context, id string, p *ckpt.Checkpoint) (*ckpt.Checkpoint, bool, error) {
-	var out *ckpt.Checkpoint
-	stored := false
+	var res plan.Stored
 	err := o.withStore(func(st ckpt.Store) error {
-		cur, err := st.Get(ctx, id, 0)
-		typ, next := ckpt.EventSynced, p
-		switch {
-		case errors.Is(err, ckpt.ErrNotFound):
-			typ = ckpt.EventImported
-		case err != nil:
-			return err
-		default:
-			next = overlayPlan(cur, p, o.Now())
-			if sameState(cur, next) {
-				out = cur
-				return nil
-			}
-			// A sync that changes something is a change made now.
-			next.UpdatedAt = time.Time{}
-		}
-		e, err := ckpt.NewEvent(typ, o.Now(), o.Actor, ckpt.Snapshot{State: *next, Source: planSourcePrefix + o.Path})
-		if err != nil {
-			return err
-		}
-		e.Key = o.Key
-		res, err := st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: o.IfRev})
+		var err error
+		res, err = plan.StoreSync(ctx, st, id, p, plan.StoreOptions{Now: o.Now(), Actor: o.Actor, Source: o.Path, Key: o.Key, IfRev: o.IfRev})
 		for _, w := range res.Warnings {
 			printWarning(o.IO.ErrOut, w)
 		}
-		if err != nil {
-			return err
-		}
-		out, stored = res.State, !res.Replayed
-		return nil
+		return err
 	})
-	return out, stored, err
-}
-
-// sameState reports whether two states agree on everything a sync can
-// change (revision, times of the write and heartbeat aside).
-func sameState(a, b *ckpt.Checkpoint) bool {
-	norm := func(c *ckpt.Checkpoint) string {
-		x := c.Clone()
-		x.Rev, x.UpdatedAt, x.Heartbeat.LastBeat = 0, time.Time{}, time.Time{}
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
-	return norm(a) == norm(b)
-}
-
-// overlayPlan lays the plan's checkpoint p over the stored state cur:
-// plan.md is the source of truth for title, steps (tasks), acceptance,
-// blockers, progress, phase and current step; everything else (agent,
-// session, files, errors, notes, labels, cycles, resume) stays as ckpt
-// recorded it. Where a box and the stored status agree (unchecked and
-// in progress, checked and skipped) the stored status and its step's
-// output and notes are kept. Decisions are a log: the plan's are added to
-// those recorded. A stored active blocker the plan no longer has is
-// cleared.
-func overlayPlan(cur, p *ckpt.Checkpoint, now time.Time) *ckpt.Checkpoint {
-	c := cur.Clone()
-	if p.Title != "" {
-		c.Title = p.Title
-	}
-	if p.Parent != "" {
-		c.Parent = p.Parent
-	}
-	c.Steps = make([]ckpt.Step, 0, len(p.Steps))
-	inProgress := ""
-	for _, s := range p.Steps {
-		if i := cur.StepIndex(s.ID); i >= 0 {
-			old := cur.Steps[i]
-			if old.Status.Finished() == s.Status.Finished() {
-				s.Status = old.Status
-				if s.CompletedAt == nil {
-					s.CompletedAt = old.CompletedAt
-				}
-			}
-			if s.StartedAt == nil {
-				s.StartedAt = old.StartedAt
-			}
-			s.Output, s.Notes = old.Output, old.Notes
-			if s.By == "" {
-				s.By = old.By
-			}
-			if s.Status == ckpt.StepInProgress && inProgress == "" {
-				inProgress = s.Label()
-			}
-		}
-		c.Steps = append(c.Steps, s)
-	}
-	c.Acceptance = slices.Clone(p.Acceptance)
-	for i, a := range c.Acceptance {
-		j := slices.IndexFunc(cur.Acceptance, func(x ckpt.Criterion) bool { return x.ID == a.ID })
-		if j >= 0 && a.Met && cur.Acceptance[j].Met && a.VerifiedAt == nil {
-			c.Acceptance[i].VerifiedAt = cur.Acceptance[j].VerifiedAt
-		}
-	}
-	c.Progress = p.Progress
-	c.Phase, c.CurrentStep = p.Phase, p.CurrentStep
-	if inProgress != "" {
-		c.CurrentStep = inProgress
-	}
-	for _, d := range p.Decisions {
-		if !slices.ContainsFunc(c.Decisions, func(x ckpt.Decision) bool { return x.Text == d.Text }) {
-			if d.At.IsZero() {
-				d.At = now
-			}
-			c.Decisions = append(c.Decisions, d)
-		}
-	}
-	c.Blockers = overlayBlockers(cur.Blockers, p.Blockers, now)
-	c.Status, c.StatusReason, c.CompletedAt = p.Status, "", p.CompletedAt
-	switch {
-	case p.Status != ckpt.StatusDone && (cur.Status == ckpt.StatusWaiting || cur.Status == ckpt.StatusFailed || cur.Status == ckpt.StatusAbandoned),
-		p.Status == ckpt.StatusPending && cur.Status == ckpt.StatusInProgress:
-		c.Status, c.StatusReason, c.CompletedAt = cur.Status, cur.StatusReason, cur.CompletedAt
-	case p.Status == ckpt.StatusDone && c.CompletedAt == nil:
-		t := now
-		c.CompletedAt = &t
-	}
-	if c.Meta == nil {
-		c.Meta = map[string]json.RawMessage{}
-	}
-	for _, k := range []string{plan.MetaPlan, plan.MetaFields} {
-		if v, ok := p.Meta[k]; ok {
-			c.Meta[k] = v
-		} else {
-			delete(c.Meta, k)
-		}
-	}
-	if p.Context.Notes != "" {
-		c.Context.Notes = p.Context.Notes
-	}
-	return c
-}
-
-// overlayBlockers keeps the stored blockers that were cleared, keeps the
-// active ones the plan still has (same text), clears the others at now,
-// and adds the plan's new ones.
-func overlayBlockers(cur, fromPlan []ckpt.Blocker, now time.Time) []ckpt.Blocker {
-	out := slices.Clone(cur)
-	want := map[string]bool{}
-	for _, b := range fromPlan {
-		want[b.Text] = true
-	}
-	have := map[string]bool{}
-	for i := range out {
-		if !out[i].Active() {
-			continue
-		}
-		if want[out[i].Text] {
-			have[out[i].Text] = true
-			continue
-		}
-		t := now
-		out[i].ClearedAt = &t
-	}
-	used := map[string]bool{}
-	for _, b := range out {
-		used[b.ID] = true
-	}
-	for _, b := range fromPlan {
-		if have[b.Text] {
-			continue
-		}
-		have[b.Text] = true
-		for n := len(out) + 1; b.ID == "" || used[b.ID]; n++ {
-			b.ID = "b" + strconv.Itoa(n)
-		}
-		used[b.ID] = true
-		if b.Since.IsZero() {
-			b.Since = now
-		}
-		out = append(out, b)
-	}
-	return out
+	return res.State, res.Stored, err
 }
 
 func runPlanTick(ctx context.Context, o *PlanOptions) error {

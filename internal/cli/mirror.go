@@ -281,7 +281,7 @@ func echoesItsSource(entry mirrorEntry, e *ckpt.Event) bool {
 		Source string `json:"source"`
 	}
 	_ = json.Unmarshal(e.Data, &s)
-	return strings.HasPrefix(s.Source, planSourcePrefix)
+	return strings.HasPrefix(s.Source, plan.SourcePrefix)
 }
 
 func (m *mirroringStore) format(name string) (protocols.Format, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
+	"github.com/ckpt-dev/ckpt/protocols/plan"
 	"github.com/ckpt-dev/ckpt/protocols/superpowers"
 )
 
@@ -266,7 +267,7 @@ func TestArchiveCopiesGetTheDocumentsArchiveName(t *testing.T) {
 
 func TestPlanSyncIsNotMirroredBackToItsPlan(t *testing.T) {
 	env, m := newMirrorEnv(t, mirrorEntry{Format: "plan", Root: "."})
-	snap := ckpt.Snapshot{State: ckpt.Checkpoint{Status: ckpt.StatusInProgress}, Source: planSourcePrefix + "plans/p/plan.md"}
+	snap := ckpt.Snapshot{State: ckpt.Checkpoint{Status: ckpt.StatusInProgress}, Source: plan.SourcePrefix + "plans/p/plan.md"}
 	if _, err := m.Append(context.Background(), "p", ckpt.MustEvent(ckpt.EventImported, t0, ckpt.Actor{}, snap), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}

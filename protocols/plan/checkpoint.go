@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
@@ -219,9 +221,26 @@ func SuggestID(path string, p *Plan) (id, parent, how string) {
 	return sanitizeID(stem), "", "from its file name"
 }
 
-// sanitizeID makes s a valid checkpoint ID segment: characters outside
-// [A-Za-z0-9._-] become '-', and an empty or dot-only result is "plan".
+// sanitizeID makes s a valid checkpoint ID segment, different for
+// different s: a valid segment is kept as it is; any other gets its
+// characters outside [A-Za-z0-9._-] replaced by '-' and, so that names
+// differing only in those characters ("Süd" and "Såd", "a b" and "a-b")
+// never share a checkpoint, "-" and 8 hex digits of its SHA-256.
 func sanitizeID(s string) string {
+	if len(s) <= maxSegment && ckpt.ValidateID(s) == nil && !strings.Contains(s, "/") {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return cleanSegment(s, maxSegment-9) + "-" + hex.EncodeToString(sum[:4])
+}
+
+// maxSegment is the longest ID segment a plan's name becomes.
+const maxSegment = 100
+
+// cleanSegment makes s a valid ID segment of at most max bytes: characters
+// outside [A-Za-z0-9._-] become '-', and an empty or dot-only result is
+// "plan". Different s can give the same result.
+func cleanSegment(s string, max int) string {
 	var b strings.Builder
 	for _, r := range s {
 		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
@@ -231,8 +250,8 @@ func sanitizeID(s string) string {
 		}
 	}
 	out := strings.Trim(b.String(), "-")
-	if len(out) > 100 {
-		out = out[:100]
+	if len(out) > max {
+		out = strings.TrimRight(out[:max], "-")
 	}
 	if strings.Trim(out, ".") == "" {
 		return "plan"

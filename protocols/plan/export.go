@@ -135,7 +135,7 @@ func (m *markerIDs) get(kind, id string) string {
 	}
 	v := id
 	if !validMarkerID(v) {
-		v = sanitizeID(strings.ReplaceAll(id, "/", "-"))
+		v = cleanSegment(strings.ReplaceAll(id, "/", "-"), maxSegment)
 	}
 	base := v
 	for n := 2; m.used[kind+"\x00"+v]; n++ {

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"os"
@@ -158,7 +160,8 @@ func TestSuggestID(t *testing.T) {
 		{"plans/260220-1149-feature/plan.md", "260220-1149-feature", ""},
 		{"/abs/plans/260220-1149-feature/plan.md", "260220-1149-feature", ""},
 		{"plans/251121-1053-git-ops/phase-01-quick-wins.md", "251121-1053-git-ops/phase-01-quick-wins", "251121-1053-git-ops"},
-		{"docs/my plan (v2)/plan.md", "my-plan--v2", ""},
+		{"docs/my plan (v2)/plan.md", "my-plan--v2-" + hashOf("my plan (v2)"), ""},
+		{"plans/Süd/plan.md", "S-d-" + hashOf("Süd"), ""},
 		{"plan.md", "plan", ""},
 		{"notes/sprint.plan.md", "sprint", ""},
 	} {
@@ -169,6 +172,28 @@ func TestSuggestID(t *testing.T) {
 		if err := ckpt.ValidateID(id); err != nil {
 			t.Errorf("SuggestID(%q): %v", c.path, err)
 		}
+	}
+}
+
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
+}
+
+// Plans in different directories never share a checkpoint, whatever
+// characters their names have (issue 9: non-ASCII names were dropped).
+func TestSuggestIDKeepsDirectoriesApart(t *testing.T) {
+	names := []string{"Süd", "Såd", "S-d", "S d", "日本", "中国", "a b", "a-b", "a_b", "...", "plan", "plän", strings.Repeat("é", 120), strings.Repeat("è", 120)}
+	seen := map[string]string{}
+	for _, n := range names {
+		id, _, _ := SuggestID(filepath.Join("plans", n, "plan.md"), nil)
+		if err := ckpt.ValidateID(id); err != nil {
+			t.Errorf("%q: %v", n, err)
+		}
+		if other, ok := seen[id]; ok {
+			t.Errorf("%q and %q both map to %q", n, other, id)
+		}
+		seen[id] = n
 	}
 }
 
