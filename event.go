@@ -110,15 +110,17 @@ type StatusChange struct {
 }
 
 // StepChange creates or updates one step, found by ID. A step that does not
-// exist yet is appended. Empty fields leave the step's value alone.
+// exist yet is appended, unless MustExist is set: then the change is refused
+// with a *StepNotFoundError. Empty fields leave the step's value alone.
 type StepChange struct {
-	ID     string     `json:"id"`
-	Title  string     `json:"title,omitempty"`
-	Status StepStatus `json:"status,omitempty"`
-	Phase  string     `json:"phase,omitempty"`
-	By     string     `json:"by,omitempty"`
-	Output string     `json:"output,omitempty"`
-	Notes  string     `json:"notes,omitempty"`
+	ID        string     `json:"id"`
+	MustExist bool       `json:"must_exist,omitempty"`
+	Title     string     `json:"title,omitempty"`
+	Status    StepStatus `json:"status,omitempty"`
+	Phase     string     `json:"phase,omitempty"`
+	By        string     `json:"by,omitempty"`
+	Output    string     `json:"output,omitempty"`
+	Notes     string     `json:"notes,omitempty"`
 }
 
 // DecisionData records a decision.

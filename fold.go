@@ -396,6 +396,9 @@ func applyStep(c *Checkpoint, s StepChange, at time.Time) error {
 		return fmt.Errorf("%w: step status %q: use pending, in_progress, done, failed or skipped", ErrInvalid, s.Status)
 	}
 	i := c.StepIndex(s.ID)
+	if i < 0 && s.MustExist {
+		return stepNotFound(c, s.ID)
+	}
 	if i < 0 {
 		c.Steps = append(c.Steps, Step{ID: s.ID, Status: StepPending})
 		i = len(c.Steps) - 1
@@ -418,12 +421,28 @@ func applyStep(c *Checkpoint, s StepChange, at time.Time) error {
 		if c.Status == StatusPending {
 			c.Status = StatusInProgress
 		}
-	case StepDone, StepFailed, StepSkipped:
+	case StepDone, StepSkipped:
+		st.CompletedAt = &t
+		advanceCurrentStep(c, i)
+	case StepFailed:
 		st.CompletedAt = &t
 	case StepPending:
 		st.StartedAt, st.CompletedAt = nil, nil
 	}
 	return nil
+}
+
+// advanceCurrentStep moves CurrentStep on from step i, just finished, when
+// it named that step: to the step Position makes current, or to nothing
+// when every step is finished. Any other text is the agent's own and stays.
+func advanceCurrentStep(c *Checkpoint, i int) {
+	if c.CurrentStep == "" || c.namedStep(c.CurrentStep) != i && c.CurrentStep != c.Steps[i].Label() {
+		return
+	}
+	c.CurrentStep = ""
+	if next := c.CurrentStepIndex(); next >= 0 {
+		c.CurrentStep = c.Steps[next].Label()
+	}
 }
 
 func applyBlocker(c *Checkpoint, b BlockerChange, at time.Time) error {

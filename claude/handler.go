@@ -349,7 +349,7 @@ func (c *hookCall) newCheckpointNote() []byte {
 	if c.h.Client == Gemini {
 		event = "BeforeAgent" // Gemini CLI wants its own name for the event
 	}
-	return AdditionalContext(event, fmt.Sprintf("ckpt: this session records its work in checkpoint %s (new). Record steps with `ckpt step %s STEP --done`, decisions with `ckpt decision %s TEXT`, or the ckpt MCP tools.", c.id, c.id, c.id))
+	return AdditionalContext(event, fmt.Sprintf("ckpt: this session records its work in checkpoint %s (new). Record steps with `ckpt step %s STEP --add --done`, decisions with `ckpt decision %s TEXT`, or the ckpt MCP tools.", c.id, c.id, c.id))
 }
 
 func (c *hookCall) prompt(cp *ckpt.Checkpoint) string {

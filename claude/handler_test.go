@@ -61,7 +61,7 @@ const sid = "s1"
 const id = "app/session-s1"
 
 const wantNewNote = `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"ckpt: this session records its work in checkpoint app/session-s1 (new). Record steps with ` +
-	"`ckpt step app/session-s1 STEP --done`, decisions with `ckpt decision app/session-s1 TEXT`, or the ckpt MCP tools." + `"}}` + "\n"
+	"`ckpt step app/session-s1 STEP --add --done`, decisions with `ckpt decision app/session-s1 TEXT`, or the ckpt MCP tools." + `"}}` + "\n"
 
 // count returns how many checkpoints the store holds.
 func count(t *testing.T, h *Handler) int {

@@ -158,7 +158,7 @@ func (tr *torture) write(w int) {
 	args := []string{"--agent", fmt.Sprintf("w%d", w), "update", id, "--file-modified", "m/" + key, "--key", key}
 	if rand.IntN(3) == 0 {
 		kind = "step"
-		args = []string{"--agent", fmt.Sprintf("w%d", w), "step", id, "s-" + key, "--done", "--key", key}
+		args = []string{"--agent", fmt.Sprintf("w%d", w), "step", id, "s-" + key, "--add", "--done", "--key", key}
 	}
 	cmd := ckptCmd(tr.bin, tr.store, args...)
 	var errOut bytes.Buffer

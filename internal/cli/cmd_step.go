@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,6 +22,9 @@ type StepOptions struct {
 	By     string // empty: the acting agent, when the status changes
 	Output string
 	Notes  string
+	// Add allows STEP to be a new step, added at the end of the plan;
+	// without it a step the checkpoint does not have is refused.
+	Add bool
 }
 
 // stepStatusFlags are the flags that set a step's status, one at a time.
@@ -44,13 +48,19 @@ func newStepCmd(f *factory) *cobra.Command {
 		Short: "Start, finish, fail or skip a step, or add one",
 		Long: `Change step STEP of checkpoint ID: its status (at most one of --start, --done,
 --fail, --skip, --pending) and its title, phase, output, notes and who did it.
-A step that does not exist yet is added at the end of the plan, so
-"ckpt step ID STEP --title T" adds a pending step.
+
+A STEP the checkpoint does not have is refused (a typo must not add a step
+and count it done), naming the closest step. --add adds it at the end of the
+plan instead: "ckpt step ID STEP --add --title T" adds a pending step.
+
+Finishing the current step (--done, --skip) makes the next unfinished step
+current, or clears the current step when every step is finished.
 
 --by defaults to the acting agent when the status changes.`,
 		Example: `  ckpt step kai-7/secondary-a research --start
   ckpt step kai-7/secondary-a research --done --output research/NOTES.md
-  ckpt step loop/T060 FIX --fail --notes "tests still red" --by subagent:fixer`,
+  ckpt step loop/T060 FIX --fail --notes "tests still red" --by subagent:fixer
+  ckpt step kai-7/secondary-a review --add --title "Peer review"`,
 		Args: exactArgs(2, "a checkpoint ID and a step ID"),
 	}
 	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
@@ -76,6 +86,7 @@ A step that does not exist yet is added at the end of the plan, so
 	fl.StringVar(&o.By, "by", "", "who did it: `WHO` such as main, subagent:TYPE or an agent ID (default: the acting agent)")
 	fl.StringVar(&o.Output, "output", "", "what the step produced, e.g. a file `PATH`")
 	fl.StringVar(&o.Notes, "notes", "", "`NOTES` on the step")
+	fl.BoolVar(&o.Add, "add", false, "add STEP at the end of the plan if the checkpoint does not have it")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd
 }
@@ -91,7 +102,12 @@ func runStep(ctx context.Context, o *StepOptions) error {
 	if by == "" && o.Status != "" {
 		by = o.Actor.Agent
 	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventStep, ckpt.StepChange{
-		ID: o.Step, Title: o.Title, Status: o.Status, Phase: o.Phase, By: by, Output: o.Output, Notes: o.Notes,
+	err := o.appendEvent(ctx, o.ID, ckpt.EventStep, ckpt.StepChange{
+		ID: o.Step, MustExist: !o.Add, Title: o.Title, Status: o.Status, Phase: o.Phase, By: by, Output: o.Output, Notes: o.Notes,
 	})
+	var nf *ckpt.StepNotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w (to add it as a new step: ckpt step %s --add)", err, quoteArgs([]string{o.ID, o.Step}))
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -63,8 +64,9 @@ flags given change anything; a flag given as "" clears a text field.
 
 Lists: --file-created, --file-modified and --label add (each once);
 --unlabel removes; --next-step replaces the whole list of next steps
-(--next-step "" empties it). --progress N/M sets progress while the
-checkpoint has no steps (with steps it is derived from them).
+(--next-step "" empties it). --progress N/M sets progress of a checkpoint
+without steps; with steps progress is derived from them and --progress is
+refused.
 
 Agent: --assign AGENT replaces the recorded agent, with --agent-type and
 --agent-name; the acting agent (--agent) is who makes the change.`,
@@ -82,7 +84,7 @@ Agent: --assign AGENT replaces the recorded agent, with --agent-type and
 	fl.StringVar(&v.currentStep, "current-step", "", "set what is being worked on right now (`TEXT`)")
 	fl.StringVar(&v.status, "status", "", "set the `STATUS`: pending, in_progress, waiting, blocked, done, failed, abandoned (seed words such as PASSED or PAUSED work too)")
 	fl.StringVar(&v.reason, "reason", "", "set the status `REASON` (why it waits, failed or was abandoned)")
-	fl.StringVar(&v.progress, "progress", "", "set progress `N/M` explicitly (only used while there are no steps)")
+	fl.StringVar(&v.progress, "progress", "", "set progress `N/M` of a checkpoint without steps (with steps it is derived from them)")
 	fl.StringVar(&v.parent, "parent", "", "set the parent `ID` (\"\" clears it)")
 	fl.StringArrayVar(&o.FilesCreated, "file-created", nil, "record a created file `PATH` (repeat)")
 	fl.StringArrayVar(&o.FilesModified, "file-modified", nil, "record a modified file `PATH` (repeat)")
@@ -144,7 +146,36 @@ func runUpdate(ctx context.Context, o *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
+	if p.Progress != nil {
+		// Progress is derived from steps: a figure given for a checkpoint
+		// with steps would be ignored, so it is refused. Only this flag
+		// costs the extra read.
+		if err := o.refuseDerivedProgress(ctx, p); err != nil {
+			return err
+		}
+	}
 	return o.appendEvent(ctx, o.ID, ckpt.EventUpdate, p)
+}
+
+// refuseDerivedProgress returns ckpt.CheckProgressPatch's refusal for the
+// checkpoint as it is now.
+func (o *UpdateOptions) refuseDerivedProgress(ctx context.Context, p ckpt.Patch) error {
+	if err := ckpt.ValidateID(o.ID); err != nil {
+		return err
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		c, err := st.Get(ctx, o.ID, 0)
+		if errors.Is(err, ckpt.ErrNotFound) {
+			return nil // appendEvent says how to create it
+		}
+		if err != nil {
+			return err
+		}
+		if err := ckpt.CheckProgressPatch(c, p); err != nil {
+			return fmt.Errorf("%w (ckpt step %s STEP --done)", err, o.ID)
+		}
+		return nil
+	})
 }
 
 // patch turns the options into the event's Patch, checking every value.

@@ -134,8 +134,13 @@ func TestRunStepMarksAndDefaultsBy(t *testing.T) {
 	if s.Status != ckpt.StepDone || s.By != "Secondary-A" || s.Output != "research/NOTES.md" || s.CompletedAt == nil {
 		t.Errorf("step %+v", s)
 	}
-	// A new step ID adds a step; an empty one is refused.
+	// A new step ID is refused without --add (a typo must not add a
+	// step), added with it; an empty one is refused.
 	o2 := &StepOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Step: "review", Title: "Peer review"}
+	if err := runStep(context.Background(), o2); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "ckpt step w review --add") {
+		t.Fatalf("a new step without --add: %v", err)
+	}
+	o2.Add = true
 	if err := runStep(context.Background(), o2); err != nil {
 		t.Fatal(err)
 	}
