@@ -1,0 +1,300 @@
+// Package pgtest starts a throwaway PostgreSQL cluster for tests, from the
+// system's binaries (Debian's postgresql package: /usr/lib/postgresql/15/bin).
+// The cluster lives in a temporary directory and listens only on a Unix
+// socket there (no TCP port), so parallel test binaries never collide.
+// initdb refuses to run as root: as root, the cluster runs as the
+// unprivileged user nobody.
+//
+// One cluster per test package (start it in TestMain with Main), one fresh
+// database per test (NewDatabase), dropped when the test ends:
+//
+//	var cluster *pgtest.Cluster
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
+//
+//	func TestX(t *testing.T) {
+//		dsn := cluster.NewDatabase(t) // skips when PostgreSQL is absent outside CI
+//		…
+//	}
+//
+// Outside CI a machine without PostgreSQL skips these tests with a message
+// naming the install command; with CI=true they fail instead.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// InstallHint is the command that installs what the tests need.
+const InstallHint = "apt-get update && apt-get install -y postgresql"
+
+// BinDirs are where the cluster's binaries are looked for, in order;
+// $PGTEST_BIN (a directory holding initdb, pg_ctl and postgres) comes first.
+var BinDirs = []string{"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"}
+
+// Cluster is a running PostgreSQL cluster in a temporary directory.
+type Cluster struct {
+	bin     string // directory of initdb, pg_ctl, postgres
+	dir     string // temporary root: data/, sock/, log
+	data    string
+	sock    string
+	logFile string
+	cred    *syscall.Credential // the user the server runs as, nil for the current one
+	seq     atomic.Int64        // database name counter
+}
+
+// missing is the reason the cluster could not start because PostgreSQL is
+// not installed (as opposed to a failure to start it).
+var errMissing = errors.New("PostgreSQL binaries not found")
+
+// findBin returns the directory holding initdb, pg_ctl and postgres.
+func findBin() (string, error) {
+	dirs := BinDirs
+	if d := os.Getenv("PGTEST_BIN"); d != "" {
+		dirs = append([]string{d}, dirs...)
+	}
+	for _, d := range dirs {
+		ok := true
+		for _, name := range []string{"initdb", "pg_ctl", "postgres"} {
+			if _, err := os.Stat(filepath.Join(d, name)); err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("%w in %s (install them: %s)", errMissing, strings.Join(dirs, ", "), InstallHint)
+}
+
+// Start creates and starts a new cluster. Close stops it and removes its
+// directory.
+func Start() (*Cluster, error) {
+	bin, err := findBin()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{bin: bin, dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock"), logFile: filepath.Join(dir, "postgres.log")}
+	if err := c.init(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := c.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+// init runs initdb, as nobody when this process is root.
+func (c *Cluster) init() error {
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("nobody")
+		if err != nil {
+			return fmt.Errorf("pgtest: initdb refuses root and there is no user nobody: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chmod(c.dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chown(c.dir, uid, gid); err != nil {
+			return err
+		}
+	}
+	if err := c.mkdir(c.sock); err != nil {
+		return err
+	}
+	out, err := c.run("initdb", "-D", c.data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-instructions")
+	if err != nil {
+		return fmt.Errorf("pgtest: initdb: %v\n%s", err, out)
+	}
+	// Unix socket only; enough connections for 64 writers plus watchers.
+	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nmax_connections = 200\n", c.sock)
+	f, err := os.OpenFile(filepath.Join(c.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(conf); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (c *Cluster) mkdir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if c.cred != nil {
+		return os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid))
+	}
+	return nil
+}
+
+// run runs one of the cluster's binaries as the cluster's user.
+func (c *Cluster) run(name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if c.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	}
+	return cmd.CombinedOutput()
+}
+
+// Start starts the cluster's server (again, after Stop) and waits until it
+// accepts connections.
+func (c *Cluster) Start() error {
+	out, err := c.run("pg_ctl", "-D", c.data, "-l", c.logFile, "-w", "-t", "60", "start")
+	if err != nil {
+		return fmt.Errorf("pgtest: pg_ctl start: %v\n%s\n%s", err, out, c.Log())
+	}
+	return nil
+}
+
+// Stop stops the server with a fast shutdown: open connections are
+// closed, in-flight transactions rolled back.
+func (c *Cluster) Stop() error {
+	out, err := c.run("pg_ctl", "-D", c.data, "-m", "fast", "-w", "-t", "60", "stop")
+	if err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Restart stops and starts the server.
+func (c *Cluster) Restart() error {
+	if err := c.Stop(); err != nil {
+		return err
+	}
+	return c.Start()
+}
+
+// Log returns the server's log so far.
+func (c *Cluster) Log() string {
+	b, _ := os.ReadFile(c.logFile)
+	return string(b)
+}
+
+// DSN returns the connection string of database db, with extra
+// "key=value" settings (e.g. pool_max_conns=64) appended.
+func (c *Cluster) DSN(db string, extra ...string) string {
+	s := fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable", c.sock, db)
+	for _, e := range extra {
+		s += " " + e
+	}
+	return s
+}
+
+// URL returns database db's connection string as a postgres:// URL (the
+// form ckpt's --store takes).
+func (c *Cluster) URL(db string) string {
+	return fmt.Sprintf("postgres://postgres@/%s?host=%s&sslmode=disable", db, c.sock)
+}
+
+// NewDatabase creates a fresh, empty database (a copy of template1) for
+// the test and returns its name; it is dropped when the test ends. A nil
+// Cluster (PostgreSQL absent outside CI) skips the test.
+func (c *Cluster) NewDatabase(t testing.TB) string {
+	t.Helper()
+	Need(t, c)
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), c.seq.Add(1))
+	if err := c.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return name
+}
+
+// Exec runs one statement in the postgres database.
+func (c *Cluster) Exec(sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("%s: %w", sql, err)
+	}
+	return nil
+}
+
+// Close stops the server and removes the cluster's directory.
+func (c *Cluster) Close() error {
+	err := c.Stop()
+	if rmErr := os.RemoveAll(c.dir); err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// startErr is why Main could not start a cluster, for Need's message.
+var startErr error
+
+// Need skips the test when c is nil because PostgreSQL is not installed,
+// and fails it in CI (CI=true), where every PostgreSQL test must run.
+func Need(t testing.TB, c *Cluster) {
+	t.Helper()
+	if c != nil {
+		return
+	}
+	msg := fmt.Sprintf("no PostgreSQL cluster: %v", startErr)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// Main starts a cluster into *c, runs the package's tests and stops it,
+// then exits. When the binaries are missing it runs the tests with a nil
+// cluster (each one skips through Need, or fails in CI); any other failure
+// to start is fatal.
+func Main(m *testing.M, c **Cluster) {
+	cl, err := Start()
+	switch {
+	case errors.Is(err, errMissing):
+		startErr = err
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintf(os.Stderr, "pgtest: %v; CI must run every PostgreSQL test\n", err)
+			os.Exit(1)
+		}
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*c = cl
+	code := m.Run()
+	if cl != nil {
+		if err := cl.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,129 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Beat implements ckpt.Store. A beat is liveness, not history: it commits
+// without waiting for the WAL flush (synchronous_commit off, so a crash
+// may lose the last beats, never anything else) and never moves the beat
+// back (ckpt.NextBeat under the row lock, and GREATEST in SQL).
+func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
+	if err := begin(ctx, id); err != nil {
+		return err
+	}
+	_, err := retry(ctx, func() (struct{}, error) {
+		return struct{}{}, s.withConn(ctx, func(conn *pgxpool.Conn) error { return s.beatOnce(ctx, conn, id, sig) })
+	})
+	return err
+}
+
+func (s *Store) beatOnce(ctx context.Context, conn *pgxpool.Conn, id string, sig ckpt.Signal) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit = off")
+	b.Queue("SELECT clock_timestamp(), beat, presence FROM ckpt_checkpoints WHERE id = $1 FOR UPDATE", id)
+	br := conn.SendBatch(ctx, b)
+	var (
+		dbNow    time.Time
+		last     *time.Time
+		presence []byte
+	)
+	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&dbNow, &last, &presence)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(id)
+	}
+	if err != nil {
+		return err
+	}
+	var lastBeat time.Time
+	if last != nil {
+		lastBeat = last.UTC()
+	}
+	p, err := decodePresence(presence)
+	if err != nil {
+		return err
+	}
+	var was ckpt.Presence
+	if p != nil {
+		was = *p
+	}
+	beat := ckpt.NextBeat(lastBeat, sig.At, s.clock(dbNow))
+	next := was.ApplySignal(sig, beat)
+	var pj []byte
+	if !next.IsZero() {
+		if pj, err = json.Marshal(next); err != nil {
+			return fmt.Errorf("pgstore: encoding presence: %w", err)
+		}
+	}
+	b = &pgx.Batch{}
+	b.Queue("UPDATE ckpt_checkpoints SET beat = GREATEST(beat, $2), presence = $3 WHERE id = $1", id, beat, pj)
+	b.Queue("COMMIT")
+	return conn.SendBatch(ctx, b).Close()
+}
+
+// Delete implements ckpt.Store: the state row, the history and the keys of
+// an archived checkpoint go in one transaction, which records a deleted
+// change in the feed.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := begin(ctx, id); err != nil {
+		return err
+	}
+	_, err := retry(ctx, func() (struct{}, error) {
+		return struct{}{}, s.withConn(ctx, func(conn *pgxpool.Conn) error { return s.deleteOnce(ctx, conn, id) })
+	})
+	return err
+}
+
+func (s *Store) deleteOnce(ctx context.Context, conn *pgxpool.Conn, id string) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT clock_timestamp(), archived FROM ckpt_checkpoints WHERE id = $1 FOR UPDATE", id)
+	br := conn.SendBatch(ctx, b)
+	var (
+		dbNow    time.Time
+		archived bool
+	)
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&dbNow, &archived)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(id)
+	}
+	if err != nil {
+		return err
+	}
+	if !archived {
+		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted (ckpt archive %s first)", ckpt.ErrInvalid, id, id)
+	}
+	b = &pgx.Batch{}
+	b.Queue("DELETE FROM ckpt_checkpoints WHERE id = $1", id)
+	b.Queue("DELETE FROM ckpt_events WHERE id = $1", id)
+	b.Queue("DELETE FROM ckpt_keys WHERE id = $1", id)
+	b.Queue("INSERT INTO ckpt_changes (kind, id, rev, type, at) VALUES ($1, $2, 0, '', $3)", string(ckpt.ChangeDeleted), id, s.clock(dbNow))
+	b.Queue("NOTIFY " + notifyChannel)
+	b.Queue("COMMIT")
+	return conn.SendBatch(ctx, b).Close()
+}

@@ -1,0 +1,214 @@
+// Package pgstore is a ckpt.Store in PostgreSQL, through pgx and pgxpool:
+// the fleet's shared store, for agents on many machines writing to one
+// database. It keeps the same contract as the file store (dense chained
+// histories, compare-and-swap, idempotency keys, clamped monotonic beats),
+// with one transaction per append, and offers a change feed (ckpt.Watcher)
+// and check/repair (ckpt.Checker, ckpt.Repairer).
+//
+// The schema is created and upgraded by embedded, numbered migrations that
+// Open applies under an advisory lock (see Migrate); docs/design.md
+// describes the tables and their invariants.
+//
+// Errors: a database that cannot be reached, restarts or drops the
+// connection yields an error wrapping ckpt.ErrUnavailable (ckpt.Retryable):
+// the call may be made again, and a keyed append made again is applied
+// exactly once. An append whose commit's answer was lost may have been
+// applied: only a key makes its retry safe.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Store is a ckpt.Store in a PostgreSQL database. It is safe for
+// concurrent use by many goroutines and by many processes on many hosts.
+type Store struct {
+	pool    *pgxpool.Pool
+	storeID string // ckpt_meta.store_id: names the feed's cursors
+
+	mu  sync.RWMutex
+	now func() time.Time // nil: the database's clock
+}
+
+var (
+	_ ckpt.Store    = (*Store)(nil)
+	_ ckpt.Watcher  = (*Store)(nil)
+	_ ckpt.Checker  = (*Store)(nil)
+	_ ckpt.Repairer = (*Store)(nil)
+)
+
+// IsURL reports whether s names a PostgreSQL database (a postgres:// or
+// postgresql:// URL), as opposed to a store directory.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Open connects to the database dsn names (a postgres:// URL or a
+// "key=value" connection string; pool_max_conns and the other pgxpool
+// settings may be given in it), brings its schema up to date (Migrate) and
+// returns the store. A schema newer than this build knows is refused with
+// a *SchemaError.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{pool: pool}
+	if err := pool.QueryRow(ctx, "SELECT value FROM ckpt_meta WHERE key = 'store_id'").Scan(&s.storeID); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: reading the store's identity: %w", classify(err))
+	}
+	return s, nil
+}
+
+// Migrate brings the schema of the database dsn names up to date and says
+// what it did (`ckpt migrate`). Open does the same; Migrate exists so that
+// an operator can upgrade a database before the agents' ckpt does.
+func Migrate(ctx context.Context, dsn string) (MigrateResult, error) {
+	pool, err := connect(ctx, dsn)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	defer pool.Close()
+	return migrate(ctx, pool)
+}
+
+func connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: PostgreSQL connection string: %v (give a URL like postgres://user@host/db)", ckpt.ErrInvalid, err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", classify(err))
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: connecting to %s: %w", cfg.ConnConfig.Host, classify(err))
+	}
+	return pool, nil
+}
+
+// SetClock makes now the store's clock: the time events and beats get when
+// they carry none, and the bound of clock skew (ckpt.MaxClockSkew). nil,
+// the default, means the database server's clock, so that agents on hosts
+// whose clocks disagree are judged by one clock.
+func (s *Store) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// clock returns the store's now, given the database's.
+func (s *Store) clock(db time.Time) time.Time {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.now != nil {
+		return s.now().UTC()
+	}
+	return db.UTC()
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// begin checks what every method checks first: the context and the ID.
+func begin(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ckpt.ValidateID(id)
+}
+
+// errRetry marks a transaction that failed only because of concurrency
+// (a serialization failure, a deadlock, a create racing a create): the
+// store runs it again.
+var errRetry = errors.New("pgstore: transaction must be retried")
+
+// classify maps a database error to the error the store returns: lost
+// connections and a database shutting down or starting wrap
+// ckpt.ErrUnavailable, concurrency failures wrap errRetry, the rest is
+// returned as it is.
+func classify(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "40001", pgErr.Code == "40P01":
+			return fmt.Errorf("%w: %w", errRetry, err)
+		case strings.HasPrefix(pgErr.Code, "08"), // connection exception
+			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutdown, starting up
+			pgErr.Code == "53300": // too many connections
+			return unavailable(err)
+		}
+		return err
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "closed pool") {
+		return unavailable(err)
+	}
+	return err
+}
+
+func unavailable(err error) error {
+	return fmt.Errorf("%w: PostgreSQL: %w (retry; a keyed write is applied once)", ckpt.ErrUnavailable, err)
+}
+
+// uniqueViolation reports whether err is PostgreSQL's unique_violation.
+func uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// retryAttempts bounds how often a transaction that failed on concurrency
+// alone runs again.
+const retryAttempts = 10
+
+// retry runs fn until it succeeds, fails with anything but errRetry, or
+// has run retryAttempts times.
+func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+	)
+	for attempt := range retryAttempts {
+		if attempt > 0 {
+			t := time.NewTimer(time.Duration(attempt) * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return v, ctx.Err()
+			case <-t.C:
+			}
+		}
+		v, err = fn()
+		if !errors.Is(err, errRetry) {
+			return v, err
+		}
+	}
+	return v, fmt.Errorf("%w: gave up after %d attempts: %w", ckpt.ErrUnavailable, retryAttempts, err)
+}
