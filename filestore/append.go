@@ -12,55 +12,10 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
-	"github.com/gofrs/flock"
 )
-
-// lockCheckpoint takes f's exclusive flock and returns its release. With
-// create it makes the checkpoint's directory first; without, a missing
-// checkpoint fails with ckpt.ErrNotFound. It blocks until the lock is free:
-// the kernel releases a dead holder's lock, so the wait is bounded by a live
-// writer's work.
-func (s *Store) lockCheckpoint(f files, create bool) (func(), error) {
-	for {
-		if create {
-			if err := os.MkdirAll(f.dir, 0o755); err != nil {
-				return nil, fmt.Errorf("filestore: %s: %w", f.id, err)
-			}
-		}
-		fl := flock.New(f.lock(), flock.SetPermissions(0o644))
-		if err := fl.Lock(); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				if create {
-					continue // the directory was moved away meanwhile
-				}
-				return nil, notFound(f.id)
-			}
-			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
-		}
-		// A Delete may have moved the directory away while we waited: then
-		// we hold the lock of a file no one else will look at.
-		held, err1 := fl.Stat()
-		now, err2 := os.Stat(f.lock())
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			return func() { fl.Unlock() }, nil
-		}
-		fl.Unlock()
-		if !create && errors.Is(err2, fs.ErrNotExist) {
-			return nil, notFound(f.id)
-		}
-	}
-}
 
 func notFound(id string) error {
 	return fmt.Errorf("%w: %s (see ckpt ls for the checkpoints there are)", ckpt.ErrNotFound, id)
-}
-
-// begin checks what every method checks first: the context and the ID.
-func begin(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return ckpt.ValidateID(id)
 }
 
 // Append implements ckpt.Store, in the write order of docs/design.md. It
@@ -71,7 +26,7 @@ func begin(ctx context.Context, id string) error {
 // AppendResult.Warnings, not as an error, because the update happened. It
 // waits for the checkpoint's lock without watching ctx.
 func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
-	if err := begin(ctx, id); err != nil {
+	if err := s.begin(ctx, id); err != nil {
 		return ckpt.AppendResult{}, err
 	}
 	if opts.IfRev < 0 {
@@ -223,7 +178,7 @@ func appendLine(f files, line []byte, first bool) error {
 
 // cutTail truncates f's history to end, cutting a torn last line, durably.
 func cutTail(f files, end int64) error {
-	h, err := os.OpenFile(f.history(), os.O_WRONLY, 0)
+	h, err := openNoFollow(f.history(), os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("filestore: %s: cutting torn history tail: %w", f.id, err)
 	}
@@ -247,6 +202,9 @@ func cutTail(f files, end int64) error {
 // overwritten one (a reader racing the write, or a crash) is skipped for an
 // older one, and rewritten by repair.
 func (s *Store) writeBackup(f files, rev int64, env []byte) error {
+	if err := realDir(f.backups()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err // a link: nothing is written or renamed through it
+	}
 	path := f.backups() + sep + backupName(rev)
 	if old := rev - int64(s.cfg.BackupEvery*s.cfg.BackupKeep); old > 0 {
 		if err := os.Rename(f.backups()+sep+backupName(old), path); err == nil {
@@ -270,14 +228,27 @@ func (s *Store) writeBackup(f files, rev int64, env []byte) error {
 // (JSON), in place. No fsync, no lock, no history. A beat older than the
 // recorded one does not move the time back.
 func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
-	if err := begin(ctx, id); err != nil {
+	if err := s.begin(ctx, id); err != nil {
 		return err
 	}
 	f := s.files(id)
 	last, seen := readLiveness(f)
+	if last.IsZero() {
+		// No beat yet, or one ckpt will not use: never write through a
+		// link, in the checkpoint directory or at the beat file.
+		if err := realDir(f.dir); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return notFound(id)
+			}
+			return err
+		}
+		if err := realFile(f.beat()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	at := ckpt.NextBeat(last, sig.At, s.clock())
 	if sig.State != "" || sig.Process != nil {
-		if _, err := os.Stat(f.history()); err != nil {
+		if err := realFile(f.history()); err != nil {
 			return notFound(id)
 		}
 		b, err := json.Marshal(seen.ApplySignal(sig, at))
@@ -290,25 +261,25 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	} else if !last.IsZero() && !at.After(last) {
 		return nil
 	}
-	err := os.Chtimes(f.beat(), at, at)
+	err := setTimes(f.beat(), at)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if fi, err := os.Stat(f.history()); err != nil || fi.Size() == 0 {
+	if size, err := fileSize(f.history()); err != nil || size == 0 {
 		return notFound(id)
 	}
-	b, err := os.OpenFile(f.beat(), os.O_WRONLY|os.O_CREATE, 0o644)
+	b, err := openNoFollow(f.beat(), os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("filestore: %s: creating beat file: %w", id, err)
 	}
 	b.Close()
-	return os.Chtimes(f.beat(), at, at)
+	return setTimes(f.beat(), at)
 }
 
 // Delete implements ckpt.Store. It moves the checkpoint's directory into the
 // store's tmp directory (one atomic rename, synced) and then removes it.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := begin(ctx, id); err != nil {
+	if err := s.begin(ctx, id); err != nil {
 		return err
 	}
 	f := s.files(id)
@@ -330,10 +301,24 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted (ckpt archive %s first)", ckpt.ErrInvalid, id, id)
 	}
 	tmp := filepath.Join(s.dir, tmpDir)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	if err := realDir(tmp); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(tmp, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			unlock()
+			return fmt.Errorf("filestore: deleting %s: %w", id, err)
+		}
+	} else if err != nil {
 		unlock()
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}
+	// Hold tmp/ locked (shared with other deletes) until the trash is gone:
+	// check and repair, which lock it exclusively, leave a delete in
+	// progress alone and clean up only an interrupted one.
+	release, missing, err := lockShared(tmp)
+	if err != nil || missing {
+		unlock()
+		return fmt.Errorf("filestore: deleting %s: locking %s: %v", id, tmp, err)
+	}
+	defer release()
 	trash, err := os.MkdirTemp(tmp, "deleted-")
 	if err != nil {
 		unlock()

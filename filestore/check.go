@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
-	"github.com/gofrs/flock"
 )
 
 // problemKind says which repair a finding needs.
@@ -29,11 +28,13 @@ const (
 	kindState                        // state.json missing, garbage or not the fold
 	kindBackup                       // a backup garbage or not the fold at its revision
 	kindBackupGap                    // expected backups missing
+	kindLink                         // a symbolic link where the store keeps a file
 )
 
 type finding struct {
 	kind problemKind
 	ckpt.Problem
+	path string // for kindLink: the link
 }
 
 // diagnosis is everything Check knows about one checkpoint.
@@ -73,6 +74,24 @@ func (s *Store) Repair(ctx context.Context, ids []string) (*ckpt.Report, error) 
 
 func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.Report, error) {
 	r := &ckpt.Report{}
+	if s.linked != nil {
+		p := s.linkProblem("", checkpointsDir, "ckpt repair")
+		if repair {
+			p.Fixed = s.replaceLinkedDir(filepath.Join(s.dir, checkpointsDir), &p) == nil
+			if p.Fixed {
+				s.linked = nil
+			}
+		}
+		r.Problems = append(r.Problems, p)
+		if s.linked != nil {
+			return r, nil
+		}
+	}
+	if err := realDir(filepath.Join(s.dir, quarantineDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.Problems = append(r.Problems, ckpt.Problem{Severity: ckpt.SeverityError,
+			What:   fmt.Sprintf("%s: %v", quarantineDir, reason(err)),
+			Repair: "remove " + filepath.Join(s.dir, quarantineDir) + " by hand (repair moves links there)"})
+	}
 	var names []string
 	if len(ids) == 0 {
 		des, err := os.ReadDir(filepath.Join(s.dir, checkpointsDir))
@@ -80,6 +99,10 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 			return nil, fmt.Errorf("filestore: listing checkpoints: %w", err)
 		}
 		for _, de := range des {
+			if isSymlink(de) {
+				r.Problems = append(r.Problems, s.linkCheckpointDir(de.Name(), repair))
+				continue
+			}
 			if !de.IsDir() {
 				continue
 			}
@@ -97,8 +120,12 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 			if err := ckpt.ValidateID(id); err != nil {
 				return nil, err
 			}
-			if _, err := os.Stat(s.files(id).dir); err != nil {
+			err := realDir(s.files(id).dir)
+			if errors.Is(err, fs.ErrNotExist) {
 				return nil, notFound(id)
+			}
+			if err != nil && !isLinkError(err) {
+				return nil, err
 			}
 		}
 		names = ids
@@ -108,13 +135,18 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		f := s.files(id)
+		if fi, err := os.Lstat(f.dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			r.Problems = append(r.Problems, s.linkCheckpointDir(filepath.Base(f.dir), repair))
+			continue
+		}
 		var found []finding
 		var ok bool
 		var err error
 		if repair {
-			found, ok, err = s.repairOne(s.files(id))
+			found, ok, err = s.repairOne(f)
 		} else {
-			found, ok, err = s.checkOne(s.files(id))
+			found, ok, err = s.checkOne(f)
 		}
 		if err != nil {
 			return nil, err
@@ -129,16 +161,56 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 	return r, nil
 }
 
-// checkOne diagnoses checkpoint f under a shared lock, so that a writer's
-// update in progress is not reported as damage. The lock file is opened
-// read-only and never created: Check changes nothing.
+// linkCheckpointDir reports (and with repair quarantines) a symbolic link
+// named name in checkpoints/.
+func (s *Store) linkCheckpointDir(name string, repair bool) ckpt.Problem {
+	id, _ := idFromDirName(name)
+	p := s.linkProblem(id, filepath.Join(checkpointsDir, name), "ckpt repair")
+	if repair {
+		dst, err := s.quarantine(filepath.Join(s.dir, checkpointsDir, name))
+		p.Fixed = err == nil
+		p.What += movedAside(dst, err)
+	}
+	return p
+}
+
+// replaceLinkedDir moves the link at path into quarantine and makes an
+// empty directory in its place, noting what it did in p.
+func (s *Store) replaceLinkedDir(path string, p *ckpt.Problem) error {
+	dst, err := s.quarantine(path)
+	if err == nil {
+		err = os.Mkdir(path, 0o755)
+	}
+	p.What += movedAside(dst, err)
+	return err
+}
+
+// movedAside describes the outcome of quarantine for a report.
+func movedAside(dst string, err error) string {
+	if err != nil {
+		return fmt.Sprintf("; could not move it aside: %v", err)
+	}
+	return "; moved the link to " + filepath.Join(quarantineDir, filepath.Base(dst))
+}
+
+// isLinkError reports whether err is a linkError.
+func isLinkError(err error) bool {
+	return errors.Is(err, ckpt.ErrCorrupt) && strings.Contains(err.Error(), "is a symbolic link")
+}
+
+// checkOne diagnoses checkpoint f under a shared lock on its directory, so
+// that a writer's update in progress is not reported as damage and a
+// Delete (prune) waits; a checkpoint deleted since the listing is skipped.
+// Check creates nothing, not even a lock file.
 func (s *Store) checkOne(f files) ([]finding, bool, error) {
-	fl := flock.New(f.lock(), flock.SetFlag(os.O_RDONLY))
-	if err := fl.RLock(); err == nil {
-		defer fl.Unlock()
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	release, gone, err := lockShared(f.dir)
+	if err != nil {
 		return nil, false, fmt.Errorf("filestore: checking %s: %w", f.id, err)
 	}
+	if gone {
+		return nil, false, nil // deleted (pruned) since the listing
+	}
+	defer release()
 	d, err := s.diagnose(f)
 	if err != nil {
 		return nil, false, err
@@ -158,7 +230,7 @@ func (d *diagnosis) lost() bool {
 }
 
 func (d *diagnosis) add(kind problemKind, sev ckpt.Severity, repair, format string, args ...any) {
-	d.found = append(d.found, finding{kind, ckpt.Problem{ID: d.f.id, Severity: sev, What: fmt.Sprintf(format, args...), Repair: repair}})
+	d.found = append(d.found, finding{kind: kind, Problem: ckpt.Problem{ID: d.f.id, Severity: sev, What: fmt.Sprintf(format, args...), Repair: repair}})
 }
 
 // diagnose reads checkpoint f and lists its problems. It writes nothing.
@@ -169,24 +241,33 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: checking %s: %w", f.id, err)
 	}
-	bdes, _ := os.ReadDir(f.backups())
+	var bdes []os.DirEntry
+	if realDir(f.backups()) == nil {
+		bdes, _ = os.ReadDir(f.backups())
+	}
 	for _, list := range []struct {
 		dir string
 		des []os.DirEntry
 	}{{"", des}, {backupsDir, bdes}} {
 		for _, de := range list.des {
-			if isTemp(de.Name()) {
-				d.add(kindTemp, ckpt.SeverityWarning, repairCmd, "leftover temporary file %s from an interrupted write", filepath.Join(list.dir, de.Name()))
+			name := filepath.Join(list.dir, de.Name())
+			switch {
+			case isSymlink(de):
+				p := s.linkProblem(f.id, filepath.Join(checkpointsDir, filepath.Base(f.dir), name), repairCmd)
+				d.found = append(d.found, finding{kind: kindLink, Problem: p, path: filepath.Join(f.dir, name)})
+			case isTemp(de.Name()):
+				d.add(kindTemp, ckpt.SeverityWarning, repairCmd, "leftover temporary file %s from an interrupted write", name)
 			}
 		}
 	}
-	d.data, err = os.ReadFile(f.history())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Links were reported above; their targets are never read.
+	d.data, err = readNoFollow(f.history())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !isLinkError(err) {
 		return nil, fmt.Errorf("filestore: checking %s: %w", f.id, err)
 	}
 
 	// The states that claim a history: state.json and each backup.
-	stateData, stateErr := os.ReadFile(f.state())
+	stateData, stateErr := readNoFollow(f.state())
 	stateEnv, stateSt, stateParseErr := envelope{}, (*ckpt.Checkpoint)(nil), stateErr
 	if stateErr == nil {
 		stateEnv, stateSt, stateParseErr = parseEnvelope(stateData, f.id)
@@ -335,15 +416,31 @@ func isTemp(name string) bool {
 }
 
 // checkTrash reports (and with repair removes) what an interrupted Delete
-// left in tmp/.
+// left in tmp/. Deletes in progress hold tmp/ locked (shared); then there
+// is nothing to report, as their trash is not left over. A tmp/ that is a symbolic link is reported, and repair
+// moves the link aside: nothing is ever listed or removed through it.
 func (s *Store) checkTrash(repair bool) []ckpt.Problem {
-	des, _ := os.ReadDir(filepath.Join(s.dir, tmpDir))
+	tmp := filepath.Join(s.dir, tmpDir)
+	if fi, err := os.Lstat(tmp); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		p := s.linkProblem("", tmpDir, "ckpt repair")
+		if repair {
+			p.Fixed = s.replaceLinkedDir(tmp, &p) == nil
+		}
+		return []ckpt.Problem{p}
+	}
+	release, busy, err := tryLockDir(tmp, true)
+	if busy || err != nil {
+		return nil // a delete in progress (or no tmp/): its trash is not left over
+	}
+	defer release()
+	des, _ := os.ReadDir(tmp)
 	var out []ckpt.Problem
 	for _, de := range des {
+		path := filepath.Join(tmp, de.Name())
 		p := ckpt.Problem{Severity: ckpt.SeverityWarning, Repair: "ckpt repair",
 			What: fmt.Sprintf("%s is left over from an interrupted delete", filepath.Join(tmpDir, de.Name()))}
 		if repair {
-			p.Fixed = os.RemoveAll(filepath.Join(s.dir, tmpDir, de.Name())) == nil
+			p.Fixed = os.RemoveAll(path) == nil
 		}
 		out = append(out, p)
 	}

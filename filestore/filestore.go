@@ -9,6 +9,7 @@
 package filestore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ const (
 	lockName       = "lock"
 	beatName       = "beat"
 	backupsDir     = "backups"
+	quarantineDir  = "quarantine"
 	damagedPrefix  = historyName + ".damaged-"
 
 	configFormat  = "ckpt-filestore"
@@ -75,6 +77,10 @@ type Store struct {
 	written map[string]*written // this Store's last write per checkpoint
 
 	now func() time.Time // the store's clock; see SetClock
+
+	// linked is why checkpoints/ cannot be used (a symbolic link), found
+	// by Open; nil when it can. Only Check and Repair work then.
+	linked error
 }
 
 // SetClock makes now the store's clock: the time of events and beats that
@@ -146,7 +152,7 @@ func Init(dir string, opts Options) (*Store, error) {
 // nothing. If dir is not a store the error wraps ckpt.ErrNoStore and says to
 // run `ckpt init`.
 func Open(dir string) (*Store, error) {
-	b, err := os.ReadFile(filepath.Join(dir, configName))
+	b, err := readNoFollow(filepath.Join(dir, configName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s (no %s): run ckpt init to create one", ckpt.ErrNoStore, dir, configName)
 	}
@@ -168,7 +174,12 @@ func Open(dir string) (*Store, error) {
 	if cfg.BackupKeep <= 0 {
 		cfg.BackupKeep = DefaultBackupKeep
 	}
-	return &Store{dir: dir, cfg: cfg}, nil
+	s := &Store{dir: dir, cfg: cfg}
+	if err := realDir(filepath.Join(dir, checkpointsDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Every method but Check and Repair refuses; repair moves it aside.
+		s.linked = err
+	}
+	return s, nil
 }
 
 // Find walks up from start, like git, to the first directory holding a
@@ -202,6 +213,18 @@ func (s *Store) Close() error {
 	s.written = nil
 	s.mu.Unlock()
 	return nil
+}
+
+// begin checks what every method checks first: the context, the store's
+// own directories and the ID.
+func (s *Store) begin(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.linked != nil {
+		return s.linked
+	}
+	return ckpt.ValidateID(id)
 }
 
 // dirName maps a valid ID to its directory name: '/' becomes '+', which is

@@ -77,7 +77,7 @@ func scanHistory(data []byte, base int64, chain ckpt.Chain, fn func(e ckpt.Event
 // readRange reads bytes [from, to) of the file at path; fewer if the file is
 // shorter now.
 func readRange(path string, from, to int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func findKey(path string, end int64, key string) (ckpt.Event, bool, error) {
 		return ckpt.Event{}, false, err
 	}
 	needle := append([]byte(`"key":`), k...)
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return ckpt.Event{}, false, err
 	}

@@ -130,10 +130,10 @@ func (s *Store) loadOnce(f files) (current, error) {
 // backup says it was: acknowledged events were lost from it. If the history
 // is growing under a writer, it reports errRaced instead.
 func (s *Store) shortHistory(f files, have, claimed int64) error {
-	if fi, err := os.Stat(f.history()); err == nil && fi.Size() >= claimed {
+	if size, err := fileSize(f.history()); err == nil && size >= claimed {
 		return errRaced
 	}
-	if _, err := os.Stat(f.dir); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(f.dir); errors.Is(err, fs.ErrNotExist) {
 		return errRaced
 	}
 	if have == 0 {
@@ -208,6 +208,9 @@ func backupRev(name string) (int64, bool) {
 
 // listBackups returns the revisions of f's backups, oldest first.
 func listBackups(f files) ([]int64, error) {
+	if err := realDir(f.backups()); err != nil {
+		return nil, err // a symbolic link is not followed
+	}
 	des, err := os.ReadDir(f.backups())
 	if err != nil {
 		return nil, err
@@ -223,7 +226,7 @@ func listBackups(f files) ([]int64, error) {
 }
 
 func readBackup(f files, rev int64) (envelope, *ckpt.Checkpoint, error) {
-	data, err := os.ReadFile(f.backups() + string(os.PathSeparator) + backupName(rev))
+	data, err := readNoFollow(f.backups() + string(os.PathSeparator) + backupName(rev))
 	if err != nil {
 		return envelope{}, nil, err
 	}
@@ -302,7 +305,7 @@ func readLiveness(f files) (time.Time, ckpt.Presence) {
 	if at.IsZero() {
 		return at, ckpt.Presence{}
 	}
-	b, err := os.ReadFile(f.beat())
+	b, err := readNoFollow(f.beat())
 	var p ckpt.Presence
 	if err != nil || len(b) == 0 || json.Unmarshal(b, &p) != nil {
 		return at, ckpt.Presence{}

@@ -19,13 +19,16 @@ import (
 // ckpt.ErrInvalid; damage that stops it from knowing the state wraps
 // ckpt.ErrCorrupt.
 func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint, error) {
-	if err := begin(ctx, id); err != nil {
+	if err := s.begin(ctx, id); err != nil {
 		return nil, err
 	}
 	if rev < 0 {
 		return nil, fmt.Errorf("%w: revision %d is negative: give 0 for the latest or a revision from ckpt log %s", ckpt.ErrInvalid, rev, id)
 	}
 	f := s.files(id)
+	if err := realDir(f.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err // never read through a link
+	}
 	cur, err := s.load(f)
 	if err != nil {
 		return nil, err
@@ -49,10 +52,13 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 // History implements ckpt.Store. It takes no lock; a torn last line (a write
 // in progress or interrupted) is not an event. Damage wraps ckpt.ErrCorrupt.
 func (s *Store) History(ctx context.Context, id string, from int64, limit int) ([]ckpt.Event, error) {
-	if err := begin(ctx, id); err != nil {
+	if err := s.begin(ctx, id); err != nil {
 		return nil, err
 	}
 	f := s.files(id)
+	if err := realDir(f.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err // never read through a link
+	}
 	cur, err := s.load(f)
 	if err != nil {
 		return nil, err
@@ -89,6 +95,9 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	page := ckpt.Page{Items: []ckpt.Summary{}}
 	if err := ctx.Err(); err != nil {
 		return page, err
+	}
+	if s.linked != nil {
+		return page, s.linked
 	}
 	ids, err := s.ids(opts.Prefix)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,16 @@ var repairActor = ckpt.Actor{Agent: "ckpt-repair"}
 // repairOne repairs checkpoint f under its lock and returns what it found,
 // with Fixed set on what it fixed, plus anything still wrong afterwards.
 func (s *Store) repairOne(f files) ([]finding, bool, error) {
+	var found []finding
+	if fi, err := os.Lstat(f.lock()); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A linked lock file refuses every writer, this one too: move the
+		// link aside first (a rename touches only the link).
+		p := finding{kind: kindLink, Problem: s.linkProblem(f.id, filepath.Join(checkpointsDir, filepath.Base(f.dir), lockName), "ckpt repair "+f.id)}
+		dst, err := s.quarantine(f.lock())
+		p.Fixed = err == nil
+		p.What += movedAside(dst, err)
+		found = append(found, p)
+	}
 	unlock, err := s.lockCheckpoint(f, false)
 	if err != nil {
 		return nil, false, err
@@ -33,7 +44,22 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 	if !d.exists() {
 		return nil, false, nil
 	}
-	found := d.found
+	// Links first: once they are moved aside, every file repair reads or
+	// writes is the store's own.
+	if slices.ContainsFunc(d.found, func(p finding) bool { return p.kind == kindLink }) {
+		for _, p := range d.found {
+			if p.kind == kindLink {
+				dst, err := s.quarantine(p.path)
+				p.Fixed = err == nil
+				p.What += movedAside(dst, err)
+				found = append(found, p)
+			}
+		}
+		if d, err = s.diagnose(f); err != nil {
+			return nil, false, err
+		}
+	}
+	found = append(found, d.found...)
 	for i := range found {
 		p := &found[i]
 		switch p.kind {
@@ -91,7 +117,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 		}
 		did = append(did, fmt.Sprintf("saved %d bytes from event %d on to %s", len(rest), prefixRev+1, filepath.Base(saved)))
 	}
-	if _, err := os.Stat(f.history()); err == nil {
+	if _, err := fileSize(f.history()); err == nil {
 		if err := cutTail(f, prefixEnd); err != nil {
 			return "could not cut the history", err
 		}
@@ -178,7 +204,7 @@ func (s *Store) rebuildCaches(f files, d *diagnosis) error {
 	revs, _ := listBackups(f)
 	for _, rev := range revs {
 		if want, ok := d.envAt[rev]; ok {
-			if got, err := os.ReadFile(filepath.Join(f.backups(), backupName(rev))); err == nil && bytes.Equal(got, want) {
+			if got, err := readNoFollow(filepath.Join(f.backups(), backupName(rev))); err == nil && bytes.Equal(got, want) {
 				continue
 			}
 		}
@@ -187,7 +213,7 @@ func (s *Store) rebuildCaches(f files, d *diagnosis) error {
 		}
 	}
 	for _, rev := range expectedBackups(d.scan.chain.Seq, int64(s.cfg.BackupEvery), int64(s.cfg.BackupKeep)) {
-		if got, err := os.ReadFile(filepath.Join(f.backups(), backupName(rev))); err == nil && bytes.Equal(got, d.envAt[rev]) {
+		if got, err := readNoFollow(filepath.Join(f.backups(), backupName(rev))); err == nil && bytes.Equal(got, d.envAt[rev]) {
 			continue
 		}
 		if err := s.writeBackup(f, rev, d.envAt[rev]); err != nil {
@@ -202,6 +228,9 @@ func (s *Store) rebuildCaches(f files, d *diagnosis) error {
 func removeTemps(f files) error {
 	var first error
 	for _, dir := range []string{f.dir, f.backups()} {
+		if realDir(dir) != nil {
+			continue
+		}
 		des, _ := os.ReadDir(dir)
 		for _, de := range des {
 			if isTemp(de.Name()) {

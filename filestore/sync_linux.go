@@ -51,19 +51,11 @@ func readFile(path string, buf []byte) ([]byte, error) {
 	}
 }
 
-// fileSize returns the size of the file at path, without allocating.
+// fileSize returns the size of the file at path, without allocating. A
+// symbolic link is refused (linkError).
 func fileSize(path string) (int64, error) {
-	var st syscall.Stat_t
-	for {
-		err := syscall.Stat(path, &st)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return 0, &os.PathError{Op: "stat", Path: path, Err: err}
-		}
-		return st.Size, nil
-	}
+	_, size, err := fileIdentity(path)
+	return size, err
 }
 
 // appendSync appends data to the file at path (creating it) with one write
@@ -94,16 +86,19 @@ func appendSync(path string, data []byte) error {
 	return nil
 }
 
-// fileIdentity returns the inode number and size of the file at path.
+// fileIdentity returns the inode number and size of the file at path. A
+// symbolic link is refused (linkError).
 func fileIdentity(path string) (ino uint64, size int64, err error) {
 	var st syscall.Stat_t
 	for {
-		err := syscall.Stat(path, &st)
+		err := syscall.Lstat(path, &st)
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err != nil:
 			return 0, 0, &os.PathError{Op: "stat", Path: path, Err: err}
+		case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
+			return 0, 0, linkError(path)
 		}
 		return st.Ino, st.Size, nil
 	}
@@ -115,7 +110,7 @@ func endsWith(path string, size int64, tail []byte) bool {
 	if int64(len(tail)) > size {
 		return false
 	}
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return false
 	}
@@ -125,10 +120,11 @@ func endsWith(path string, size int64, tail []byte) bool {
 	return err == nil && n == len(buf) && string(buf) == string(tail)
 }
 
-// modTime returns the modification time of the file at path, or zero.
+// modTime returns the modification time of the regular file at path, or
+// zero (a symbolic link is not followed: zero).
 func modTime(path string) time.Time {
 	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	if err := syscall.Lstat(path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return time.Time{}
 	}
 	return time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC()
@@ -183,15 +179,18 @@ func writePlain(path string, data []byte) error {
 	return syscall.Close(fd)
 }
 
-// openFile opens the file at path with flags (O_CLOEXEC added, mode 0644 if
-// created) by a plain open(2), retried when interrupted: no runtime poller
-// registration. The error is an *os.PathError.
+// openFile opens the file at path with flags (O_CLOEXEC and O_NOFOLLOW
+// added, mode 0644 if created) by a plain open(2), retried when
+// interrupted: no runtime poller registration. The error is a linkError for
+// a symbolic link at path, else an *os.PathError.
 func openFile(path string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC, 0o644)
+		fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o644)
 		switch {
 		case err == syscall.EINTR:
 			continue
+		case err == syscall.ELOOP:
+			return -1, linkError(path)
 		case err != nil:
 			return -1, &os.PathError{Op: "open", Path: path, Err: err}
 		}

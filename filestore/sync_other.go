@@ -13,7 +13,7 @@ func datasync(f *os.File) error { return f.Sync() }
 
 // readFile reads a small file whole into buf[:0].
 func readFile(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,10 @@ func readFile(path string, buf []byte) ([]byte, error) {
 
 // fileSize returns the size of the file at path.
 func fileSize(path string) (int64, error) {
-	fi, err := os.Stat(path)
+	if err := realFile(path); err != nil {
+		return 0, err
+	}
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return 0, err
 	}
@@ -34,7 +37,7 @@ func fileSize(path string) (int64, error) {
 
 // appendSync appends data to the file at path (creating it) and syncs it.
 func appendSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openNoFollow(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -52,7 +55,10 @@ func appendSync(path string, data []byte) error {
 // fileIdentity returns 0 for the inode number where it is not portable to
 // read it, which turns off the Store's cache of its own writes.
 func fileIdentity(path string) (ino uint64, size int64, err error) {
-	fi, err := os.Stat(path)
+	if err := realFile(path); err != nil {
+		return 0, 0, err
+	}
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -62,7 +68,7 @@ func fileIdentity(path string) (ino uint64, size int64, err error) {
 // endsWith reports whether the file at path, of the given size, ends with
 // tail.
 func endsWith(path string, size int64, tail []byte) bool {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil || int64(len(tail)) > size {
 		return false
 	}
@@ -74,8 +80,8 @@ func endsWith(path string, size int64, tail []byte) bool {
 
 // modTime returns the modification time of the file at path, or zero.
 func modTime(path string) time.Time {
-	fi, err := os.Stat(path)
-	if err != nil {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
 		return time.Time{}
 	}
 	return fi.ModTime().UTC()
@@ -84,7 +90,7 @@ func modTime(path string) time.Time {
 // overwrite writes data over the file at path in place (creating it), then
 // cuts it to len(data); for a checksummed cache only (see sync_linux.go).
 func overwrite(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := openNoFollow(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -101,4 +107,14 @@ func overwrite(path string, data []byte) error {
 
 // writePlain writes data to the file at path, created or truncated; for
 // checksummed backups only.
-func writePlain(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
+func writePlain(path string, data []byte) error {
+	f, err := openNoFollow(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
