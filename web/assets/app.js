@@ -1,0 +1,481 @@
+// ckpt dashboard. Plain modules, no build step. Every string from the store
+// goes into the page through textContent or attributes, never as HTML.
+
+const PRESENCE_ORDER = ["waiting", "dead", "stale", "warn", "busy", "working", "ended"];
+const FILTERS = ["status", "presence", "agent", "parent", "label", "q"];
+
+const state = { me: null, rows: new Map(), next: "", filters: {}, view: null, skew: 0 };
+
+// h builds an element: h("a", {href: "/"}, "text", child…).
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else if (k === "style") el.style.cssText = v; // CSSOM: allowed by the page's CSP
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const kid of kids.flat()) {
+    if (kid === undefined || kid === null || kid === false) continue;
+    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return el;
+}
+
+function csrf() {
+  const m = document.cookie.match(/(?:^|;\s*)ckpt_csrf=([^;]+)/);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Ckpt-Csrf": csrf() },
+    body: JSON.stringify(body),
+  };
+  const res = await fetch(path, { credentials: "same-origin", ...init });
+  if (res.status === 401) {
+    location.assign("/login?next=" + encodeURIComponent(location.pathname + location.search));
+    throw new Error("signed out");
+  }
+  const out = await res.json();
+  if (!res.ok) throw new Error(out.message || res.statusText);
+  return out;
+}
+
+// now is the server's clock, so "last seen" does not depend on this machine's.
+function now() { return Date.now() + state.skew; }
+
+function ago(iso) {
+  if (!iso) return "never";
+  const s = Math.max(0, Math.round((now() - Date.parse(iso)) / 1000));
+  if (s < 60) return s + " s ago";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min ago";
+  return Math.floor(s / 86400) + " d ago";
+}
+
+function presenceClass(p) {
+  return ["working", "busy", "waiting", "ended", "dead", "warn", "stale"].includes(p) ? "p-" + p : "p-other";
+}
+
+function badge(row) {
+  const title = row.presence_why ? row.presence + ": " + row.presence_why : row.presence;
+  return h("span", { class: "badge " + presenceClass(row.presence), title }, row.presence);
+}
+
+function progress(p) {
+  const pct = Math.round(p.percent || 0);
+  return h("div", { class: "progress" },
+    h("div", { class: "track", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct,
+      "aria-label": `${p.done} of ${p.total} done` },
+      h("div", { class: "fill", style: `width:${pct}%` })),
+    h("span", { class: "num" }, `${p.done}/${p.total} ${pct}%`));
+}
+
+function agentName(a) { return (a && (a.name || a.id)) || "-"; }
+
+function setLive(on, text) {
+  const el = document.getElementById("live");
+  el.className = "live " + (on ? "on" : "off");
+  el.textContent = text;
+}
+
+function showMe(me) {
+  state.me = me;
+  document.getElementById("who").textContent = me.sign_in ? `signed in as ${me.name}${me.write ? "" : " (read only)"}` : "";
+  const so = document.getElementById("signout");
+  so.hidden = !me.sign_in;
+  so.querySelector('input[name="csrf"]').value = csrf();
+}
+
+// ---- overview ----
+
+function readFilters() {
+  const q = new URLSearchParams(location.search);
+  const f = {};
+  for (const k of FILTERS) if (q.get(k)) f[k] = q.get(k);
+  return f;
+}
+
+function filterQuery(f, extra) {
+  const q = new URLSearchParams();
+  for (const k of FILTERS) if (f[k]) q.set(k, f[k]);
+  for (const [k, v] of Object.entries(extra || {})) if (v) q.set(k, v);
+  return q.toString();
+}
+
+// matches mirrors the server's filters, for rows that change while shown.
+function matches(row, f) {
+  const inList = (v, list) => !list || list.split(",").map((s) => s.trim()).includes(v);
+  if (!inList(row.status, f.status) || !inList(row.presence, f.presence)) return false;
+  if (f.agent && row.agent.id !== f.agent && row.agent.name !== f.agent) return false;
+  if (f.parent && row.parent !== f.parent) return false;
+  if (f.label && !(row.labels || []).includes(f.label)) return false;
+  if (f.q) {
+    const hay = [row.id, row.title, row.agent.name, row.agent.id, row.current_step].join(" ").toLowerCase();
+    if (!hay.includes(f.q.toLowerCase())) return false;
+  }
+  return !row.archived;
+}
+
+async function overview() {
+  state.view = "overview";
+  state.filters = readFilters();
+  state.rows.clear();
+  const out = await api("/ui/api/overview?" + filterQuery(state.filters));
+  state.skew = Date.parse(out.now) - Date.now();
+  showMe(out.me);
+  const main = document.getElementById("main");
+  main.replaceChildren(
+    h("h1", { class: "sr-only" }, "Checkpoints"),
+    h("ul", { class: "counts", id: "counts", "aria-label": "Checkpoints by presence" }),
+    filtersForm(),
+    h("p", { id: "damaged", class: "error", role: "alert", hidden: true }),
+    h("table", { class: "rows", id: "rows" },
+      h("caption", { class: "sr-only" }, "Checkpoints, grouped by parent"),
+      h("thead", {}, h("tr", {}, ["Presence", "Checkpoint", "Agent", "Progress", "Current step", "Last seen"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {})),
+    h("div", { class: "more" }, h("button", { id: "more", type: "button", hidden: true, onclick: loadMore }, "Load more")));
+  showCounts(out.counts || {});
+  addRows(out);
+  document.title = "ckpt";
+}
+
+function filtersForm() {
+  const f = state.filters;
+  const field = (name, label, attrs) => h("label", {}, label, h("input", { name, value: f[name] || "", ...attrs }));
+  const select = (name, label, options) => h("label", {}, label,
+    h("select", { name }, h("option", { value: "" }, "any"),
+      options.map((o) => h("option", { value: o, selected: f[name] === o }, o))));
+  return h("form", { class: "filters", role: "search", "aria-label": "Filter checkpoints", onsubmit: (e) => {
+    e.preventDefault();
+    const data = new FormData(e.target);
+    const nf = {};
+    for (const k of FILTERS) if (data.get(k)) nf[k] = String(data.get(k));
+    history.pushState(null, "", "/?" + filterQuery(nf));
+    route();
+  } },
+  select("presence", "Presence", PRESENCE_ORDER.concat(["pending", "done", "failed", "abandoned"])),
+  select("status", "Status", ["pending", "in_progress", "waiting", "blocked", "done", "failed", "abandoned"]),
+  field("agent", "Agent", { size: 12 }), field("parent", "Parent", { size: 12 }),
+  field("label", "Label", { size: 10 }), field("q", "Text", { type: "search", size: 16 }),
+  h("button", { type: "submit" }, "Filter"),
+  h("a", { href: "/" }, "Clear"));
+}
+
+function showCounts(counts) {
+  const ul = document.getElementById("counts");
+  if (!ul) return;
+  const words = Object.keys(counts).sort((a, b) => rank(a) - rank(b));
+  ul.replaceChildren(...words.map((w, i) => {
+    const text = w === "waiting" ? `${counts[w]} waiting for you` : `${counts[w]} ${w}`;
+    return h("li", {}, h("a", { href: "/?" + filterQuery({ ...state.filters, presence: w }), class: (i === 0 && w === "waiting" ? "first " : "") + presenceClass(w) }, text));
+  }));
+  if (words.length === 0) ul.replaceChildren(h("li", { class: "muted" }, "No checkpoints match."));
+}
+
+function rank(w) { const i = PRESENCE_ORDER.indexOf(w); return i < 0 ? 100 : i; }
+
+function addRows(out) {
+  for (const row of out.rows) state.rows.set(row.id, row);
+  state.next = out.next || "";
+  document.getElementById("more").hidden = !state.next;
+  const d = document.getElementById("damaged");
+  if (out.damaged && out.damaged.length) {
+    d.hidden = false;
+    d.textContent = `Could not read ${out.damaged.join(", ")}: run ckpt check, then ckpt repair.`;
+  }
+  drawRows();
+}
+
+async function loadMore() {
+  const out = await api("/ui/api/overview?" + filterQuery(state.filters, { after: state.next }));
+  addRows(out);
+}
+
+function drawRows(flashID) {
+  const tbody = document.querySelector("#rows tbody");
+  if (!tbody) return;
+  const rows = [...state.rows.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const groups = new Map();
+  for (const r of rows) {
+    const g = r.parent || "";
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(r);
+  }
+  const trs = [];
+  for (const [parent, rs] of groups) {
+    if (groups.size > 1 || parent) {
+      trs.push(h("tr", { class: "group" }, h("th", { colspan: 6, scope: "colgroup" }, parent ? `Parent: ${parent}` : "No parent")));
+    }
+    for (const r of rs) trs.push(rowElement(r, r.id === flashID));
+  }
+  if (trs.length === 0) trs.push(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No checkpoints match these filters.")));
+  tbody.replaceChildren(...trs);
+}
+
+function rowElement(r, flash) {
+  const callouts = [];
+  if (r.active_blockers) callouts.push(h("span", { class: "callout" }, `⚠ ${r.active_blockers} blocker${r.active_blockers > 1 ? "s" : ""}`));
+  if (r.blocking_errors) callouts.push(h("span", { class: "callout" }, `⚠ ${r.blocking_errors} blocking error${r.blocking_errors > 1 ? "s" : ""}`));
+  return h("tr", { "data-id": r.id, class: flash ? "flash" : "" },
+    h("td", { "data-label": "Presence" }, badge(r)),
+    h("td", { "data-label": "Checkpoint" }, h("a", { href: "/c/" + r.id }, r.id), r.title ? h("div", { class: "muted" }, r.title) : null, callouts),
+    h("td", { "data-label": "Agent" }, agentName(r.agent)),
+    h("td", { "data-label": "Progress" }, progress(r.progress)),
+    h("td", { "data-label": "Current step" }, r.current_step || "-"),
+    h("td", { "data-label": "Last seen" }, h("time", { datetime: r.last_seen, "data-ago": r.last_seen }, ago(r.last_seen))));
+}
+
+let countsTimer = null;
+function refreshCountsSoon() {
+  if (countsTimer) return;
+  countsTimer = setTimeout(async () => {
+    countsTimer = null;
+    if (state.view !== "overview") return;
+    const out = await api("/ui/api/overview?" + filterQuery(state.filters, { limit: "1" }));
+    showCounts(out.counts || {});
+  }, 1000);
+}
+
+async function onChangeOverview(c) {
+  refreshCountsSoon();
+  if (c.kind === "deleted") {
+    if (state.rows.delete(c.id)) drawRows();
+    return;
+  }
+  const known = state.rows.has(c.id);
+  const inRange = !state.next || c.id < state.next;
+  if (!known && !inRange) return;
+  let row;
+  try { row = await api("/ui/api/row?id=" + encodeURIComponent(c.id)); } catch { return; }
+  if (matches(row, state.filters)) state.rows.set(row.id, row);
+  else state.rows.delete(row.id);
+  drawRows(row.id);
+}
+
+// ---- one checkpoint ----
+
+async function detail(id) {
+  state.view = "detail:" + id;
+  const out = await api("/ui/api/checkpoint?id=" + encodeURIComponent(id));
+  state.skew = Date.parse(out.now) - Date.now();
+  showMe(out.me);
+  const c = out.state;
+  document.title = `${c.id} · ckpt`;
+  const main = document.getElementById("main");
+  main.replaceChildren(h("div", { class: "detail" },
+    h("p", {}, h("a", { href: "/" }, "← All checkpoints")),
+    h("h1", {}, c.title || c.id),
+    h("div", { class: "meta" }, badge(out.row), h("code", {}, c.id), h("span", {}, "status " + c.status),
+      h("span", {}, "agent " + agentName(c.agent)), h("span", {}, `revision ${c.rev}`),
+      h("span", {}, "last seen ", h("time", { datetime: out.row.last_seen, "data-ago": out.row.last_seen }, ago(out.row.last_seen))),
+      progress(c.progress)),
+    out.can_act ? actions(c) : null,
+    h("div", { class: "grid" },
+      card("Steps", stepsChart(c)),
+      card("Signs of life", h("div", { id: "life" }, h("p", { class: "muted" }, "Loading…"))),
+      card("Blockers and errors", problems(c, out.can_act)),
+      card("Decisions", list(c.decisions, (d) => [h("strong", {}, d.text), d.reason ? " — " + d.reason : "", " ", h("span", { class: "muted" }, ago(d.at))])),
+      card("Acceptance criteria", list(c.acceptance, (a) => [a.met ? "✔ " : "✘ ", a.title || a.id, a.met ? "" : " (unmet)"])),
+      card("Files", files(c)),
+      card("Code", code(c)),
+      card("Continuation prompt", promptBox(out.prompt))),
+    card("Timeline", h("ol", { class: "timeline", id: "timeline", "aria-label": "Events, newest first" }),
+      h("button", { type: "button", id: "older", hidden: true, onclick: olderEvents }, "Older events"))));
+  state.detail = { id, c, oldest: c.rev + 1, events: [] };
+  await olderEvents();
+}
+
+function card(title, ...body) { return h("section", { class: "card", "aria-label": title }, h("h2", {}, title), ...body); }
+
+function list(items, fn) {
+  if (!items || items.length === 0) return h("p", { class: "muted" }, "None.");
+  return h("ul", {}, items.map((x) => h("li", {}, fn(x))));
+}
+
+function problems(c, canAct) {
+  const blockers = (c.blockers || []).filter((b) => !b.cleared_at);
+  const errors = (c.errors || []).filter((e) => !e.cleared_at);
+  if (!blockers.length && !errors.length) return h("p", { class: "muted" }, "None active.");
+  return h("ul", {},
+    blockers.map((b) => h("li", {}, h("strong", {}, "Blocker: "), b.text, " ", h("span", { class: "muted" }, "since " + ago(b.since)), " ",
+      canAct ? h("button", { type: "button", onclick: () => act({ action: "unblock", id: c.id, blocker: b.id }, `Clear the blocker "${b.text}"?`) }, "Clear blocker") : null)),
+    errors.map((e) => h("li", {}, h("strong", {}, e.blocking ? "Blocking error: " : "Error: "), e.message)));
+}
+
+function files(c) {
+  const f = c.files || {};
+  const all = (f.created || []).map((x) => x + " (created)").concat((f.modified || []).map((x) => x + " (modified)"));
+  return list(all, (x) => h("code", {}, x));
+}
+
+function code(c) {
+  const cs = c.code || (c.meta && c.meta.code);
+  if (!cs) return h("p", { class: "muted" }, "Not recorded.");
+  const rows = [["Repository", cs.root || cs.repo], ["Branch", cs.branch], ["Commit", cs.head || cs.commit], ["Upstream", cs.upstream], ["Uncommitted files", cs.uncommitted ?? cs.dirty]];
+  return h("dl", {}, rows.filter(([, v]) => v !== undefined && v !== "").map(([k, v]) => [h("dt", {}, k), h("dd", {}, h("code", {}, String(v)))]));
+}
+
+function promptBox(text) {
+  const pre = h("pre", { class: "prompt", id: "prompt", tabindex: 0, "aria-label": "Continuation prompt" }, text);
+  const btn = h("button", { type: "button", onclick: async () => {
+    try { await navigator.clipboard.writeText(text); btn.textContent = "Copied"; } catch { btn.textContent = "Select the text to copy"; }
+  } }, "Copy prompt");
+  return [btn, pre];
+}
+
+// stepsChart draws each step as a bar from its start to its end (or now).
+function stepsChart(c) {
+  const steps = c.steps || [];
+  if (!steps.length) return h("p", { class: "muted" }, "No steps.");
+  const t = (s) => (s ? Date.parse(s) : NaN);
+  const starts = steps.map((s) => t(s.started_at)).filter((x) => !isNaN(x));
+  const t0 = starts.length ? Math.min(...starts) : now();
+  const t1 = Math.max(now(), ...steps.map((s) => t(s.completed_at)).filter((x) => !isNaN(x)));
+  const span = Math.max(1, t1 - t0), W = 300, rowH = 18, labelW = 110;
+  const svg = svgEl("svg", { viewBox: `0 0 ${labelW + W} ${steps.length * rowH + 4}`, width: "100%", role: "img",
+    "aria-label": `Steps over time: ${steps.filter((s) => s.status === "done" || s.status === "skipped").length} of ${steps.length} finished` });
+  steps.forEach((s, i) => {
+    const y = i * rowH + 2;
+    const label = svgEl("text", { x: 0, y: y + 12 });
+    label.textContent = (s.title || s.id).slice(0, 16);
+    svg.append(label);
+    const a = t(s.started_at), b = isNaN(t(s.completed_at)) ? (s.status === "in_progress" ? now() : NaN) : t(s.completed_at);
+    const color = { done: "var(--bar)", skipped: "var(--p-ended)", failed: "var(--p-dead)", in_progress: "var(--p-busy)" }[s.status] || "var(--bar-bg)";
+    const x = isNaN(a) ? labelW : labelW + ((a - t0) / span) * W;
+    const w = isNaN(a) || isNaN(b) ? 4 : Math.max(3, ((b - a) / span) * W);
+    const rect = svgEl("rect", { x, y: y + 2, width: w, height: rowH - 6, rx: 3, fill: color });
+    const title = svgEl("title", {});
+    title.textContent = `${s.title || s.id}: ${s.status}` + (isNaN(a) || isNaN(b) ? "" : `, ${Math.round((b - a) / 60000)} min`);
+    rect.append(title);
+    svg.append(rect);
+  });
+  return svg;
+}
+
+function svgEl(tag, attrs) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+// lifeChart plots events per hour over the loaded timeline, and the last beat.
+function lifeChart(events, lastBeat) {
+  const box = document.getElementById("life");
+  if (!box) return;
+  const times = events.map((e) => Date.parse(e.at)).filter((x) => !isNaN(x));
+  if (lastBeat) times.push(Date.parse(lastBeat));
+  if (!times.length) { box.replaceChildren(h("p", { class: "muted" }, "No signs of life recorded.")); return; }
+  const t1 = Math.max(now(), ...times), t0 = Math.min(...times, t1 - 3600e3);
+  const n = 24, W = 400, H = 60, bin = (t1 - t0) / n || 1, counts = new Array(n).fill(0);
+  for (const x of times) counts[Math.min(n - 1, Math.floor((x - t0) / bin))]++;
+  const top = Math.max(...counts);
+  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H + 14}`, width: "100%", role: "img",
+    "aria-label": `${times.length} signs of life between ${new Date(t0).toISOString()} and ${new Date(t1).toISOString()}` });
+  counts.forEach((c, i) => {
+    const bh = top ? (c / top) * H : 0;
+    svg.append(svgEl("rect", { x: i * (W / n) + 1, y: H - bh, width: W / n - 2, height: bh, fill: "var(--p-busy)" }));
+  });
+  svg.append(svgEl("line", { x1: 0, y1: H, x2: W, y2: H, class: "axis" }));
+  const l = svgEl("text", { x: 0, y: H + 12 }); l.textContent = ago(new Date(t0).toISOString());
+  const r = svgEl("text", { x: W - 30, y: H + 12 }); r.textContent = "now";
+  svg.append(l, r);
+  box.replaceChildren(svg);
+}
+
+async function olderEvents() {
+  const d = state.detail;
+  if (!d || d.oldest <= 1) return;
+  const from = Math.max(1, d.oldest - 50);
+  const out = await api(`/ui/api/history?id=${encodeURIComponent(d.id)}&from=${from}&limit=${d.oldest - from}`);
+  d.oldest = from;
+  d.events = out.events.concat(d.events);
+  const ol = document.getElementById("timeline");
+  for (const e of out.events.slice().reverse()) ol.append(eventItem(e));
+  document.getElementById("older").hidden = d.oldest <= 1;
+  lifeChart(d.events, d.c.heartbeat && d.c.heartbeat.last_beat);
+}
+
+function eventItem(e) {
+  return h("li", {}, h("time", { class: "when", datetime: e.at }, new Date(e.at).toLocaleString()), " ",
+    h("strong", {}, `#${e.seq} ${e.type}`), " ", h("span", { class: "muted" }, "by " + ((e.actor && e.actor.agent) || "?")), " ",
+    h("code", {}, summarizeData(e.data)));
+}
+
+function summarizeData(d) {
+  if (d === undefined || d === null) return "";
+  const s = JSON.stringify(d);
+  return s.length > 160 ? s.slice(0, 157) + "…" : s;
+}
+
+function actions(c) {
+  const form = (label, fields, onsubmit, danger) => h("form", { onsubmit: (e) => { e.preventDefault(); onsubmit(new FormData(e.target)); } },
+    ...fields, h("button", { type: "submit", class: danger ? "danger" : "" }, label));
+  const input = (name, label, attrs) => h("label", {}, label, h("input", { name, required: true, ...attrs }));
+  return h("section", { class: "card actions", "aria-label": "Actions" },
+    form("Take over", [input("agent", "New agent", { size: 14 })],
+      (f) => act({ action: "takeover", id: c.id, agent: f.get("agent") }, `Hand ${c.id} to ${f.get("agent")}? The current state is archived.`), true),
+    form("Mark abandoned", [], () => act({ action: "abandon", id: c.id }, `Mark ${c.id} abandoned?`), true),
+    form("Restore", [input("rev", "Revision", { type: "number", min: 1, max: c.rev, size: 5 })],
+      (f) => act({ action: "restore", id: c.id, rev: Number(f.get("rev")) }, `Bring ${c.id} back to revision ${f.get("rev")}?`)),
+    form("Add note", [input("text", "Note", { size: 24 })], (f) => act({ action: "note", id: c.id, text: f.get("text") }, "Add this note?")));
+}
+
+async function act(body, question) {
+  if (!confirm(question)) return;
+  try {
+    const out = await api("/ui/api/action", body);
+    setLive(true, out.archived_as ? `done; archived as ${out.archived_as}` : "done");
+    if (state.view === "detail:" + body.id) await detail(body.id);
+  } catch (err) {
+    alert(err.message);
+  }
+}
+
+async function onChangeDetail(c) {
+  const d = state.detail;
+  if (!d || c.id !== d.id) return;
+  if (c.kind === "deleted") { document.getElementById("main").prepend(h("p", { class: "error", role: "alert" }, "This checkpoint was deleted.")); return; }
+  await detail(d.id);
+}
+
+// ---- routing and the change feed ----
+
+function route() {
+  const m = location.pathname.match(/^\/c\/(.+)$/);
+  const p = m ? detail(decodeURIComponent(m[1])) : overview();
+  p.catch((err) => {
+    if (err.message !== "signed out") document.getElementById("main").replaceChildren(h("p", { class: "error", role: "alert" }, err.message));
+  });
+}
+
+function connect() {
+  const es = new EventSource("/ui/api/events");
+  es.onopen = () => setLive(true, "live");
+  es.onerror = () => setLive(false, "reconnecting…");
+  es.addEventListener("change", (ev) => {
+    const c = JSON.parse(ev.data);
+    if (state.view === "overview") onChangeOverview(c);
+    else onChangeDetail(c);
+  });
+}
+
+document.addEventListener("click", (e) => {
+  const a = e.target.closest("a");
+  if (!a || a.target || e.metaKey || e.ctrlKey || e.shiftKey || a.origin !== location.origin) return;
+  if (a.pathname === "/" || a.pathname.startsWith("/c/")) {
+    e.preventDefault();
+    history.pushState(null, "", a.pathname + a.search);
+    route();
+    document.getElementById("main").focus();
+  }
+});
+window.addEventListener("popstate", route);
+setInterval(() => {
+  for (const t of document.querySelectorAll("time[data-ago]")) t.textContent = ago(t.dataset.ago);
+}, 5000);
+route();
+connect();
