@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/process"
 )
 
 // chromium finds the browser the tests drive: $CKPT_CHROMIUM, or Debian's
@@ -166,7 +168,18 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	st := memstore.New()
 	seedFleet(t, st)
-	srv := httptest.NewServer(New(Options{Store: st, Authenticate: authenticate, Keepalive: time.Second}))
+	// A real agent process, busy in a long tool call, to be killed.
+	agent := exec.Command("sleep", "300")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	sig := ckpt.Signal{State: ckpt.PresenceBusy, Reason: "Bash", Process: process.Of(agent.Process.Pid)}
+	if err := st.Beat(context.Background(), "kai-7/spec", sig); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Options{Store: st, Authenticate: authenticate, Keepalive: time.Second,
+		Alive: process.Alive, PresenceEvery: 200 * time.Millisecond}))
 	t.Cleanup(srv.Close) // after the browser's cleanup: its event stream ends first
 	ctx := browser(t)
 
@@ -192,6 +205,20 @@ func TestDashboardInChromium(t *testing.T) {
 	if got := eval[float64](t, ctx, `window.__marker`); got != marker {
 		t.Error("the page reloaded to show the update")
 	}
+
+	// The agent's process is killed: with nothing written, the row turns dead.
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Beat(context.Background(), "kai-7/spec", sig); err != nil { // busy again after the update
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the busy agent", `document.querySelector('tr[data-id="kai-7/spec"] .badge')?.textContent === "busy"`)
+	if err := agent.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the killed agent seen dead", `document.querySelector('tr[data-id="kai-7/spec"] .badge')?.textContent === "dead"`)
+	shoot(t, ctx, "overview-dead")
 
 	// A filter in the URL narrows the list.
 	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/?parent=kai-7")); err != nil {

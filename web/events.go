@@ -57,6 +57,8 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			}
 		})
 	}()
+	nudges, unsubscribe := h.presence.subscribe()
+	defer unsubscribe()
 	tick := time.NewTicker(h.opts.Keepalive)
 	defer tick.Stop()
 	for {
@@ -65,6 +67,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		case c := <-changes:
 			b, _ := json.Marshal(c)
 			_, err = fmt.Fprintf(w, "id: %s\nevent: change\ndata: %s\n\n", c.Cursor, b)
+		case id := <-nudges:
+			// Not a change of the store: no id, so a reconnect resumes
+			// from the last change, not from here.
+			b, _ := json.Marshal(map[string]string{"id": id})
+			_, err = fmt.Fprintf(w, "event: presence\ndata: %s\n\n", b)
 		case <-tick.C:
 			_, err = fmt.Fprint(w, ": keepalive\n\n")
 		case err = <-watchErr:

@@ -8,8 +8,8 @@ import (
 
 // Row is one checkpoint as the overview shows it: its summary, the
 // presence word (working, busy, waiting, ended, dead, warn, stale; for work
-// that is not live, its status: pending, done, failed, abandoned) with
-// since when and why, and when it was last seen.
+// that is not live, its status: pending, done, failed, abandoned, or
+// archived) with since when and why, and when it was last seen.
 type Row struct {
 	ckpt.Summary
 	Presence string    `json:"presence"`
@@ -20,23 +20,14 @@ type Row struct {
 
 func (h *Handler) rowOf(s *ckpt.Summary, now time.Time) Row {
 	r := Row{Summary: *s, LastSeen: s.LastSeen()}
-	r.Presence, r.Since, r.Why = presence(s, now, h.opts.Thresholds)
+	v := ckpt.PresenceOf(s, now, h.opts.Thresholds, h.opts.Alive)
+	r.Presence, r.Since, r.Why = string(v.State), v.Since, v.Why
+	if v.State == ckpt.PresenceNone {
+		// Work that is not live shows what became of it instead.
+		r.Presence, r.Since = string(s.Status), s.UpdatedAt
+		if s.Archived != nil {
+			r.Presence, r.Since, r.Why = "archived", s.Archived.At, s.Archived.Reason
+		}
+	}
 	return r
-}
-
-// presence names what the overview shows for s.
-func presence(s *ckpt.Summary, now time.Time, th ckpt.Thresholds) (word string, since time.Time, why string) {
-	lv, _ := s.Liveness(now, th)
-	switch {
-	case s.Archived != nil:
-		return "archived", s.Archived.At, s.Archived.Reason
-	case lv == ckpt.NotLive:
-		return string(s.Status), s.UpdatedAt, ""
-	case lv == ckpt.Stale || lv == ckpt.Warn:
-		return string(lv), s.LastSeen(), ""
-	}
-	if p := s.Heartbeat.Presence; p != nil && p.State != "" && !p.Since.Before(s.UpdatedAt) {
-		return string(p.State), p.Since, p.Reason
-	}
-	return string(ckpt.PresenceWorking), s.LastSeen(), ""
 }

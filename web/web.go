@@ -73,17 +73,22 @@ type Options struct {
 	Thresholds ckpt.Thresholds
 	// Alive reports whether an agent's process is alive on this host, and
 	// whether that could be known (see ckpt.PresenceOf); nil: never known.
-	Alive func(*ckpt.Process) (alive, known bool)
+	Alive ckpt.AliveFunc
 	// Keepalive is how often an idle event stream sends a comment; zero
 	// means 15 seconds.
 	Keepalive time.Duration
+	// PresenceEvery is how often the presence of live checkpoints is
+	// derived again for the open pages (a process dies, a threshold
+	// passes, with no write to tell); zero means 5 seconds.
+	PresenceEvery time.Duration
 }
 
 // Handler serves the dashboard: the pages at /, /c/{id}, /login and
 // /logout, the assets under /assets/ and the JSON endpoints under /ui/api/.
 type Handler struct {
-	opts Options
-	mux  *http.ServeMux
+	opts     Options
+	mux      *http.ServeMux
+	presence presenceWatch
 }
 
 const (
@@ -100,7 +105,11 @@ func New(opts Options) *Handler {
 	if opts.Keepalive <= 0 {
 		opts.Keepalive = 15 * time.Second
 	}
+	if opts.PresenceEvery <= 0 {
+		opts.PresenceEvery = 5 * time.Second
+	}
 	h := &Handler{opts: opts, mux: http.NewServeMux()}
+	h.presence.h = h
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", cacheable(http.FileServerFS(static))))
 	h.mux.HandleFunc("GET /login", h.loginPage)

@@ -456,11 +456,13 @@ function connect() {
   const es = new EventSource("/ui/api/events");
   es.onopen = () => setLive(true, "live");
   es.onerror = () => setLive(false, "reconnecting…");
-  es.addEventListener("change", (ev) => {
+  const onChange = (ev) => {
     const c = JSON.parse(ev.data);
     if (state.view === "overview") onChangeOverview(c);
     else onChangeDetail(c);
-  });
+  };
+  es.addEventListener("change", onChange);
+  es.addEventListener("presence", onChange); // presence moved with no write
 }
 
 document.addEventListener("click", (e) => {
