@@ -1,0 +1,293 @@
+// Package httpapi is the wire format of ckpt serve's HTTP API, the one
+// definition the server (package server) and its client (package remote)
+// share: paths, headers, JSON bodies, and the table that maps the stable
+// error codes of the root package to HTTP statuses and back.
+//
+// It depends on the root package and the standard library only, so neither
+// side imports the other. docs/api.md describes the API for people; the
+// server serves the same description as OpenAPI at /openapi.json.
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Paths of the API. A checkpoint ID (which may hold slashes) always ends a
+// path, after one of the prefixes ending in "/".
+const (
+	PathCheckpoints = "/v1/checkpoints"    // GET: list; /{id}: GET one, DELETE
+	PathEvents      = "/v1/events/"        // {id}: POST append, GET history
+	PathBeats       = "/v1/beats/"         // {id}: POST a beat
+	PathLifecycle   = "/v1/lifecycle/"     // {verb}/{id}: POST resume, takeover, restart, restore
+	PathChanges     = "/v1/changes"        // GET: the change feed as server-sent events
+	PathHead        = "/v1/changes/head"   // GET: the feed's current end
+	PathCheck       = "/v1/check"          // POST: check the store (read-only)
+	PathStale       = "/v1/stale"          // GET: the silent checkpoints
+	PathInfo        = "/v1/info"           // GET: version and capabilities
+	PathOpenAPI     = "/openapi.json"      // GET: this API in OpenAPI 3.1
+	PathMCP         = "/mcp"               // the MCP server (streamable HTTP)
+	PathMetrics     = "/metrics"           // Prometheus metrics
+	PathHealth      = "/healthz"           // the process answers
+	PathReady       = "/readyz"            // the store answers
+	PathTokens      = "/v1/tokens"         // admin: GET list, POST create; /{id}: DELETE revoke
+	PathWhoAmI      = "/v1/tokens/current" // GET: the calling token's grant
+)
+
+// Headers with a meaning in the API.
+const (
+	// HeaderIfMatch on an append carries the expected revision (an
+	// entity tag of the form "N" or plain N): AppendOptions.IfRev.
+	HeaderIfMatch = "If-Match"
+	// HeaderIdempotencyKey on an append or a lifecycle call is the
+	// event's idempotency key (it overrides a key in the body).
+	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderReplayed is "true" on the answer to an append whose key had
+	// been applied already.
+	HeaderReplayed = "Idempotent-Replayed"
+	// HeaderLastEventID resumes the change feed after a cursor.
+	HeaderLastEventID = "Last-Event-ID"
+)
+
+// Event is an event on the wire: ckpt.Event with its checksum, which the
+// history line carries but Event's JSON leaves out. Data travels as the
+// exact bytes the store keeps, so a client can verify the chain.
+type Event struct {
+	ckpt.Event
+	Sum string `json:"sum,omitempty"`
+}
+
+// WireEvent returns e as it travels.
+func WireEvent(e ckpt.Event) Event { return Event{Event: e, Sum: e.Sum} }
+
+// Store returns the event the wire one carries.
+func (e Event) Store() ckpt.Event {
+	out := e.Event
+	out.Sum = e.Sum
+	return out
+}
+
+// AppendResult is the answer to an append.
+type AppendResult struct {
+	State    *ckpt.Checkpoint `json:"state"`
+	Event    Event            `json:"event"`
+	Replayed bool             `json:"replayed,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
+}
+
+// Page is the answer to a listing: ckpt.Page, plus the checkpoints that
+// could not be read (List's *ckpt.DamagedError) when there are some.
+type Page struct {
+	Items   []ckpt.Summary `json:"items"`
+	Next    string         `json:"next,omitempty"`
+	Damaged *Error         `json:"damaged,omitempty"`
+}
+
+// Beat is the body of a beat: ckpt.Signal.
+type Beat struct {
+	At      time.Time          `json:"at,omitzero"`
+	State   ckpt.PresenceState `json:"state,omitempty"`
+	Reason  string             `json:"reason,omitempty"`
+	Process *ckpt.Process      `json:"process,omitempty"`
+}
+
+// Signal returns the signal the beat carries.
+func (b Beat) Signal() ckpt.Signal {
+	return ckpt.Signal{At: b.At, State: b.State, Reason: b.Reason, Process: b.Process}
+}
+
+// BeatOf returns sig as it travels.
+func BeatOf(sig ckpt.Signal) Beat {
+	return Beat{At: sig.At, State: sig.State, Reason: sig.Reason, Process: sig.Process}
+}
+
+// Lifecycle is the body of a lifecycle call: ckpt.Lifecycle plus the
+// arguments of each verb (Agent and Force for resume, To for takeover, Rev
+// for restore).
+type Lifecycle struct {
+	At        time.Time   `json:"at,omitzero"`
+	Actor     ckpt.Actor  `json:"actor,omitzero"`
+	SessionID string      `json:"session_id,omitempty"`
+	Key       string      `json:"key,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	Agent     *ckpt.Agent `json:"agent,omitempty"` // resume: replaces the recorded agent
+	Force     bool        `json:"force,omitempty"` // resume: even a done or not resumable one
+	To        ckpt.Agent  `json:"to,omitzero"`     // takeover: the new agent
+	Rev       int64       `json:"rev,omitempty"`   // restore: the revision to go back to
+}
+
+// Lifecycle verbs (the segment after PathLifecycle).
+const (
+	VerbResume   = "resume"
+	VerbTakeover = "takeover"
+	VerbRestart  = "restart"
+	VerbRestore  = "restore"
+)
+
+// LifecycleResult is the answer to a lifecycle call.
+type LifecycleResult struct {
+	State      *ckpt.Checkpoint `json:"state"`
+	ArchivedAs string           `json:"archived_as,omitempty"`
+}
+
+// Head is the answer to PathHead.
+type Head struct {
+	Cursor string `json:"cursor"`
+}
+
+// Check is the body of PathCheck.
+type Check struct {
+	IDs []string `json:"ids,omitempty"`
+}
+
+// Info is the answer to PathInfo.
+type Info struct {
+	Version      string            `json:"version"`
+	Capabilities ckpt.Capabilities `json:"capabilities"`
+}
+
+// StaleEntry is one silent checkpoint in the answer to PathStale.
+type StaleEntry struct {
+	ckpt.Summary
+	Liveness      ckpt.Liveness `json:"liveness"`
+	SilentSeconds int64         `json:"silent_seconds"`
+}
+
+// Error is every error body: a stable code (ckpt.Code), the message, and
+// for some codes the detail a client needs to rebuild the error.
+type Error struct {
+	Code    ckpt.Code `json:"code"`
+	Message string    `json:"message"`
+	// Conflict is set for CodeConflict from an append with If-Match.
+	Conflict *Conflict `json:"conflict,omitempty"`
+	// IDs names the damaged checkpoints of a listing (CodeCorrupt).
+	IDs []string `json:"ids,omitempty"`
+}
+
+// Conflict is the detail of a *ckpt.ConflictError.
+type Conflict struct {
+	ID   string `json:"id"`
+	Want int64  `json:"want"`
+	Have int64  `json:"have"`
+}
+
+// statusOf is the one table of HTTP statuses for error codes. A code not
+// here is 500.
+var statusOf = map[ckpt.Code]int{
+	ckpt.CodeNotFound:        http.StatusNotFound,
+	ckpt.CodeExists:          http.StatusConflict,
+	ckpt.CodeConflict:        http.StatusPreconditionFailed,
+	ckpt.CodeInvalid:         http.StatusBadRequest,
+	ckpt.CodeCorrupt:         http.StatusInternalServerError,
+	ckpt.CodeNotResumable:    http.StatusConflict,
+	ckpt.CodeCycleLimit:      http.StatusUnprocessableEntity,
+	ckpt.CodeNoStore:         http.StatusServiceUnavailable,
+	ckpt.CodeUnavailable:     http.StatusServiceUnavailable,
+	ckpt.CodeUnauthenticated: http.StatusUnauthorized,
+	ckpt.CodeForbidden:       http.StatusForbidden,
+	ckpt.CodeCanceled:        499, // the client went away (nginx's code)
+	ckpt.CodeInternal:        http.StatusInternalServerError,
+}
+
+// Status returns the HTTP status of an error code.
+func Status(c ckpt.Code) int {
+	if s, ok := statusOf[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorOf returns the wire form of err.
+func ErrorOf(err error) *Error {
+	e := &Error{Code: ckpt.ErrorCode(err), Message: err.Error()}
+	var ce *ckpt.ConflictError
+	if errors.As(err, &ce) {
+		e.Conflict = &Conflict{ID: ce.ID, Want: ce.Want, Have: ce.Have}
+	}
+	var de *ckpt.DamagedError
+	if errors.As(err, &de) {
+		e.IDs = de.IDs
+	}
+	return e
+}
+
+// Err rebuilds the error a wire Error describes, so that errors.Is with the
+// root package's sentinels and errors.As with *ckpt.ConflictError and
+// *ckpt.DamagedError work on the client as on the server.
+func (e *Error) Err() error {
+	if e.Message == "" {
+		e.Message = fmt.Sprintf("the server reported %s with no message", e.Code)
+	}
+	if e.Conflict != nil {
+		return &ckpt.ConflictError{ID: e.Conflict.ID, Want: e.Conflict.Want, Have: e.Conflict.Have}
+	}
+	if e.Code == ckpt.CodeCorrupt && len(e.IDs) > 0 {
+		return &ckpt.DamagedError{IDs: e.IDs, Err: &RemoteError{Code: e.Code, Message: e.Message}}
+	}
+	return &RemoteError{Code: e.Code, Message: e.Message}
+}
+
+// RemoteError is an error the server reported. It unwraps to the root
+// package's sentinel for its code (ckpt.SentinelOf), nil for internal
+// errors.
+type RemoteError struct {
+	Code    ckpt.Code
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Unwrap returns the sentinel of the error's code.
+func (e *RemoteError) Unwrap() error { return ckpt.SentinelOf(e.Code) }
+
+// DecodeError reads an error body of status; a body that is not an API
+// error (a proxy's page, say) becomes an error naming the status, which
+// is unavailable for 502, 503 and 504 and internal otherwise.
+func DecodeError(status int, body []byte) error {
+	var e Error
+	if err := json.Unmarshal(body, &e); err == nil && e.Code != "" {
+		return e.Err()
+	}
+	code := ckpt.CodeInternal
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		code = ckpt.CodeUnavailable
+	case http.StatusUnauthorized:
+		code = ckpt.CodeUnauthenticated
+	case http.StatusForbidden:
+		code = ckpt.CodeForbidden
+	case http.StatusNotFound:
+		code = ckpt.CodeNotFound
+	}
+	snippet := string(body)
+	if len(snippet) > 200 {
+		snippet = snippet[:200] + "…"
+	}
+	return &RemoteError{Code: code, Message: fmt.Sprintf("the server answered %d %s: %q", status, http.StatusText(status), snippet)}
+}
+
+// TokenInfo is a token as the API shows it: never its hash; its bearer
+// string (Token) only in the answer that created it. The body of a
+// create names Scope and optionally Prefix, Agent and Note.
+type TokenInfo struct {
+	ID        string    `json:"id,omitempty"`
+	Scope     string    `json:"scope"`
+	Prefix    string    `json:"prefix,omitempty"`
+	Agent     string    `json:"agent,omitempty"`
+	Note      string    `json:"note,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	Token     string    `json:"token,omitempty"`
+}
+
+// Server-sent event names of the change feed. Each "change" event's id is
+// the change's cursor and its data a ckpt.Change; an "error" event's data
+// is an Error, after which the server ends the stream.
+const (
+	SSEChange = "change"
+	SSEError  = "error"
+)

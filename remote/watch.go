@@ -1,0 +1,141 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/httpapi"
+)
+
+// Head implements ckpt.Watcher.
+func (s *Store) Head(ctx context.Context) (string, error) {
+	var h httpapi.Head
+	if _, err := s.do(ctx, call{method: http.MethodGet, path: httpapi.PathHead, out: &h}); err != nil {
+		return "", err
+	}
+	return h.Cursor, nil
+}
+
+// Watch implements ckpt.Watcher over the server's event stream. When the
+// stream breaks (the server restarts, a proxy drops it, it goes silent for
+// StreamIdle) it reconnects from the last cursor delivered, with backoff,
+// for as long as ctx lasts: the feed's own guarantee (no gap, no repeat)
+// then holds across the break. Errors the server reports (a foreign
+// cursor, a refused token) end it.
+func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) error) error {
+	cursor := from
+	failures := 0
+	for {
+		progressed, err := s.stream(ctx, &cursor, fn)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var fnErr fnError
+		if errors.As(err, &fnErr) {
+			return fnErr.err
+		}
+		if err != nil && !ckpt.Retryable(err) {
+			return err
+		}
+		if progressed {
+			failures = 0
+		}
+		failures++
+		if err := s.pause(ctx, min(failures, 8)); err != nil {
+			return err
+		}
+	}
+}
+
+// fnError carries the callback's own error out of stream untouched.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+
+// stream reads one connection's events, advancing *cursor past each change
+// fn accepted. It reports whether any change was delivered.
+func (s *Store) stream(ctx context.Context, cursor *string, fn func(ckpt.Change) error) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	q := url.Values{}
+	q.Set("from", *cursor)
+	req, err := s.request(ctx, http.MethodGet, httpapi.PathChanges, q, nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if *cursor != "" {
+		req.Header.Set(httpapi.HeaderLastEventID, *cursor)
+	}
+	// A watchdog ends a stream that has gone silent past StreamIdle
+	// (keepalives count): the connection is dead though no error says so.
+	idle := time.AfterFunc(s.opts.StreamIdle, cancel)
+	defer idle.Stop()
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return false, transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var buf [4096]byte
+		n, _ := resp.Body.Read(buf[:])
+		return false, httpapi.DecodeError(resp.StatusCode, buf[:n])
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var event, data string
+	progressed := false
+	for sc.Scan() {
+		idle.Reset(s.opts.StreamIdle)
+		line := sc.Text()
+		switch {
+		case line == "":
+			if data != "" {
+				if err := s.dispatch(event, data, cursor, fn); err != nil {
+					return progressed, err
+				}
+				progressed = progressed || event == httpapi.SSEChange
+			}
+			event, data = "", ""
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "event:"):
+			event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:"):
+			data += strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return progressed, transportError(ctx, err)
+	}
+	return progressed, fmt.Errorf("%w: the server ended the change feed", ckpt.ErrUnavailable)
+}
+
+// dispatch handles one complete server-sent event.
+func (s *Store) dispatch(event, data string, cursor *string, fn func(ckpt.Change) error) error {
+	switch event {
+	case httpapi.SSEChange:
+		var c ckpt.Change
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			return fmt.Errorf("%w: a change from the server is not JSON: %v", ckpt.ErrUnavailable, err)
+		}
+		if err := fn(c); err != nil {
+			return fnError{err}
+		}
+		*cursor = c.Cursor
+	case httpapi.SSEError:
+		var e httpapi.Error
+		if err := json.Unmarshal([]byte(data), &e); err != nil || e.Code == "" {
+			return fmt.Errorf("%w: the server ended the change feed with %q", ckpt.ErrUnavailable, data)
+		}
+		return e.Err()
+	}
+	return nil
+}

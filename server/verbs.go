@@ -1,0 +1,186 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/httpapi"
+)
+
+// lifecycle: POST /v1/lifecycle/{verb}/{id}: the lifecycle verbs of the
+// root package, run here next to the data over the grant's view of the
+// store (so a prefix-bound token cannot take over outside its prefix, and
+// an agent-bound token's agent is the actor).
+func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request) error {
+	id, verb := r.PathValue("id"), r.PathValue("verb")
+	var in httpapi.Lifecycle
+	if err := readJSON(r, &in); err != nil {
+		return err
+	}
+	if k := r.Header.Get(httpapi.HeaderIdempotencyKey); k != "" {
+		in.Key = k
+	}
+	st := s.storeFor(r.Context())
+	if err := st.g.mayWrite(id); err != nil {
+		return err
+	}
+	l := ckpt.Lifecycle{At: in.At, Actor: st.g.actor(in.Actor), SessionID: in.SessionID, Key: in.Key, Reason: in.Reason}
+	if l.At.IsZero() {
+		l.At = s.now()
+	}
+	var out httpapi.LifecycleResult
+	var err error
+	ctx := r.Context()
+	switch verb {
+	case httpapi.VerbResume:
+		out.State, err = ckpt.ResumeCheckpoint(ctx, st, id, l, in.Agent, in.Force)
+	case httpapi.VerbTakeover:
+		out.State, out.ArchivedAs, err = ckpt.TakeOverCheckpoint(ctx, st, id, in.To, l)
+	case httpapi.VerbRestart:
+		out.State, out.ArchivedAs, err = ckpt.RestartCheckpoint(ctx, st, id, l)
+	case httpapi.VerbRestore:
+		out.State, err = ckpt.RestoreCheckpoint(ctx, st, id, in.Rev, l)
+	default:
+		return fmt.Errorf("%w: no lifecycle verb %q: use resume, takeover, restart or restore (archive is an append of an archived event)", ckpt.ErrNotFound, verb)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// check: POST /v1/check {ids}: the store's read-only check.
+func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
+	c, ok := s.store.(ckpt.Checker)
+	if !ok {
+		return fmt.Errorf("%w: this server's store cannot check itself", ckpt.ErrInvalid)
+	}
+	var in httpapi.Check
+	if err := readJSON(r, &in); err != nil {
+		return err
+	}
+	rep, err := c.Check(r.Context(), in.IDs)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rep)
+}
+
+// stale: GET /v1/stale?warn=&stale=&prefix=&parent=: the live checkpoints
+// silent past their warn threshold, most silent first. warn and stale are
+// Go durations (e.g. 30m) overriding the server's thresholds.
+func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
+	t := s.opts.Thresholds
+	for name, d := range map[string]*time.Duration{"warn": &t.Warn, "stale": &t.Stale} {
+		if v := r.URL.Query().Get(name); v != "" {
+			dur, err := time.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return fmt.Errorf("%w: %s=%q is not a positive duration such as 30m", ckpt.ErrInvalid, name, v)
+			}
+			*d = dur
+		}
+	}
+	f := ckpt.Filter{Prefix: r.URL.Query().Get("prefix"), Parent: r.URL.Query().Get("parent")}
+	all, err := ckpt.ListAll(r.Context(), s.store, f)
+	if err != nil && len(all) == 0 {
+		return err
+	}
+	now := s.now()
+	out := struct {
+		Items []httpapi.StaleEntry `json:"items"`
+	}{Items: []httpapi.StaleEntry{}}
+	for i := range all {
+		l, age := all[i].Liveness(now, t)
+		if l == ckpt.Warn || l == ckpt.Stale {
+			out.Items = append(out.Items, httpapi.StaleEntry{Summary: all[i], Liveness: l, SilentSeconds: int64(age / time.Second)})
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// listTokens: GET /v1/tokens (admin): every token, without hashes.
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
+	if err := need(r.Context(), ScopeAdmin); err != nil {
+		return err
+	}
+	ts, err := s.tokens()
+	if err != nil {
+		return err
+	}
+	list, err := ts.List(r.Context())
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Tokens []httpapi.TokenInfo `json:"tokens"`
+	}{Tokens: make([]httpapi.TokenInfo, len(list))}
+	for i, t := range list {
+		out.Tokens[i] = tokenInfo(t)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func tokenInfo(t Token) httpapi.TokenInfo {
+	return httpapi.TokenInfo{ID: t.ID, Scope: string(t.Scope), Prefix: t.Prefix, Agent: t.Agent, Note: t.Note, CreatedAt: t.CreatedAt}
+}
+
+// createToken: POST /v1/tokens (admin): the answer carries the bearer
+// string, the only time it is shown.
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
+	if err := need(r.Context(), ScopeAdmin); err != nil {
+		return err
+	}
+	ts, err := s.tokens()
+	if err != nil {
+		return err
+	}
+	var in httpapi.TokenInfo
+	if err := readJSON(r, &in); err != nil {
+		return err
+	}
+	scope, err := ParseScope(in.Scope)
+	if err != nil {
+		return err
+	}
+	t, bearer, err := NewToken(scope, in.Prefix, in.Agent, in.Note, s.now())
+	if err != nil {
+		return err
+	}
+	if err := ts.Add(r.Context(), t); err != nil {
+		return err
+	}
+	out := tokenInfo(t)
+	out.Token = bearer
+	return writeJSON(w, http.StatusCreated, out)
+}
+
+// revokeToken: DELETE /v1/tokens/{id} (admin).
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
+	if err := need(r.Context(), ScopeAdmin); err != nil {
+		return err
+	}
+	ts, err := s.tokens()
+	if err != nil {
+		return err
+	}
+	if err := ts.Revoke(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// whoAmI: GET /v1/tokens/current: the calling token's grant.
+func (s *Server) whoAmI(w http.ResponseWriter, r *http.Request) error {
+	g := grantOf(r.Context())
+	return writeJSON(w, http.StatusOK, httpapi.TokenInfo{ID: g.TokenID, Scope: string(g.Scope), Prefix: g.Prefix, Agent: g.Agent})
+}
+
+func (s *Server) tokens() (TokenStore, error) {
+	if s.opts.Tokens == nil {
+		return nil, fmt.Errorf("%w: this development server runs without tokens", ckpt.ErrInvalid)
+	}
+	return s.opts.Tokens, nil
+}
