@@ -18,14 +18,26 @@ const (
 	EventStop             Event = "Stop"
 	EventPreCompact       Event = "PreCompact"
 	EventSessionEnd       Event = "SessionEnd"
+
+	// Presence events: they only beat, with the state they mean (busy,
+	// working, waiting), and write no history.
+	EventPreToolUse         Event = "PreToolUse"
+	EventPostToolUseFailure Event = "PostToolUseFailure"
+	EventSubagentStart      Event = "SubagentStart"
+	EventNotification       Event = "Notification"
+	EventPermissionRequest  Event = "PermissionRequest"
+	EventStopFailure        Event = "StopFailure"
 )
 
 // Events lists the events ckpt handles, in the order a session meets them.
-var Events = []Event{EventSessionStart, EventUserPromptSubmit, EventPostToolUse, EventSubagentStop, EventStop, EventPreCompact, EventSessionEnd}
+var Events = []Event{EventSessionStart, EventUserPromptSubmit, EventPreToolUse, EventPermissionRequest,
+	EventNotification, EventPostToolUse, EventPostToolUseFailure, EventSubagentStart, EventSubagentStop,
+	EventStop, EventStopFailure, EventPreCompact, EventSessionEnd}
 
 // eventNames maps a normalised name (lower case, no separators) to an event.
 // Gemini CLI's names are here too: BeforeAgent is its UserPromptSubmit,
-// AfterTool its PostToolUse, AfterAgent its Stop, PreCompress its PreCompact.
+// AfterTool its PostToolUse, AfterAgent its Stop, PreCompress its PreCompact,
+// BeforeTool its PreToolUse.
 var eventNames = map[string]Event{
 	"sessionstart":     EventSessionStart,
 	"userpromptsubmit": EventUserPromptSubmit,
@@ -38,12 +50,20 @@ var eventNames = map[string]Event{
 	"precompact":       EventPreCompact,
 	"precompress":      EventPreCompact,
 	"sessionend":       EventSessionEnd,
+
+	"pretooluse":         EventPreToolUse,
+	"beforetool":         EventPreToolUse,
+	"posttoolusefailure": EventPostToolUseFailure,
+	"subagentstart":      EventSubagentStart,
+	"notification":       EventNotification,
+	"permissionrequest":  EventPermissionRequest,
+	"stopfailure":        EventStopFailure,
 }
 
 // ParseEvent maps an event name to the Event ckpt handles. It ignores case
 // and the separators '-', '_' and ' ', so "SessionStart", "session-start"
 // and "session_start" are one event, and it accepts Gemini CLI's names
-// (BeforeAgent, AfterTool, AfterAgent, PreCompress). The error names the
+// (BeforeAgent, BeforeTool, AfterTool, AfterAgent, PreCompress). The error names the
 // events ckpt handles.
 func ParseEvent(name string) (Event, error) {
 	norm := strings.Map(func(r rune) rune {
@@ -59,5 +79,9 @@ func ParseEvent(name string) (Event, error) {
 	if e, ok := eventNames[norm]; ok {
 		return e, nil
 	}
-	return "", fmt.Errorf("unknown hook event %q: ckpt handles SessionStart, UserPromptSubmit, PostToolUse, SubagentStop, Stop, PreCompact and SessionEnd (Gemini CLI: BeforeAgent, AfterTool, AfterAgent, PreCompress)", name)
+	names := make([]string, len(Events))
+	for i, e := range Events {
+		names[i] = string(e)
+	}
+	return "", fmt.Errorf("unknown hook event %q: ckpt handles %s (Gemini CLI: BeforeAgent, BeforeTool, AfterTool, AfterAgent, PreCompress)", name, strings.Join(names, ", "))
 }

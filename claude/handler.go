@@ -76,15 +76,17 @@ type Handler struct {
 	RepoRoot string              // the repository the session works in, "" if none
 
 	// StateDir keeps per-checkpoint counters (prompts, consecutive Stop
-	// blocks) outside the history. "" disables prompt backups and lets the
-	// task loop block only once per turn.
+	// blocks) outside the history, in StateDir/hooks/state, and the prompt
+	// snapshots in StateDir/hooks/backups (see the function StateDir). ""
+	// disables prompt backups and lets the task loop block only once per
+	// turn.
 	StateDir string
 
 	// Prompt renders the continuation prompt SessionStart returns; nil
 	// gives a one-line summary.
 	Prompt func(*ckpt.Checkpoint) string
-	// Backup, if set, snapshots the checkpoint every BackupEvery prompts
-	// (0 means DefaultBackupEvery).
+	// Backup, if set, replaces the snapshot written every BackupEvery
+	// prompts (0 means DefaultBackupEvery) into StateDir/hooks/backups.
 	Backup      func(ctx context.Context, id string) error
 	BackupEvery int
 	// SyncPlan, if set, is called with the absolute path of every plan file
@@ -96,6 +98,11 @@ type Handler struct {
 	Final []FinalStep
 
 	Loop TaskLoop
+
+	// Process returns the agent client's process, recorded with every
+	// presence signal so that a view on this host can tell it died; nil
+	// (or a nil result) records none.
+	Process func() *ckpt.Process
 }
 
 // Result is what a hook call produced: the bytes for stdout (nil for
@@ -106,28 +113,17 @@ type Result struct {
 	Warnings []string
 }
 
-// Run is `ckpt hook EVENT`: it reads the payload from stdin, handles the
-// event, writes the output to stdout and the warnings, joined on one line,
-// to stderr. It never fails: the caller exits 0 whatever happened, so that
-// ckpt never breaks the agent's session (fail-forward).
-func Run(ctx context.Context, h *Handler, event string, stdin io.Reader, stdout, stderr io.Writer) {
-	var res Result
-	ev, err := ParseEvent(event)
-	if err == nil {
-		var in Input
-		if in, err = ParseInput(stdin); err == nil {
-			res = h.Handle(ctx, ev, in)
-		}
-	}
-	if err != nil {
-		res.Warnings = append(res.Warnings, err.Error())
-	}
+// Write reports res as a hook does: the output on stdout, every warning
+// joined on one line on stderr ("ckpt hook EVENT: warning: …").
+func (res Result) Write(event string, stdout, stderr io.Writer) {
 	if len(res.Output) > 0 {
 		stdout.Write(res.Output)
 	}
 	if len(res.Warnings) > 0 {
-		line := strings.Join(res.Warnings, "; ")
-		line = strings.Join(strings.Fields(line), " ")
+		line := strings.Join(strings.Fields(strings.Join(res.Warnings, "; ")), " ")
+		if event == "" {
+			event = "?"
+		}
 		fmt.Fprintf(stderr, "ckpt hook %s: warning: %s\n", event, line)
 	}
 }
@@ -175,11 +171,28 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 		call.stop()
 	case EventPreCompact, EventSessionEnd:
 		call.final(ev)
+	case EventPreToolUse:
+		call.presence(ckpt.PresenceBusy, toolReason(in))
+	case EventPostToolUseFailure:
+		call.presence(ckpt.PresenceWorking, "")
+	case EventSubagentStart:
+		call.presence(ckpt.PresenceBusy, "subagent "+orDash(in.AgentType))
+	case EventNotification:
+		if why := waitingReason(in); why != "" {
+			call.presence(ckpt.PresenceWaiting, why)
+		}
+	case EventPermissionRequest:
+		call.presence(ckpt.PresenceWaiting, "permission: "+orDash(in.ToolName))
+	case EventStopFailure:
+		call.presence(ckpt.PresenceWaiting, "turn failed: "+orDash(firstLine(in.Error, 200)))
 	default:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("ckpt does not handle the %s event", ev))
 	}
 	return res
 }
+
+// counterDir holds the per-checkpoint counters.
+func (h *Handler) counterDir() string { return filepath.Join(h.StateDir, "hooks", "state") }
 
 // hookCall is one Handle call.
 type hookCall struct {
@@ -311,10 +324,78 @@ func (c *hookCall) title() string {
 	return client + " session in " + where
 }
 
-func (c *hookCall) beat() {
-	if err := c.h.Store.Beat(c.ctx, c.id, ckpt.Signal{At: c.now()}); err != nil {
+// signal beats with a presence state (docs/design.md, "Liveness and
+// presence"): no fsync, no history. It comes after the call's events, so
+// that the state is not older than the last update (a later update voids
+// a reported state).
+func (c *hookCall) signal(state ckpt.PresenceState, reason string) {
+	if err := c.h.Store.Beat(c.ctx, c.id, c.newSignal(state, reason)); err != nil {
 		c.warn("%s: heartbeat: %v", c.id, err)
 	}
+}
+
+func (c *hookCall) newSignal(state ckpt.PresenceState, reason string) ckpt.Signal {
+	sig := ckpt.Signal{At: c.now(), State: state, Reason: reason}
+	if c.h.Process != nil {
+		sig.Process = c.h.Process()
+	}
+	return sig
+}
+
+// presence is the whole of a presence-only event: one beat, nothing read
+// and nothing created; a session without a checkpoint yet stays silent.
+func (c *hookCall) presence(state ckpt.PresenceState, reason string) {
+	err := c.h.Store.Beat(c.ctx, c.id, c.newSignal(state, reason))
+	if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
+		c.warn("%s: heartbeat: %v", c.id, err)
+	}
+}
+
+// toolReason names the tool a PreToolUse starts, with the first line of
+// its command or description when it has one: "Bash: go test ./...".
+func toolReason(in Input) string {
+	name := orDash(in.ToolName)
+	var args struct {
+		Command     json.RawMessage `json:"command"`
+		Description string          `json:"description"`
+	}
+	if json.Unmarshal(in.ToolInput, &args) == nil {
+		if cmd := firstLine(lenientString(args.Command), 80); cmd != "" {
+			return name + ": " + cmd
+		}
+		if d := firstLine(args.Description, 80); d != "" {
+			return name + ": " + d
+		}
+	}
+	return name
+}
+
+// waitingNotifications are the notifications that mean the agent waits
+// for a person (Gemini CLI's ToolPermission included).
+var waitingNotifications = map[string]bool{
+	"permission_prompt": true, "idle_prompt": true, "elicitation_dialog": true, "toolpermission": true,
+}
+
+// waitingReason is why a Notification means waiting, "" when it does not
+// (auth_success, …). A payload without a type (older clients) is read by
+// its message.
+func waitingReason(in Input) string {
+	typ := strings.TrimSpace(in.NotificationType)
+	if typ == "" {
+		switch msg := strings.ToLower(in.Message); {
+		case strings.Contains(msg, "permission"):
+			typ = "permission_prompt"
+		case strings.Contains(msg, "waiting for your input"):
+			typ = "idle_prompt"
+		}
+	}
+	if !waitingNotifications[strings.ToLower(typ)] {
+		return ""
+	}
+	if m := firstLine(in.Message, 120); m != "" {
+		return typ + ": " + m
+	}
+	return typ
 }
 
 // sessionStart returns the continuation prompt of the session's
@@ -335,7 +416,7 @@ func (c *hookCall) sessionStart() {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	c.beat()
+	c.signal(ckpt.PresenceWorking, "session start: "+orDash(c.in.Source))
 	var b strings.Builder
 	fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
 	b.WriteString(c.prompt(cp))
@@ -373,13 +454,13 @@ func (c *hookCall) userPrompt() {
 	} else {
 		c.joinSession(cp)
 	}
-	c.beat()
-	if c.h.StateDir == "" || c.h.Backup == nil {
+	c.signal(ckpt.PresenceWorking, "")
+	if c.h.StateDir == "" {
 		return
 	}
-	st := loadState(c.h.StateDir, c.id)
+	st := loadState(c.h.counterDir(), c.id)
 	st.Prompts++
-	if err := saveState(c.h.StateDir, c.id, st); err != nil {
+	if err := saveState(c.h.counterDir(), c.id, st); err != nil {
 		c.warn("%s: %v", c.id, err)
 	}
 	every := c.h.BackupEvery
@@ -387,7 +468,13 @@ func (c *hookCall) userPrompt() {
 		every = DefaultBackupEvery
 	}
 	if st.Prompts%every == 0 {
-		if err := c.h.Backup(c.ctx, c.id); err != nil {
+		backup := c.h.Backup
+		if backup == nil {
+			backup = func(ctx context.Context, id string) error {
+				return c.h.snapshot(ctx, filepath.Join(c.h.StateDir, "hooks", "backups"), id)
+			}
+		}
+		if err := backup(c.ctx, c.id); err != nil {
 			c.warn("%s: backup: %v", c.id, err)
 		}
 	}
@@ -397,6 +484,7 @@ func (c *hookCall) userPrompt() {
 func (c *hookCall) postToolUse() {
 	files := c.in.Files()
 	if len(files) == 0 {
+		c.presence(ckpt.PresenceWorking, "")
 		return
 	}
 	cp, _, err := c.get(true)
@@ -427,8 +515,6 @@ func (c *hookCall) postToolUse() {
 		if _, err := c.append(ckpt.EventUpdate, patch, key); err != nil {
 			c.warn("%s: recording files: %v", c.id, err)
 		}
-	} else {
-		c.beat()
 	}
 	if c.h.SyncPlan != nil {
 		for _, p := range plans {
@@ -437,6 +523,7 @@ func (c *hookCall) postToolUse() {
 			}
 		}
 	}
+	c.signal(ckpt.PresenceWorking, "")
 }
 
 // paths returns a file's absolute path and the path to record: relative to
@@ -465,26 +552,29 @@ func isPlanFile(p string) bool {
 }
 
 // subagentStop records the subagent's work as a step done by
-// subagent:<type>.
+// subagent:<type>. A SubagentStop without a type is not a subagent's:
+// Claude Code 2.1 fires one for a compaction, with the compaction summary
+// as its message, and recording it would add a done step (0/2 would
+// become 1/3). It only beats.
 func (c *hookCall) subagentStop() {
+	typ := strings.TrimSpace(c.in.AgentType)
+	if typ == "" {
+		c.presence(ckpt.PresenceWorking, "")
+		return
+	}
 	cp, _, err := c.get(true)
 	if err != nil {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	typ := strings.TrimSpace(c.in.AgentType)
-	by := "subagent"
-	label := "subagent"
-	if typ != "" {
-		by = "subagent:" + typ
-		label = typ + " subagent"
-	}
+	by := "subagent:" + typ
+	label := typ + " subagent"
 	var stepID, key string
 	if aid := sanitizeSegment(c.in.AgentID); aid != "" {
 		stepID, key = "subagent-"+aid, "hook:subagent:"+c.in.AgentID
 	} else {
 		prefix := "subagent-" + sanitizeSegment(strings.ToLower(typ))
-		if typ == "" || sanitizeSegment(typ) == "" {
+		if sanitizeSegment(typ) == "" {
 			prefix = "subagent"
 		}
 		n := 0
@@ -505,17 +595,18 @@ func (c *hookCall) subagentStop() {
 	if _, err := c.append(ckpt.EventStep, step, key); err != nil {
 		c.warn("%s: recording the subagent's step: %v", c.id, err)
 	}
+	c.signal(ckpt.PresenceWorking, "")
 }
 
 // stop persists the turn's last message and, in task-loop mode, keeps the
-// agent working on the next step.
+// agent working on the next step. A turn that ends without the loop
+// keeping it going waits for a person.
 func (c *hookCall) stop() {
 	cp, _, err := c.get(true)
 	if err != nil {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	c.beat()
 	if msg := c.in.LastAssistantMessage; strings.TrimSpace(msg) != "" {
 		sum := sha256.Sum256([]byte(msg))
 		last, _ := json.Marshal(map[string]string{"at": c.now().Format(time.RFC3339), "session": c.in.SessionID, "text": shorten(msg, 2000)})
@@ -528,6 +619,11 @@ func (c *hookCall) stop() {
 		}
 	}
 	c.taskLoop(cp)
+	if c.res.Output != nil {
+		c.signal(ckpt.PresenceWorking, "task loop")
+	} else {
+		c.signal(ckpt.PresenceWaiting, "turn ended")
+	}
 }
 
 // taskLoop blocks the stop with the next step when the loop is on for cp,
@@ -539,11 +635,11 @@ func (c *hookCall) taskLoop(cp *ckpt.Checkpoint) {
 	}
 	var st hookState
 	if c.h.StateDir != "" {
-		st = loadState(c.h.StateDir, c.id)
+		st = loadState(c.h.counterDir(), c.id)
 	}
 	save := func() {
 		if c.h.StateDir != "" {
-			if err := saveState(c.h.StateDir, c.id, st); err != nil {
+			if err := saveState(c.h.counterDir(), c.id, st); err != nil {
 				c.warn("%s: %v", c.id, err)
 			}
 		}
@@ -651,10 +747,24 @@ func (c *hookCall) final(ev Event) {
 	} else {
 		cp = next
 	}
-	c.beat()
+	state, why := ckpt.PresenceBusy, "compacting ("+orDash(c.in.Trigger)+")"
+	if ev == EventSessionEnd {
+		state, why = ckpt.PresenceEnded, "session ended ("+orDash(c.in.Reason)+")"
+	}
+	c.signal(state, why)
 	for _, s := range c.h.Final {
 		if err := s.Run(c.ctx, cp); err != nil {
 			c.warn("%s: final step %s failed: %v", c.id, s.Name, err)
+		}
+	}
+	if len(c.h.Final) > 0 {
+		// Again after the steps, which may have written events: the state
+		// must not be older than the last update. The call's deadline may
+		// have passed; a beat is cheap, give it a moment of its own.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 200*time.Millisecond)
+		defer cancel()
+		if err := c.h.Store.Beat(ctx, c.id, c.newSignal(state, why)); err != nil {
+			c.warn("%s: heartbeat: %v", c.id, err)
 		}
 	}
 }

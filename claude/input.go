@@ -60,6 +60,15 @@ type Input struct {
 	Trigger            string `json:"trigger,omitempty"`
 	CustomInstructions string `json:"custom_instructions,omitempty"`
 
+	// NotificationType is what a Notification is about: permission_prompt,
+	// idle_prompt, elicitation_dialog, auth_success, … (Gemini CLI:
+	// ToolPermission). Message is its text.
+	NotificationType string `json:"notification_type,omitempty"`
+	Message          string `json:"message,omitempty"`
+	// Error says why a turn (StopFailure) or a tool (PostToolUseFailure)
+	// failed.
+	Error string `json:"error,omitempty"`
+
 	// TurnID is Codex's turn identifier.
 	TurnID string `json:"turn_id,omitempty"`
 }
@@ -94,6 +103,9 @@ var inputAliases = []struct {
 	{[]string{"trigger"}, func(in *Input, r json.RawMessage) { in.Trigger = lenientString(r) }},
 	{[]string{"custom_instructions", "customInstructions"}, func(in *Input, r json.RawMessage) { in.CustomInstructions = lenientString(r) }},
 	{[]string{"turn_id", "turnId"}, func(in *Input, r json.RawMessage) { in.TurnID = lenientString(r) }},
+	{[]string{"notification_type", "notificationType"}, func(in *Input, r json.RawMessage) { in.NotificationType = lenientString(r) }},
+	{[]string{"message"}, func(in *Input, r json.RawMessage) { in.Message = lenientString(r) }},
+	{[]string{"error", "error_message", "errorMessage"}, func(in *Input, r json.RawMessage) { in.Error = lenientString(r) }},
 }
 
 // ParseInput reads a hook payload. An empty body (or only white space) is

@@ -211,13 +211,16 @@ func TestParseEvent(t *testing.T) {
 		"PostToolUse": EventPostToolUse, "AfterTool": EventPostToolUse,
 		"SubagentStop": EventSubagentStop, "Stop": EventStop, "AfterAgent": EventStop, "stop": EventStop,
 		"PreCompact": EventPreCompact, "PreCompress": EventPreCompact, "SessionEnd": EventSessionEnd, " session end ": EventSessionEnd,
+		"PreToolUse": EventPreToolUse, "BeforeTool": EventPreToolUse, "PostToolUseFailure": EventPostToolUseFailure,
+		"SubagentStart": EventSubagentStart, "Notification": EventNotification, "PermissionRequest": EventPermissionRequest,
+		"StopFailure": EventStopFailure,
 	} {
 		got, err := ParseEvent(name)
 		if err != nil || got != want {
 			t.Errorf("ParseEvent(%q) = %q, %v; want %q", name, got, err, want)
 		}
 	}
-	for _, name := range []string{"", "PreToolUse", "Notification", "start"} {
+	for _, name := range []string{"", "TeammateIdle", "PostCompact", "start"} {
 		if _, err := ParseEvent(name); err == nil || !strings.Contains(err.Error(), "SessionStart") {
 			t.Errorf("ParseEvent(%q): err = %v, want one naming the handled events", name, err)
 		}

@@ -108,24 +108,48 @@ type hookSpec struct {
 	matcher string
 }
 
-// hookSpecs lists what ckpt registers for each client. Codex has no
-// SessionEnd and edits files with apply_patch; Gemini CLI has no
-// SubagentStop, names the events differently and matches lifecycle events
-// by exact string, so its SessionStart takes every source.
+// Matchers of the presence hooks. busyTools are the tools that can run
+// long (a shell command, a subagent, the web, an MCP server): PreToolUse
+// marks the agent busy in them, PostToolUse and PostToolUseFailure mark it
+// working again. Quick tools (Read, Grep, Edit) are left out: a hook
+// process per call would cost more than it tells. editTools are the ones
+// whose files PostToolUse records (editToolMatcher).
+const (
+	busyTools         = "Bash|Task|Agent|WebFetch|WebSearch|mcp__.*"
+	editToolMatcher   = "Edit|Write|MultiEdit"
+	waitNotifications = "permission_prompt|idle_prompt|elicitation_dialog"
+	geminiBusyTools   = "run_shell_command|web_fetch|google_web_search"
+	geminiEditTools   = "write_file|replace"
+)
+
+// hookSpecs lists what ckpt registers for each client, in the order a
+// session meets the events. Codex has no SessionEnd, SubagentStart or
+// Notification, runs PreToolUse for Bash only, edits files with
+// apply_patch and asks for permission through PermissionRequest; Gemini
+// CLI has no subagent events, names the events differently and matches
+// lifecycle events by exact string, so its SessionStart and Notification
+// take every source.
 var hookSpecs = map[Client][]hookSpec{
 	Claude: {
 		{"SessionStart", "startup|resume|clear|compact"},
 		{"UserPromptSubmit", ""},
-		{"PostToolUse", "Edit|Write|MultiEdit"},
+		{"PreToolUse", busyTools},
+		{"PostToolUse", editToolMatcher + "|" + busyTools},
+		{"PostToolUseFailure", busyTools},
+		{"SubagentStart", ""},
 		{"SubagentStop", ""},
+		{"Notification", waitNotifications},
 		{"Stop", ""},
+		{"StopFailure", ""},
 		{"PreCompact", ""},
 		{"SessionEnd", ""},
 	},
 	Codex: {
 		{"SessionStart", "startup|resume|clear|compact"},
 		{"UserPromptSubmit", ""},
-		{"PostToolUse", "apply_patch"},
+		{"PreToolUse", "Bash"},
+		{"PermissionRequest", ""},
+		{"PostToolUse", "apply_patch|Bash"},
 		{"SubagentStop", ""},
 		{"Stop", ""},
 		{"PreCompact", ""},
@@ -133,7 +157,9 @@ var hookSpecs = map[Client][]hookSpec{
 	Gemini: {
 		{"SessionStart", ""},
 		{"BeforeAgent", ""},
-		{"AfterTool", "write_file|replace"},
+		{"BeforeTool", geminiBusyTools},
+		{"AfterTool", geminiEditTools + "|" + geminiBusyTools},
+		{"Notification", ""},
 		{"AfterAgent", ""},
 		{"PreCompress", ""},
 		{"SessionEnd", ""},

@@ -79,10 +79,13 @@ func TestInstallMergesIntoExistingClaudeSettings(t *testing.T) {
 
 	want := decodeJSON(t, []byte(userSettings)).(map[string]any)
 	hooks := want["hooks"].(map[string]any)
-	hooks["PostToolUse"] = append(hooks["PostToolUse"].([]any), map[string]any{"matcher": "Edit|Write|MultiEdit", "hooks": []any{ckptHook("ckpt hook PostToolUse")}})
+	hooks["PostToolUse"] = append(hooks["PostToolUse"].([]any), map[string]any{"matcher": "Edit|Write|MultiEdit|" + busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUse")}})
+	hooks["PreToolUse"] = append(hooks["PreToolUse"].([]any), map[string]any{"matcher": busyTools, "hooks": []any{ckptHook("ckpt hook PreToolUse")}})
+	hooks["PostToolUseFailure"] = []any{map[string]any{"matcher": busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUseFailure")}}}
+	hooks["Notification"] = []any{map[string]any{"matcher": "permission_prompt|idle_prompt|elicitation_dialog", "hooks": []any{ckptHook("ckpt hook Notification")}}}
 	hooks["Stop"] = append(hooks["Stop"].([]any), map[string]any{"hooks": []any{ckptHook("ckpt hook Stop")}})
 	hooks["SessionStart"] = []any{map[string]any{"matcher": "startup|resume|clear|compact", "hooks": []any{ckptHook("ckpt hook SessionStart")}}}
-	for _, ev := range []string{"UserPromptSubmit", "SubagentStop", "PreCompact", "SessionEnd"} {
+	for _, ev := range []string{"UserPromptSubmit", "SubagentStart", "SubagentStop", "StopFailure", "PreCompact", "SessionEnd"} {
 		hooks[ev] = []any{map[string]any{"hooks": []any{ckptHook("ckpt hook " + ev)}}}
 	}
 	if d := cmp.Diff(any(want), decodeFile(t, path)); d != "" {
@@ -236,7 +239,7 @@ func TestInstallReplacesCkptEntriesWhateverPathInstalledThem(t *testing.T) {
     {"hooks": [{"type": "command", "command": "/opt/old/ckpt hook Stop"}]},
     {"hooks": [{"type": "command", "command": "make lint"}]}
   ],
-  "Notification": [{"hooks": [{"type": "command", "command": "ckpt hook Notification"}]}],
+  "PostCompact": [{"hooks": [{"type": "command", "command": "ckpt hook PostCompact"}]}],
   "PreToolUse": [{"hooks": [{"type": "command", "command": "ckpt-lint hook"}, {"type": "prompt", "prompt": "ckpt hook Stop"}]}]
 }}`)
 	if _, _, err := Install(Claude, ScopeProject, project, "", "/usr/local/bin/ckpt"); err != nil {
@@ -251,13 +254,13 @@ func TestInstallReplacesCkptEntriesWhateverPathInstalledThem(t *testing.T) {
 	if d := cmp.Diff(any(wantStop), hooks["Stop"]); d != "" {
 		t.Errorf("Stop (-want +got):\n%s", d)
 	}
-	if _, ok := hooks["Notification"]; ok {
+	if _, ok := hooks["PostCompact"]; ok {
 		t.Error("ckpt's entry for an event it no longer registers was kept")
 	}
 	if d := cmp.Diff(any([]any{map[string]any{"hooks": []any{
 		map[string]any{"type": "command", "command": "ckpt-lint hook"},
 		map[string]any{"type": "prompt", "prompt": "ckpt hook Stop"},
-	}}}), hooks["PreToolUse"]); d != "" {
+	}}, map[string]any{"matcher": busyTools, "hooks": []any{ckptHook("/usr/local/bin/ckpt hook PreToolUse")}}}), hooks["PreToolUse"]); d != "" {
 		t.Errorf("hooks that only look like ckpt's were touched (-want +got):\n%s", d)
 	}
 }
@@ -270,12 +273,14 @@ func TestInstallForCodexAndGemini(t *testing.T) {
 	}
 	codex := decodeFile(t, path).(map[string]any)["hooks"].(map[string]any)
 	wantCodex := map[string]any{
-		"SessionStart":     []any{map[string]any{"matcher": "startup|resume|clear|compact", "hooks": []any{ckptHook("ckpt hook SessionStart --client codex")}}},
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{ckptHook("ckpt hook UserPromptSubmit --client codex")}}},
-		"PostToolUse":      []any{map[string]any{"matcher": "apply_patch", "hooks": []any{ckptHook("ckpt hook PostToolUse --client codex")}}},
-		"SubagentStop":     []any{map[string]any{"hooks": []any{ckptHook("ckpt hook SubagentStop --client codex")}}},
-		"Stop":             []any{map[string]any{"hooks": []any{ckptHook("ckpt hook Stop --client codex")}}},
-		"PreCompact":       []any{map[string]any{"hooks": []any{ckptHook("ckpt hook PreCompact --client codex")}}},
+		"SessionStart":      []any{map[string]any{"matcher": "startup|resume|clear|compact", "hooks": []any{ckptHook("ckpt hook SessionStart --client codex")}}},
+		"UserPromptSubmit":  []any{map[string]any{"hooks": []any{ckptHook("ckpt hook UserPromptSubmit --client codex")}}},
+		"PreToolUse":        []any{map[string]any{"matcher": "Bash", "hooks": []any{ckptHook("ckpt hook PreToolUse --client codex")}}},
+		"PermissionRequest": []any{map[string]any{"hooks": []any{ckptHook("ckpt hook PermissionRequest --client codex")}}},
+		"PostToolUse":       []any{map[string]any{"matcher": "apply_patch|Bash", "hooks": []any{ckptHook("ckpt hook PostToolUse --client codex")}}},
+		"SubagentStop":      []any{map[string]any{"hooks": []any{ckptHook("ckpt hook SubagentStop --client codex")}}},
+		"Stop":              []any{map[string]any{"hooks": []any{ckptHook("ckpt hook Stop --client codex")}}},
+		"PreCompact":        []any{map[string]any{"hooks": []any{ckptHook("ckpt hook PreCompact --client codex")}}},
 	}
 	if d := cmp.Diff(any(wantCodex), any(codex)); d != "" {
 		t.Errorf("Codex hooks (-want +got):\n%s", d)
@@ -293,11 +298,15 @@ func TestInstallForCodexAndGemini(t *testing.T) {
 	wantGemini := map[string]any{
 		"general": map[string]any{"vimMode": true},
 		"hooks": map[string]any{
-			"disabled":     []any{"secret-scanner"},
-			"BeforeTool":   []any{map[string]any{"matcher": "run_shell_command", "hooks": []any{map[string]any{"name": "guard", "type": "command", "command": "./guard.sh"}}}},
+			"disabled": []any{"secret-scanner"},
+			"BeforeTool": []any{
+				map[string]any{"matcher": "run_shell_command", "hooks": []any{map[string]any{"name": "guard", "type": "command", "command": "./guard.sh"}}},
+				map[string]any{"matcher": "run_shell_command|web_fetch|google_web_search", "hooks": []any{ghook("ckpt-before-tool", "BeforeTool")}},
+			},
+			"Notification": []any{map[string]any{"hooks": []any{ghook("ckpt-notification", "Notification")}}},
 			"SessionStart": []any{map[string]any{"hooks": []any{ghook("ckpt-session-start", "SessionStart")}}},
 			"BeforeAgent":  []any{map[string]any{"hooks": []any{ghook("ckpt-before-agent", "BeforeAgent")}}},
-			"AfterTool":    []any{map[string]any{"matcher": "write_file|replace", "hooks": []any{ghook("ckpt-after-tool", "AfterTool")}}},
+			"AfterTool":    []any{map[string]any{"matcher": "write_file|replace|run_shell_command|web_fetch|google_web_search", "hooks": []any{ghook("ckpt-after-tool", "AfterTool")}}},
 			"AfterAgent":   []any{map[string]any{"hooks": []any{ghook("ckpt-after-agent", "AfterAgent")}}},
 			"PreCompress":  []any{map[string]any{"hooks": []any{ghook("ckpt-pre-compress", "PreCompress")}}},
 			"SessionEnd":   []any{map[string]any{"hooks": []any{ghook("ckpt-session-end", "SessionEnd")}}},
@@ -458,5 +467,55 @@ func TestSettingsPath(t *testing.T) {
 	}
 	if _, err := ParseScope("team"); err == nil {
 		t.Error("ParseScope(team) succeeded")
+	}
+}
+
+// TestInstallUpgradesAnOldInstallInPlace installs over the hooks an earlier
+// ckpt registered (no presence events, a narrower PostToolUse matcher): the
+// entries are replaced where they stand, the new events are added, and a
+// second install changes nothing.
+func TestInstallUpgradesAnOldInstallInPlace(t *testing.T) {
+	project := t.TempDir()
+	path := filepath.Join(project, ".claude", "settings.json")
+	writeFile(t, path, `{"hooks": {
+  "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [{"type": "command", "command": "ckpt hook SessionStart", "timeout": 10}]}],
+  "PostToolUse": [
+    {"matcher": "Write", "hooks": [{"type": "command", "command": "gofmt -w ."}]},
+    {"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": "ckpt hook PostToolUse", "timeout": 10}]}
+  ],
+  "Stop": [{"hooks": [{"type": "command", "command": "ckpt hook Stop", "timeout": 10}]}]
+}}`)
+	changed, _, err := Install(Claude, ScopeProject, project, "", "ckpt")
+	if err != nil || !changed {
+		t.Fatalf("Install = %v, %v", changed, err)
+	}
+	hooks := decodeFile(t, path).(map[string]any)["hooks"].(map[string]any)
+	wantPost := []any{
+		map[string]any{"matcher": "Write", "hooks": []any{map[string]any{"type": "command", "command": "gofmt -w ."}}},
+		map[string]any{"matcher": "Edit|Write|MultiEdit|" + busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUse")}},
+	}
+	if d := cmp.Diff(any(wantPost), hooks["PostToolUse"]); d != "" {
+		t.Errorf("PostToolUse (-want +got):\n%s", d)
+	}
+	for _, s := range hookSpecs[Claude] {
+		list, _ := hooks[s.event].([]any)
+		n := 0
+		for _, g := range list {
+			for _, h := range g.(map[string]any)["hooks"].([]any) {
+				if c, _ := h.(map[string]any)["command"].(string); c == "ckpt hook "+s.event {
+					n++
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s has %d ckpt entries, want 1", s.event, n)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	if changed, _, err := Install(Claude, ScopeProject, project, "", "ckpt"); err != nil || changed {
+		t.Fatalf("second Install = %v, %v; want no change", changed, err)
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(data, again) {
+		t.Fatal("a second install rewrote the file")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 )
@@ -22,7 +21,7 @@ type hookState struct {
 // statePath is the file holding id's hook state in dir. A '/' in the ID
 // becomes '~', which IDs cannot contain, so names never collide.
 func statePath(dir, id string) string {
-	return filepath.Join(dir, strings.ReplaceAll(id, "/", "~")+".json")
+	return filepath.Join(dir, fileName(id)+".json")
 }
 
 // loadState reads id's hook state; a missing or unreadable file is the zero

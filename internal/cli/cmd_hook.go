@@ -14,6 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/claude"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
 )
 
@@ -27,11 +28,6 @@ const (
 	// as 500ms); it never lengthens the defaults of package claude.
 	EnvHookTimeout = "CKPT_HOOK_TIMEOUT"
 )
-
-// hookDir is the directory in a filestore that keeps what the hooks
-// remember between calls: state/ (prompt and Stop-block counts, one small
-// JSON file per checkpoint) and backups/ (the every-5th-prompt snapshots).
-const hookDir = "hooks"
 
 // HookOptions are the inputs of `ckpt hook EVENT`.
 type HookOptions struct {
@@ -66,20 +62,27 @@ stdin, record what the event means on the session's checkpoint and print
 what the client should do. ckpt hooks install registers it; you do not run it
 by hand. What each event does is in docs/hooks.md:
 
-  SessionStart      print the checkpoint's continuation prompt (creates nothing)
-  UserPromptSubmit  create the checkpoint on the first prompt; heartbeat;
-                    every 5th prompt a snapshot of the state
-  PostToolUse       record the files an edit wrote; sync a tracked plan.md
-  SubagentStop      a step done by subagent:<type>
-  Stop              heartbeat and last message; in task-loop mode keep going
-  PreCompact        the final checkpoint: a session note and .ccc-progress.md
-  SessionEnd        the same, within Claude Code's 1.5 s budget
+  SessionStart        print the checkpoint's continuation prompt (creates nothing)
+  UserPromptSubmit    create the checkpoint on the first prompt; heartbeat;
+                      every 5th prompt a snapshot of the state
+  PreToolUse          busy (a beat only)
+  PostToolUse         record the files an edit wrote; sync a tracked plan.md
+  PostToolUseFailure  working again (a beat only)
+  SubagentStart       busy; SubagentStop: a step done by subagent:<type>
+  Notification        waiting for a person (permission or idle prompt)
+  Stop                last message; in task-loop mode keep going; else waiting
+  StopFailure         waiting: the turn failed
+  PreCompact          the final checkpoint: a session note and .ccc-progress.md
+  SessionEnd          the same, within Claude Code's 1.5 s budget; ended
 
-The checkpoint is $CKPT_ID, else <project>/session-<session id>, else the
-repository's name. A session's first write creates it, never SessionStart:
-claude --resume also fires a startup SessionStart with a new session id
-that records nothing. $CKPT_LOOP=1 turns the task loop on for every checkpoint
-(or ckpt update ID --meta task_loop=true for one).
+Every event beats with the presence it means and the client's process, so
+views tell working, busy, waiting, ended and dead apart. The checkpoint is
+$CKPT_ID, else <project>/session-<session id>, else the repository's name.
+A session's first write creates it, never SessionStart (older clients fired
+a stray SessionStart on --resume). $CKPT_LOOP=1 turns the task loop on for
+every checkpoint (or ckpt update ID --meta task_loop=true for one). Counters
+and prompt snapshots live in $CKPT_STATE_DIR, else $XDG_STATE_HOME/ckpt,
+else ~/.local/state/ckpt.
 
 A hook never breaks the agent's session: whatever goes wrong (no store, a bad
 payload, a locked or damaged checkpoint) it exits 0, prints nothing on stdout
@@ -217,6 +220,8 @@ func runHook(ctx context.Context, o *HookOptions) {
 		RepoRoot: findRepoRoot(start),
 		Loop:     o.Loop,
 		Prompt:   func(c *ckpt.Checkpoint) string { return render.NewPrompt(c).Markdown() },
+		StateDir: claude.StateDir(o.Getenv, getenvOr(o.Getenv, "HOME")),
+		Process:  process.Client,
 	}
 	// Opening reads the store's config: bounded too, for a store on a
 	// network drive that stopped answering.
@@ -238,11 +243,7 @@ func runHook(ctx context.Context, o *HookOptions) {
 	} else {
 		defer st.Close()
 		h.Store = &boundedStore{Store: st, dir: dir}
-		steps := &hookSteps{store: h.Store, now: o.Now, project: projectDir(h.RepoRoot, start), storeDir: dir, agent: hookAgent(o.Client, o.Getenv), getenv: o.Getenv}
-		if dir != "" {
-			h.StateDir = filepath.Join(dir, hookDir, "state")
-			h.Backup = steps.backup
-		}
+		steps := &hookSteps{store: h.Store, now: o.Now, project: projectDir(h.RepoRoot, start), agent: hookAgent(o.Client, o.Getenv), getenv: o.Getenv}
 		h.SyncPlan = steps.syncPlan
 		h.Final = steps.final()
 	}
@@ -280,6 +281,13 @@ func projectDir(repoRoot, start string) string {
 		return repoRoot
 	}
 	return start
+}
+
+func getenvOr(getenv func(string) string, key string) string {
+	if getenv == nil {
+		return ""
+	}
+	return getenv(key)
 }
 
 func isDir(p string) bool {

@@ -72,7 +72,7 @@ func TestHookNeverFails(t *testing.T) {
 	}{
 		{"no event", payload, nil, []string{"hook"}, "takes one event name"},
 		{"two events", payload, nil, []string{"hook", "Stop", "Stop"}, "takes one event name"},
-		{"unknown event", payload, nil, []string{"hook", "Notification"}, `unknown hook event "Notification"`},
+		{"unknown event", payload, nil, []string{"hook", "TeammateIdle"}, `unknown hook event "TeammateIdle"`},
 		{"unknown flag", payload, map[string]string{"CKPT_ID": "j"}, []string{"hook", "Stop", "--brand-new"}, ""},
 		{"bad client", payload, map[string]string{"CKPT_ID": "j"}, []string{"hook", "Stop", "--client", "emacs"}, `unknown client "emacs"`},
 		{"garbage", "{{{", nil, []string{"hook", "Stop"}, "not a JSON object"},
@@ -184,39 +184,6 @@ func TestBounded(t *testing.T) {
 	want := errors.New("mine")
 	if err := bounded(context.Background(), func() error { return want }); err != want {
 		t.Fatalf("the function's error: %v", err)
-	}
-}
-
-// TestHookBackupRotation: one snapshot per revision, the newest ten kept,
-// each the state as ckpt show --json prints it.
-func TestHookBackupRotation(t *testing.T) {
-	dir, st := newFileStore(t)
-	createCheckpoint(t, st, "kai-7/a")
-	s := &hookSteps{store: st, now: func() time.Time { return t0 }, project: dir, storeDir: st.Dir()}
-	ctx := context.Background()
-	for i := 0; i < 12; i++ {
-		if err := s.backup(ctx, "kai-7/a"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.backup(ctx, "kai-7/a"); err != nil { // same revision: kept as is
-			t.Fatal(err)
-		}
-		appendNote(t, st, "kai-7/a", "n")
-	}
-	names, _ := filepath.Glob(filepath.Join(st.Dir(), "hooks", "backups", "kai-7~a", "*"))
-	if len(names) != hookBackupKeep {
-		t.Fatalf("%d snapshots, want %d: %v", len(names), hookBackupKeep, names)
-	}
-	if filepath.Base(names[0]) != "state-000000000003.json" || filepath.Base(names[9]) != "state-000000000012.json" {
-		t.Fatalf("kept %s … %s, want revisions 3 to 12", names[0], names[9])
-	}
-	var c ckpt.Checkpoint
-	data, _ := os.ReadFile(names[9])
-	if err := json.Unmarshal(data, &c); err != nil || c.ID != "kai-7/a" || c.Rev != 12 {
-		t.Fatalf("snapshot: %v %+v", err, c)
-	}
-	if err := s.backup(ctx, "ghost"); !errors.Is(err, ckpt.ErrNotFound) {
-		t.Fatalf("backup of a missing checkpoint: %v", err)
 	}
 }
 

@@ -7,79 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/claude"
-	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
 	"github.com/ckpt-dev/ckpt/tracker"
 )
 
-// hookBackupKeep is how many prompt snapshots the hooks keep per
-// checkpoint, as many as the store keeps backups.
-const hookBackupKeep = 10
-
 // hookSteps are the parts of a hook call that the command wires in around
-// package claude's Handler: the prompt snapshot, the plan sync and the
-// final checkpoint's steps.
+// package claude's Handler: the plan sync and the final checkpoint's
+// steps.
 type hookSteps struct {
-	store    ckpt.Store
-	now      func() time.Time
-	project  string // the project directory: the repository, else the store's parent
-	storeDir string // the filestore directory, "" for another store
-	agent    string // the agent recorded on the events the steps write
-	getenv   func(string) string
-}
-
-// backupDir is where the prompt snapshots of checkpoint id go.
-func (s *hookSteps) backupDir(id string) string {
-	return filepath.Join(s.storeDir, hookDir, "backups", strings.ReplaceAll(id, "/", "~"))
-}
-
-// backup writes the state of checkpoint id, as `ckpt show --json` prints
-// it, to .ckpt/hooks/backups/<id>/state-<rev>.json, durably, and removes
-// all but the newest hookBackupKeep. A snapshot of that revision already
-// there is left as it is. The snapshots are plain state files outside the
-// history: a copy a person or a script can read even if the checkpoint's
-// directory is lost (seed 004's "every 5th prompt" recovery point).
-func (s *hookSteps) backup(ctx context.Context, id string) error {
-	c, err := s.store.Get(ctx, id, 0)
-	if err != nil {
-		return err
-	}
-	dir := s.backupDir(id)
-	path := filepath.Join(dir, fmt.Sprintf("state-%012d.json", c.Rev))
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	names, err := filepath.Glob(filepath.Join(dir, "state-*.json"))
-	if err != nil {
-		return err
-	}
-	slices.Sort(names) // the revision is zero-padded: names sort by revision
-	for len(names) > hookBackupKeep {
-		if err := os.Remove(names[0]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		names = names[1:]
-	}
-	return nil
+	store   ckpt.Store
+	now     func() time.Time
+	project string // the project directory: the repository, else the store's parent
+	agent   string // the agent recorded on the events the steps write
+	getenv  func(string) string
 }
 
 // trackedPlan reports whether checkpoint c was synced from the plan file at
