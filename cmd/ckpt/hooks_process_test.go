@@ -100,7 +100,10 @@ func TestHookLockedCheckpoint(t *testing.T) {
 			lock.Unlock()
 		}
 	}()
-	env := []string{"CKPT_ID=job", "CKPT_HOOK_TIMEOUT=300ms"}
+	// The budget must outlast a hook's start-up under -race on a loaded
+	// machine (so the deadline falls in the lock wait) and bounds how long
+	// each locked call takes; the unlocked call below runs on the default.
+	env := []string{"CKPT_ID=job", "CKPT_HOOK_TIMEOUT=1s"}
 	stop := `{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Planned it."}`
 	sub := `{"session_id":"s1","hook_event_name":"SubagentStop","agent_id":"x1","agent_type":"Plan","last_assistant_message":"ok"}`
 	post := `{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"a.go"},"tool_use_id":"t1"}`
@@ -117,7 +120,7 @@ func TestHookLockedCheckpoint(t *testing.T) {
 
 	lock.Unlock()
 	locked = false
-	code, out, errOut = hookRun(t, bin, dir, "Stop", stop, env...)
+	code, out, errOut = hookRun(t, bin, dir, "Stop", stop, "CKPT_ID=job")
 	if code != 0 || out != "" || errOut != "" {
 		t.Fatalf("unlocked Stop: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

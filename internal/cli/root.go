@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -60,13 +61,37 @@ func (f *factory) prepare() error {
 	}
 	f.now = func() time.Time { return clock().UTC() }
 	if v := f.env.getenv(EnvNow); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
+		t, err := parseNow(v)
 		if err != nil {
-			return fmt.Errorf("%w: %s=%q is not an RFC 3339 time: use a form such as 2026-01-15T14:30:00Z, or unset it", ckpt.ErrInvalid, EnvNow, v)
+			return err
 		}
-		f.now = func() time.Time { return t.UTC() }
+		f.now = func() time.Time { return t }
 	}
 	return nil
+}
+
+// The range of clocks CKPT_NOW may pin: from the Unix epoch (the zero
+// time means "never" in a checkpoint, and a store would take its own clock
+// instead) to the last day in Unix nanoseconds, so no time ckpt compares
+// with it is further away than a time.Duration holds.
+var (
+	minNow = time.Unix(0, 0).UTC()
+	maxNow = time.Unix(0, math.MaxInt64).UTC().Truncate(24 * time.Hour)
+)
+
+// parseNow reads a CKPT_NOW value: an RFC 3339 time in [minNow, maxNow]. A
+// value ckpt would not use as given is refused, never ignored.
+func parseNow(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %s=%q is not an RFC 3339 time: use a form such as 2026-01-15T14:30:00Z, or unset it", ckpt.ErrInvalid, EnvNow, v)
+	}
+	t = t.UTC()
+	if t.Before(minNow) || t.After(maxNow) {
+		return time.Time{}, fmt.Errorf("%w: %s=%q is outside the clock ckpt can use (%s to %s): give a time in that range, or unset it",
+			ckpt.ErrInvalid, EnvNow, v, minNow.Format(time.RFC3339), maxNow.Format(time.RFC3339))
+	}
+	return t, nil
 }
 
 // runE is the RunE of every command: it marks that the command's own code
@@ -85,6 +110,17 @@ func (f *factory) actor() ckpt.Actor {
 		agent = f.env.getenv(EnvAgent)
 	}
 	return ckpt.Actor{Agent: agent, Session: f.env.getenv(EnvSession)}
+}
+
+// user is the login name of the person running ckpt ($USER, else
+// $LOGNAME), or "" when neither is set.
+func (f *factory) user() string {
+	for _, k := range []string{"USER", "LOGNAME"} {
+		if v := strings.TrimSpace(f.env.getenv(k)); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // common returns the streams, clock and store every command uses.
@@ -146,8 +182,10 @@ func newRootCmd(f *factory) *cobra.Command {
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%v (see ckpt %s --help)", err, strings.TrimPrefix(cmd.CommandPath(), "ckpt "))}
+		return usageError{fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath())}
 	})
+	root.Version = buildVersion().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.storeFlag, "store", "", "the store `DIR` (the .ckpt directory itself); default: $CKPT_STORE, else the nearest .ckpt/ walking up")
 	pf.StringVar(&f.agentFlag, "agent", "", "the acting agent `ID`, recorded on each event; default: $CKPT_AGENT")
@@ -196,7 +234,7 @@ func newRootCmd(f *factory) *cobra.Command {
 		c.GroupID = "integrations"
 		root.AddCommand(c)
 	}
-	root.AddCommand(newDemoCmd(f))
+	root.AddCommand(newDemoCmd(f), newVersionCmd(f))
 	return root
 }
 
@@ -204,7 +242,7 @@ func newRootCmd(f *factory) *cobra.Command {
 func exactArgs(n int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s takes %s (got %d argument(s)); see ckpt %s --help", cmd.Name(), names, len(args), cmd.Name())
+			return usagef("%s takes %s (got %d argument(s)); see %s --help", cmd.Name(), names, len(args), cmd.CommandPath())
 		}
 		return nil
 	}
@@ -214,7 +252,7 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 func rangeArgs(min, max int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || len(args) > max {
-			return usagef("%s takes %s (got %d argument(s)); see ckpt %s --help", cmd.Name(), names, len(args), cmd.Name())
+			return usagef("%s takes %s (got %d argument(s)); see %s --help", cmd.Name(), names, len(args), cmd.CommandPath())
 		}
 		return nil
 	}

@@ -15,8 +15,11 @@ import (
 // writeOptions are shared by every command that appends an event.
 type writeOptions struct {
 	common
-	// Actor is recorded on the event.
+	// Actor is the acting agent and session, recorded on the event.
 	Actor ckpt.Actor
+	// User is the login of the person running ckpt, recorded as the
+	// event's actor ("user:NAME") when there is no acting agent.
+	User string
 	// IfRev, when > 0, makes the write a compare-and-swap (--if-rev).
 	IfRev int64
 	// Key is the idempotency key (--key): a repeat appends nothing and
@@ -34,13 +37,25 @@ func addWriteFlags(cmd *cobra.Command, o *writeOptions) {
 	fl.BoolVar(&o.JSON, "json", false, "print the resulting checkpoint as JSON")
 }
 
-// runWrite is the RunE of write commands: it fills the acting agent, then
-// calls run.
+// runWrite is the RunE of write commands: it fills the acting agent and
+// the user, then calls run.
 func runWrite(f *factory, o *writeOptions, run func(ctx context.Context, args []string) error) func(*cobra.Command, []string) error {
 	return f.runE(func(ctx context.Context, args []string) error {
 		o.Actor = f.actor()
+		o.User = f.user()
 		return run(ctx, args)
 	})
+}
+
+// eventActor is who an event records as having made it: the acting agent
+// (--agent, CKPT_AGENT), else the user running ckpt as "user:NAME", so that
+// ckpt log names someone for every change.
+func (o *writeOptions) eventActor() ckpt.Actor {
+	a := o.Actor
+	if a.Agent == "" && o.User != "" {
+		a.Agent = "user:" + o.User
+	}
+	return a
 }
 
 // appendEvent builds one event of type t with payload data, appends it to
@@ -52,7 +67,7 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, t ckpt.EventT
 	if o.IfRev < 0 {
 		return fmt.Errorf("%w: --if-rev %d: give a revision of 1 or more (see ckpt show %s)", ckpt.ErrInvalid, o.IfRev, id)
 	}
-	e, err := ckpt.NewEvent(t, o.Now(), o.Actor, data)
+	e, err := ckpt.NewEvent(t, o.Now(), o.eventActor(), data)
 	if err != nil {
 		return err
 	}
