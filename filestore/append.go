@@ -76,11 +76,24 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		}
 		return ckpt.AppendResult{}, err
 	}
-	if err := appendLine(f, line, cur.end == 0); err != nil {
+	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeEvent, ID: id, Rev: stored.Seq, Sum: stored.Sum})
+	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	// The update is durable. What follows are caches.
+	if err := appendLine(f, line, cur.end == 0); err != nil {
+		// The markers stay: whoever resolves them checks the history.
+		return ckpt.AppendResult{}, err
+	}
+	// The update is durable. What follows is the change feed and caches.
 	end := cur.end + int64(len(line))
+	if afterHistorySync != nil {
+		afterHistorySync()
+	}
+	if err := s.journalChange(entryOf(stored, end, next)); err != nil {
+		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but the change journal did not record it (%v); the next writer of %s or ckpt repair journals it", id, err, id))
+	} else {
+		mark.done()
+	}
 	if env, err := encodeEnvelope(next, stored.Sum, end); err != nil {
 		warnings = append(warnings, err.Error())
 	} else {
@@ -326,14 +339,26 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	gone := filepath.Join(trash, "checkpoint")
 	s.forget(id)
+	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeDeleted, ID: id, Rev: cur.rev(), Sum: cur.sum})
+	if err != nil {
+		unlock()
+		os.Remove(trash)
+		return err
+	}
 	err = os.Rename(f.dir, gone)
 	unlock()
 	if err != nil {
+		mark.done()
 		os.Remove(trash)
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}
 	if err := atomicfile.SyncDir(filepath.Dir(f.dir)); err != nil {
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}
+	deleted := jentry{Kind: ckpt.ChangeDeleted, ID: id, Rev: cur.rev(), At: s.clock().UTC()}
+	if err := s.journalChange(deleted); err != nil {
+		return fmt.Errorf("filestore: %s is deleted but the change journal did not record it (%w); ckpt repair journals it", id, err)
+	}
+	mark.done()
 	return os.RemoveAll(trash)
 }

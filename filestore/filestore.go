@@ -75,6 +75,8 @@ type Store struct {
 
 	mu      sync.Mutex
 	written map[string]*written // this Store's last write per checkpoint
+	wake    chan struct{}       // closed at this Store's next journal write
+	markers *procMarkers        // this Store's pending-marker file, once it wrote
 
 	now func() time.Time // the store's clock; see SetClock
 
@@ -145,7 +147,16 @@ func Init(dir string, opts Options) (*Store, error) {
 	if err := atomicfile.SyncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
 		return nil, fmt.Errorf("filestore: init: %w", err)
 	}
-	return Open(dir)
+	s, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	jl, err := s.lockJournalReady() // an empty journal and index
+	if err != nil {
+		return nil, fmt.Errorf("filestore: init: %w", err)
+	}
+	jl.unlock()
+	return s, nil
 }
 
 // Open opens the store at dir, the `.ckpt` directory itself. It writes
@@ -211,7 +222,10 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) Close() error {
 	s.mu.Lock()
 	s.written = nil
+	m := s.markers
+	s.markers = nil
 	s.mu.Unlock()
+	m.close()
 	return nil
 }
 

@@ -23,6 +23,9 @@ import (
 // TestMain turns into a writer when CKPT_TORTURE_WRITER is set.
 func TestMain(m *testing.M) {
 	if name := os.Getenv("CKPT_TORTURE_WRITER"); name != "" {
+		if os.Getenv("CKPT_DIE_AFTER_HISTORY") != "" {
+			afterHistorySync = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL); select {} }
+		}
 		tortureWriter(os.Getenv("CKPT_TORTURE_STORE"), name)
 		return
 	}

@@ -16,7 +16,7 @@ func watcher(t *testing.T, s ckpt.Store) ckpt.Watcher {
 	t.Helper()
 	w, ok := s.(ckpt.Watcher)
 	if !ok {
-		t.Skipf("TODO(v2): %T has no change feed (ckpt.Watcher) yet", s)
+		t.Fatalf("%T has no change feed (ckpt.Watcher)", s)
 	}
 	return w
 }

@@ -1,0 +1,510 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Pending markers bridge the gap between an event's fsync in its history
+// and its line in the journal, where a writer killed leaves the journal
+// behind. Before touching the history, a writer records what it is about to
+// do (a marker) in two places, each one pwrite of markerSize bytes, no new
+// file and no fsync:
+//
+//   - the checkpoint's lock file, where the checkpoint's next writer finds
+//     it under the same lock before it writes anything, so the journal
+//     keeps each checkpoint's revision order;
+//   - a slot of its process's marker file, journal/pending/<pid>-<n>, which
+//     the process holds flock'ed while it lives, so Watch, Head and List
+//     (settle) find the markers of dead processes with one directory read.
+//
+// Once the journal holds the change, both are blanked. Whoever finds a
+// marker of a dead writer journals its change if the history holds it and
+// the journal does not (resolve). A machine crash may lose markers and the
+// journal's tail alike: the boot check (reconcile) covers that.
+type marker struct {
+	Kind ckpt.ChangeKind `json:"kind"`
+	ID   string          `json:"id"`
+	Rev  int64           `json:"rev"`
+	Sum  string          `json:"sum"`
+}
+
+const markerSize = 256
+
+// encode returns m padded with spaces to markerSize bytes.
+func (m marker) encode() []byte {
+	b, _ := json.Marshal(m)
+	out := bytes.Repeat([]byte{' '}, markerSize)
+	copy(out, b)
+	out[markerSize-1] = '\n'
+	return out
+}
+
+var blankMarker = marker{}.blank()
+
+func (marker) blank() []byte {
+	out := bytes.Repeat([]byte{' '}, markerSize)
+	out[markerSize-1] = '\n'
+	return out
+}
+
+// parseMarker decodes a marker; ok is false for a blank or torn one.
+func parseMarker(b []byte) (marker, bool) {
+	var m marker
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || json.Unmarshal(b, &m) != nil || ckpt.ValidateID(m.ID) != nil {
+		return marker{}, false
+	}
+	return m, true
+}
+
+// afterHistorySync, when set (by tests only), runs in Append between the
+// history's fsync and the journal write: where a kill -9 is the worst.
+var afterHistorySync func()
+
+// pending is one writer's marker in place, until done.
+type pending struct {
+	s      *Store
+	lockFD int
+	slot   int
+}
+
+// markPending records m for checkpoint f, whose lock the caller holds. A
+// marker already in the lock file is a dead writer's: it is resolved first.
+func (s *Store) markPending(f files, m marker) (*pending, error) {
+	fd, err := openFile(f.lock(), syscall.O_RDWR|syscall.O_NOFOLLOW)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: %s: %w", f.id, err)
+	}
+	p := &pending{s: s, lockFD: fd, slot: -1}
+	old := make([]byte, markerSize)
+	if n, _ := syscall.Pread(fd, old, 0); n > 0 {
+		if dead, ok := parseMarker(old[:n]); ok && dead.ID == f.id {
+			if err := s.resolveLocked(f, dead); err != nil {
+				p.done()
+				return nil, err
+			}
+		}
+	}
+	b := m.encode()
+	if p.slot, err = s.procMarkers().take(b); err != nil {
+		p.done()
+		return nil, err
+	}
+	if _, err := syscall.Pwrite(fd, b, 0); err != nil {
+		p.done()
+		return nil, &os.PathError{Op: "write", Path: f.lock(), Err: err}
+	}
+	return p, nil
+}
+
+// done blanks the markers and lets go of them.
+func (p *pending) done() {
+	if p.lockFD >= 0 {
+		syscall.Pwrite(p.lockFD, blankMarker, 0)
+		syscall.Close(p.lockFD)
+		p.lockFD = -1
+	}
+	if p.slot >= 0 {
+		p.s.procMarkers().give(p.slot)
+		p.slot = -1
+	}
+}
+
+// journalChange appends e to the journal.
+func (s *Store) journalChange(e jentry) error {
+	jl, err := s.lockJournalReady()
+	if err != nil {
+		return err
+	}
+	defer jl.unlock()
+	if _, err := s.journal().appendEntries([]jentry{e}); err != nil {
+		return err
+	}
+	s.wakeWatchers()
+	return nil
+}
+
+// lockJournalReady takes the journal lock exclusively, first creating the
+// journal of a store made before it existed and reconciling a journal last
+// reconciled under another boot.
+func (s *Store) lockJournalReady() (*jlock, error) {
+	j := s.journal()
+	jl, err := j.lockJournal(true)
+	if err != nil {
+		return nil, err
+	}
+	boot := jl.bootID()
+	if boot != "" && boot == thisBoot() {
+		return jl, nil
+	}
+	segs, err := j.segments()
+	if err == nil {
+		if len(segs) == 0 && fileSizeOr0(j.index()) == 0 {
+			err = s.initJournal()
+		} else if boot != thisBoot() {
+			err = s.reconcile(true)
+		}
+	}
+	if err == nil {
+		err = jl.setBootID(thisBoot())
+	}
+	if err != nil {
+		jl.unlock()
+		return nil, err
+	}
+	return jl, nil
+}
+
+// initJournal starts the journal of a store: the index holds every
+// checkpoint as it is now, at position 0, and the feed starts there. The
+// caller holds the journal lock.
+func (s *Store) initJournal() error {
+	j := s.journal()
+	ids, err := s.ids("")
+	if err != nil {
+		return err
+	}
+	var entries []jentry
+	for _, id := range ids {
+		if e, ok := s.currentEntry(s.files(id)); ok {
+			entries = append(entries, e)
+		}
+	}
+	if err := j.writeSnapshot(entries, 0); err != nil {
+		return err
+	}
+	return writePlain(j.active(), encodeHeader(0))
+}
+
+// currentEntry returns the entry of f's latest event as the files hold it;
+// ok is false for a missing or unreadable checkpoint.
+func (s *Store) currentEntry(f files) (jentry, bool) {
+	cur, err := s.load(f)
+	if err != nil || cur.state == nil {
+		return jentry{}, false
+	}
+	last, err := lastEvent(f, cur.end)
+	if err != nil || last.Seq != cur.rev() {
+		return jentry{}, false
+	}
+	return entryOf(last, cur.end, cur.state), true
+}
+
+// lastEvent decodes the history line that ends at byte end.
+func lastEvent(f files, end int64) (ckpt.Event, error) {
+	for back := int64(4096); ; back *= 4 {
+		from := max(end-back, 0)
+		data, err := readRange(f.history(), from, end)
+		if err != nil {
+			return ckpt.Event{}, err
+		}
+		if len(data) == 0 || data[len(data)-1] != '\n' {
+			return ckpt.Event{}, fmt.Errorf("history of %s does not end a line at %d", f.id, end)
+		}
+		if i := bytes.LastIndexByte(data[:len(data)-1], '\n'); i >= 0 || from == 0 {
+			return ckpt.DecodeLine(data[i+1:])
+		}
+	}
+}
+
+// resolveLocked resolves m under the journal lock.
+func (s *Store) resolveLocked(f files, m marker) error {
+	jl, err := s.lockJournalReady()
+	if err != nil {
+		return err
+	}
+	defer jl.unlock()
+	return s.resolve(f, m)
+}
+
+// resolve journals the change a dead writer's marker m announces, if the
+// history holds it and the journal does not. The caller holds the journal
+// lock and f's lock (or f's directory is gone).
+func (s *Store) resolve(f files, m marker) error {
+	cur, err := s.load(f)
+	if err != nil {
+		return err
+	}
+	has := cur.state != nil && cur.rev() == m.Rev && cur.sum == m.Sum
+	v, err := s.journal().loadView()
+	if err != nil {
+		return err
+	}
+	journaled, ok := v.latest(f.id)
+	var e jentry
+	switch {
+	case m.Kind == ckpt.ChangeEvent && has && (!ok || journaled.Rev < m.Rev):
+		if e, ok = s.currentEntry(f); !ok {
+			return fmt.Errorf("filestore: %s: its last event cannot be read to journal it; run ckpt check", f.id)
+		}
+	case m.Kind == ckpt.ChangeDeleted && !has && ok && journaled.Rev <= m.Rev:
+		e = jentry{Kind: ckpt.ChangeDeleted, ID: f.id, Rev: m.Rev, At: s.clock().UTC()}
+	default:
+		return nil
+	}
+	if _, err := s.journal().appendEntries([]jentry{e}); err != nil {
+		return err
+	}
+	s.wakeWatchers()
+	return nil
+}
+
+// settle resolves the markers of writer processes that died, and
+// reconciles a journal last reconciled under another boot. A marker whose
+// checkpoint is locked is left to that checkpoint's writer, which resolves
+// it first.
+func (s *Store) settle() error {
+	j := s.journal()
+	names, err := readDirNames(j.pending())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("filestore: change journal: %w", err)
+	}
+	if !j.bootMatches() {
+		jl, err := s.lockJournalReady()
+		if err != nil {
+			return err
+		}
+		jl.unlock()
+	}
+	mine := s.procMarkerName()
+	for _, name := range names {
+		if name == mine {
+			continue
+		}
+		// A hidden name is a marker file being created (locked, then
+		// named); one left for a minute is a dead creator's.
+		if strings.HasPrefix(name, ".") && time.Since(modTime(j.pending()+sep+name)) < time.Minute {
+			continue
+		}
+		if err := s.settleFile(j.pending() + sep + name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleFile resolves the markers in a process's marker file if that
+// process is gone (its flock is free), and removes the file once all are.
+func (s *Store) settleFile(path string) error {
+	fd, err := openFile(path, syscall.O_RDWR)
+	if err != nil {
+		return nil // removed meanwhile
+	}
+	defer syscall.Close(fd)
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return nil // its process lives
+	}
+	data, err := readAllFD(fd)
+	if err != nil {
+		return err
+	}
+	left := false
+	for off := 0; off+markerSize <= len(data); off += markerSize {
+		m, ok := parseMarker(data[off : off+markerSize])
+		if !ok {
+			continue
+		}
+		f := s.files(m.ID)
+		unlock, ok := tryLock(f)
+		if !ok {
+			left = true
+			continue
+		}
+		err := s.resolveLocked(f, m)
+		if err == nil {
+			syscall.Pwrite(fd, blankMarker, int64(off))
+			clearLockMarker(f, m)
+		}
+		unlock()
+		if err != nil {
+			return err
+		}
+	}
+	if !left {
+		os.Remove(path)
+	}
+	return nil
+}
+
+// clearLockMarker blanks f's lock-file marker if it is m.
+func clearLockMarker(f files, m marker) {
+	fd, err := openFile(f.lock(), syscall.O_RDWR)
+	if err != nil {
+		return
+	}
+	defer syscall.Close(fd)
+	b := make([]byte, markerSize)
+	if n, _ := syscall.Pread(fd, b, 0); n > 0 {
+		if got, ok := parseMarker(b[:n]); ok && got == m {
+			syscall.Pwrite(fd, blankMarker, 0)
+		}
+	}
+}
+
+func readAllFD(fd int) ([]byte, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	b := make([]byte, st.Size)
+	n, err := syscall.Pread(fd, b, 0)
+	if err != nil {
+		return nil, err
+	}
+	return b[:n], nil
+}
+
+// bootMatches reports whether the journal was reconciled under this boot,
+// without taking its lock.
+func (j journal) bootMatches() bool {
+	b, err := os.ReadFile(j.lock())
+	return err == nil && string(bytes.TrimSpace(b)) == thisBoot() && thisBoot() != ""
+}
+
+// tryLock takes f's lock if it is free; a checkpoint whose directory is
+// gone needs none. ok is false when a writer holds it.
+func tryLock(f files) (unlock func(), ok bool) {
+	fd, err := openFile(f.lock(), syscall.O_RDONLY)
+	if err != nil {
+		return func() {}, errors.Is(err, fs.ErrNotExist)
+	}
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		syscall.Close(fd)
+		return nil, false
+	}
+	return func() { syscall.Close(fd) }, true
+}
+
+func readDirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
+// reconcile makes the journal complete again after a crash may have lost
+// its unsynced tail: it compares every checkpoint's history with the
+// journal's view and journals what is missing (the events after the last
+// one journaled, and deletions of checkpoints that are gone), in a new
+// segment after a gap when afterCrash, so that a cursor into a lost tail
+// is refused rather than misread. The caller holds the journal lock.
+func (s *Store) reconcile(afterCrash bool) error {
+	j := s.journal()
+	v, err := j.loadView()
+	if err != nil && !errors.Is(err, ckpt.ErrCorrupt) {
+		return err
+	}
+	if err != nil || v.pruned {
+		// No usable view: start over from the files; the feed restarts.
+		return s.rebuildJournal()
+	}
+	missing, err := s.missingEntries(v)
+	if err != nil {
+		return err
+	}
+	if afterCrash {
+		if err := j.startSegment((v.end/bootGap + 1) * bootGap); err != nil {
+			return err
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := j.appendEntries(missing); err != nil {
+		return err
+	}
+	s.wakeWatchers()
+	return nil
+}
+
+// missingEntries returns the entries the journal lacks against the files:
+// for each checkpoint whose history is past the view's entry, its events
+// after that entry (the last with the summary); for each checkpoint the
+// view holds that is gone, a deletion.
+func (s *Store) missingEntries(v *view) ([]jentry, error) {
+	ids, err := s.ids("")
+	if err != nil {
+		return nil, err
+	}
+	var out []jentry
+	onDisk := map[string]bool{}
+	for _, id := range ids {
+		onDisk[id] = true
+		f := s.files(id)
+		e, ok := v.latest(id)
+		if ok && fileSizeOr0(f.history()) == e.Size {
+			continue
+		}
+		cur, err := s.load(f)
+		if err != nil || cur.state == nil || (ok && cur.rev() <= e.Rev) {
+			continue // damage is check's; a shorter history is not the journal's to mend
+		}
+		from := int64(1)
+		if ok {
+			from = e.Rev + 1
+		}
+		events, err := s.History(context.Background(), id, from, 0)
+		if err != nil {
+			continue
+		}
+		for i, ev := range events {
+			je := jentry{Kind: ckpt.ChangeEvent, ID: id, Rev: ev.Seq, Type: ev.Type, At: ev.At, Sum: ev.Sum}
+			if i == len(events)-1 {
+				je = entryOf(ev, cur.end, cur.state)
+			}
+			out = append(out, je)
+		}
+	}
+	for _, id := range v.ids() {
+		if !onDisk[id] {
+			e, _ := v.latest(id)
+			out = append(out, jentry{Kind: ckpt.ChangeDeleted, ID: id, Rev: e.Rev, At: s.clock().UTC()})
+		}
+	}
+	return out, nil
+}
+
+// rebuildJournal starts the journal again from the files: a new index of
+// every checkpoint at a position after everything the old journal held
+// (so no old cursor is taken for a new change), and a new active segment.
+// The caller holds the journal lock.
+func (s *Store) rebuildJournal() error {
+	j := s.journal()
+	end := int64(0)
+	if segs, err := j.segments(); err == nil && len(segs) > 0 {
+		last := segs[len(segs)-1]
+		end = last.start + fileSizeOr0(last.path)
+	}
+	at := (end/bootGap + 1) * bootGap
+	ids, err := s.ids("")
+	if err != nil {
+		return err
+	}
+	var entries []jentry
+	for _, id := range ids {
+		if e, ok := s.currentEntry(s.files(id)); ok {
+			entries = append(entries, e)
+		}
+	}
+	if err := j.startSegment(at); err != nil {
+		return err
+	}
+	if err := j.writeSnapshot(entries, at); err != nil {
+		return err
+	}
+	s.wakeWatchers()
+	return nil
+}
