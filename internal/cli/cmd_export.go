@@ -11,6 +11,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 )
 
 // ExportOptions are the inputs of `ckpt export`.
@@ -36,7 +37,7 @@ ones included. The file goes to standard output, or with --out to PATH,
 written atomically and durably (temporary file, fsync, rename; missing
 directories are created).
 
-Formats: ` + strings.Join(formatNames, ", ") + ` (see docs/formats.md).`,
+Formats: ` + strings.Join(mirror.Formats, ", ") + ` (see docs/formats.md).`,
 		Example: `  ckpt export superpowers configurable-models_20260706
   ckpt export agent-checkpoints kai-7/secondary_a --out agent_checkpoints/secondary_a.json`,
 		Args: exactArgs(2, "a FORMAT and one checkpoint ID"),
@@ -51,7 +52,7 @@ Formats: ` + strings.Join(formatNames, ", ") + ` (see docs/formats.md).`,
 }
 
 func runExport(ctx context.Context, o *ExportOptions) error {
-	f, err := newFormat(o.Format)
+	f, err := mirror.NewFormat(o.Format)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 )
 
@@ -43,7 +44,7 @@ that ckpt export writes them back. A file that cannot be read at all is
 reported and skipped; the command fails (exit 2) only when no file could be
 imported.
 
-Formats: ` + strings.Join(formatNames, ", ") + ` (see docs/formats.md).
+Formats: ` + strings.Join(mirror.Formats, ", ") + ` (see docs/formats.md).
 A sitebuilder STATUS.md aggregate imports one checkpoint per agent row.`,
 		Example: `  ckpt import superpowers conductor/tracks/*/metadata.json
   ckpt import agent-checkpoints agent_checkpoints/secondary_a.json --id kai-7/secondary_a
@@ -77,7 +78,7 @@ type importedFile struct {
 }
 
 func runImport(ctx context.Context, o *ImportOptions) error {
-	f, err := newFormat(o.Format)
+	f, err := mirror.NewFormat(o.Format)
 	if err != nil {
 		return err
 	}

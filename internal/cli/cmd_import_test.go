@@ -16,6 +16,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 )
 
@@ -339,8 +340,8 @@ func FuzzImportItems(f *testing.F) {
 	f.Add([]byte(`{"agent_id":"../../x","status":"PAUSED","blockers":"none"}`))
 	f.Add([]byte("| Agent | Task | Progress | Last Update | Status |\n|-|-|-|-|-|\n| a/../b | T | 1e9% | — | ??? |\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, name := range formatNames {
-			format, _ := newFormat(name)
+		for _, name := range mirror.Formats {
+			format, _ := mirror.NewFormat(name)
 			items, err := importItems(format, "/p/in.file", data)
 			if err != nil {
 				continue

@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,11 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
-	"github.com/ckpt-dev/ckpt/protocols/ccc"
-	"github.com/ckpt-dev/ckpt/protocols/plan"
-	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
-	"github.com/ckpt-dev/ckpt/protocols/superpowers"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 )
 
 // MirrorOptions are the inputs of the `ckpt mirror` commands.
@@ -39,6 +32,7 @@ type MirrorOptions struct {
 	ID     string
 	IDs    []string // sync and check: only these checkpoints
 	JSON   bool
+	Poll   time.Duration // follow: how often to list a store without a feed
 }
 
 func newMirrorCmd(f *factory) *cobra.Command {
@@ -63,9 +57,13 @@ that cannot be written prints "ckpt: warning: mirror …" and never fails the
 write; ckpt mirror check finds mirrors that do not match, and ckpt mirror sync
 rewrites them.
 
-Formats: ` + strings.Join(formatNames, ", ") + `. See docs/formats.md.`,
+Formats: ` + strings.Join(mirror.Formats, ", ") + `. See docs/formats.md.
+
+The list is the store's mirrors.json: relative roots are taken from the
+project directory (the store's parent) and must stay inside it; a root
+elsewhere is written as an absolute path.`,
 	}
-	cmd.AddCommand(newMirrorAddCmd(f, o), newMirrorLsCmd(f, o), newMirrorRmCmd(f, o), newMirrorSyncCmd(f, o), newMirrorCheckCmd(f, o))
+	cmd.AddCommand(newMirrorAddCmd(f, o), newMirrorLsCmd(f, o), newMirrorRmCmd(f, o), newMirrorSyncCmd(f, o), newMirrorCheckCmd(f, o), newMirrorFollowCmd(f, o))
 	return cmd
 }
 
@@ -170,31 +168,52 @@ mirror does not match.`,
 	return cmd
 }
 
-// storedRoot is how a root is written in mirrors.json: relative to the
-// project directory (the store's parent) when inside it, so the project
-// can move, else absolute.
-func storedRoot(storeDir, root string) string {
-	rel, err := filepath.Rel(filepath.Dir(storeDir), root)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return root
+func newMirrorFollowCmd(f *factory, o *MirrorOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "follow",
+		Short: "Keep the mirror files current with changes made anywhere, until interrupted",
+		Long: `Write the mirrors of every selected checkpoint, then keep writing those of
+each checkpoint that changes, whoever changes it (another process, or another
+machine sharing the store), until interrupted. With a store that has a change
+feed every change is followed in order; otherwise the store is listed every
+--poll. Run it where the seed system reads its files.`,
+		Args: exactArgs(0, "no arguments"),
 	}
-	return filepath.ToSlash(rel)
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		ctx, cancel := f.untilInterrupted(ctx)
+		defer cancel()
+		return runMirrorFollow(ctx, o)
+	})
+	cmd.Flags().DurationVar(&o.Poll, "poll", time.Second, "how often to list a store that has no change feed")
+	return cmd
 }
 
-// entry builds the mirror entry the options describe.
-func (o *MirrorOptions) entry(storeDir string) (mirrorEntry, error) {
+// list is the mirror list of the store in storeDir.
+func (o *MirrorOptions) list(storeDir string) mirror.List { return mirror.ForStoreDir(storeDir) }
+
+// options are the library's options, warnings on stderr.
+func (o *MirrorOptions) options() mirror.Options { return mirrorOptions(o.IO.ErrOut, o.Now) }
+
+// entry builds the mirror entry the options describe. A --root given as a
+// relative path must stay inside the project; a directory elsewhere is
+// given as an absolute path (as the mirror list requires).
+func (o *MirrorOptions) entry(l mirror.List) (mirror.Entry, error) {
 	root := o.Root
 	if root == "" {
 		root = o.WorkDir
 	} else if !filepath.IsAbs(root) {
 		root = filepath.Join(o.WorkDir, root)
 	}
-	e := mirrorEntry{Format: o.Format, Root: storedRoot(storeDir, filepath.Clean(root)), ID: o.ID, Prefix: o.Prefix}
-	return e, e.check()
+	stored := l.StoredRoot(filepath.Clean(root))
+	if o.Root != "" && !filepath.IsAbs(o.Root) && filepath.IsAbs(stored) {
+		return mirror.Entry{}, fmt.Errorf("%w: --root %s climbs out of the project %s: give a directory inside it, or an absolute path (%s) to mirror elsewhere", ckpt.ErrInvalid, o.Root, l.Project, filepath.Clean(root))
+	}
+	e := mirror.Entry{Format: o.Format, Root: stored, ID: o.ID, Prefix: o.Prefix}
+	return e, e.Check()
 }
 
 func runMirrorAdd(ctx context.Context, o *MirrorOptions) error {
-	if _, err := newFormat(o.Format); err != nil {
+	if _, err := mirror.NewFormat(o.Format); err != nil {
 		return err
 	}
 	st, dir, err := o.OpenStore()
@@ -202,28 +221,28 @@ func runMirrorAdd(ctx context.Context, o *MirrorOptions) error {
 		return err
 	}
 	defer st.Close()
-	e, err := o.entry(dir)
+	l := o.list(dir)
+	e, err := o.entry(l)
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(e.rootDir(dir)); err == nil && !fi.IsDir() {
-		return fmt.Errorf("%w: --root %s is a file: give the directory the seed system's files live under", ckpt.ErrInvalid, e.rootDir(dir))
+	if fi, err := os.Stat(l.RootDir(e)); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%w: --root %s is a file: give the directory the seed system's files live under", ckpt.ErrInvalid, l.RootDir(e))
 	}
-	if _, err := editMirrors(dir, func(cfg *mirrorConfig) error {
+	if _, err := l.Edit(func(cfg *mirror.Config) error {
 		if slices.Contains(cfg.Mirrors, e) {
-			return fmt.Errorf("%w: %s is mirrored under %s for %s already (ckpt mirror ls lists the mirrors)", ckpt.ErrExists, e.Format, e.rootDir(dir), e.selector())
+			return fmt.Errorf("%w: %s is mirrored under %s for %s already (ckpt mirror ls lists the mirrors)", ckpt.ErrExists, e.Format, l.RootDir(e), e.Selector())
 		}
 		cfg.Mirrors = append(cfg.Mirrors, e)
 		return nil
 	}); err != nil {
 		return err
 	}
-	m := &mirroringStore{Store: st, storeDir: dir, entries: []mirrorEntry{e}, warn: o.IO.ErrOut, now: o.Now}
-	written, failed, err := m.syncAll(ctx, nil)
+	written, failed, err := mirror.New(st, l, []mirror.Entry{e}, o.options()).SyncAll(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("the mirror was added, but writing the existing checkpoints failed: %w (ckpt mirror sync retries)", err)
 	}
-	fmt.Fprintf(o.IO.Out, "mirroring %s under %s for %s: wrote %s\n", e.Format, e.rootDir(dir), e.selector(), plural(written, "checkpoint", "checkpoints"))
+	fmt.Fprintf(o.IO.Out, "mirroring %s under %s for %s: wrote %s\n", e.Format, l.RootDir(e), e.Selector(), plural(written, "checkpoint", "checkpoints"))
 	if failed > 0 {
 		return fmt.Errorf("the mirror was added, but %s could not be written (see the warnings above); fix the cause and run ckpt mirror sync", plural(failed, "checkpoint", "checkpoints"))
 	}
@@ -236,14 +255,15 @@ func runMirrorLs(o *MirrorOptions) error {
 		return err
 	}
 	st.Close()
-	cfg, err := readMirrors(dir)
+	l := o.list(dir)
+	cfg, err := l.Read()
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		list := cfg.Mirrors
 		if list == nil {
-			list = []mirrorEntry{}
+			list = []mirror.Entry{}
 		}
 		return writeJSON(o.IO.Out, list)
 	}
@@ -254,13 +274,13 @@ func runMirrorLs(o *MirrorOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FORMAT\tROOT\tSELECTS")
 	for _, m := range cfg.Mirrors {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Format, m.rootDir(dir), m.selector())
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Format, l.RootDir(m), m.Selector())
 	}
 	return tw.Flush()
 }
 
 func runMirrorRm(o *MirrorOptions) error {
-	if _, err := newFormat(o.Format); err != nil {
+	if _, err := mirror.NewFormat(o.Format); err != nil {
 		return err
 	}
 	st, dir, err := o.OpenStore()
@@ -268,14 +288,15 @@ func runMirrorRm(o *MirrorOptions) error {
 		return err
 	}
 	st.Close()
-	e, err := o.entry(dir)
+	l := o.list(dir)
+	e, err := o.entry(l)
 	if err != nil {
 		return err
 	}
-	_, err = editMirrors(dir, func(cfg *mirrorConfig) error {
+	_, err = l.Edit(func(cfg *mirror.Config) error {
 		i := slices.Index(cfg.Mirrors, e)
 		if i < 0 {
-			return fmt.Errorf("%w: no mirror of %s under %s for %s: see the mirrors with ckpt mirror ls and give the same --root, --prefix or --id", ckpt.ErrNotFound, e.Format, e.rootDir(dir), e.selector())
+			return fmt.Errorf("%w: no mirror of %s under %s for %s: see the mirrors with ckpt mirror ls and give the same --root, --prefix or --id", ckpt.ErrNotFound, e.Format, l.RootDir(e), e.Selector())
 		}
 		cfg.Mirrors = slices.Delete(cfg.Mirrors, i, i+1)
 		return nil
@@ -283,22 +304,22 @@ func runMirrorRm(o *MirrorOptions) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(o.IO.Out, "stopped mirroring %s under %s for %s (its files are left as they are)\n", e.Format, e.rootDir(dir), e.selector())
+	_, err = fmt.Fprintf(o.IO.Out, "stopped mirroring %s under %s for %s (its files are left as they are)\n", e.Format, l.RootDir(e), e.Selector())
 	return err
 }
 
 // openMirrors opens the store with its mirror list.
-func (o *MirrorOptions) openMirrors() (*mirroringStore, error) {
+func (o *MirrorOptions) openMirrors() (*mirror.Store, error) {
 	st, dir, err := o.OpenStore()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := readMirrors(dir)
+	m, err := mirror.Open(st, o.list(dir), o.options())
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	return &mirroringStore{Store: st, storeDir: dir, entries: cfg.Mirrors, warn: o.IO.ErrOut, now: o.Now}, nil
+	return m, nil
 }
 
 func runMirrorSync(ctx context.Context, o *MirrorOptions) error {
@@ -307,10 +328,10 @@ func runMirrorSync(ctx context.Context, o *MirrorOptions) error {
 		return err
 	}
 	defer m.Close()
-	if len(m.entries) == 0 {
+	if len(m.Entries()) == 0 {
 		return fmt.Errorf("%w: no mirrors to write: add one with ckpt mirror add FORMAT", ckpt.ErrNotFound)
 	}
-	written, failed, err := m.syncAll(ctx, o.IDs)
+	written, failed, err := m.SyncAll(ctx, o.IDs)
 	if err != nil {
 		return err
 	}
@@ -321,63 +342,19 @@ func runMirrorSync(ctx context.Context, o *MirrorOptions) error {
 	return nil
 }
 
-// selected returns the checkpoints named by ids (all when ids is empty,
-// archived ones included) that at least one entry selects.
-func (m *mirroringStore) selected(ctx context.Context, ids []string) ([]*ckpt.Checkpoint, error) {
-	var cs []*ckpt.Checkpoint
-	if len(ids) == 0 {
-		all, err := listFull(ctx, m.Store, ckpt.Filter{IncludeArchived: true})
-		if err != nil {
-			return nil, err
-		}
-		cs = all
-	}
-	for _, id := range ids {
-		c, err := m.Store.Get(ctx, id, 0)
-		if err != nil {
-			return nil, err
-		}
-		cs = append(cs, c)
-	}
-	return slices.DeleteFunc(cs, func(c *ckpt.Checkpoint) bool { return !m.selects(c.ID) }), nil
-}
-
-// syncAll writes every mirror of the selected checkpoints and counts the
-// checkpoints written in full and those with a mirror that failed (each
-// failure printed as a warning).
-func (m *mirroringStore) syncAll(ctx context.Context, ids []string) (written, failed int, err error) {
-	cs, err := m.selected(ctx, ids)
+func runMirrorFollow(ctx context.Context, o *MirrorOptions) error {
+	m, err := o.openMirrors()
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	for _, c := range cs {
-		ok := true
-		for _, e := range m.entries {
-			if !e.selects(c.ID) {
-				continue
-			}
-			if err := m.writeEntry(ctx, e, c); err != nil {
-				printWarning(m.warn, fmt.Sprintf("mirror %s of %s under %s not written: %v", e.Format, c.ID, e.rootDir(m.storeDir), err))
-				ok = false
-			}
-		}
-		if ok {
-			written++
-		} else {
-			failed++
-		}
+	defer m.Close()
+	if len(m.Entries()) == 0 {
+		return fmt.Errorf("%w: no mirrors to follow: add one with ckpt mirror add FORMAT", ckpt.ErrNotFound)
 	}
-	return written, failed, nil
-}
-
-// mirrorProblem is one mirror file that does not match its checkpoint.
-type mirrorProblem struct {
-	Format string `json:"format"`
-	Root   string `json:"root"`
-	ID     string `json:"id"`
-	Path   string `json:"path,omitempty"`
-	What   string `json:"what"`
-	Repair string `json:"repair"`
+	fmt.Fprintf(o.IO.ErrOut, "ckpt: following %s (interrupt to stop)\n", plural(len(m.Entries()), "mirror", "mirrors"))
+	return m.Follow(ctx, mirror.FollowOptions{Poll: o.Poll, Written: func(id string) {
+		fmt.Fprintf(o.IO.Out, "wrote the mirrors of %s\n", id)
+	}})
 }
 
 // mirrorMismatchError is check's finding: exit 7, as for check's errors.
@@ -395,13 +372,13 @@ func runMirrorCheck(ctx context.Context, o *MirrorOptions) error {
 		return err
 	}
 	defer m.Close()
-	checked, problems, err := m.check(ctx, o.IDs)
+	checked, problems, err := m.Check(ctx, o.IDs)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		if problems == nil {
-			problems = []mirrorProblem{}
+			problems = []mirror.Problem{}
 		}
 		if err := writeJSON(o.IO.Out, map[string]any{"checked": checked, "problems": problems}); err != nil {
 			return err
@@ -418,216 +395,13 @@ func runMirrorCheck(ctx context.Context, o *MirrorOptions) error {
 	return nil
 }
 
-// check compares every mirror file of the selected checkpoints with the
-// checkpoint. It writes nothing.
-func (m *mirroringStore) check(ctx context.Context, ids []string) (int, []mirrorProblem, error) {
-	cs, err := m.selected(ctx, ids)
-	if err != nil {
-		return 0, nil, err
-	}
-	checked := 0
-	var problems []mirrorProblem
-	for _, c := range cs {
-		for _, e := range m.entries {
-			if !e.selects(c.ID) || isArchiveCopy(c) && e.Format != agentcheckpoints.Name {
-				continue
-			}
-			checked++
-			if p := m.checkOne(e, c); p != nil {
-				problems = append(problems, *p)
-			}
-		}
-	}
-	return checked, problems, nil
-}
-
-// checkOne compares c's file of entry e with c. Both sides are read with
-// the format's own Import (the file on disk, and the file Export would
-// write), so only what the format carries is compared, and fields other
-// tools add are not mistaken for drift.
-func (m *mirroringStore) checkOne(e mirrorEntry, c *ckpt.Checkpoint) *mirrorProblem {
-	root := e.rootDir(m.storeDir)
-	p := &mirrorProblem{Format: e.Format, Root: root, ID: c.ID, Repair: "ckpt mirror sync " + c.ID}
-	f, err := m.format(e.Format)
-	if err != nil {
-		p.What = err.Error()
-		return p
-	}
-	path, err := mirrorPath(e.Format, root, c)
-	if err != nil {
-		p.What = "no file can be named for it: " + err.Error()
-		p.Repair = "ckpt update " + c.ID + " to give it the IDs the format needs, then ckpt mirror sync " + c.ID
-		return p
-	}
-	p.Path = path
-	if pm, ok := c.Meta[plan.MetaPlan]; ok && e.Format == (plan.Format{}).Name() {
-		var meta struct {
-			PlanPath string `json:"planPath"`
-		}
-		if json.Unmarshal(pm, &meta) == nil && meta.PlanPath != "" {
-			p.Repair = "ckpt plan sync " + meta.PlanPath + " (plan.md is the source of truth), or ckpt mirror sync " + c.ID
-		}
-	}
-	disk, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		p.What = "missing"
-		return p
-	case err != nil:
-		p.What = "unreadable: " + err.Error()
-		return p
-	}
-	want, err := f.Export(c)
-	if err != nil {
-		p.What = "the checkpoint cannot be exported: " + err.Error()
-		return p
-	}
-	got, gerr := f.Import(path, disk)
-	exp, werr := f.Import(path, want)
-	switch {
-	case gerr != nil:
-		p.What = "unreadable as " + e.Format + ": " + gerr.Error()
-		return p
-	case werr != nil:
-		p.What = "the export cannot be read back: " + werr.Error()
-		return p
-	}
-	if d := viewDiff(exp.State, got.State); d != "" {
-		p.What = d
-		return p
-	}
-	return nil
-}
-
-// mirrorPath is the file entry format writes for c under root.
-func mirrorPath(format, root string, c *ckpt.Checkpoint) (string, error) {
-	switch format {
-	case superpowers.Name:
-		return superpowers.MetadataPath(root, c)
-	case ccc.Name:
-		return filepath.Join(root, ccc.ProgressFile), nil
-	case agentcheckpoints.Name:
-		if isArchiveCopy(c) {
-			return archiveCopyPath(root, c)
-		}
-		name, err := agentcheckpoints.FileName(c)
-		return filepath.Join(root, agentcheckpoints.Dir, name), err
-	case sitebuilder.Name:
-		name, err := sitebuilder.FileName(c)
-		if err == nil && c.Archived != nil && c.Archived.Reason == "complete" {
-			name = strings.TrimSuffix(name, ".json") + "-complete.json"
-		}
-		return filepath.Join(root, sitebuilder.Dir, name), err
-	case plan.Format{}.Name():
-		if err := ckpt.ValidateID(c.ID); err != nil {
-			return "", err
-		}
-		return filepath.Join(root, "plans", filepath.FromSlash(c.ID), "plan.md"), nil
-	}
-	return "", fmt.Errorf("%w: unknown format %q", ckpt.ErrInvalid, format)
-}
-
-// viewDiff says how two states read from seed files differ in what every
-// format carries, or "" when they agree.
-func viewDiff(want, got *ckpt.Checkpoint) string {
-	var diffs []string
-	add := func(field, w, g string) {
-		if w != g {
-			diffs = append(diffs, fmt.Sprintf("%s is %s in the file, %s in the checkpoint", field, quoteOrNone(g), quoteOrNone(w)))
-		}
-	}
-	add("status", string(want.Status), string(got.Status))
-	add("title", want.Title, got.Title)
-	add("steps", stepsView(want.Steps), stepsView(got.Steps))
-	add("progress", fmt.Sprintf("%d/%d", want.Progress.Done, want.Progress.Total), fmt.Sprintf("%d/%d", got.Progress.Done, got.Progress.Total))
-	add("cycles", fmt.Sprintf("%d/%d", want.Cycles.Count, want.Cycles.Max), fmt.Sprintf("%d/%d", got.Cycles.Count, got.Cycles.Max))
-	add("acceptance", acceptanceView(want.Acceptance), acceptanceView(got.Acceptance))
-	if len(diffs) > 3 {
-		diffs = append(diffs[:3], fmt.Sprintf("and %d more", len(diffs)-3))
-	}
-	return strings.Join(diffs, "; ")
-}
-
-func stepsView(steps []ckpt.Step) string {
-	parts := make([]string, len(steps))
-	for i, s := range steps {
-		parts[i] = s.ID + " " + string(s.Status)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func acceptanceView(list []ckpt.Criterion) string {
-	parts := make([]string, len(list))
-	for i, a := range list {
-		met := "unmet"
-		if a.Met {
-			met = "met"
-		}
-		parts[i] = a.ID + " " + met
-	}
-	return strings.Join(parts, ", ")
-}
-
-func quoteOrNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return "[" + clip(s, 120) + "]"
-}
-
-// mirrorFindings are ckpt check's findings about the mirrors of the store st
-// in storeDir (ARCHITECTURE's SHOULD 9): one warning per mirror file of the
-// checkpoints ids (all when empty) that is missing or does not match its
-// checkpoint, and one for a damaged mirror list. It writes nothing.
+// mirrorFindings are ckpt check's findings about the mirrors of the store
+// st in storeDir (mirror.Findings).
 func mirrorFindings(ctx context.Context, st ckpt.Store, storeDir string, ids []string) []ckpt.Problem {
-	cfg, err := readMirrors(storeDir)
-	if err != nil {
-		return []ckpt.Problem{{Severity: "warning", What: "mirror list: " + err.Error(), Repair: "fix or remove " + filepath.Join(storeDir, MirrorsFile)}}
-	}
-	if len(cfg.Mirrors) == 0 {
-		return nil
-	}
-	m := &mirroringStore{Store: st, storeDir: storeDir, entries: cfg.Mirrors, warn: io.Discard}
-	_, problems, err := m.check(ctx, ids)
-	if err != nil {
-		return []ckpt.Problem{{Severity: "warning", What: "mirrors not checked: " + err.Error()}}
-	}
-	out := make([]ckpt.Problem, 0, len(problems))
-	for _, p := range problems {
-		out = append(out, ckpt.Problem{ID: p.ID, Severity: "warning", What: fmt.Sprintf("%s mirror %s: %s", p.Format, p.Path, p.What), Repair: p.Repair})
-	}
-	return out
+	return mirror.Findings(ctx, st, mirror.ForStoreDir(storeDir), ids)
 }
 
-// repairMirrors is ckpt repair's part for mirrors: it rewrites every mirror
-// file check finds wrong and reports each as fixed when it matches after.
-// A plan.md edited since its last sync stays as it is (plan.md is the
-// source of truth) and is reported with its repair, ckpt plan sync.
+// repairMirrors is ckpt repair's part for mirrors (mirror.Repair).
 func repairMirrors(ctx context.Context, st ckpt.Store, storeDir string, ids []string, warn io.Writer, now func() time.Time) []ckpt.Problem {
-	found := mirrorFindings(ctx, st, storeDir, ids)
-	if len(found) == 0 {
-		return nil
-	}
-	cfg, err := readMirrors(storeDir)
-	if err != nil {
-		return found
-	}
-	m := &mirroringStore{Store: st, storeDir: storeDir, entries: cfg.Mirrors, warn: warn, now: now}
-	var redo []string
-	for _, p := range found {
-		if p.ID != "" && !slices.Contains(redo, p.ID) {
-			redo = append(redo, p.ID)
-		}
-	}
-	if _, _, err := m.syncAll(ctx, redo); err != nil {
-		return found
-	}
-	left := mirrorFindings(ctx, st, storeDir, redo)
-	for i := range found {
-		found[i].Fixed = !slices.ContainsFunc(left, func(l ckpt.Problem) bool { return l.ID == found[i].ID && l.What == found[i].What })
-		if found[i].Fixed {
-			found[i].What += " (rewritten)"
-		}
-	}
-	return found
+	return mirror.Repair(ctx, st, mirror.ForStoreDir(storeDir), ids, mirrorOptions(warn, now))
 }

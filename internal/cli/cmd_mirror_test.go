@@ -13,6 +13,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 )
 
 // mirrorCmdEnv runs the mirror commands against a real filestore.
@@ -71,9 +72,9 @@ func TestMirrorCommands(t *testing.T) {
 	if _, err := os.Stat(meta); err != nil {
 		t.Fatalf("the existing checkpoint was not written: %v", err)
 	}
-	raw, _ := os.ReadFile(filepath.Join(env.dir, MirrorsFile))
-	var cfg mirrorConfig
-	if err := json.Unmarshal(raw, &cfg); err != nil || len(cfg.Mirrors) != 1 || cfg.Mirrors[0] != (mirrorEntry{Format: "superpowers", Root: "work", ID: "track-1"}) {
+	raw, _ := os.ReadFile(filepath.Join(env.dir, mirror.FileName))
+	var cfg mirror.Config
+	if err := json.Unmarshal(raw, &cfg); err != nil || len(cfg.Mirrors) != 1 || cfg.Mirrors[0] != (mirror.Entry{Format: "superpowers", Root: "work", ID: "track-1"}) {
 		t.Errorf("mirrors.json (root relative to the project):\n%s", raw)
 	}
 
@@ -123,7 +124,7 @@ func TestMirrorCommands(t *testing.T) {
 	}
 	var rep struct {
 		Checked  int
-		Problems []mirrorProblem
+		Problems []mirror.Problem
 	}
 	if json.Unmarshal(env.out.Bytes(), &rep) != nil || rep.Checked != 1 || len(rep.Problems) != 1 ||
 		!strings.Contains(rep.Problems[0].What, "steps is [PLAN failed, EXECUTE pending] in the file, [PLAN done, EXECUTE pending] in the checkpoint") ||
@@ -173,7 +174,7 @@ func TestMirrorCommands(t *testing.T) {
 	if err := runMirrorRm(o); ExitCode(err) != ExitNotFound {
 		t.Errorf("second rm: %v", err)
 	}
-	if cfg, _ := readMirrors(env.dir); len(cfg.Mirrors) != 0 {
+	if cfg, _ := mirror.ForStoreDir(env.dir).Read(); len(cfg.Mirrors) != 0 {
 		t.Errorf("entries left %+v", cfg.Mirrors)
 	}
 	if _, err := os.Stat(meta); err != nil {
@@ -183,8 +184,8 @@ func TestMirrorCommands(t *testing.T) {
 
 func TestMirrorCheckIsReadOnly(t *testing.T) {
 	env := newMirrorCmdEnv(t)
-	if _, err := editMirrors(env.dir, func(cfg *mirrorConfig) error {
-		cfg.Mirrors = []mirrorEntry{{Format: "agent-checkpoints", Root: "."}}
+	if _, err := mirror.ForStoreDir(env.dir).Edit(func(cfg *mirror.Config) error {
+		cfg.Mirrors = []mirror.Entry{{Format: "agent-checkpoints", Root: "."}}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -199,7 +200,7 @@ func TestMirrorCheckIsReadOnly(t *testing.T) {
 		t.Errorf("check created files: %v", err)
 	}
 	// A damaged list is one finding, not a failure.
-	os.WriteFile(filepath.Join(env.dir, MirrorsFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(env.dir, mirror.FileName), []byte("{"), 0o644)
 	if found := mirrorFindings(context.Background(), st, env.dir, nil); len(found) != 1 || !strings.Contains(found[0].What, "mirror list") {
 		t.Errorf("damaged list: %+v", found)
 	}
@@ -238,4 +239,12 @@ func TestExportOut(t *testing.T) {
 	if err := runExport(context.Background(), o); ExitCode(err) != ExitNotFound {
 		t.Errorf("unknown checkpoint: %v", err)
 	}
+}
+
+func startEvent(title string, steps ...string) ckpt.Event {
+	cr := ckpt.Created{Patch: ckpt.Patch{Title: &title}}
+	for _, s := range steps {
+		cr.Steps = append(cr.Steps, ckpt.Step{ID: s})
+	}
+	return ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{}, cr)
 }

@@ -1,4 +1,4 @@
-package cli
+package mirror
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
+	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 	"github.com/ckpt-dev/ckpt/protocols/superpowers"
 )
 
@@ -33,7 +34,7 @@ type mirrorEnv struct {
 	warn     bytes.Buffer
 }
 
-func newMirrorEnv(t *testing.T, entries ...mirrorEntry) (*mirrorEnv, *mirroringStore) {
+func newMirrorEnv(t *testing.T, entries ...Entry) (*mirrorEnv, *Store) {
 	t.Helper()
 	env := &mirrorEnv{t: t, project: t.TempDir(), mem: memstore.New()}
 	env.storeDir = filepath.Join(env.project, ".ckpt")
@@ -41,16 +42,23 @@ func newMirrorEnv(t *testing.T, entries ...mirrorEntry) (*mirrorEnv, *mirroringS
 		t.Fatal(err)
 	}
 	if len(entries) > 0 {
-		if _, err := editMirrors(env.storeDir, func(cfg *mirrorConfig) error {
+		if _, err := ForStoreDir(env.storeDir).Edit(func(cfg *Config) error {
 			cfg.Mirrors = append(cfg.Mirrors, entries...)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st := withMirrors(env.mem, env.storeDir, &env.warn, func() time.Time { return t0 })
-	m, _ := st.(*mirroringStore)
+	st := Wrap(env.mem, ForStoreDir(env.storeDir), env.options(func() time.Time { return t0 }))
+	m, _ := st.(*Store)
 	return env, m
+}
+
+var t0 = time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+
+// options print each warning as a line on env.warn.
+func (env *mirrorEnv) options(now func() time.Time) Options {
+	return Options{Now: now, Warn: func(msg string) { fmt.Fprintln(&env.warn, msg) }}
 }
 
 func (env *mirrorEnv) path(parts ...string) string {
@@ -70,23 +78,23 @@ func TestWithMirrorsLeavesAStoreWithoutMirrorsAlone(t *testing.T) {
 	if m != nil {
 		t.Fatalf("a store without mirrors.json was wrapped")
 	}
-	if err := os.WriteFile(filepath.Join(env.storeDir, MirrorsFile), []byte(`{"version":1,"mirrors":[]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(env.storeDir, FileName), []byte(`{"version":1,"mirrors":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st := withMirrors(env.mem, env.storeDir, &env.warn, nil); st != ckpt.Store(env.mem) {
+	if st := Wrap(env.mem, ForStoreDir(env.storeDir), env.options(nil)); st != ckpt.Store(env.mem) {
 		t.Errorf("an empty mirror list wrapped the store")
 	}
-	os.WriteFile(filepath.Join(env.storeDir, MirrorsFile), []byte(`{"version":1,"mirrors":[{"format":"ccc"}]}`), 0o644)
-	if st := withMirrors(env.mem, env.storeDir, &env.warn, nil); st != ckpt.Store(env.mem) {
+	os.WriteFile(filepath.Join(env.storeDir, FileName), []byte(`{"version":1,"mirrors":[{"format":"ccc"}]}`), 0o644)
+	if st := Wrap(env.mem, ForStoreDir(env.storeDir), env.options(nil)); st != ckpt.Store(env.mem) {
 		t.Errorf("a damaged mirror list wrapped the store")
 	}
-	if !strings.Contains(env.warn.String(), "ckpt: warning: mirrors not written: ") || !strings.Contains(env.warn.String(), "has no root directory") {
+	if !strings.Contains(env.warn.String(), "mirrors not written: ") || !strings.Contains(env.warn.String(), "has no root directory") {
 		t.Errorf("warning %q", env.warn.String())
 	}
 }
 
 func TestMirrorWrittenAfterEachChangeOnly(t *testing.T) {
-	env, m := newMirrorEnv(t, mirrorEntry{Format: ccc.Name, Root: "out", ID: "a"})
+	env, m := newMirrorEnv(t, Entry{Format: ccc.Name, Root: "out", ID: "a"})
 	ctx := context.Background()
 	progress := env.path("out", ccc.ProgressFile)
 
@@ -131,7 +139,7 @@ func TestMirrorWrittenAfterEachChangeOnly(t *testing.T) {
 }
 
 func TestMirrorFailureWarnsAndTheWriteStands(t *testing.T) {
-	env, m := newMirrorEnv(t, mirrorEntry{Format: ccc.Name, Root: "."})
+	env, m := newMirrorEnv(t, Entry{Format: ccc.Name, Root: "."})
 	if err := os.Mkdir(env.path(ccc.ProgressFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -143,14 +151,14 @@ func TestMirrorFailureWarnsAndTheWriteStands(t *testing.T) {
 		t.Errorf("event not stored: %v", err)
 	}
 	w := env.warn.String()
-	if !strings.HasPrefix(w, "ckpt: warning: mirror ccc of a under "+env.project+" not written: ") || strings.Count(w, "\n") != 1 {
+	if !strings.HasPrefix(w, "mirror ccc of a under "+env.project+" not written: ") || strings.Count(w, "\n") != 1 {
 		t.Errorf("warning %q", w)
 	}
 }
 
 func TestMirrorHonoursTheMetadataLock(t *testing.T) {
-	env, m := newMirrorEnv(t, mirrorEntry{Format: superpowers.Name, Root: "."})
-	m.formats = func(name string) (protocols.Format, error) {
+	env, m := newMirrorEnv(t, Entry{Format: superpowers.Name, Root: "."})
+	m.opts.Formats = func(name string) (protocols.Format, error) {
 		return &superpowers.Format{LockTimeout: 150 * time.Millisecond, LockPoll: 10 * time.Millisecond}, nil
 	}
 	ctx := context.Background()
@@ -201,7 +209,7 @@ func TestMirrorHonoursTheMetadataLock(t *testing.T) {
 }
 
 func TestBeatRewritesTheMirror(t *testing.T) {
-	env, m := newMirrorEnv(t, mirrorEntry{Format: agentcheckpoints.Name, Root: ".", Prefix: "kai-7/"})
+	env, m := newMirrorEnv(t, Entry{Format: agentcheckpoints.Name, Root: ".", Prefix: "kai-7/"})
 	ctx := context.Background()
 	if _, err := m.Append(ctx, "kai-7/secondary_a", startEvent("Spec"), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
@@ -233,8 +241,8 @@ func TestBeatRewritesTheMirror(t *testing.T) {
 
 func TestArchiveCopiesGetTheDocumentsArchiveName(t *testing.T) {
 	env, m := newMirrorEnv(t,
-		mirrorEntry{Format: agentcheckpoints.Name, Root: "."},
-		mirrorEntry{Format: ccc.Name, Root: "ccc"},
+		Entry{Format: agentcheckpoints.Name, Root: "."},
+		Entry{Format: ccc.Name, Root: "ccc"},
 	)
 	ctx := context.Background()
 	if _, err := m.Append(ctx, "kai-7/secondary_a", startEvent("Spec"), ckpt.AppendOptions{}); err != nil {
@@ -266,7 +274,7 @@ func TestArchiveCopiesGetTheDocumentsArchiveName(t *testing.T) {
 }
 
 func TestPlanSyncIsNotMirroredBackToItsPlan(t *testing.T) {
-	env, m := newMirrorEnv(t, mirrorEntry{Format: "plan", Root: "."})
+	env, m := newMirrorEnv(t, Entry{Format: "plan", Root: "."})
 	snap := ckpt.Snapshot{State: ckpt.Checkpoint{Status: ckpt.StatusInProgress}, Source: plan.SourcePrefix + "plans/p/plan.md"}
 	if _, err := m.Append(context.Background(), "p", ckpt.MustEvent(ckpt.EventImported, t0, ckpt.Actor{}, snap), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
@@ -291,8 +299,8 @@ func TestEditMirrorsConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := editMirrors(dir, func(cfg *mirrorConfig) error {
-				cfg.Mirrors = append(cfg.Mirrors, mirrorEntry{Format: ccc.Name, Root: fmt.Sprintf("r%d", i)})
+			_, err := ForStoreDir(dir).Edit(func(cfg *Config) error {
+				cfg.Mirrors = append(cfg.Mirrors, Entry{Format: ccc.Name, Root: fmt.Sprintf("r%d", i)})
 				return nil
 			})
 			errs <- err
@@ -305,7 +313,7 @@ func TestEditMirrorsConcurrently(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := readMirrors(dir)
+	cfg, err := ForStoreDir(dir).Read()
 	if err != nil || len(cfg.Mirrors) != 16 {
 		t.Fatalf("%d entries after 16 concurrent adds (%v)", len(cfg.Mirrors), err)
 	}
@@ -313,7 +321,7 @@ func TestEditMirrorsConcurrently(t *testing.T) {
 
 func TestDecodeMirrors(t *testing.T) {
 	good := `{"version":1,"mirrors":[{"format":"ccc","root":"."},{"format":"plan","root":"/abs","id":"a/b"},{"format":"sitebuilder","root":"x","prefix":"T"}]}`
-	cfg, err := decodeMirrors([]byte(good))
+	cfg, err := Decode([]byte(good))
 	if err != nil || len(cfg.Mirrors) != 3 || cfg.Mirrors[1].ID != "a/b" {
 		t.Fatalf("%+v %v", cfg, err)
 	}
@@ -324,10 +332,10 @@ func TestDecodeMirrors(t *testing.T) {
 		`{"version":1,"mirrors":[{"format":"ccc","root":".","id":"a","prefix":"b"}]}`,
 		`{"version":1,"mirrors":[{"format":"ccc","root":".","id":"../x"}]}`,
 	} {
-		if _, err := decodeMirrors([]byte(bad)); err == nil {
+		if _, err := Decode([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
-		} else if ExitCode(err) != ExitUsage {
-			t.Errorf("%q: exit code %d", bad, ExitCode(err))
+		} else if ckpt.ErrorCode(err) != ckpt.CodeInvalid {
+			t.Errorf("%q: code %s", bad, ckpt.ErrorCode(err))
 		}
 	}
 }
@@ -338,7 +346,7 @@ func FuzzDecodeMirrors(f *testing.F) {
 	f.Add([]byte(`{"version":1,"mirrors":null}`))
 	f.Add([]byte(`{`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := decodeMirrors(data)
+		cfg, err := Decode(data)
 		if err != nil {
 			return
 		}
@@ -347,7 +355,7 @@ func FuzzDecodeMirrors(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := decodeMirrors(out)
+		again, err := Decode(out)
 		if err != nil || len(again.Mirrors) != len(cfg.Mirrors) {
 			t.Fatalf("re-read of %s: %v", out, err)
 		}
@@ -437,12 +445,12 @@ func TestOutboxAgentAndStoredRoot(t *testing.T) {
 	}
 	store := "/p/.ckpt"
 	for root, want := range map[string]string{"/p": ".", "/p/docs/x": "docs/x", "/elsewhere": "/elsewhere", "/p/../q": "/p/../q"} {
-		if got := storedRoot(store, root); got != want {
+		if got := ForStoreDir(store).StoredRoot(root); got != want {
 			t.Errorf("storedRoot(%q) = %q, want %q", root, got, want)
 		}
 	}
-	e := mirrorEntry{Root: "docs/x"}
-	if got := e.rootDir(store); got != "/p/docs/x" {
+	e := Entry{Root: "docs/x"}
+	if got := ForStoreDir(store).RootDir(e); got != "/p/docs/x" {
 		t.Errorf("rootDir %q", got)
 	}
 }
@@ -451,7 +459,7 @@ func TestOutboxAgentAndStoredRoot(t *testing.T) {
 // on a real filestore: none (a store without mirrors is not wrapped), and
 // one mirror of each kind that rewrites its file on every change.
 func BenchmarkMirroredAppend(b *testing.B) {
-	for _, format := range []string{"", ccc.Name, agentcheckpoints.Name, superpowers.Name, "sitebuilder"} {
+	for _, format := range []string{"", ccc.Name, agentcheckpoints.Name, superpowers.Name, sitebuilder.Name} {
 		name := format
 		if name == "" {
 			name = "no-mirror"
@@ -464,15 +472,15 @@ func BenchmarkMirroredAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			if format != "" {
-				if _, err := editMirrors(dir, func(cfg *mirrorConfig) error {
-					cfg.Mirrors = []mirrorEntry{{Format: format, Root: "."}}
+				if _, err := ForStoreDir(dir).Edit(func(cfg *Config) error {
+					cfg.Mirrors = []Entry{{Format: format, Root: "."}}
 					return nil
 				}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			var warn bytes.Buffer
-			ms := withMirrors(st, dir, &warn, time.Now)
+			ms := Wrap(st, ForStoreDir(dir), Options{Now: time.Now, Warn: func(msg string) { warn.WriteString(msg) }})
 			defer ms.Close()
 			ctx := context.Background()
 			if _, err := ms.Append(ctx, "T060", startEvent("Bench", "a", "b"), ckpt.AppendOptions{}); err != nil {
@@ -499,7 +507,7 @@ func BenchmarkOpenWithoutMirrors(b *testing.B) {
 	dir := b.TempDir()
 	st := memstore.New()
 	for b.Loop() {
-		if withMirrors(st, dir, nil, nil) != ckpt.Store(st) {
+		if Wrap(st, ForStoreDir(dir), Options{}) != ckpt.Store(st) {
 			b.Fatal("wrapped")
 		}
 	}

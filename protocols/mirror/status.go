@@ -1,0 +1,181 @@
+package mirror
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+)
+
+// outboxAgent names c's outbox: messages/outbox-<agent>.md, the agent being
+// the agent ID, else its name, else the last segment of c's ID, reduced to
+// ID characters so it stays one file in messages/.
+func outboxAgent(c *ckpt.Checkpoint) string {
+	name := c.Agent.ID
+	if name == "" {
+		name = c.Agent.Name
+	}
+	if name == "" {
+		name = c.ID[strings.LastIndexByte(c.ID, '/')+1:]
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-.")
+	if out == "" {
+		return "agent"
+	}
+	return out
+}
+
+// appendLine appends line to the file at path durably, creating it and
+// its directory if need be.
+func appendLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// statusSections are the sections of STATUS.md that ckpt writes; the rest
+// of the file belongs to the orchestrator and is kept as it is.
+var statusSections = []string{"## Active Checkpoints", "## Partially Complete"}
+
+// writeStatusSection writes rendered (a whole STATUS.md from
+// render.StatusMarkdown) to path: as it is when there is no file yet, else
+// by replacing only the file's "## Active Checkpoints" and "## Partially
+// Complete" sections with the rendered ones, keeping every other line.
+func writeStatusSection(path, rendered string) error {
+	old, err := os.ReadFile(path)
+	var out string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		out = rendered
+	case err != nil:
+		return err
+	default:
+		out = mergeStatusSections(string(old), rendered)
+	}
+	if string(old) == out {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, []byte(out), 0o644)
+}
+
+// mergeStatusSections replaces ckpt's sections of the existing STATUS.md
+// with those of rendered, where the first of them stood, or appends them.
+// A section runs from its heading to the next heading or "---" rule;
+// headings inside code fences do not count.
+func mergeStatusSections(existing, rendered string) string {
+	i := strings.Index(rendered, statusSections[0])
+	if i < 0 {
+		return existing
+	}
+	fresh := strings.TrimRight(rendered[i:], "\n")
+	nl := "\n"
+	if strings.Contains(existing, "\r\n") {
+		// Keep the file's line endings (real STATUS.md files use CRLF).
+		nl = "\r\n"
+		fresh = strings.ReplaceAll(fresh, "\n", nl)
+	}
+	lines := strings.SplitAfter(existing, "\n")
+	var kept []string
+	at, fence, skipping := -1, "", false
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if run := fenceRun(t); fence == "" && run != "" {
+			fence = run
+		} else if run != "" && run[0] == fence[0] && len(run) >= len(fence) && strings.TrimSpace(t[len(run):]) == "" {
+			fence = ""
+			if !skipping {
+				kept = append(kept, l)
+			}
+			continue
+		}
+		if fence == "" {
+			switch {
+			case isStatusSection(t):
+				if at < 0 {
+					at = len(kept)
+				}
+				skipping = true
+				continue
+			case strings.HasPrefix(t, "#") || t == "---":
+				skipping = false
+			}
+		}
+		if !skipping {
+			kept = append(kept, l)
+		}
+	}
+	if at < 0 {
+		body := strings.TrimRight(existing, "\r\n")
+		if body == "" {
+			return fresh + nl
+		}
+		if fence != "" {
+			// A code block left open would swallow the table (and the next
+			// write would add another): close it.
+			body += nl + fence
+		}
+		return body + nl + nl + "---" + nl + nl + fresh + nl
+	}
+	head := strings.Join(kept[:at], "")
+	tail := strings.TrimLeft(strings.Join(kept[at:], ""), "\r\n")
+	if head != "" && !strings.HasSuffix(head, "\n") {
+		head += nl
+	}
+	if tail == "" {
+		return head + fresh + nl
+	}
+	return head + fresh + nl + nl + tail
+}
+
+// fenceRun returns the run of three or more '`' or '~' that opens or
+// closes a Markdown code fence on the trimmed line t, or "".
+func fenceRun(t string) string {
+	if len(t) < 3 || t[0] != '`' && t[0] != '~' {
+		return ""
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	if n < 3 {
+		return ""
+	}
+	return t[:n]
+}
+
+func isStatusSection(line string) bool {
+	for _, s := range statusSections {
+		if strings.EqualFold(line, s) {
+			return true
+		}
+	}
+	return false
+}
