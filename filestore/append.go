@@ -23,8 +23,9 @@ func notFound(id string) error {
 // events (replayed whatever the event and opts), opts.IfRev, then Apply. The
 // event is durable (fdatasync'd) when Append returns without error. A failure
 // after that point (the state cache or a backup) is reported in
-// AppendResult.Warnings, not as an error, because the update happened. It
-// waits for the checkpoint's lock without watching ctx.
+// AppendResult.Warnings, not as an error, because the update happened. While
+// it waits for the checkpoint's lock it watches ctx: a done ctx ends the wait
+// with ctx.Err() and nothing appended.
 func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	if err := s.begin(ctx, id); err != nil {
 		return ckpt.AppendResult{}, err
@@ -34,7 +35,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	f := s.files(id)
 	creating := e.Type == ckpt.EventCreated || e.Type == ckpt.EventImported
-	unlock, err := s.lockCheckpoint(f, creating)
+	unlock, err := s.lockCheckpoint(ctx, f, creating)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
@@ -296,7 +297,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	f := s.files(id)
-	unlock, err := s.lockCheckpoint(f, false)
+	unlock, err := s.lockCheckpoint(ctx, f, false)
 	if err != nil {
 		return err
 	}

@@ -236,7 +236,7 @@ func TestLockFileSwappedWhileHeld(t *testing.T) {
 	} {
 		t.Run(swap.name, func(t *testing.T) {
 			s, f, _ := acked(t)
-			unlock, err := s.lockCheckpoint(f, false)
+			unlock, err := s.lockCheckpoint(context.Background(), f, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -266,3 +266,45 @@ func TestWatchRefusesForeignCursors(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendHonoursContextWhileLocked holds a checkpoint's lock as another
+// process would: an Append with a deadline gives up with the context's
+// error and appends nothing.
+func TestAppendHonoursContextWhileLocked(t *testing.T) {
+	s := newStore(t, Options{})
+	appendOK(t, s, "l/a", createEvent())
+	unlock, err := s.lockCheckpoint(context.Background(), s.files("l/a"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Append(ctx, "l/a", noteEvent("waits"), ckpt.AppendOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Append under a held lock: %v, want context.DeadlineExceeded", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Append did not give up when its context ended")
+	}
+	unlock()
+	if c, err := s.Get(context.Background(), "l/a", 0); err != nil || c.Rev != 1 {
+		t.Errorf("after the cancelled Append: rev %v, %v; want 1", c.Rev, err)
+	}
+	// Without a deadline the same Append waits for the lock and succeeds.
+	unlock, err = s.lockCheckpoint(context.Background(), s.files("l/a"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(50*time.Millisecond, unlock)
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	if _, err := s.Append(live, "l/a", noteEvent("after"), ckpt.AppendOptions{}); err != nil {
+		t.Errorf("Append after the lock is released: %v", err)
+	}
+}

@@ -3,6 +3,7 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,7 +21,7 @@ func isLinkErr(error) bool { return false }
 // lockCheckpoint takes f's exclusive lock (its lock file) and returns its
 // release; see lock_unix.go for the contract. Where directories cannot be
 // locked, the lock file is all there is.
-func (s *Store) lockCheckpoint(f files, create bool) (func(), error) {
+func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(), error) {
 	for {
 		if create {
 			if err := os.MkdirAll(f.dir, 0o755); err != nil {
@@ -37,7 +38,10 @@ func (s *Store) lockCheckpoint(f files, create bool) (func(), error) {
 			return nil, err
 		}
 		fl := flock.New(f.lock(), flock.SetPermissions(0o644))
-		if err := fl.Lock(); err != nil {
+		if _, err := fl.TryLockContext(ctx, time.Millisecond); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}

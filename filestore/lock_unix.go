@@ -3,6 +3,7 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,9 +23,9 @@ func isLinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }
 
 // lockCheckpoint takes f's exclusive lock and returns its release. With
 // create it makes the checkpoint's directory first; without, a missing
-// checkpoint fails with ckpt.ErrNotFound. It blocks until the lock is free:
-// the kernel releases a dead holder's lock, so the wait is bounded by a live
-// writer's work.
+// checkpoint fails with ckpt.ErrNotFound. It waits until the lock is free
+// (the kernel releases a dead holder's lock, so the wait is bounded by a live
+// writer's work) or ctx is done: then it returns ctx.Err().
 //
 // Two flocks are taken, in this order: the lock file's, which other
 // programs may take to hold writers off (the hooks probe it), and the
@@ -34,7 +35,7 @@ func isLinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }
 // checkpoint itself, which the check after locking notices. The directory
 // is opened without following a link, so a symlinked checkpoint directory
 // is refused before anything is created through it.
-func (s *Store) lockCheckpoint(f files, create bool) (func(), error) {
+func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(), error) {
 	for {
 		if create {
 			if err := os.MkdirAll(f.dir, 0o755); err != nil {
@@ -59,14 +60,20 @@ func (s *Store) lockCheckpoint(f files, create bool) (func(), error) {
 			}
 			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
 		}
-		if err := flock(lfd, syscall.LOCK_EX); err != nil {
+		if err := waitFlock(ctx, lfd); err != nil {
 			syscall.Close(lfd)
 			syscall.Close(dfd)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
 		}
-		if err := flock(dfd, syscall.LOCK_EX); err != nil {
+		if err := waitFlock(ctx, dfd); err != nil {
 			syscall.Close(lfd)
 			syscall.Close(dfd)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
 		}
 		// A Delete may have moved the directory away while we waited: then

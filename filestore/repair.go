@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,7 +32,7 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 		p.What += movedAside(dst, err)
 		found = append(found, p)
 	}
-	unlock, err := s.lockCheckpoint(f, false)
+	unlock, err := s.lockCheckpoint(context.Background(), f, false)
 	if err != nil {
 		return nil, false, err
 	}
