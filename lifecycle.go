@@ -3,10 +3,12 @@ package ckpt
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -34,6 +36,12 @@ type Lifecycle struct {
 	SessionID string
 	Key       string // idempotency key of the main event
 	Reason    string // why: recorded in the event and the archive name
+	// Force goes past the rules a RefusedError reports as Forcible.
+	Force bool
+	// IfRev, when > 0, makes the operation a single compare-and-swap on
+	// that revision (a *ConflictError if the checkpoint moved). When 0 the
+	// operation reads again and retries on a conflict, like Update.
+	IfRev int64
 }
 
 func (l Lifecycle) at() time.Time {
@@ -51,157 +59,371 @@ func (l Lifecycle) session() Session {
 	return Session{ID: id, StartedAt: l.at()}
 }
 
-// ResumeCheckpoint starts a new session on checkpoint id (a session.resumed event)
-// and returns the state after it. It refuses, with an error wrapping
-// ErrNotResumable, a checkpoint that is done or marked not resumable unless
-// force is set. agent, when not nil, replaces the recorded agent details.
-func ResumeCheckpoint(ctx context.Context, s Store, id string, l Lifecycle, agent *Agent, force bool) (*Checkpoint, error) {
+// RefusedError is a lifecycle operation its rules refuse: taking over,
+// resuming or restarting finished or archived work, archiving live work.
+// It wraps Err (ErrNotResumable, or ErrInvalid for archiving live work) and
+// carries no surface's wording: each surface says how to force it.
+type RefusedError struct {
+	Op       string // takeover, restart, resume, archive, restore
+	ID       string
+	Rule     Rule   // which rule refused it
+	Why      string // e.g. "is done"
+	Forcible bool   // Lifecycle.Force would let the operation go on
+	Err      error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%v: %s %s", e.Err, e.ID, e.Why)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Rule names a lifecycle rule, for surfaces that word their own advice.
+type Rule string
+
+// The lifecycle rules.
+const (
+	RuleArchived     Rule = "archived"      // the checkpoint is an archive, a record
+	RuleDone         Rule = "done"          // the work is done
+	RuleNotResumable Rule = "not_resumable" // the work is marked not resumable
+	RuleLive         Rule = "live"          // the work has not ended (archive)
+)
+
+func refuse(op, id string, rule Rule, err error, forcible bool, format string, args ...any) error {
+	return &RefusedError{Op: op, ID: id, Rule: rule, Why: fmt.Sprintf(format, args...), Forcible: forcible, Err: err}
+}
+
+// The lifecycle rules, one function per operation; every caller (CLI, MCP,
+// a server) goes through them.
+
+// checkResume refuses to continue work that has ended or is only a record.
+// A resume may be forced even on an archive (reopening a record on
+// purpose); a takeover never: it would fork the work into two live copies.
+func checkResume(op string, c *Checkpoint, force bool) error {
+	switch {
+	case c.Archived != nil && !(op == "resume" && force):
+		return refuse(op, c.ID, RuleArchived, ErrNotResumable, op == "resume", "is an archive (%s at %s), a record rather than work; %s the live checkpoint%s instead",
+			c.Archived.Reason, c.Archived.At.UTC().Format(time.RFC3339), strings.Replace(op, "takeover", "take over", 1), liveOf(c))
+	case force:
+		return nil
+	case c.Status == StatusDone:
+		return refuse(op, c.ID, RuleDone, ErrNotResumable, true, "is done")
+	case !c.Resume.Resumable:
+		return refuse(op, c.ID, RuleNotResumable, ErrNotResumable, true, "is marked not resumable")
+	}
+	return nil
+}
+
+// checkRestart refuses to restart an archive, or finished work unless forced;
+// work marked not resumable may be restarted (that is what restart is for).
+func checkRestart(c *Checkpoint, force bool) error {
+	switch {
+	case c.Archived != nil:
+		return refuse("restart", c.ID, RuleArchived, ErrNotResumable, false, "is an archive (%s), a record rather than work; restart the live checkpoint%s instead",
+			c.Archived.Reason, liveOf(c))
+	case !force && c.Status == StatusDone:
+		return refuse("restart", c.ID, RuleDone, ErrNotResumable, true, "is done: restarting it would throw its finished work away")
+	}
+	return nil
+}
+
+// liveOf names the checkpoint an archive was copied from, as " X".
+func liveOf(c *Checkpoint) string {
+	if c.Archived == nil || c.Archived.From == "" {
+		return ""
+	}
+	return " " + c.Archived.From
+}
+
+// update is Update, or with l.IfRev set one compare-and-swap on that revision.
+func (l Lifecycle) update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Event, error)) (AppendResult, error) {
+	if l.IfRev <= 0 {
+		return Update(ctx, s, id, fn)
+	}
 	c, err := s.Get(ctx, id, 0)
 	if err != nil {
-		return nil, err
+		return AppendResult{}, err
 	}
-	if !force {
-		switch {
-		case c.Archived != nil:
-			return nil, fmt.Errorf("%w: %s was archived (%s); resume the live checkpoint instead, or pass --force", ErrNotResumable, id, c.Archived.Reason)
-		case c.Status == StatusDone:
-			return nil, fmt.Errorf("%w: %s is done; pass --force to reopen it", ErrNotResumable, id)
-		case !c.Resume.Resumable:
-			return nil, fmt.Errorf("%w: %s is marked not resumable; pass --force to resume it anyway, or ckpt restart %s", ErrNotResumable, id, id)
+	e, err := fn(c)
+	if errors.Is(err, ErrNoChange) {
+		return AppendResult{State: c}, nil
+	}
+	if err != nil {
+		return AppendResult{}, err
+	}
+	return s.Append(ctx, id, e, AppendOptions{IfRev: l.IfRev})
+}
+
+// ResumeCheckpoint starts a new session on checkpoint id (a session.resumed event)
+// and returns the state after it. It refuses, with a *RefusedError wrapping
+// ErrNotResumable, an archive, and a checkpoint that is done or marked not
+// resumable unless force (or l.Force) is set. agent, when not nil, replaces
+// the recorded agent details.
+func ResumeCheckpoint(ctx context.Context, s Store, id string, l Lifecycle, agent *Agent, force bool) (*Checkpoint, error) {
+	r, err := l.update(ctx, s, id, func(c *Checkpoint) (Event, error) {
+		if err := checkResume("resume", c, force || l.Force); err != nil {
+			return Event{}, err
 		}
-	}
-	e := MustEvent(EventResumed, l.at(), l.Actor, SessionChange{Session: l.session(), Agent: agent})
-	e.Key = l.Key
-	r, err := s.Append(ctx, id, e, AppendOptions{})
+		e := MustEvent(EventResumed, l.at(), l.Actor, SessionChange{Session: l.session(), Agent: agent})
+		e.Key = l.Key
+		return e, nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	return r.State, nil
 }
 
+// MaxReasonLen bounds an archive reason, which becomes part of an ID.
+const MaxReasonLen = 40
+
+// ValidateArchiveReason checks a takeover's or restart's reason: one word
+// of letters, digits, '.', '_' or '-', at most MaxReasonLen bytes, because
+// it becomes part of the archive's ID. The error wraps ErrInvalid.
+func ValidateArchiveReason(reason string) error {
+	if reason == "" || len(reason) > MaxReasonLen || strings.Contains(reason, "/") || ValidateID(reason) != nil {
+		return fmt.Errorf("%w: archive reason %q becomes part of the archive's ID: it must be one word of letters, digits, '.', '_' or '-', at most %d bytes (e.g. crashed)",
+			ErrInvalid, reason, MaxReasonLen)
+	}
+	return nil
+}
+
+// archiveSerials is how many archives of one checkpoint may share a reason
+// and a second: ArchiveName, then _2 … _99.
+const archiveSerials = 99
+
+// archiveSerialRoom is the room ArchiveName leaves for a serial ("_99").
+const archiveSerialRoom = 3
+
 // ArchiveName is the ID an archived copy of id gets: id_<reason>_<unix time>
-// (seed 002's naming).
+// (seed 002's naming). When that would be too long to be an ID, the end of
+// id is cut and a short hash of the whole id put in its place
+// (<start of id>-<8 hex>_<reason>_<unix>), so every valid ID can be archived
+// and two long IDs never share an archive name.
 func ArchiveName(id, reason string, at time.Time) (string, error) {
-	name := fmt.Sprintf("%s_%s_%d", id, reason, at.Unix())
+	if err := ValidateID(id); err != nil {
+		return "", err
+	}
+	if err := ValidateArchiveReason(reason); err != nil {
+		return "", err
+	}
+	suffix := fmt.Sprintf("_%s_%d", reason, at.Unix())
+	name := id + suffix
+	if len(name)+archiveSerialRoom > MaxIDLen {
+		sum := sha256.Sum256([]byte(id))
+		tag := "-" + hex.EncodeToString(sum[:4])
+		keep := MaxIDLen - archiveSerialRoom - len(suffix) - len(tag)
+		// keep > 0 always: MaxReasonLen bounds the suffix.
+		name = id[:keep] + tag + suffix
+	}
 	if err := ValidateID(name); err != nil {
 		return "", fmt.Errorf("archive name for %s: %w", id, err)
 	}
 	return name, nil
 }
 
-// freeArchiveName returns ArchiveName, or it with _2, _3… when an archive of
-// that name exists already (two takeovers within one second).
-func freeArchiveName(ctx context.Context, s Store, id, reason string, at time.Time) (string, error) {
-	base, err := ArchiveName(id, reason, at)
+// createArchive stores c as a new, archived checkpoint under a name of its
+// own: ArchiveName, or it with _2, _3… when that exists. Creation itself
+// claims the name (a snapshot with New set fails with ErrExists), so two
+// hand-overs never share an archive.
+func createArchive(ctx context.Context, s Store, c *Checkpoint, l Lifecycle) (string, error) {
+	base, err := ArchiveName(c.ID, l.Reason, l.at())
 	if err != nil {
 		return "", err
 	}
-	for i := 1; ; i++ {
+	snap := *c
+	snap.Archived = &Archive{Reason: l.Reason, At: l.at(), From: c.ID}
+	e := MustEvent(EventImported, l.at(), l.Actor, Snapshot{State: snap, Rev: c.Rev, Source: "archive of " + c.ID, New: true})
+	for i := 1; i <= archiveSerials; i++ {
 		name := base
 		if i > 1 {
 			name = fmt.Sprintf("%s_%d", base, i)
-			if err := ValidateID(name); err != nil {
-				return "", fmt.Errorf("archive name for %s: %w", id, err)
-			}
 		}
-		if _, err := s.Get(ctx, name, 0); errors.Is(err, ErrNotFound) {
+		_, err := s.Append(ctx, name, e, AppendOptions{})
+		if err == nil {
 			return name, nil
-		} else if err != nil {
-			return "", err
+		}
+		if !errors.Is(err, ErrExists) {
+			return "", fmt.Errorf("archiving %s as %s: %w", c.ID, name, err)
 		}
 	}
+	return "", fmt.Errorf("%w: %s has %d archives named %s already", ErrExists, c.ID, archiveSerials, base)
 }
 
-// handOver is the shared shape of takeover and restart: record the main
-// event (keyed, compare-and-swap on the revision read), then store the state
-// from just before it as a new archived checkpoint. Recording first makes a
-// retry with the same key safe: the replayed event names the archive, and
-// an archive that exists already is left as it is. A crash between the two
-// leaves the old state in the history (ckpt show --rev) and a retry with the
-// key finishes the copy.
-func handOver(ctx context.Context, s Store, id string, l Lifecycle, event func(archive string) Event) (*Checkpoint, string, error) {
-	c, err := s.Get(ctx, id, 0)
+// handOver is the shared shape of takeover and restart. Each attempt reads
+// the checkpoint, checks the rules, stores the state read as a new archive
+// under a name of its own, and then appends the main event naming that
+// archive with IfRev set to the revision read. So an acknowledged hand-over
+// has archived exactly the state it replaced, and a process killed halfway
+// leaves either no hand-over (at most an archive copy that no event names:
+// a complete, harmless record that ckpt prune removes in time) or a
+// complete one. An attempt that loses the compare-and-swap deletes its
+// archive and tries again (bounded, like Update). A repeated key replays
+// the first hand-over and returns the archive it named.
+func handOver(ctx context.Context, s Store, id string, l Lifecycle, check func(*Checkpoint) error, event func(c *Checkpoint, archive string) Event) (*Checkpoint, string, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, "", err
+	}
+	if err := ValidateArchiveReason(l.Reason); err != nil {
+		return nil, "", err
+	}
+	var archive string // the archive of the current attempt
+	drop := func() {
+		if archive != "" {
+			// Best effort: an unnamed archive is a harmless record.
+			_ = s.Delete(context.WithoutCancel(ctx), archive)
+			archive = ""
+		}
+	}
+	r, err := l.update(ctx, s, id, func(c *Checkpoint) (Event, error) {
+		drop()
+		if err := check(c); err != nil {
+			return Event{}, err
+		}
+		name, err := createArchive(ctx, s, c, l)
+		if err != nil {
+			return Event{}, err
+		}
+		archive = name
+		e := event(c, name)
+		e.Key = l.Key
+		return e, nil
+	})
+	if err != nil || r.Replayed {
+		drop()
+	}
 	if err != nil {
 		return nil, "", err
 	}
-	name, err := freeArchiveName(ctx, s, id, l.Reason, l.at())
-	if err != nil {
-		return nil, "", err
-	}
-	e := event(name)
-	e.Key = l.Key
-	r, err := s.Append(ctx, id, e, AppendOptions{IfRev: c.Rev})
-	if err != nil {
-		return nil, "", err
-	}
+	name := archive
 	if r.Replayed {
 		var ref struct {
 			ArchivedAs string `json:"archived_as"`
 		}
 		if err := json.Unmarshal(r.Event.Data, &ref); err != nil || ref.ArchivedAs == "" {
-			return nil, "", fmt.Errorf("%w: key %q was used by a %s event, not a %s", ErrInvalid, l.Key, r.Event.Type, e.Type)
+			return nil, "", fmt.Errorf("%w: key %q was used by a %s event, not a hand-over", ErrInvalid, l.Key, r.Event.Type)
 		}
 		name = ref.ArchivedAs
-	}
-	old, err := s.Get(ctx, id, r.Event.Seq-1)
-	if err != nil {
-		return nil, "", err
-	}
-	snap := *old
-	snap.Archived = &Archive{Reason: l.Reason, At: r.Event.At, From: id}
-	ae := MustEvent(EventImported, r.Event.At, l.Actor, Snapshot{State: snap, Rev: old.Rev, Source: "archive of " + id, New: true})
-	if _, err := s.Append(ctx, name, ae, AppendOptions{}); err != nil && !errors.Is(err, ErrExists) {
-		return nil, "", fmt.Errorf("archiving %s as %s: %w", id, name, err)
 	}
 	return r.State, name, nil
 }
 
-// TakeOverCheckpoint hands checkpoint id to a new agent: a taken_over event
-// gives the work to `to` in a new session, and the old agent's state is
-// archived as id_<reason>_<unix> (reason defaults to "crashed"). It returns
-// the new state and the archive's ID. With l.Key set, a retry is safe.
+// TakeOverCheckpoint hands checkpoint id to a new agent: the old agent's
+// state is archived as id_<reason>_<unix> (reason defaults to "crashed"),
+// then a taken_over event gives the work to `to` in a new session. It
+// returns the new state and the archive's ID. It refuses an archive, and
+// work that is done or marked not resumable unless l.Force (a
+// *RefusedError). Concurrent writers do not make it fail: it reads again
+// and retries (see handOver). With l.Key set, a retry is safe.
 func TakeOverCheckpoint(ctx context.Context, s Store, id string, to Agent, l Lifecycle) (*Checkpoint, string, error) {
-	if to.ID == "" && to.Name == "" {
-		return nil, "", fmt.Errorf("%w: a takeover needs the new agent: pass --agent NAME", ErrInvalid)
+	if strings.TrimSpace(to.ID) == "" && strings.TrimSpace(to.Name) == "" {
+		return nil, "", fmt.Errorf("%w: a takeover needs the new agent (the one that continues the work)", ErrInvalid)
 	}
 	if l.Reason == "" {
 		l.Reason = "crashed"
 	}
-	var from Agent
-	if c, err := s.Get(ctx, id, 0); err == nil {
-		from = c.Agent
-	}
-	return handOver(ctx, s, id, l, func(archive string) Event {
-		return MustEvent(EventTakenOver, l.at(), l.Actor, Takeover{From: from, To: to, Session: l.session(), ArchivedAs: archive, Reason: l.Reason})
-	})
+	session := l.session()
+	return handOver(ctx, s, id, l,
+		func(c *Checkpoint) error { return checkResume("takeover", c, l.Force) },
+		func(c *Checkpoint, archive string) Event {
+			return MustEvent(EventTakenOver, l.at(), l.Actor, Takeover{From: c.Agent, To: to, Session: session, ArchivedAs: archive, Reason: l.Reason})
+		})
 }
 
-// RestartCheckpoint starts checkpoint id over from scratch: a restarted
-// event resets the work, and the old state is archived as id_aborted_<unix>.
+// RestartCheckpoint starts checkpoint id over from scratch: the old state is
+// archived as id_aborted_<unix> (or the given reason), then a restarted
+// event resets the work. It refuses an archive, and done work unless
+// l.Force; it retries under concurrent writers like TakeOverCheckpoint.
 func RestartCheckpoint(ctx context.Context, s Store, id string, l Lifecycle) (*Checkpoint, string, error) {
 	if l.Reason == "" {
 		l.Reason = "aborted"
 	}
-	return handOver(ctx, s, id, l, func(archive string) Event {
-		return MustEvent(EventRestarted, l.at(), l.Actor, Restart{ArchivedAs: archive, Session: l.session(), Reason: l.Reason})
+	session := l.session()
+	return handOver(ctx, s, id, l,
+		func(c *Checkpoint) error { return checkRestart(c, l.Force) },
+		func(_ *Checkpoint, archive string) Event {
+			return MustEvent(EventRestarted, l.at(), l.Actor, Restart{ArchivedAs: archive, Session: session, Reason: l.Reason})
+		})
+}
+
+// ArchiveCheckpoint archives checkpoint id (an archived event with reason,
+// a few words): it is kept with its history but left out of listings. Work
+// that has not ended (not done, failed or abandoned) is refused unless
+// l.Force, since archiving it would hide live work. A checkpoint archived
+// already is left alone: already is true, nothing is appended and r.State is
+// the state as it is.
+func ArchiveCheckpoint(ctx context.Context, s Store, id, reason string, l Lifecycle) (r AppendResult, already bool, err error) {
+	reason = strings.Join(strings.Fields(reason), " ")
+	if reason == "" {
+		return AppendResult{}, false, fmt.Errorf("%w: an archive needs a reason, e.g. complete", ErrInvalid)
+	}
+	r, err = l.update(ctx, s, id, func(c *Checkpoint) (Event, error) {
+		switch {
+		case c.Archived != nil:
+			return Event{}, ErrNoChange
+		case !c.Status.Final() && !l.Force:
+			return Event{}, refuse("archive", id, RuleLive, ErrInvalid, true, "is %s: archiving it would hide live work from listings", c.Status)
+		}
+		e := MustEvent(EventArchived, l.at(), l.Actor, Archive{Reason: reason, At: l.at()})
+		e.Key = l.Key
+		return e, nil
 	})
+	if err != nil {
+		return AppendResult{}, false, err
+	}
+	return r, r.Event.Seq == 0, nil
 }
 
 // RestoreCheckpoint brings checkpoint id back to the state it had at revision rev by
-// appending a restored event; the history keeps everything.
+// appending a restored event; the history keeps everything. It refuses a
+// revision past the last (ErrNotFound), the current revision without a key
+// (nothing to restore: ErrInvalid), and an archive unless l.Force.
 func RestoreCheckpoint(ctx context.Context, s Store, id string, rev int64, l Lifecycle) (*Checkpoint, error) {
 	if rev < 1 {
-		return nil, fmt.Errorf("%w: revision %d: give a revision of 1 or more (see ckpt log %s)", ErrInvalid, rev, id)
+		return nil, fmt.Errorf("%w: revision %d: a revision to restore is 1 or more", ErrInvalid, rev)
 	}
-	old, err := s.Get(ctx, id, rev)
-	if err != nil {
-		return nil, err
-	}
-	e := MustEvent(EventRestored, l.at(), l.Actor, Snapshot{State: *old, Rev: rev})
-	e.Key = l.Key
-	r, err := s.Append(ctx, id, e, AppendOptions{})
+	var old *Checkpoint
+	r, err := l.update(ctx, s, id, func(c *Checkpoint) (Event, error) {
+		switch {
+		case rev > c.Rev:
+			return Event{}, fmt.Errorf("%w: %s has no revision %d: it is at revision %d", ErrNotFound, id, rev, c.Rev)
+		case rev == c.Rev && l.Key == "":
+			return Event{}, fmt.Errorf("%w: %s is at revision %d already: nothing to restore", ErrInvalid, id, rev)
+		case c.Archived != nil && !l.Force:
+			return Event{}, refuse("restore", id, RuleArchived, ErrNotResumable, true, "is an archive (%s): restoring it changes a record", c.Archived.Reason)
+		}
+		if old == nil {
+			var err error
+			if old, err = s.Get(ctx, id, rev); err != nil {
+				return Event{}, err
+			}
+		}
+		e := MustEvent(EventRestored, l.at(), l.Actor, Snapshot{State: *old, Rev: rev})
+		e.Key = l.Key
+		return e, nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	return r.State, nil
+}
+
+// AbandonCheckpoint marks checkpoint id abandoned because its agent fell
+// silent (a status event with the reason). It is a compare-and-swap like
+// every lifecycle write, and it checks again on the state it swaps: work
+// that has ended, an archive, and an agent seen at or after quietBefore
+// (it wrote or beat in the meantime) are left alone, and abandoned is false.
+func AbandonCheckpoint(ctx context.Context, s Store, id string, quietBefore time.Time, reason string, l Lifecycle) (c *Checkpoint, abandoned bool, err error) {
+	r, err := l.update(ctx, s, id, func(c *Checkpoint) (Event, error) {
+		if c.Archived != nil || c.Status.Final() || !c.LastSeen().Before(quietBefore) {
+			return Event{}, ErrNoChange
+		}
+		e := MustEvent(EventStatus, l.at(), l.Actor, StatusChange{Status: StatusAbandoned, Reason: reason})
+		e.Key = l.Key
+		return e, nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return r.State, r.Event.Seq != 0, nil
 }

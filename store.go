@@ -28,8 +28,7 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%v: %s is at revision %d, not %d: someone else wrote first; read it again (ckpt show %s) and retry with --if-rev %d",
-		ErrConflict, e.ID, e.Have, e.Want, e.ID, e.Have)
+	return fmt.Sprintf("%v: %s is at revision %d, not %d: someone else wrote first", ErrConflict, e.ID, e.Have, e.Want)
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }

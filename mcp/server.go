@@ -197,18 +197,51 @@ func (s *server) actor(req *sdk.CallToolRequest, agent string) ckpt.Actor {
 	return a
 }
 
-// explain rewrites the store's errors in the words of the tools: the root
-// package speaks of CLI flags, a tool caller has arguments.
+// explain returns err as a tool error: the library's message unchanged,
+// its stable code, and a hint in the words of the tools (arguments, not
+// CLI flags), e.g. "revision conflict: a is at revision 3, not 2: someone
+// else wrote first [conflict] (read it again with ckpt_show and retry with
+// if_rev 3)".
 func explain(err error) error {
+	code := ckpt.ErrorCode(err)
+	msg := fmt.Sprintf("%v [%s]", err, code)
+	if h := toolHint(err, code); h != "" {
+		msg += " (" + h + ")"
+	}
+	return &toolError{msg: msg, err: err}
+}
+
+// toolError keeps the library's error inspectable (errors.Is, ErrorCode)
+// under the tool's text.
+type toolError struct {
+	msg string
+	err error
+}
+
+func (e *toolError) Error() string { return e.msg }
+func (e *toolError) Unwrap() error { return e.err }
+
+func toolHint(err error, code ckpt.Code) string {
 	var ce *ckpt.ConflictError
+	var re *ckpt.RefusedError
 	switch {
 	case errors.As(err, &ce):
-		return fmt.Errorf("revision conflict: %s is at revision %d, not %d: someone else wrote first; read it again with ckpt_show and retry with if_rev %d",
-			ce.ID, ce.Have, ce.Want, ce.Have)
-	case errors.Is(err, ckpt.ErrNotResumable):
-		return fmt.Errorf("%v (with ckpt_resume: set force to true)", err)
-	case errors.Is(err, ckpt.ErrNotFound):
-		return fmt.Errorf("%v (ckpt_list shows the checkpoints there are; ckpt_start creates one)", err)
+		return fmt.Sprintf("read it again with ckpt_show and retry with if_rev %d", ce.Have)
+	case errors.As(err, &re):
+		if re.Forcible {
+			return "set force to true to go on anyway"
+		}
+		return ""
 	}
-	return err
+	switch code {
+	case ckpt.CodeNotResumable:
+		return "set force to true to go on anyway"
+	case ckpt.CodeNotFound:
+		return "ckpt_list shows the checkpoints there are; ckpt_start creates one"
+	case ckpt.CodeCorrupt:
+		return "the store needs ckpt check and ckpt repair, run by a person"
+	case ckpt.CodeCycleLimit:
+		return "stop and ask for help, or raise max_cycles with ckpt_update"
+	}
+	return ""
 }

@@ -229,6 +229,12 @@ func TestUpdateWithCASAndKeys(t *testing.T) {
 	// A stale if_rev is refused and writes nothing.
 	fails(t, f, "ckpt_update", map[string]any{"id": "job", "if_rev": 1, "stage": "S3"}, "revision conflict: job is at revision 2, not 1")
 	fails(t, f, "ckpt_update", map[string]any{"id": "job", "if_rev": 1, "stage": "S3"}, "retry with if_rev 2")
+	// The library's text is kept as it is, with its stable code; the hint
+	// names tool arguments, never CLI flags.
+	fails(t, f, "ckpt_update", map[string]any{"id": "job", "if_rev": 1, "stage": "S3"}, "someone else wrote first [conflict] (read it again with ckpt_show")
+	if res := f.call(t, "ckpt_update", map[string]any{"id": "job", "if_rev": 1, "stage": "S3"}); strings.Contains(text(res), "--") || strings.Contains(text(res), "ckpt show") {
+		t.Errorf("a tool error speaks the CLI's words: %q", text(res))
+	}
 	if c := f.get(t, "job"); c.Rev != 2 || c.Stage != "S2.P2" {
 		t.Errorf("a conflicting update wrote: rev %d stage %s", c.Rev, c.Stage)
 	}

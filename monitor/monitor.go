@@ -118,9 +118,9 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 		if lv == ckpt.Stale && m.opts.AbandonAfter > 0 {
 			_, stale := m.opts.Thresholds.ForInterval(c.Heartbeat.Interval.D())
 			if age > stale+m.opts.AbandonAfter {
-				if err := m.abandon(ctx, c, age, now); err != nil {
+				if done, err := m.abandon(ctx, c, age, now); err != nil {
 					fmt.Fprintf(m.opts.Log, "monitor: marking %s abandoned: %v\n", c.ID, err)
-				} else {
+				} else if done {
 					lv = Abandoned
 				}
 			}
@@ -159,12 +159,13 @@ func agentName(c *ckpt.Summary) string {
 	return c.Agent.ID
 }
 
-func (m *Monitor) abandon(ctx context.Context, c *ckpt.Summary, age time.Duration, now time.Time) error {
-	e := ckpt.MustEvent(ckpt.EventStatus, now, ckpt.Actor{Agent: "ckpt-monitor"},
-		ckpt.StatusChange{Status: ckpt.StatusAbandoned, Reason: fmt.Sprintf("no sign of life for %s", age.Round(time.Second))})
-	// IfRev: an agent that wrote in the meantime is alive; leave it alone.
-	_, err := m.opts.Store.Append(ctx, c.ID, e, ckpt.AppendOptions{IfRev: c.Rev})
-	return err
+// abandon marks c abandoned through the library's lifecycle rule, a
+// compare-and-swap that looks again: an agent seen since the threshold
+// (age before now) is alive and left alone, and so is work that ended.
+func (m *Monitor) abandon(ctx context.Context, c *ckpt.Summary, age time.Duration, now time.Time) (bool, error) {
+	_, done, err := ckpt.AbandonCheckpoint(ctx, m.opts.Store, c.ID, now.Add(-age).Add(time.Nanosecond),
+		fmt.Sprintf("no sign of life for %s", age.Round(time.Second)), ckpt.Lifecycle{At: now, Actor: ckpt.Actor{Agent: "ckpt-monitor"}})
+	return done, err
 }
 
 func (m *Monitor) act(ctx context.Context, t Transition) {

@@ -88,6 +88,11 @@ var cases = []struct {
 	{"ClockSkew", testClockSkew},
 	{"UpdateConcurrent", testUpdateConcurrent},
 	{"Presence", testPresence},
+	{"LifecycleRules", testLifecycleRules},
+	{"Takeover", testTakeover},
+	{"HandOverConcurrent", testHandOverConcurrent},
+	{"LongIDHandOver", testLongIDHandOver},
+	{"Abandon", testAbandon},
 	{"Watch", testWatch},
 	{"WatchConcurrent", testWatchConcurrent},
 }

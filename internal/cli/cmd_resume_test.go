@@ -91,9 +91,9 @@ func TestRunResumeRefusesWithoutForce(t *testing.T) {
 		setup [][]string
 		msg   string
 	}{
-		{"done", [][]string{{"done", "w"}}, "w is done; pass --force to reopen it"},
-		{"not resumable", [][]string{{"update", "w", "--resumable=false"}}, "marked not resumable; pass --force"},
-		{"archived", [][]string{{"done", "w"}, {"archive", "w"}}, "was archived (complete)"},
+		{"done", [][]string{{"done", "w"}}, "w is done: pass --force"},
+		{"not resumable", [][]string{{"update", "w", "--resumable=false"}}, "marked not resumable: pass --force"},
+		{"archived", [][]string{{"done", "w"}, {"archive", "w"}}, "is an archive (complete"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

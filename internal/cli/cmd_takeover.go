@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -78,38 +79,13 @@ func runTakeover(ctx context.Context, o *TakeoverOptions) error {
 		return err
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		cur, err := st.Get(ctx, o.ID, 0)
-		if err != nil {
-			return err
-		}
-		switch {
-		case cur.Archived != nil:
-			return fmt.Errorf("%w: %s is an archive (%s at %s), a record rather than work; take over the live checkpoint%s instead",
-				ckpt.ErrNotResumable, o.ID, cur.Archived.Reason, cur.Archived.At.Format(timeLayout), archiveSource(cur))
-		case o.Force:
-		case cur.Status == ckpt.StatusDone:
-			return fmt.Errorf("%w: %s is done; pass --force to hand it to %s anyway", ckpt.ErrNotResumable, o.ID, agentText(o.To))
-		case !cur.Resume.Resumable:
-			return fmt.Errorf("%w: %s is marked not resumable; pass --force to hand it over anyway, or ckpt restart %s", ckpt.ErrNotResumable, o.ID, o.ID)
-		}
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key, Force: o.Force}
 		c, name, err := ckpt.TakeOverCheckpoint(ctx, st, o.ID, o.To, l)
 		if err != nil {
-			if name != "" {
-				return fmt.Errorf("the old state was archived as %s, but handing %s over failed: %w; run the takeover again", name, o.ID, err)
-			}
 			return err
 		}
 		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
 	})
-}
-
-// archiveSource names the checkpoint an archive was copied from, as " X".
-func archiveSource(c *ckpt.Checkpoint) string {
-	if c.Archived == nil || c.Archived.From == "" {
-		return ""
-	}
-	return " " + c.Archived.From
 }
 
 // archiveReason checks a reason that becomes part of an archive's ID.
@@ -118,8 +94,9 @@ func archiveReason(reason, fallback string) (string, error) {
 	if r == "" {
 		r = fallback
 	}
-	if strings.Contains(r, "/") || ckpt.ValidateID(r) != nil {
-		return "", fmt.Errorf("%w: --reason %q becomes part of the archive's ID: use one word of letters, digits, '.', '_' or '-', e.g. %s", ckpt.ErrInvalid, reason, fallback)
+	if ckpt.ValidateArchiveReason(r) != nil {
+		return "", fmt.Errorf("%w: --reason %q becomes part of the archive's ID: use one word of letters, digits, '.', '_' or '-', at most %d bytes, e.g. %s",
+			ckpt.ErrInvalid, reason, ckpt.MaxReasonLen, fallback)
 	}
 	return r, nil
 }
@@ -131,6 +108,7 @@ type RestartOptions struct {
 	Actor     ckpt.Actor
 	Reason    string // recorded in the archive name; default aborted
 	SessionID string
+	Force     bool // restart even done work
 	Key       string
 	JSON      bool
 }
@@ -146,7 +124,11 @@ ID_<reason>_<unix time> (ID_aborted_1768487400 by default); then a restarted
 event puts every step back to pending and clears progress, decisions,
 blockers, errors, files and context, in a new session. The plan (steps,
 acceptance criteria) and the history stay. It prints the archive's name and
-the fresh continuation prompt (--json: as data).`,
+the fresh continuation prompt (--json: as data).
+
+Done work is refused with exit code 9 unless --force (restarting it throws
+finished work away); an archive always is. Work marked not resumable may be
+restarted: that is what restart is for.`,
 		Example: `  ckpt restart kai-7/secondary-a
   ckpt restart kai-7/secondary-a --reason corrupted`,
 		Args: exactArgs(1, "one checkpoint ID"),
@@ -159,6 +141,7 @@ the fresh continuation prompt (--json: as data).`,
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&o.Reason, "reason", "aborted", "why, one `WORD` recorded in the archive name")
+	fl.BoolVar(&o.Force, "force", false, "restart even done work")
 	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a retried restart with this key resets and archives nothing more")
 	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
 	return cmd
@@ -173,12 +156,9 @@ func runRestart(ctx context.Context, o *RestartOptions) error {
 		return err
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key, Force: o.Force}
 		c, name, err := ckpt.RestartCheckpoint(ctx, st, o.ID, l)
 		if err != nil {
-			if name != "" {
-				return fmt.Errorf("the old state was archived as %s, but restarting %s failed: %w; run the restart again", name, o.ID, err)
-			}
 			return err
 		}
 		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
@@ -224,38 +204,36 @@ func runArchive(ctx context.Context, o *ArchiveOptions) error {
 	if err := ckpt.ValidateID(o.ID); err != nil {
 		return err
 	}
-	reason := strings.Join(strings.Fields(o.Reason), " ")
-	if reason == "" {
+	if strings.TrimSpace(o.Reason) == "" {
 		return fmt.Errorf("%w: --reason is empty: say why, e.g. --reason complete", ckpt.ErrInvalid)
 	}
-	var already *ckpt.Checkpoint
-	err := o.withStore(func(st ckpt.Store) error {
-		c, err := st.Get(ctx, o.ID, 0)
+	if o.IfRev < 0 {
+		return fmt.Errorf("%w: --if-rev %d: give a revision of 1 or more (see ckpt show %s)", ckpt.ErrInvalid, o.IfRev, o.ID)
+	}
+	return o.withStore(func(st ckpt.Store) error {
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, Key: o.Key, Force: o.Force, IfRev: o.IfRev}
+		r, already, err := ckpt.ArchiveCheckpoint(ctx, st, o.ID, o.Reason, l)
 		if err != nil {
 			return err
 		}
+		c := r.State
 		switch {
-		case c.Archived != nil:
-			already = c
-		case !c.Status.Final() && !o.Force:
-			return fmt.Errorf("%w: %s is %s: archiving it would hide live work from ls, status and stale; finish it first (ckpt done %s), or pass --force",
-				ckpt.ErrInvalid, o.ID, c.Status, o.ID)
+		case already:
+			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was archived already (%s at %s): nothing appended",
+				o.ID, c.Archived.Reason, c.Archived.At.Format(timeLayout)))
+		case r.Replayed:
+			printWarning(o.IO.ErrOut, fmt.Sprintf("key %q was applied already as revision %d: nothing appended", o.Key, r.Event.Seq))
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if already != nil {
-		printWarning(o.IO.ErrOut, fmt.Sprintf("%s was archived already (%s at %s): nothing appended",
-			o.ID, already.Archived.Reason, already.Archived.At.Format(timeLayout)))
 		if o.JSON {
-			return writeJSON(o.IO.Out, already)
+			return writeJSON(o.IO.Out, c)
 		}
-		_, err := fmt.Fprintf(o.IO.Out, "%s  rev %d  archived (%s)\n", already.ID, already.Rev, already.Archived.Reason)
+		if already {
+			_, err = fmt.Fprintf(o.IO.Out, "%s  rev %d  archived (%s)\n", c.ID, c.Rev, c.Archived.Reason)
+			return err
+		}
+		_, err = fmt.Fprintln(o.IO.Out, summaryLine(c, r.Event))
 		return err
-	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventArchived, ckpt.Archive{Reason: reason, At: o.Now()})
+	})
 }
 
 // RestoreOptions are the inputs of `ckpt restore`.
@@ -265,6 +243,7 @@ type RestoreOptions struct {
 	Rev   int64
 	Actor ckpt.Actor
 	Key   string
+	Force bool // restore even an archive
 	JSON  bool
 }
 
@@ -289,6 +268,7 @@ revisions; ckpt show ID --rev N shows one before restoring it.`,
 	fl := cmd.Flags()
 	fl.Int64Var(&o.Rev, "rev", 0, "the revision `N` to go back to (required; see ckpt log ID)")
 	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a restore with a key already applied appends nothing")
+	fl.BoolVar(&o.Force, "force", false, "restore even an archived checkpoint")
 	fl.BoolVar(&o.JSON, "json", false, "print the restored checkpoint as JSON")
 	return cmd
 }
@@ -301,17 +281,11 @@ func runRestore(ctx context.Context, o *RestoreOptions) error {
 		return fmt.Errorf("%w: --rev %d: give the revision to go back to, 1 or more (ckpt log %s lists them)", ckpt.ErrInvalid, o.Rev, o.ID)
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		cur, err := st.Get(ctx, o.ID, 0)
-		if err != nil {
-			return err
+		c, err := ckpt.RestoreCheckpoint(ctx, st, o.ID, o.Rev, ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, Key: o.Key, Force: o.Force})
+		var refused *ckpt.RefusedError
+		if err != nil && !errors.As(err, &refused) && (errors.Is(err, ckpt.ErrNotFound) || errors.Is(err, ckpt.ErrInvalid)) {
+			return fmt.Errorf("%w: pick a revision from ckpt log %s", err, o.ID)
 		}
-		if o.Rev > cur.Rev {
-			return fmt.Errorf("%w: %s has no revision %d: it is at revision %d; pick one from ckpt log %s", ckpt.ErrNotFound, o.ID, o.Rev, cur.Rev, o.ID)
-		}
-		if o.Rev == cur.Rev && o.Key == "" {
-			return fmt.Errorf("%w: %s is at revision %d already: nothing to restore; give an earlier --rev (ckpt log %s)", ckpt.ErrInvalid, o.ID, o.Rev, o.ID)
-		}
-		c, err := ckpt.RestoreCheckpoint(ctx, st, o.ID, o.Rev, ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, Key: o.Key})
 		if err != nil {
 			return err
 		}

@@ -112,7 +112,7 @@ func TestTakeoverRefusals(t *testing.T) {
 
 	h.ok("done", "kai-7/a")
 	msg = h.fails(ExitNotResumable, "takeover", "kai-7/a", "--agent", "C")
-	if !strings.Contains(msg, "is done; pass --force") {
+	if !strings.Contains(msg, "is done: pass --force") {
 		t.Errorf("takeover of done work: %q", msg)
 	}
 	if count() != n || h.get("kai-7/a").Rev != rev+1 {
@@ -224,7 +224,7 @@ func TestRestoreGoesBackByAppending(t *testing.T) {
 	}
 
 	msg := h.fails(ExitNotFound, "restore", "w", "--rev", "99")
-	if !strings.Contains(msg, "w has no revision 99: it is at revision 6; pick one from ckpt log w") {
+	if !strings.Contains(msg, "w has no revision 99: it is at revision 6: pick a revision from ckpt log w") {
 		t.Errorf("missing revision: %q", msg)
 	}
 	h.fails(ExitUsage, "restore", "w")

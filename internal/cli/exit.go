@@ -38,23 +38,20 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// exitClasses maps error classes onto exit codes, first match wins, with the
-// hint appended when the message does not already suggest a ckpt command.
-var exitClasses = []struct {
-	err  error
+// exitCodes maps the library's error codes (ckpt.ErrorCode) onto exit
+// codes and the hint the CLI adds: the one place both are decided.
+var exitCodes = map[ckpt.Code]struct {
 	code int
 	hint string
 }{
-	{ckpt.ErrConflict, ExitConflict, "read it again with ckpt show and retry with the new --if-rev"},
-	{ckpt.ErrNoStore, ExitNoStore, "run ckpt init to create one here, or point to one with --store DIR or CKPT_STORE"},
-	{ckpt.ErrCorrupt, ExitCorrupt, "run ckpt check to see the damage and ckpt repair to mend it"},
-	{ckpt.ErrExists, ExitExists, "use another ID"},
-	{ckpt.ErrNotFound, ExitNotFound, "list the checkpoints with ckpt ls --all"},
-	{ckpt.ErrCycleLimit, ExitCycleLimit, "raise the limit with ckpt update ID --max-cycles N"},
-	{ckpt.ErrNotResumable, ExitNotResumable, "pass --force to go on anyway"},
-	{errStaleFound, ExitStale, "see ckpt stale --help"},
-	{errWarnFound, ExitStaleWarn, "see ckpt stale --help"},
-	{ckpt.ErrInvalid, ExitUsage, "see ckpt help"},
+	ckpt.CodeConflict:     {ExitConflict, "read it again with ckpt show and retry with the new --if-rev"},
+	ckpt.CodeNoStore:      {ExitNoStore, "run ckpt init to create one here, or point to one with --store DIR or CKPT_STORE"},
+	ckpt.CodeCorrupt:      {ExitCorrupt, "run ckpt check to see the damage and ckpt repair to mend it"},
+	ckpt.CodeExists:       {ExitExists, "use another ID"},
+	ckpt.CodeNotFound:     {ExitNotFound, "list the checkpoints with ckpt ls --all"},
+	ckpt.CodeCycleLimit:   {ExitCycleLimit, "raise the limit with ckpt update ID --max-cycles N"},
+	ckpt.CodeNotResumable: {ExitNotResumable, "pass --force to go on anyway"},
+	ckpt.CodeInvalid:      {ExitUsage, "see ckpt help"},
 }
 
 // ExitCode maps an error returned by a command onto the process exit code.
@@ -64,13 +61,16 @@ func ExitCode(err error) int {
 		return ExitOK
 	}
 	var u usageError
-	if errors.As(err, &u) {
+	switch {
+	case errors.As(err, &u):
 		return ExitUsage
+	case errors.Is(err, errStaleFound):
+		return ExitStale
+	case errors.Is(err, errWarnFound):
+		return ExitStaleWarn
 	}
-	for _, c := range exitClasses {
-		if errors.Is(err, c.err) {
-			return c.code
-		}
+	if c, ok := exitCodes[ckpt.ErrorCode(err)]; ok {
+		return c.code
 	}
 	return ExitFailure
 }
@@ -79,23 +79,57 @@ func ExitCode(err error) int {
 // ckpt command or tells the user to act.
 var givesAdvice = regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore|archive|prune|stale|monitor|status|progress|demo)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
 
+// hint is what the CLI adds to err to say what to do with its flags and
+// commands; the library's messages say what happened, never which flag.
+func hint(err error) string {
+	var ce *ckpt.ConflictError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("read it again (ckpt show %s) and retry with --if-rev %d", ce.ID, ce.Have)
+	}
+	var re *ckpt.RefusedError
+	if errors.As(err, &re) {
+		switch {
+		case !re.Forcible:
+			return ""
+		case re.Rule == ckpt.RuleArchived:
+			return fmt.Sprintf("pass --force to %s the archive anyway", re.Op)
+		case re.Rule == ckpt.RuleLive:
+			return fmt.Sprintf("finish it first (ckpt done %s), or pass --force", re.ID)
+		case re.Op == "takeover":
+			return fmt.Sprintf("pass --force to hand it over anyway, or start it over with ckpt restart %s", re.ID)
+		case re.Op == "resume":
+			return fmt.Sprintf("pass --force to resume it anyway, or start it over with ckpt restart %s", re.ID)
+		}
+		return "pass --force to go on anyway"
+	}
+	msg := err.Error()
+	if givesAdvice.MatchString(msg) {
+		return ""
+	}
+	var u usageError
+	if errors.As(err, &u) {
+		return "see ckpt help"
+	}
+	switch {
+	case errors.Is(err, errStaleFound), errors.Is(err, errWarnFound):
+		return "see ckpt stale --help"
+	}
+	return exitCodes[ckpt.ErrorCode(err)].hint
+}
+
 // errorLine is the one line printed for err: its message on one line, with
 // a hint saying what to do when the message does not already say it.
 func errorLine(err error) string {
 	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
-	if givesAdvice.MatchString(msg) {
-		return msg
-	}
+	h := hint(err)
 	var u usageError
-	if errors.As(err, &u) {
-		return msg + " (see ckpt help)"
+	switch {
+	case h == "":
+		return msg
+	case errors.As(err, &u):
+		return msg + " (" + h + ")"
 	}
-	for _, c := range exitClasses {
-		if errors.Is(err, c.err) {
-			return msg + ": " + c.hint
-		}
-	}
-	return msg
+	return msg + ": " + h
 }
 
 // printError writes err as `ckpt: <message>` on one line.

@@ -58,3 +58,29 @@ func TestErrorLineIsOneLineAndSaysWhatToDo(t *testing.T) {
 		t.Errorf("a hint was added to a message with its own advice: %q", line)
 	}
 }
+
+// The library's errors carry no CLI wording; the CLI adds its flags.
+func TestErrorLineAddsTheCLIsHintToLibraryErrors(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{&ckpt.ConflictError{ID: "a", Want: 1, Have: 2}, "read it again (ckpt show a) and retry with --if-rev 2"},
+		{&ckpt.RefusedError{Op: "takeover", ID: "a", Why: "is done", Forcible: true, Err: ckpt.ErrNotResumable}, "pass --force to hand it over anyway, or start it over with ckpt restart a"},
+		{&ckpt.RefusedError{Op: "archive", ID: "a", Rule: ckpt.RuleLive, Why: "is in_progress", Forcible: true, Err: ckpt.ErrInvalid}, "finish it first (ckpt done a), or pass --force"},
+	}
+	for _, tc := range cases {
+		if line := errorLine(tc.err); !strings.HasSuffix(line, tc.want) {
+			t.Errorf("errorLine(%v) = %q, want it to end %q", tc.err, line, tc.want)
+		}
+		if strings.Contains(tc.err.Error(), "--") || strings.Contains(tc.err.Error(), "ckpt ") {
+			t.Errorf("library message %q speaks the CLI's words", tc.err)
+		}
+	}
+	if line := errorLine(&ckpt.RefusedError{Op: "takeover", ID: "a", Why: "is an archive", Err: ckpt.ErrNotResumable}); strings.Contains(line, "--force") {
+		t.Errorf("an archive cannot be forced, yet the hint says so: %q", line)
+	}
+	if got := ExitCode(&ckpt.RefusedError{Op: "archive", ID: "a", Err: ckpt.ErrInvalid}); got != ExitUsage {
+		t.Errorf("refused archive exits %d, want %d", got, ExitUsage)
+	}
+}
