@@ -41,18 +41,25 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	defer unlock()
 
+	if why, marked := markedDamaged(f); marked {
+		return ckpt.AppendResult{}, refuseDamaged(id, why)
+	}
 	cur, ok := s.takeWritten(f)
 	if !ok {
 		if cur, err = s.load(f); err != nil {
+			if errors.Is(err, ckpt.ErrCorrupt) {
+				markDamaged(f, reason(err))
+			}
 			return ckpt.AppendResult{}, err
 		}
 	}
 	var warnings []string
 	if cur.torn > 0 {
-		if err := cutTail(f, cur.end); err != nil {
+		saved, err := cutTorn(f, cur.end, cur.rev()+1)
+		if err != nil {
 			return ckpt.AppendResult{}, err
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: cut a torn last history line (%d bytes) left by an interrupted write; it was never acknowledged", id, cur.torn))
+		warnings = append(warnings, fmt.Sprintf("%s: cut a torn last history line (%d bytes) left by an interrupted write; it was never acknowledged (saved in %s)", id, cur.torn, saved))
 	}
 	if e.Key != "" && cur.state != nil {
 		if res, ok, err := s.replay(f, cur, e.Key); err != nil || ok {
@@ -119,6 +126,13 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 // ckpt.KeyWindow events has it.
 func (s *Store) replay(f files, cur current, key string) (ckpt.AppendResult, bool, error) {
 	e, ok, err := findKey(f.history(), cur.end, key)
+	if err == nil && !ok {
+		// Not in the history: an event repair moved aside may have it.
+		var m movedKey
+		if m, ok, err = findMovedKey(f, key); ok {
+			return replayMoved(f, cur, m), true, nil
+		}
+	}
 	if err != nil || !ok {
 		if err != nil {
 			err = fmt.Errorf("filestore: %s: looking for key %q: %w", f.id, key, err)

@@ -29,6 +29,7 @@ const (
 	kindBackup                       // a backup garbage or not the fold at its revision
 	kindBackupGap                    // expected backups missing
 	kindLink                         // a symbolic link where the store keeps a file
+	kindMark                         // marked damaged, though the history verifies
 )
 
 type finding struct {
@@ -329,6 +330,10 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	case d.scan.torn > 0:
 		d.add(kindTorn, ckpt.SeverityWarning, repairCmd+", or the next update, cuts it",
 			"history.jsonl ends in a torn line (%d bytes) from an interrupted write; it was never acknowledged", d.scan.torn)
+	}
+	if why, marked := markedDamaged(f); marked && !d.lost() && d.exists() {
+		d.add(kindMark, ckpt.SeverityWarning, repairCmd+" (removes the mark)",
+			"the checkpoint is marked damaged (%s), which refuses writes, but its history verifies now", why)
 	}
 	if !d.exists() || d.folded == nil || d.lost() {
 		return d, nil // repair rebuilds the caches after mending the history

@@ -39,6 +39,7 @@ const (
 	backupsDir     = "backups"
 	quarantineDir  = "quarantine"
 	damagedPrefix  = historyName + ".damaged-"
+	tornPrefix     = historyName + ".torn-"
 
 	configFormat  = "ckpt-filestore"
 	configVersion = 1

@@ -100,6 +100,9 @@ func FuzzScanHistory(f *testing.F) {
 		if r.bad != nil && (r.torn != 0 || r.bad.offset != r.end) {
 			t.Fatalf("damage at %d but the prefix ends at %d (torn %d)", r.bad.offset, r.end, r.torn)
 		}
+		if r.torn > 0 && bytes.IndexByte(data[r.end:], '\n') >= 0 {
+			t.Fatalf("a torn tail holds a complete line: only a last line without its newline is torn")
+		}
 		if r.end > 0 && data[r.end-1] != '\n' {
 			t.Fatalf("the good prefix does not end with a newline")
 		}

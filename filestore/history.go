@@ -18,10 +18,10 @@ var errStop = errors.New("stop scan")
 type scanResult struct {
 	chain ckpt.Chain // after the last good event
 	end   int64      // file offset just past the last good line
-	torn  int64      // bytes after end that are a torn last line; 0 if none
+	torn  int64      // bytes after end of a last line without its newline; 0 if none
 	lines int        // good lines scanned
-	// bad is the damage found: a line, not the last, that fails its checksum,
-	// or any line that breaks the chain or that fn refused. nil if none.
+	// bad is the damage found: a complete line that fails its checksum,
+	// breaks the chain or that fn refused. nil if none.
 	bad *badLine
 }
 
@@ -36,8 +36,10 @@ type badLine struct {
 // base and continues chain. Each good event goes to fn (which may be nil)
 // with the file offset just past its line;
 // fn returning errStop ends the scan there, any other error marks the line as
-// bad. A last line without a newline, or whose own checksum fails, is a torn
-// tail: a write that was never completed. Anything else that fails is damage.
+// bad. Only a last line without its newline is a torn tail: a write that was
+// never completed (an append is one write ending in the newline). A complete
+// line that fails, the last one too, was written whole and may have been
+// acknowledged: it is damage.
 func scanHistory(data []byte, base int64, chain ckpt.Chain, fn func(e ckpt.Event, end int64) error) scanResult {
 	r := scanResult{chain: chain, end: base}
 	pos := 0
@@ -49,10 +51,6 @@ func scanHistory(data []byte, base int64, chain ckpt.Chain, fn func(e ckpt.Event
 		}
 		next := pos + nl + 1
 		e, err := ckpt.DecodeLine(data[pos:next])
-		if err != nil && next == len(data) {
-			r.torn = int64(len(data) - pos)
-			break
-		}
 		if err == nil {
 			err = r.chain.Next(e)
 		}

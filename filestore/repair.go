@@ -71,9 +71,10 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 			p.What += "; " + what
 			p.Fixed = err == nil
 		case kindTorn:
-			p.Fixed = cutTail(f, d.scan.end) == nil
+			saved, err := cutTorn(f, d.scan.end, d.scan.chain.Seq+1)
+			p.Fixed = err == nil
 			if p.Fixed {
-				p.What += "; cut it"
+				p.What += "; saved it in " + saved + " and cut it"
 			}
 		}
 	}
@@ -81,6 +82,15 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 	after, err := s.diagnose(f)
 	if err != nil {
 		return nil, false, err
+	}
+	if !after.lost() {
+		// The history is sound again: writers may append to it.
+		err := os.Remove(f.mark())
+		for i := range found {
+			if found[i].kind == kindMark {
+				found[i].Fixed = err == nil
+			}
+		}
 	}
 	if after.folded != nil && !after.lost() {
 		rebuilt := s.rebuildCaches(f, after)
@@ -117,6 +127,14 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 			return "could not save the damaged remainder, changed nothing", err
 		}
 		did = append(did, fmt.Sprintf("saved %d bytes from event %d on to %s", len(rest), prefixRev+1, filepath.Base(saved)))
+		// Their keys stay known, so a retried keyed write is not applied
+		// twice; durably, before the history is cut.
+		if err := rememberMovedKeys(f, rest, filepath.Base(saved)); err != nil {
+			return strings.Join(did, "; ") + "; could not remember their keys, cut nothing", err
+		}
+		if err := atomicfile.SyncDir(f.dir); err != nil {
+			return strings.Join(did, "; ") + "; cut nothing", err
+		}
 	}
 	if _, err := fileSize(f.history()); err == nil {
 		if err := cutTail(f, prefixEnd); err != nil {
