@@ -68,7 +68,10 @@ func (s *Store) Check(ctx context.Context, ids []string) (*ckpt.Report, error) {
 // remainder aside into history.jsonl.damaged-… (and appends a restored event
 // carrying the newest valid state when that is newer than what is left),
 // rebuilds state.json, rewrites backups and removes leftover temporary
-// files. The report lists each problem with Fixed set when it was fixed.
+// files. The report lists each problem with Fixed set when it was fixed. A
+// write that fails (a full disk) stops it with that error, returned with
+// the report so far; nothing is cut from a history before what is cut is
+// saved.
 func (s *Store) Repair(ctx context.Context, ids []string) (*ckpt.Report, error) {
 	return s.examine(ctx, ids, true)
 }
@@ -150,7 +153,10 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 			found, ok, err = s.checkOne(f)
 		}
 		if err != nil {
-			return nil, err
+			for _, p := range found {
+				r.Problems = append(r.Problems, p.Problem)
+			}
+			return r, err
 		}
 		if ok {
 			r.Checked++

@@ -61,21 +61,33 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 		}
 	}
 	found = append(found, d.found...)
+	// failed is the first write that failed (a full disk, a read-only file
+	// system): Repair returns it, after what it could do.
+	var failed error
+	fail := func(what string, err error) {
+		if err != nil && failed == nil && !errors.Is(err, errNothingRecoverable) {
+			failed = fmt.Errorf("filestore: repairing %s: %s: %w", f.id, what, err)
+		}
+	}
 	for i := range found {
 		p := &found[i]
 		switch p.kind {
 		case kindTemp:
-			p.Fixed = removeTemps(f) == nil
+			err := removeTemps(f)
+			p.Fixed = err == nil
+			fail("removing temporary files", err)
 		case kindLost:
 			what, err := s.mendHistory(f, d)
 			p.What += "; " + what
 			p.Fixed = err == nil
+			fail(what, err)
 		case kindTorn:
 			saved, err := cutTorn(f, d.scan.end, d.scan.chain.Seq+1)
 			p.Fixed = err == nil
 			if p.Fixed {
 				p.What += "; saved it in " + saved + " and cut it"
 			}
+			fail("cutting the torn tail", err)
 		}
 	}
 	// The caches follow the (possibly mended) history.
@@ -94,6 +106,7 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 	}
 	if after.folded != nil && !after.lost() {
 		rebuilt := s.rebuildCaches(f, after)
+		fail("rebuilding state.json and backups", rebuilt)
 		for i := range found {
 			switch found[i].kind {
 			case kindState, kindBackup, kindBackupGap:
@@ -109,8 +122,15 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 		p.What = "after repair: " + p.What
 		found = append(found, p)
 	}
+	if failed != nil {
+		return found, true, failed
+	}
 	return found, true, nil
 }
+
+// errNothingRecoverable says mendHistory found nothing to keep: a finding
+// left unfixed, not a failed write.
+var errNothingRecoverable = errors.New("nothing recoverable")
 
 // mendHistory handles damage in the middle of a history, or a history
 // shorter than its saved states: it saves everything after the good prefix
@@ -147,7 +167,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 	if best == nil || best.Rev <= prefixRev {
 		if prefixRev == 0 {
 			return fmt.Sprintf("%s; no valid event or saved state is left: the checkpoint is empty until restored by hand from %s", strings.Join(did, "; "), filepath.Base(saved)),
-				errors.New("nothing recoverable")
+				errNothingRecoverable
 		}
 		return strings.Join(did, "; "), dropCaches(f)
 	}

@@ -22,6 +22,12 @@ import (
 // The crash-torture test re-executes this test binary as writer processes:
 // TestMain turns into a writer when CKPT_TORTURE_WRITER is set.
 func TestMain(m *testing.M) {
+	for env, child := range childModes {
+		if os.Getenv(env) != "" {
+			child()
+			return
+		}
+	}
 	if name := os.Getenv("CKPT_TORTURE_WRITER"); name != "" {
 		if os.Getenv("CKPT_DIE_AFTER_HISTORY") != "" {
 			afterHistorySync = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL); select {} }
@@ -31,6 +37,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// childModes are the other roles this test binary plays when re-executed
+// with an environment variable set (its key).
+var childModes = map[string]func(){}
 
 const sharedID = "torture/shared"
 
