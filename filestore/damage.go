@@ -40,11 +40,11 @@ type movedKey struct {
 func (f files) movedKeys() string { return f.dir + sep + movedKeysName }
 func (f files) mark() string      { return f.dir + sep + damagedMark }
 
-// cutTorn saves the torn tail of f's history, the bytes from end on,
+// saveAndCutTorn saves the torn tail of f's history, the bytes from end on,
 // durably into history.jsonl.torn-<unix seconds>-<seq>, then cuts the
 // history to end: every byte removed from a history is in a file first. It
 // returns the saved file's name.
-func cutTorn(f files, end, seq int64) (string, error) {
+func saveAndCutTorn(f files, end, seq int64) (string, error) {
 	size, err := fileSize(f.history())
 	if err != nil {
 		return "", fmt.Errorf("filestore: %s: cutting torn history tail: %w", f.id, err)

@@ -82,7 +82,7 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 			p.Fixed = err == nil
 			fail(what, err)
 		case kindTorn:
-			saved, err := cutTorn(f, d.scan.end, d.scan.chain.Seq+1)
+			saved, err := saveAndCutTorn(f, d.scan.end, d.scan.chain.Seq+1)
 			p.Fixed = err == nil
 			if p.Fixed {
 				p.What += "; saved it in " + saved + " and cut it"
