@@ -9,11 +9,17 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/pgtest"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/server"
 	"github.com/ckpt-dev/ckpt/storetest"
 )
+
+var cluster *pgtest.Cluster
+
+func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
 
 // served is a backend behind an in-process ckpt serve, with an admin token.
 type served struct {
@@ -77,6 +83,25 @@ func newFileStore(t testing.TB) *filestore.Store {
 func TestConformanceOverFilestore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) ckpt.Store {
 		s := serve(t, newFileStore(t))
+		return s.client(t, s.admin)
+	})
+}
+
+// newPGStore opens a pgstore on a fresh database of the test cluster.
+func newPGStore(t testing.TB) *pgstore.Store {
+	t.Helper()
+	pgtest.Need(t, cluster)
+	st, err := pgstore.Open(context.Background(), cluster.DSN(cluster.NewDatabase(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestConformanceOverPGStore(t *testing.T) {
+	pgtest.Need(t, cluster)
+	storetest.Run(t, func(t *testing.T) ckpt.Store {
+		s := serve(t, newPGStore(t))
 		return s.client(t, s.admin)
 	})
 }
