@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -78,6 +79,11 @@ type Options struct {
 	// mcp package is wired in by the CLI: integrations do not import each
 	// other.)
 	MCP func(st ckpt.Store, g Grant) http.Handler
+	// Web, when set, is the dashboard (package web), served at / and its
+	// own paths (/c/, /login, /logout, /assets/, /ui/). It signs people in
+	// with its own cookies, so it is not behind the bearer check; it
+	// authenticates the same tokens (see Authenticate).
+	Web http.Handler
 }
 
 // Server is the HTTP API over one store. It is an http.Handler.
@@ -148,6 +154,11 @@ func (s *Server) routes() http.Handler {
 	root.HandleFunc("GET "+httpapi.PathReady, s.ready)
 	root.HandleFunc("GET "+httpapi.PathOpenAPI, serveOpenAPI)
 	root.Handle("/", s.authenticate(api))
+	if s.opts.Web != nil {
+		for _, p := range []string{"/{$}", "/c/", "/login", "/logout", "/assets/", "/ui/"} {
+			root.Handle(p, s.opts.Web)
+		}
+	}
 	return s.guard(root)
 }
 
@@ -197,7 +208,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(s.opts.Origins, o) {
+		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(r, o) && !slices.Contains(s.opts.Origins, o) {
 			s.writeError(w, r, fmt.Errorf("%w: origin %q may not call this server (ckpt serve --origin adds one)", ckpt.ErrForbidden, o))
 			return
 		}
@@ -206,6 +217,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether origin names the host the request reached
+// (the dashboard's own requests). The scheme is not compared: behind a
+// TLS-terminating proxy the server sees http while the page is https.
+func sameOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
 // timed runs an API handler under the request timeout, writes its error,

@@ -56,7 +56,8 @@ func (e *Env) getenv(key string) string {
 
 // Environment variables ckpt reads.
 const (
-	EnvStore   = "CKPT_STORE"   // the store directory, like --store
+	EnvStore   = "CKPT_STORE"   // the store directory, or a server's URL, like --store
+	EnvToken   = "CKPT_TOKEN"   // the bearer token for a server store (https://…)
 	EnvAgent   = "CKPT_AGENT"   // the acting agent, like --agent
 	EnvSession = "CKPT_SESSION" // the acting session ID
 	EnvNow     = "CKPT_NOW"     // a fixed clock, RFC 3339, for scripts and tests

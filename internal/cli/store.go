@@ -11,6 +11,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/remote"
 )
 
 // Store location: --store DIR, else $CKPT_STORE, else the nearest .ckpt/
@@ -18,13 +19,14 @@ import (
 // directory itself; a relative DIR is taken from the working directory.
 
 // givenStoreDir returns the store directory named by --store or CKPT_STORE,
-// made absolute, or "" when neither is set.
+// made absolute, or "" when neither is set. A server URL (https://…) is
+// returned as it is (see openRemote).
 func (f *factory) givenStoreDir() string {
 	dir := f.storeFlag
 	if dir == "" {
 		dir = f.env.getenv(EnvStore)
 	}
-	if dir != "" && !filepath.IsAbs(dir) {
+	if dir != "" && !filepath.IsAbs(dir) && !remote.IsURL(dir) {
 		dir = filepath.Join(f.env.WorkDir, dir)
 	}
 	return dir
@@ -37,6 +39,9 @@ func (f *factory) openStore() (ckpt.Store, error) {
 			c.SetClock(f.now)
 		}
 		return f.store, nil
+	}
+	if u := f.givenStoreDir(); remote.IsURL(u) {
+		return f.openRemote(u)
 	}
 	st, err := f.openFileStore()
 	if err != nil {
@@ -52,6 +57,9 @@ type clockSetter interface{ SetClock(now func() time.Time) }
 // openFileStore opens the local .ckpt store, found as described above.
 func (f *factory) openFileStore() (*filestore.Store, error) {
 	dir := f.givenStoreDir()
+	if remote.IsURL(dir) {
+		return nil, fmt.Errorf("%w: the store is the server %s; this command works on a local store directory: run it where the server's store is (or pass --store DIR)", ckpt.ErrInvalid, dir)
+	}
 	if dir == "" {
 		found, err := filestore.Find(f.env.WorkDir)
 		if err != nil {

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/mcp"
+	"github.com/ckpt-dev/ckpt/pgstore"
+	"github.com/ckpt-dev/ckpt/process"
+	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/server"
+	"github.com/ckpt-dev/ckpt/web"
+)
+
+// DefaultServeAddr is where ckpt serve listens when given no --addr: a
+// loopback address, reachable from the network only when asked.
+const DefaultServeAddr = "127.0.0.1:8470"
+
+// ServeOptions are the inputs of `ckpt serve`.
+type ServeOptions struct {
+	IO        IOStreams
+	Now       func() time.Time
+	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
+	// OpenLocal opens the local file store (--store, CKPT_STORE, or found).
+	OpenLocal func() (ckpt.Store, string, error)
+	Addr      string
+	PG        string // --pg: a PostgreSQL URL instead of the local store
+	Tokens    string // --tokens: the token file; default: in the store dir, or the config dir for --pg
+	ConfigDir string // where the token file of a --pg server goes by default
+	TLSCert   string
+	TLSKey    string
+	Insecure  bool     // --insecure-dev: no tokens, loopback only
+	Hosts     []string // --host: more Host names to answer to
+	Origins   []string // --origin: browser origins allowed to call the API
+	Grace     time.Duration
+	// Ready, when set, is called with the bound address once listening.
+	Ready func(addr net.Addr)
+}
+
+func newServeCmd(f *factory) *cobra.Command {
+	o := &ServeOptions{IO: f.env.IOStreams, Interrupt: f.env.Interrupt}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the store over HTTP to agents on other machines (API, change feed, MCP, dashboard)",
+		Long: `Serve a store over HTTP so that agents on any machine use it with one URL
+and a token: the JSON API (docs/api.md, /openapi.json), the change feed as
+server-sent events, the MCP server at /mcp, the dashboard at /, Prometheus
+metrics at /metrics, and /healthz and /readyz. The server keeps no state of
+its own: run several over one PostgreSQL database.
+
+The store is the local one (--store, CKPT_STORE, else the nearest .ckpt/),
+or PostgreSQL with --pg URL. On a machine that uses the server, set
+CKPT_STORE=https://HOST:PORT and CKPT_TOKEN=TOKEN and every ckpt command,
+hook and MCP server works against it.
+
+Every request needs a bearer token (ckpt token create). The first start
+with no tokens creates an admin token and prints it once. Tokens live in
+tokens.json inside the store directory, or for --pg in --tokens FILE
+(default: ckpt/tokens.json in the user's config directory).
+
+A bare port listens on 127.0.0.1. Serve TLS with --tls-cert and --tls-key,
+or put the server behind a proxy that does. --insecure-dev serves without
+tokens, on a loopback address only, for development.`,
+		Example: `  ckpt serve
+  ckpt serve --addr 0.0.0.0:8470 --tls-cert cert.pem --tls-key key.pem
+  ckpt serve --pg postgres://ckpt@db/ckpt --tokens /etc/ckpt/tokens.json
+  ckpt serve --addr 8470 --insecure-dev`,
+		Args: exactArgs(0, "no arguments"),
+	}
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.Now = f.now
+		o.OpenLocal = func() (ckpt.Store, string, error) {
+			st, err := f.openFileStore()
+			if err != nil {
+				return nil, "", err
+			}
+			return st, st.Dir(), nil
+		}
+		o.ConfigDir = configDir(f.env)
+		return runServe(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&o.Addr, "addr", DefaultServeAddr, "listen on `ADDR` (HOST:PORT, or a port on 127.0.0.1)")
+	fl.StringVar(&o.PG, "pg", "", "serve the PostgreSQL store at `URL` (postgres://…) instead of the local one")
+	fl.StringVar(&o.Tokens, "tokens", "", "the token `FILE` (default: tokens.json in the store directory; for --pg, ckpt/tokens.json in the config directory)")
+	fl.StringVar(&o.TLSCert, "tls-cert", "", "serve TLS with this certificate `FILE` (PEM; with --tls-key)")
+	fl.StringVar(&o.TLSKey, "tls-key", "", "the TLS private key `FILE` (PEM)")
+	fl.BoolVar(&o.Insecure, "insecure-dev", false, "serve without tokens (every caller is admin); refused unless the address is loopback")
+	fl.StringSliceVar(&o.Hosts, "host", nil, "also answer to this Host `NAME` (repeatable; a loopback server answers only to loopback names by default)")
+	fl.StringSliceVar(&o.Origins, "origin", nil, "allow browser calls from this `ORIGIN` (https://host[:port]; repeatable)")
+	fl.DurationVar(&o.Grace, "grace", 10*time.Second, "on stop, wait this long for requests under way")
+	return cmd
+}
+
+// configDir is the user's configuration directory ($XDG_CONFIG_HOME, else
+// ~/.config), "" when neither is known.
+func configDir(env *Env) string {
+	if d := env.getenv("XDG_CONFIG_HOME"); d != "" {
+		return d
+	}
+	if h := env.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config")
+	}
+	return ""
+}
+
+func runServe(ctx context.Context, o *ServeOptions) error {
+	addr, err := mcp.ListenAddr(o.Addr)
+	if err != nil {
+		return usageError{err}
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if o.Insecure && !isLoopback(host) {
+		return usagef("--insecure-dev serves without tokens, so it listens only on a loopback address, not %s: use --addr 127.0.0.1:PORT, or create tokens (ckpt token create) and drop --insecure-dev", addr)
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return usagef("give both --tls-cert and --tls-key, or neither")
+	}
+	st, tokensPath, err := o.openBackend(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sopts, err := o.serverOptions(ctx, st, tokensPath, host)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(st, sopts)
+	if err != nil {
+		return err
+	}
+	var tlsConfig *tls.Config
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return fmt.Errorf("%w: TLS certificate: %v", ckpt.ErrInvalid, err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (is another server there? pick another --addr)", addr, err)
+	}
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	} else if !isLoopback(host) {
+		printWarning(o.IO.ErrOut, fmt.Sprintf("serving plain HTTP on %s: tokens cross the network in clear unless a TLS proxy is in front (or use --tls-cert and --tls-key)", addr))
+	}
+	fmt.Fprintf(o.IO.ErrOut, "ckpt serve: serving %s://%s (API /v1, dashboard /, MCP /mcp, metrics /metrics; Ctrl-C stops)\n", scheme, ln.Addr())
+	if o.Ready != nil {
+		o.Ready(ln.Addr())
+	}
+	if o.Interrupt != nil {
+		var stop context.CancelFunc
+		ctx, stop = o.Interrupt(ctx)
+		defer stop()
+	}
+	return srv.Serve(ctx, ln, tlsConfig, o.Grace)
+}
+
+// openBackend opens the store to serve and says where its tokens are.
+func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, error) {
+	if o.PG != "" {
+		if !pgstore.IsURL(o.PG) {
+			return nil, "", usagef("--pg %q is not a PostgreSQL URL: use postgres://USER@HOST/DB", o.PG)
+		}
+		st, err := pgstore.Open(ctx, o.PG)
+		if err != nil {
+			return nil, "", err
+		}
+		path := o.Tokens
+		if path == "" {
+			if o.ConfigDir == "" {
+				st.Close()
+				return nil, "", usagef("no config directory to keep tokens in ($HOME and $XDG_CONFIG_HOME are unset): pass --tokens FILE")
+			}
+			path = filepath.Join(o.ConfigDir, "ckpt", server.TokenFileName)
+		}
+		return st, path, nil
+	}
+	st, dir, err := o.OpenLocal()
+	if err != nil {
+		return nil, "", err
+	}
+	path := o.Tokens
+	if path == "" {
+		path = filepath.Join(dir, server.TokenFileName)
+	}
+	return st, path, nil
+}
+
+// serverOptions builds the server's options: tokens (made on first start),
+// Host names, the MCP mount and the dashboard.
+func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensPath, host string) (server.Options, error) {
+	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := server.Options{Insecure: o.Insecure, Version: mcpVersion, Logger: logger, Now: o.Now, Origins: o.Origins}
+	if isLoopback(host) {
+		opts.Hosts = append([]string{"127.0.0.1", "localhost", "::1"}, o.Hosts...)
+	} else if len(o.Hosts) > 0 {
+		opts.Hosts = o.Hosts
+	}
+	var authenticate func(ctx context.Context, token string) (web.Principal, error)
+	if !o.Insecure {
+		tokens, err := server.OpenFileTokens(tokensPath)
+		if err != nil {
+			return opts, err
+		}
+		bearer, err := server.Bootstrap(ctx, tokens, o.Now())
+		if err != nil {
+			return opts, err
+		}
+		if bearer != "" {
+			fmt.Fprintf(o.IO.Out, "created the first admin token (shown only now; keep it, e.g. in a password manager):\n%s\n", bearer)
+			fmt.Fprintf(o.IO.ErrOut, "ckpt serve: tokens are kept, hashed, in %s; create one per agent with ckpt token create\n", tokensPath)
+		}
+		opts.Tokens = tokens
+		authenticate = func(ctx context.Context, token string) (web.Principal, error) {
+			t, err := server.Authenticate(ctx, tokens, token)
+			if err != nil {
+				return web.Principal{}, web.ErrBadToken
+			}
+			name := cmp.Or(t.Agent, t.Note, "token "+t.ID)
+			return web.Principal{Name: name, Write: t.Scope.Allows(server.ScopeWrite), Prefix: t.Prefix, Agent: t.Agent}, nil
+		}
+	}
+	opts.MCP = func(scoped ckpt.Store, g server.Grant) http.Handler {
+		return mcp.HTTPHandler(mcp.NewServer(scoped, mcp.Options{Now: o.Now, Version: mcpVersion, Agent: g.Agent, Logger: logger}))
+	}
+	opts.Web = web.New(web.Options{Store: st, Authenticate: authenticate, Anonymous: web.Principal{Name: "developer", Write: true},
+		Secure: o.TLSCert != "", Alive: process.Alive})
+	return opts, nil
+}
+
+// openRemote opens the server store at u with CKPT_TOKEN.
+func (f *factory) openRemote(u string) (ckpt.Store, error) {
+	token := strings.TrimSpace(f.env.getenv(EnvToken))
+	st, err := remote.New(u, remote.Options{Token: token})
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		printWarning(f.env.ErrOut, fmt.Sprintf("%s is a server store but %s is not set: the server will refuse every call (ask its admin for a token)", EnvStore, EnvToken))
+	}
+	return st, nil
+}

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt-dev/ckpt/httpapi"
+	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/server"
+)
+
+// TokenOptions are the inputs of `ckpt token create|ls|revoke`.
+type TokenOptions struct {
+	IO  IOStreams
+	Now func() time.Time
+	// Tokens opens where the tokens are: the server's API (admin token)
+	// when the store is a URL, else the token file.
+	Tokens func() (tokenAdmin, error)
+	JSON   bool
+	// create
+	Scope, Prefix, Agent, Note string
+}
+
+// tokenAdmin manages tokens, locally (the file) or through a server.
+type tokenAdmin interface {
+	create(ctx context.Context, in httpapi.TokenInfo, now time.Time) (httpapi.TokenInfo, error)
+	list(ctx context.Context) ([]httpapi.TokenInfo, error)
+	revoke(ctx context.Context, id string) error
+	where() string
+}
+
+func newTokenCmd(f *factory) *cobra.Command {
+	var file string
+	o := &TokenOptions{IO: f.env.IOStreams}
+	open := func() (tokenAdmin, error) {
+		if u := f.givenStoreDir(); remote.IsURL(u) && file == "" {
+			st, err := remote.New(u, remote.Options{Token: f.env.getenv(EnvToken)})
+			if err != nil {
+				return nil, err
+			}
+			return serverTokens{st}, nil
+		}
+		path := file
+		if path == "" {
+			st, err := f.openFileStore()
+			if err != nil {
+				return nil, fmt.Errorf("%w (a server over PostgreSQL keeps its tokens where its --tokens says: pass the same --tokens FILE)", err)
+			}
+			path = filepath.Join(st.Dir(), server.TokenFileName)
+			st.Close()
+		}
+		ft, err := server.OpenFileTokens(path)
+		if err != nil {
+			return nil, err
+		}
+		return fileTokens{ft}, nil
+	}
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Create, list and revoke the tokens of ckpt serve",
+		Long: `Manage the bearer tokens ckpt serve accepts. A token is an ID plus a random
+secret; only a hash of the secret is kept, so a token is shown once, when it
+is created. Its scope is read (everything readable), write (also record
+work and run resume, takeover, restart, restore) or admin (also delete,
+and manage tokens). --prefix limits its writes to checkpoints whose ID
+starts with the prefix; --agent makes the server record that agent as the
+actor of its writes, whatever the client says.
+
+The tokens are those of the local store (tokens.json in its directory), of
+--tokens FILE (a server over PostgreSQL), or, when CKPT_STORE is a server's
+URL, that server's, managed through its API with an admin CKPT_TOKEN.
+A revoked token is refused from the next request on.`,
+		Example: `  ckpt token create --scope write --prefix kai-7/ --agent kai-7 --note "kai-7 on build-3"
+  ckpt token ls
+  ckpt token revoke 3f9c01ab22de`,
+	}
+	cmd.PersistentFlags().StringVar(&file, "tokens", "", "the token `FILE` of a server (default: tokens.json in the store directory)")
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a token and print it (the only time it is shown)",
+		Args:  exactArgs(0, "no arguments"),
+	}
+	create.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.Now, o.Tokens = f.now, open
+		return runTokenCreate(ctx, o)
+	})
+	create.Flags().StringVar(&o.Scope, "scope", "", "read, write or admin (required)")
+	create.Flags().StringVar(&o.Prefix, "prefix", "", "write only checkpoints whose ID starts with `PREFIX` (e.g. kai-7/)")
+	create.Flags().StringVar(&o.Agent, "agent", "", "record `AGENT` as the actor of every write made with the token")
+	create.Flags().StringVar(&o.Note, "note", "", "what the token is for (shown by ls)")
+	create.Flags().BoolVar(&o.JSON, "json", false, "print the token as JSON")
+	ls := &cobra.Command{Use: "ls", Short: "List the tokens (never their secrets)", Args: exactArgs(0, "no arguments")}
+	ls.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.Tokens = open
+		return runTokenList(ctx, o)
+	})
+	ls.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a token: refused from the next request on", Args: exactArgs(1, "the token's ID (ckpt token ls)")}
+	revoke.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.Tokens = open
+		return runTokenRevoke(ctx, o, args[0])
+	})
+	cmd.AddCommand(create, ls, revoke)
+	return cmd
+}
+
+func runTokenCreate(ctx context.Context, o *TokenOptions) error {
+	if o.Scope == "" {
+		return usagef("give the token's scope: --scope read, write or admin")
+	}
+	if _, err := server.ParseScope(o.Scope); err != nil {
+		return usageError{err}
+	}
+	ta, err := o.Tokens()
+	if err != nil {
+		return err
+	}
+	t, err := ta.create(ctx, httpapi.TokenInfo{Scope: o.Scope, Prefix: o.Prefix, Agent: o.Agent, Note: o.Note}, o.Now())
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeTokenJSON(o.IO, t)
+	}
+	fmt.Fprintf(o.IO.ErrOut, "created token %s (%s) in %s; it is shown only now:\n", t.ID, describeGrant(t), ta.where())
+	_, err = fmt.Fprintln(o.IO.Out, t.Token)
+	return err
+}
+
+func describeGrant(t httpapi.TokenInfo) string {
+	s := "scope " + t.Scope
+	if t.Prefix != "" {
+		s += ", writes under " + t.Prefix
+	}
+	if t.Agent != "" {
+		s += ", acts as " + t.Agent
+	}
+	return s
+}
+
+func writeTokenJSON(io IOStreams, v any) error {
+	enc := json.NewEncoder(io.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func runTokenList(ctx context.Context, o *TokenOptions) error {
+	ta, err := o.Tokens()
+	if err != nil {
+		return err
+	}
+	list, err := ta.list(ctx)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if list == nil {
+			list = []httpapi.TokenInfo{}
+		}
+		return writeTokenJSON(o.IO, list)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintf(o.IO.Out, "no tokens in %s (ckpt serve makes an admin token on its first start)\n", ta.where())
+		return err
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSCOPE\tPREFIX\tAGENT\tCREATED\tNOTE")
+	for _, t := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, dash(t.Prefix), dash(t.Agent), t.CreatedAt.Format(time.RFC3339), t.Note)
+	}
+	return tw.Flush()
+}
+
+func runTokenRevoke(ctx context.Context, o *TokenOptions, id string) error {
+	ta, err := o.Tokens()
+	if err != nil {
+		return err
+	}
+	if err := ta.revoke(ctx, id); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.IO.Out, "revoked token %s: the server refuses it from the next request on\n", id)
+	return err
+}
+
+// fileTokens manages a token file directly.
+type fileTokens struct{ ft *server.FileTokens }
+
+func (f fileTokens) create(ctx context.Context, in httpapi.TokenInfo, now time.Time) (httpapi.TokenInfo, error) {
+	t, bearer, err := server.NewToken(server.Scope(in.Scope), in.Prefix, in.Agent, in.Note, now)
+	if err != nil {
+		return httpapi.TokenInfo{}, err
+	}
+	if err := f.ft.Add(ctx, t); err != nil {
+		return httpapi.TokenInfo{}, err
+	}
+	out := infoOf(t)
+	out.Token = bearer
+	return out, nil
+}
+
+func (f fileTokens) list(ctx context.Context) ([]httpapi.TokenInfo, error) {
+	list, err := f.ft.List(ctx)
+	out := make([]httpapi.TokenInfo, len(list))
+	for i, t := range list {
+		out[i] = infoOf(t)
+	}
+	return out, err
+}
+
+func (f fileTokens) revoke(ctx context.Context, id string) error { return f.ft.Revoke(ctx, id) }
+func (f fileTokens) where() string                               { return f.ft.Path() }
+
+func infoOf(t server.Token) httpapi.TokenInfo {
+	return httpapi.TokenInfo{ID: t.ID, Scope: string(t.Scope), Prefix: t.Prefix, Agent: t.Agent, Note: t.Note, CreatedAt: t.CreatedAt}
+}
+
+// serverTokens manages a server's tokens through its API.
+type serverTokens struct{ st *remote.Store }
+
+func (s serverTokens) create(ctx context.Context, in httpapi.TokenInfo, _ time.Time) (httpapi.TokenInfo, error) {
+	return s.st.CreateToken(ctx, in)
+}
+func (s serverTokens) list(ctx context.Context) ([]httpapi.TokenInfo, error) { return s.st.Tokens(ctx) }
+func (s serverTokens) revoke(ctx context.Context, id string) error           { return s.st.RevokeToken(ctx, id) }
+func (s serverTokens) where() string                                         { return s.st.URL() }
