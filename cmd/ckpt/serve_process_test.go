@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A real `ckpt serve` and ckpt commands on "another machine" that reach it
+// with CKPT_STORE=http://… and CKPT_TOKEN.
+
+// serveProcess is a running `ckpt serve`.
+type serveProcess struct {
+	cmd    *exec.Cmd
+	url    string
+	admin  string // the token printed at the first start ("" on a restart)
+	stdout *bytes.Buffer
+}
+
+// startServe runs `ckpt serve --addr addr` over the store and waits until
+// it listens.
+func startServe(t *testing.T, bin, store, addr string) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--store", store)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	rd := bufio.NewReader(errPipe)
+	serving := regexp.MustCompile(`ckpt serve: serving (http://127\.0\.0\.1:\d+) `)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("ckpt serve ended before listening: %v (stdout %q)", err, stdout.String())
+		}
+		if m := serving.FindStringSubmatch(line); m != nil {
+			go io.Copy(io.Discard, rd)
+			p := &serveProcess{cmd: cmd, url: m[1], stdout: &stdout}
+			if tok := regexp.MustCompile(`ckpt_[0-9a-f]+_[0-9a-f]+`).FindString(stdout.String()); tok != "" {
+				p.admin = tok
+			}
+			return p
+		}
+	}
+}
+
+// remoteRun runs a ckpt command against the server with token, from an
+// empty directory (no local store to fall back on).
+func remoteRun(t *testing.T, bin, url, token string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CKPT_STORE=" + url, "CKPT_TOKEN=" + token, "CKPT_AGENT=claimed"}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return out.String() + errOut.String(), ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), 0
+}
+
+func TestServeAndRemoteCommands(t *testing.T) {
+	bin := ckptBinary(t)
+	store := newProcessStore(t, bin)
+	srv := startServe(t, bin, store, "127.0.0.1:0")
+	if srv.admin == "" {
+		t.Fatalf("the first start printed no admin token: %q", srv.stdout.String())
+	}
+	fi, err := os.Stat(filepath.Join(store, "tokens.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("tokens.json: %v, %v", fi, err)
+	}
+	// An agent's token, made through the server's API with the admin token.
+	out, code := remoteRun(t, bin, srv.url, srv.admin, "token", "create", "--scope", "write", "--prefix", "kai-7/", "--agent", "kai-7")
+	agent := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(agent, "ckpt_") {
+		t.Fatalf("token create: exit %d: %q", code, out)
+	}
+	if out, code := remoteRun(t, bin, srv.url, agent, "start", "kai-7/task", "--title", "over the wire", "--step", "a", "--step", "b"); code != 0 {
+		t.Fatalf("start over the server: exit %d: %s", code, out)
+	}
+	if out, code := remoteRun(t, bin, srv.url, agent, "step", "kai-7/task", "a", "--done"); code != 0 {
+		t.Fatalf("step over the server: exit %d: %s", code, out)
+	}
+	if out, code := remoteRun(t, bin, srv.url, agent, "start", "other/task"); code == 0 || !strings.Contains(out, "kai-7/") {
+		t.Errorf("a kai-7/ token started other/task: exit %d: %s", code, out)
+	}
+	out, code = remoteRun(t, bin, srv.url, agent, "show", "kai-7/task", "--json")
+	var c struct {
+		Rev   int64  `json:"rev"`
+		Title string `json:"title"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &c) != nil || c.Rev != 2 || c.Title != "over the wire" {
+		t.Fatalf("show over the server: exit %d: %s", code, out)
+	}
+	// The local store has it, written by the agent the token names.
+	local, err := ckptRun(t, bin, "--store", store, "log", "kai-7/task", "--json")
+	if err != nil || strings.Contains(local, `"actor":{"agent":"claimed"`) || strings.Count(local, `"actor":{"agent":"kai-7"}`) != 2 {
+		t.Errorf("the server recorded the client's claimed actor, not the token's agent: %v %s", err, local)
+	}
+	// No token, a wrong one: refused.
+	if out, code := remoteRun(t, bin, srv.url, "ckpt_0_0", "ls"); code == 0 {
+		t.Errorf("a wrong token listed: %s", out)
+	}
+	// Stopped with SIGTERM: exit 0; restarted: no new admin token, the old
+	// tokens still work.
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ckpt serve after SIGTERM: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ckpt serve did not stop on SIGTERM")
+	}
+	again := startServe(t, bin, store, "127.0.0.1:0")
+	if again.admin != "" {
+		t.Errorf("a restart printed a new admin token")
+	}
+	if out, code := remoteRun(t, bin, again.url, agent, "show", "kai-7/task"); code != 0 {
+		t.Errorf("show after a restart: exit %d: %s", code, out)
+	}
+}
