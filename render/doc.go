@@ -9,7 +9,9 @@
 // a parameter), so the same input always renders the same bytes. All output
 // is valid UTF-8 whatever the input holds: invalid bytes become U+FFFD, and
 // text taken from a checkpoint can neither break a line nor start a Markdown
-// heading, code fence or HTML block of its own. The functions are safe for
+// heading, code fence or HTML block of its own. Terminal (and
+// TerminalWriter) is the one sanitizer of text bound for a terminal: every
+// human view of the CLI passes through it last. The functions are safe for
 // concurrent use.
 //
 // The package imports only the standard library and the root package.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // DemoOptions are the inputs of `ckpt demo`.
@@ -264,7 +266,7 @@ func (d *demo) flush() error {
 	if err := d.ctx.Err(); err != nil {
 		return err
 	}
-	_, err := d.o.IO.Out.Write(d.out.Bytes())
+	_, err := io.WriteString(d.o.IO.Out, render.Terminal(d.out.String()))
 	d.out.Reset()
 	if d.err != nil {
 		return d.err

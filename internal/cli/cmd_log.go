@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // LogOptions are the inputs of `ckpt log`.
@@ -79,6 +80,7 @@ func runLog(ctx context.Context, o *LogOptions) error {
 		}
 		// Replaying the history gives each event's resulting state, which
 		// names what it did (a step's status, a cycle count).
+		human := render.NewTerminalWriter(w)
 		var state *ckpt.Checkpoint
 		if o.From > 1 {
 			if state, err = st.Get(ctx, o.ID, o.From-1); err != nil {
@@ -102,7 +104,10 @@ func runLog(ctx context.Context, o *LogOptions) error {
 			if e.Key != "" {
 				line += "  [key " + e.Key + "]"
 			}
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(human, line)
+		}
+		if err := human.Flush(); err != nil {
+			return err
 		}
 		return w.Flush()
 	})

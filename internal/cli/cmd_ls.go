@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // LsOptions are the inputs of `ckpt ls`.
@@ -85,7 +86,8 @@ func (o *LsOptions) printList(list []*ckpt.Checkpoint) error {
 		return err
 	}
 	now := o.Now()
-	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	out := render.NewTerminalWriter(o.IO.Out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
 	for _, c := range list {
 		live, _ := ckpt.LivenessOf(c, now, ckpt.Thresholds{})
@@ -101,7 +103,10 @@ func (o *LsOptions) printList(list []*ckpt.Checkpoint) error {
 			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
 			dash(agent), dash(clip(c.CurrentStep, 40)), seen)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // listReadable lists the checkpoints f matches. When some cannot be read,

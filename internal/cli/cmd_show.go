@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // ShowOptions are the inputs of `ckpt show`.
@@ -66,7 +67,7 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 		}
 		var b strings.Builder
 		renderShow(&b, c, o.Now())
-		_, err = io.WriteString(o.IO.Out, b.String())
+		_, err = io.WriteString(o.IO.Out, render.Terminal(b.String()))
 		return err
 	})
 }

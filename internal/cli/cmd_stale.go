@@ -200,7 +200,8 @@ func writeStaleTable(streams IOStreams, entries []staleEntry, live int, now time
 			plural(live, "live checkpoint", "live checkpoints"))
 		return err
 	}
-	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+	out := render.NewTerminalWriter(streams.Out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tLIVENESS\tSILENT\tLAST SEEN\tWARN/STALE AFTER")
 	for _, e := range entries {
 		seen := "never"
@@ -211,7 +212,10 @@ func writeStaleTable(streams IOStreams, entries []staleEntry, live int, now time
 			shortDuration(time.Duration(e.SilentSeconds)*time.Second), seen,
 			shortDuration(e.WarnAfter.D()), shortDuration(e.StaleAfter.D()))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // agentLabel is the agent's ID, else its name.

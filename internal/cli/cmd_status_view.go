@@ -243,7 +243,11 @@ func (o *StatusViewOptions) emit(view []byte) error {
 		}
 		fmt.Fprintf(&b, "Every %s: ckpt status  %s  (Ctrl-C stops)\n\n", o.Every, o.Now().Format(timeLayout))
 	}
-	b.Write(view)
+	if o.JSON {
+		b.Write(view)
+	} else {
+		b.WriteString(render.Terminal(string(view)))
+	}
 	if o.Watch && !o.Terminal {
 		b.WriteString("\n")
 	}
