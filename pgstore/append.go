@@ -201,7 +201,7 @@ func seal(e ckpt.Event, cur current, now time.Time) (ckpt.Event, []byte, error) 
 	return stored, line[:len(line)-1], nil
 }
 
-// writeAppend stores the event, the new state row, the key and the change,
+// writeAppend stores the new state row, the change, the event and the key,
 // and commits, all in one pipelined batch. The checkpoint's row is written
 // first: for a new checkpoint that first write is what gives the
 // transaction its ID (see the change feed in docs/design.md).
@@ -220,13 +220,13 @@ func writeAppend(ctx context.Context, conn *pgxpool.Conn, id string, next *ckpt.
 			agent_name = $8, parent = $9, labels = $10, archived = $11, updated_at = $12 WHERE id = $1`,
 			id, e.Seq, e.Sum, row.state, row.summary, row.status, row.agentID, row.agentName, row.parent, row.labels, row.archived, row.updatedAt)
 	}
+	b.Queue("INSERT INTO ckpt_changes (kind, id, rev, type, at) VALUES ($1, $2, $3, $4, $5)",
+		string(ckpt.ChangeEvent), id, e.Seq, string(e.Type), e.At)
 	b.Queue("INSERT INTO ckpt_events (id, seq, line) VALUES ($1, $2, $3)", id, e.Seq, line)
 	if e.Key != "" {
 		b.Queue(`INSERT INTO ckpt_keys (id, key, seq) VALUES ($1, $2, $3)
 			ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq`, id, e.Key, e.Seq)
 	}
-	b.Queue("INSERT INTO ckpt_changes (kind, id, rev, type, at) VALUES ($1, $2, $3, $4, $5)",
-		string(ckpt.ChangeEvent), id, e.Seq, string(e.Type), e.At)
 	b.Queue("NOTIFY " + notifyChannel)
 	b.Queue("COMMIT")
 	return conn.SendBatch(ctx, b).Close()

@@ -255,11 +255,11 @@ func (s *Store) readFeed(ctx context.Context, conn *pgxpool.Conn, c cursor) ([]f
 	if c.snap != "" && c.xid < c.snapXmax {
 		snap = &c.snap
 	}
-	rows, err := conn.Query(ctx, `SELECT xid::text, pos, kind, id, rev, type, at FROM ckpt_changes
+	rows, err := conn.Query(ctx, `SELECT xid::text AS xid_text, pos, kind, id, rev, type, at FROM ckpt_changes
 		WHERE (xid, pos) > ($1::text::xid8, $2::bigint)
 		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
 		  AND ($3::text IS NULL OR NOT pg_visible_in_snapshot(xid, $3::text::pg_snapshot))
-		ORDER BY xid, pos LIMIT $4`, strconv.FormatUint(c.xid, 10), int64(c.pos), snap, feedBatch)
+		ORDER BY ckpt_changes.xid, pos LIMIT $4`, strconv.FormatUint(c.xid, 10), int64(c.pos), snap, feedBatch)
 	if err != nil {
 		return nil, err
 	}

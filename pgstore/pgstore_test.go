@@ -10,7 +10,7 @@ import (
 	"github.com/ckpt-dev/ckpt/storetest"
 )
 
-var cluster *pgtest.Cluster
+var cluster pgtest.Cluster
 
 func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
 

@@ -5,10 +5,11 @@
 // initdb refuses to run as root: as root, the cluster runs as the
 // unprivileged user nobody.
 //
-// One cluster per test package (start it in TestMain with Main), one fresh
-// database per test (NewDatabase), dropped when the test ends:
+// One cluster per test package, started by the first test that asks for a
+// database and stopped by TestMain (Main), one fresh database per test
+// (NewDatabase), dropped when the test ends:
 //
-//	var cluster *pgtest.Cluster
+//	var cluster pgtest.Cluster
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
 //
@@ -31,6 +32,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -46,8 +48,12 @@ const InstallHint = "apt-get update && apt-get install -y postgresql"
 // $PGTEST_BIN (a directory holding initdb, pg_ctl and postgres) comes first.
 var BinDirs = []string{"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"}
 
-// Cluster is a running PostgreSQL cluster in a temporary directory.
+// Cluster is a PostgreSQL cluster in a temporary directory. The zero
+// value is ready: the cluster starts on first use (NewDatabase, Need).
 type Cluster struct {
+	once     sync.Once
+	startErr error // why it could not start
+
 	bin     string // directory of initdb, pg_ctl, postgres
 	dir     string // temporary root: data/, sock/, log
 	data    string
@@ -57,7 +63,7 @@ type Cluster struct {
 	seq     atomic.Int64        // database name counter
 }
 
-// missing is the reason the cluster could not start because PostgreSQL is
+// errMissing is the reason the cluster could not start when PostgreSQL is
 // not installed (as opposed to a failure to start it).
 var errMissing = errors.New("PostgreSQL binaries not found")
 
@@ -81,27 +87,32 @@ func findBin() (string, error) {
 	return "", fmt.Errorf("%w in %s (install them: %s)", errMissing, strings.Join(dirs, ", "), InstallHint)
 }
 
-// Start creates and starts a new cluster. Close stops it and removes its
-// directory.
-func Start() (*Cluster, error) {
-	bin, err := findBin()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "pgtest-")
-	if err != nil {
-		return nil, err
-	}
-	c := &Cluster{bin: bin, dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock"), logFile: filepath.Join(dir, "postgres.log")}
-	if err := c.init(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	if err := c.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	return c, nil
+// create creates and starts the cluster, once.
+func (c *Cluster) create() error {
+	c.once.Do(func() {
+		bin, err := findBin()
+		if err != nil {
+			c.startErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "pgtest-")
+		if err != nil {
+			c.startErr = err
+			return
+		}
+		c.bin, c.dir = bin, dir
+		c.data, c.sock, c.logFile = filepath.Join(dir, "data"), filepath.Join(dir, "sock"), filepath.Join(dir, "postgres.log")
+		if err := c.init(); err != nil {
+			os.RemoveAll(dir)
+			c.dir, c.startErr = "", err
+			return
+		}
+		if err := c.Start(); err != nil {
+			os.RemoveAll(dir)
+			c.dir, c.startErr = "", err
+		}
+	})
+	return c.startErr
 }
 
 // init runs initdb, as nobody when this process is root.
@@ -213,11 +224,11 @@ func (c *Cluster) URL(db string) string {
 }
 
 // NewDatabase creates a fresh, empty database (a copy of template1) for
-// the test and returns its name; it is dropped when the test ends. A nil
-// Cluster (PostgreSQL absent outside CI) skips the test.
+// the test and returns its name; it is dropped when the test ends. Without
+// PostgreSQL the test skips (fails in CI): see Need.
 func (c *Cluster) NewDatabase(t testing.TB) string {
 	t.Helper()
-	Need(t, c)
+	c.Need(t)
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), c.seq.Add(1))
 	if err := c.Exec("CREATE DATABASE " + name); err != nil {
 		t.Fatalf("pgtest: %v", err)
@@ -245,8 +256,12 @@ func (c *Cluster) Exec(sql string) error {
 	return nil
 }
 
-// Close stops the server and removes the cluster's directory.
+// Close stops the server and removes the cluster's directory, if it was
+// started.
 func (c *Cluster) Close() error {
+	if c.dir == "" {
+		return nil
+	}
 	err := c.Stop()
 	if rmErr := os.RemoveAll(c.dir); err == nil {
 		err = rmErr
@@ -254,47 +269,31 @@ func (c *Cluster) Close() error {
 	return err
 }
 
-// startErr is why Main could not start a cluster, for Need's message.
-var startErr error
-
-// Need skips the test when c is nil because PostgreSQL is not installed,
-// and fails it in CI (CI=true), where every PostgreSQL test must run.
-func Need(t testing.TB, c *Cluster) {
+// Need starts the cluster if it is not running yet. When PostgreSQL is not
+// installed it skips the test, and fails it in CI (CI=true), where every
+// PostgreSQL test must run; any other failure to start fails the test.
+func (c *Cluster) Need(t testing.TB) {
 	t.Helper()
-	if c != nil {
+	err := c.create()
+	switch {
+	case err == nil:
 		return
+	case errors.Is(err, errMissing) && os.Getenv("CI") != "true":
+		t.Skipf("no PostgreSQL: %v", err)
+	case errors.Is(err, errMissing):
+		t.Fatalf("no PostgreSQL, and CI must run every PostgreSQL test: %v", err)
+	default:
+		t.Fatalf("pgtest: %v", err)
 	}
-	msg := fmt.Sprintf("no PostgreSQL cluster: %v", startErr)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
 }
 
-// Main starts a cluster into *c, runs the package's tests and stops it,
-// then exits. When the binaries are missing it runs the tests with a nil
-// cluster (each one skips through Need, or fails in CI); any other failure
-// to start is fatal.
-func Main(m *testing.M, c **Cluster) {
-	cl, err := Start()
-	switch {
-	case errors.Is(err, errMissing):
-		startErr = err
-		if os.Getenv("CI") == "true" {
-			fmt.Fprintf(os.Stderr, "pgtest: %v; CI must run every PostgreSQL test\n", err)
-			os.Exit(1)
-		}
-	case err != nil:
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	*c = cl
+// Main runs the package's tests and then stops the cluster if a test
+// started it, and exits.
+func Main(m *testing.M, c *Cluster) {
 	code := m.Run()
-	if cl != nil {
-		if err := cl.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = max(code, 1)
-		}
+	if err := c.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
 	}
 	os.Exit(code)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var cluster *Cluster
+var cluster Cluster
 
 func TestMain(m *testing.M) { Main(m, &cluster) }
 
