@@ -20,14 +20,17 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 )
 
+// DefaultActionTimeout bounds an action when Options.ActionTimeout is 0.
+const DefaultActionTimeout = 30 * time.Second
+
 // Abandoned is the liveness reported when the monitor marks a checkpoint
 // abandoned.
 const Abandoned ckpt.Liveness = "abandoned"
 
 // Options configure a Monitor. Store is required; zero values elsewhere mean
 // "off" (Exec, Webhook, AbandonAfter) or the default (Now: time.Now,
-// Thresholds: 2× and 4× each checkpoint's interval, HTTPClient: a client
-// with a 10 s timeout).
+// Thresholds: 2× and 4× each checkpoint's interval, HTTPClient:
+// http.DefaultClient's settings, ActionTimeout: DefaultActionTimeout).
 type Options struct {
 	Store        ckpt.Store
 	Thresholds   ckpt.Thresholds
@@ -37,6 +40,10 @@ type Options struct {
 	Filter       ckpt.Filter
 	Now          func() time.Time
 	HTTPClient   *http.Client
+	// ActionTimeout bounds each --exec command and each webhook request
+	// (default DefaultActionTimeout). A command still running then is
+	// killed with its whole process group; either way the watch goes on.
+	ActionTimeout time.Duration
 	// Log receives one line per transition and per failed action.
 	Log io.Writer
 }
@@ -80,7 +87,13 @@ func New(opts Options) (*Monitor, error) {
 		opts.Now = time.Now
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+		opts.HTTPClient = &http.Client{}
+	}
+	if opts.ActionTimeout < 0 {
+		return nil, fmt.Errorf("%w: action timeout %s is negative: give a positive duration, or 0 for the default %s", ckpt.ErrInvalid, opts.ActionTimeout, DefaultActionTimeout)
+	}
+	if opts.ActionTimeout == 0 {
+		opts.ActionTimeout = DefaultActionTimeout
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -168,32 +181,61 @@ func (m *Monitor) abandon(ctx context.Context, c *ckpt.Summary, age time.Duratio
 	return done, err
 }
 
+// act runs the actions for t, each bounded by ActionTimeout.
 func (m *Monitor) act(ctx context.Context, t Transition) {
 	body, _ := json.Marshal(t)
 	if m.opts.Exec != "" {
-		cmd := exec.CommandContext(ctx, "sh", "-c", m.opts.Exec)
-		cmd.Stdin = bytes.NewReader(body)
-		cmd.Env = append(cmd.Environ(), "CKPT_ID="+t.ID, "CKPT_AGENT="+t.Agent, "CKPT_FROM="+string(t.From), "CKPT_TO="+string(t.To))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(m.opts.Log, "monitor: --exec for %s failed: %v: %s\n", t.ID, err, bytes.TrimSpace(out))
-		}
+		m.runExec(ctx, t, body)
 	}
 	if m.opts.Webhook != "" {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.opts.Webhook, bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-			var resp *http.Response
-			if resp, err = m.opts.HTTPClient.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode >= 300 {
-					err = fmt.Errorf("HTTP %s", resp.Status)
-				}
+		m.postWebhook(ctx, t, body)
+	}
+}
+
+// runExec runs the --exec command for t in a process group of its own.
+// At the timeout (or when ctx ends) the whole group is killed: a shell that
+// waits for a child it started must not hold the watch, nor leave the child
+// behind. Output pipes that a leftover process still holds are closed soon
+// after, so a command that exits but leaves a daemon running returns too.
+func (m *Monitor) runExec(ctx context.Context, t Transition, body []byte) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.ActionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", m.opts.Exec)
+	cmd.Stdin = bytes.NewReader(body)
+	cmd.Env = append(cmd.Environ(), "CKPT_ID="+t.ID, "CKPT_AGENT="+t.Agent, "CKPT_FROM="+string(t.From), "CKPT_TO="+string(t.To))
+	ownProcessGroup(cmd)
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		fmt.Fprintf(m.opts.Log, "monitor: --exec for %s did not finish within %s: killed it and its process group (--action-timeout sets the limit): %s\n",
+			t.ID, m.opts.ActionTimeout, bytes.TrimSpace(out))
+	case err != nil:
+		fmt.Fprintf(m.opts.Log, "monitor: --exec for %s failed: %v: %s\n", t.ID, err, bytes.TrimSpace(out))
+	}
+}
+
+// postWebhook posts t to the webhook, giving up at the timeout.
+func (m *Monitor) postWebhook(ctx context.Context, t Transition, body []byte) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.ActionTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.opts.Webhook, bytes.NewReader(body))
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		var resp *http.Response
+		if resp, err = m.opts.HTTPClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 300 {
+				err = fmt.Errorf("HTTP %s", resp.Status)
 			}
 		}
-		if err != nil {
-			fmt.Fprintf(m.opts.Log, "monitor: --webhook for %s failed: %v\n", t.ID, err)
-		}
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("no answer within %s (--action-timeout sets the limit)", m.opts.ActionTimeout)
+	}
+	if err != nil {
+		fmt.Fprintf(m.opts.Log, "monitor: --webhook for %s failed: %v\n", t.ID, err)
 	}
 }
 

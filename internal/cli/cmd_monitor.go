@@ -22,9 +22,12 @@ type MonitorOptions struct {
 	Exec         string        // shell command run once per transition
 	Webhook      string        // URL that receives each transition as JSON
 	AbandonAfter time.Duration // stale this long → abandoned; 0: never
-	Thresholds   ckpt.Thresholds
-	Prefix       string
-	Once         bool // one tick, then return
+	// ActionTimeout bounds each --exec and --webhook call; 0: the
+	// monitor's default (30s).
+	ActionTimeout time.Duration
+	Thresholds    ckpt.Thresholds
+	Prefix        string
+	Once          bool // one tick, then return
 	// Ticks, when set, drives the loop instead of a ticker every Every.
 	Ticks <-chan time.Time
 }
@@ -36,7 +39,7 @@ const defaultMonitorEvery = time.Minute
 func newMonitorCmd(f *factory) *cobra.Command {
 	o := &MonitorOptions{common: f.common()}
 	var th thresholdFlags
-	var every, abandon string
+	var every, abandon, actionTimeout string
 	cmd := &cobra.Command{
 		Use:   "monitor",
 		Short: "Watch for agents that go quiet; act on each change (runs until Ctrl-C)",
@@ -47,7 +50,9 @@ transition on stdout. Thresholds are those of ckpt stale.
 For each transition, --exec runs a shell command (sh -c) with the transition
 as JSON on its standard input and CKPT_ID, CKPT_AGENT, CKPT_FROM and CKPT_TO
 in its environment; --webhook POSTs the same JSON to a URL. A failed action is
-reported on stderr and the watch goes on. --abandon-after D marks a
+reported on stderr and the watch goes on. Each action gets --action-timeout
+(default 30s): a command still running then is killed with its whole process
+group, a webhook that has not answered is given up. --abandon-after D marks a
 checkpoint abandoned once it has been stale for D more (only if nobody wrote
 to it meanwhile).
 
@@ -77,6 +82,11 @@ once and exits, for cron.`,
 				return err
 			}
 		}
+		if actionTimeout != "" {
+			if o.ActionTimeout, err = parseSpan("--action-timeout", actionTimeout); err != nil {
+				return err
+			}
+		}
 		ctx, stop := f.untilInterrupted(ctx)
 		defer stop()
 		return runMonitor(ctx, o)
@@ -87,6 +97,7 @@ once and exits, for cron.`,
 	fl.StringVar(&o.Exec, "exec", "", "run shell `COMMAND` once per transition (transition JSON on stdin)")
 	fl.StringVar(&o.Webhook, "webhook", "", "POST each transition as JSON to `URL`")
 	fl.StringVar(&abandon, "abandon-after", "", "mark a checkpoint abandoned after it has been stale for `DURATION` (default: never)")
+	fl.StringVar(&actionTimeout, "action-timeout", "", "give each --exec or --webhook call at most `DURATION`, then kill or abandon it (default 30s)")
 	fl.StringVar(&o.Prefix, "prefix", "", "only IDs starting with `PREFIX`")
 	fl.BoolVar(&o.Once, "once", false, "look once, report, act, and exit")
 	return cmd
@@ -118,7 +129,7 @@ func runMonitor(ctx context.Context, o *MonitorOptions) error {
 		log := &monitorLog{out: o.IO.Out, errOut: o.IO.ErrOut}
 		m, err := monitor.New(monitor.Options{
 			Store: st, Thresholds: o.Thresholds, AbandonAfter: o.AbandonAfter,
-			Exec: o.Exec, Webhook: o.Webhook, Filter: ckpt.Filter{Prefix: o.Prefix},
+			Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
 			Now: o.Now, Log: log,
 		})
 		if err != nil {

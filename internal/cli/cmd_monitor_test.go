@@ -271,3 +271,18 @@ func TestMonitorLogSortsLines(t *testing.T) {
 		t.Errorf("out %q, errOut %q", out.String(), errOut.String())
 	}
 }
+
+// TestMonitorActionTimeout: --action-timeout bounds a hung --exec, which
+// is reported and killed; the look still finishes and the command exits 0.
+func TestMonitorActionTimeout(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
+	h.now = t0.Add(11 * time.Minute)
+	code, out, errOut := h.run("monitor", "--once", "--exec", "sleep 300 & wait", "--action-timeout", "200ms")
+	if code != 0 || !strings.Contains(out, "live → warn") || !strings.Contains(errOut, "--exec for a did not finish within 200ms") {
+		t.Errorf("monitor with a hung --exec: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, bad := range []string{"0s", "soon", "-1s"} {
+		h.fails(ExitUsage, "monitor", "--once", "--action-timeout", bad)
+	}
+}
