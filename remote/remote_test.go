@@ -17,7 +17,7 @@ import (
 	"github.com/ckpt-dev/ckpt/storetest"
 )
 
-var cluster *pgtest.Cluster
+var cluster pgtest.Cluster
 
 func TestMain(m *testing.M) { pgtest.Main(m, &cluster) }
 
@@ -90,7 +90,7 @@ func TestConformanceOverFilestore(t *testing.T) {
 // newPGStore opens a pgstore on a fresh database of the test cluster.
 func newPGStore(t testing.TB) *pgstore.Store {
 	t.Helper()
-	pgtest.Need(t, cluster)
+	cluster.Need(t)
 	st, err := pgstore.Open(context.Background(), cluster.DSN(cluster.NewDatabase(t)))
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func newPGStore(t testing.TB) *pgstore.Store {
 }
 
 func TestConformanceOverPGStore(t *testing.T) {
-	pgtest.Need(t, cluster)
+	cluster.Need(t)
 	storetest.Run(t, func(t *testing.T) ckpt.Store {
 		s := serve(t, newPGStore(t))
 		return s.client(t, s.admin)
