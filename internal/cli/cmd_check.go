@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/remote"
 )
 
 // CheckOptions are the inputs of `ckpt check` and `ckpt repair`.
@@ -17,8 +18,10 @@ type CheckOptions struct {
 	IO   IOStreams
 	IDs  []string // empty: every checkpoint
 	JSON bool
-	// Open opens the local store; check and repair work on its files.
-	Open func() (*filestore.Store, error)
+	// Open opens the store, and names its local directory ("" for a store
+	// with none, whose mirrors are not checked). Check and repair run
+	// through the store's ckpt.Checker and ckpt.Repairer capabilities.
+	Open func() (ckpt.Store, string, error)
 }
 
 // problemJSON and reportJSON are the --json form of a ckpt.Report.
@@ -37,7 +40,7 @@ type reportJSON struct {
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
-	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openFileStore}
+	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openCheckedStore}
 	cmd := &cobra.Command{
 		Use:   "check [ID...]",
 		Short: "Verify the store (read-only); exit 7 when it finds errors",
@@ -61,7 +64,7 @@ around. Exit code 7 when any error is found: run ckpt repair to mend it.`,
 }
 
 func newRepairCmd(f *factory) *cobra.Command {
-	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openFileStore}
+	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openCheckedStore}
 	cmd := &cobra.Command{
 		Use:   "repair [ID...]",
 		Short: "Mend what check finds, keeping every valid event",
@@ -89,13 +92,40 @@ func (o *CheckOptions) validate() error {
 	return nil
 }
 
+// openCheckedStore opens the store for check or repair: the local store
+// itself (not the mirroring wrapper commands write through), or whatever
+// store the command is pointed at, which may not offer the capability.
+func (f *factory) openCheckedStore() (ckpt.Store, string, error) {
+	if f.store != nil || remote.IsURL(f.givenStoreDir()) {
+		st, err := f.openStore()
+		return st, "", err
+	}
+	st, err := f.openFileStore()
+	if err != nil {
+		return nil, "", err
+	}
+	return st, st.Dir(), nil
+}
+
+// errNoCapability says that st cannot do what was asked of it.
+func errNoCapability(what string) error {
+	return fmt.Errorf("%w: this store offers no %s: it cannot verify its own files from here; run ckpt %s on the host that keeps them (a local .ckpt directory: pass --store DIR)",
+		ckpt.ErrInvalid, what, what)
+}
+
 func runCheck(ctx context.Context, o *CheckOptions) error {
-	return o.withFileStore(func(st *filestore.Store) error {
-		rep, err := st.Check(ctx, o.IDs)
+	return o.withStore(func(st ckpt.Store, dir string) error {
+		chk, ok := st.(ckpt.Checker)
+		if !ok {
+			return errNoCapability("check")
+		}
+		rep, err := chk.Check(ctx, o.IDs)
 		if err != nil {
 			return err
 		}
-		rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, st.Dir(), o.IDs)...)
+		if dir != "" {
+			rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, dir, o.IDs)...)
+		}
 		rep.Problems = append(rep.Problems, partialFindings(ctx, st, o.IDs)...)
 		if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
 			return err
@@ -108,12 +138,18 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 }
 
 func runRepair(ctx context.Context, o *CheckOptions) error {
-	return o.withFileStore(func(st *filestore.Store) error {
-		rep, err := st.Repair(ctx, o.IDs)
+	return o.withStore(func(st ckpt.Store, dir string) error {
+		rp, ok := st.(ckpt.Repairer)
+		if !ok {
+			return errNoCapability("repair")
+		}
+		rep, err := rp.Repair(ctx, o.IDs)
 		if err != nil {
 			return err
 		}
-		rep.Problems = append(rep.Problems, repairMirrors(ctx, st, st.Dir(), o.IDs, o.IO.ErrOut, nil)...)
+		if dir != "" {
+			rep.Problems = append(rep.Problems, repairMirrors(ctx, st, dir, o.IDs, o.IO.ErrOut, nil)...)
+		}
 		if err := printReport(o.IO.Out, rep, o.JSON, true); err != nil {
 			return err
 		}
@@ -124,18 +160,18 @@ func runRepair(ctx context.Context, o *CheckOptions) error {
 	})
 }
 
-// withFileStore validates the IDs, opens the local store for check or
-// repair, runs fn and closes the store.
-func (o *CheckOptions) withFileStore(fn func(*filestore.Store) error) error {
+// withStore validates the IDs, opens the store for check or repair, runs
+// fn and closes the store.
+func (o *CheckOptions) withStore(fn func(st ckpt.Store, dir string) error) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	st, err := o.Open()
+	st, dir, err := o.Open()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	return fn(st)
+	err = fn(st, dir)
+	return errors.Join(err, closeErr(st.Close(), err))
 }
 
 // partialFindings warns of checkpoints marked done whose acceptance criteria

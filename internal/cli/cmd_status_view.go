@@ -315,6 +315,6 @@ func runProgress(ctx context.Context, o *ProgressOptions) error {
 			}
 			return nil
 		}
-		return writeString(o.IO.Out, md)
+		return writeString(o.IO.Out, render.Terminal(md))
 	})
 }
