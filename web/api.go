@@ -158,8 +158,11 @@ func (o overviewQuery) matches(r Row) bool {
 }
 
 type overviewOut struct {
-	Me     me             `json:"me"`
-	Now    time.Time      `json:"now"`
+	Me  me        `json:"me"`
+	Now time.Time `json:"now"`
+	// Cursor is the change feed's head taken before the rows were read:
+	// the page's event stream starts there, so it misses nothing.
+	Cursor string         `json:"cursor,omitempty"`
 	Rows   []Row          `json:"rows"`
 	Next   string         `json:"next,omitempty"`
 	Counts map[string]int `json:"counts,omitempty"`
@@ -175,7 +178,7 @@ func (h *Handler) overview(r *http.Request, p Principal) (any, error) {
 		return nil, err
 	}
 	now := h.opts.Now()
-	out := overviewOut{Me: h.me(p), Now: now, Rows: []Row{}}
+	out := overviewOut{Me: h.me(p), Now: now, Rows: []Row{}, Cursor: h.head(r.Context())}
 	opts := ckpt.ListOptions{Filter: q.filter, After: q.after, Limit: max(q.limit, defaultRows)}
 	if err := h.scan(r.Context(), opts, now, func(row Row) bool {
 		if !q.matches(row) {
@@ -237,6 +240,20 @@ func (h *Handler) counts(ctx context.Context, f ckpt.Filter, now time.Time) (map
 	return counts, nil
 }
 
+// head returns the change feed's current cursor, "" when the store has no
+// feed or cannot say (the page then starts its stream at the feed's head).
+func (h *Handler) head(ctx context.Context) string {
+	w, ok := h.opts.Store.(ckpt.Watcher)
+	if !ok {
+		return ""
+	}
+	c, err := w.Head(ctx)
+	if err != nil {
+		return ""
+	}
+	return c
+}
+
 // row returns one checkpoint's row: the page refreshes a row when the
 // change feed says it changed.
 func (h *Handler) row(r *http.Request, _ Principal) (any, error) {
@@ -259,6 +276,7 @@ func (h *Handler) get(r *http.Request, rev int64) (*ckpt.Checkpoint, error) {
 type checkpointOut struct {
 	Me     me               `json:"me"`
 	Now    time.Time        `json:"now"`
+	Cursor string           `json:"cursor,omitempty"` // as in the overview
 	Row    Row              `json:"row"`
 	State  *ckpt.Checkpoint `json:"state"`
 	Prompt string           `json:"prompt"`
@@ -267,12 +285,13 @@ type checkpointOut struct {
 
 // checkpoint returns everything the checkpoint page shows but the timeline.
 func (h *Handler) checkpoint(r *http.Request, p Principal) (any, error) {
+	cursor := h.head(r.Context())
 	c, err := h.get(r, 0)
 	if err != nil {
 		return nil, err
 	}
 	s := c.Summary()
-	return checkpointOut{Me: h.me(p), Now: h.opts.Now(), Row: h.rowOf(&s, h.opts.Now()), State: c,
+	return checkpointOut{Me: h.me(p), Now: h.opts.Now(), Cursor: cursor, Row: h.rowOf(&s, h.opts.Now()), State: c,
 		Prompt: render.NewPrompt(c).Markdown(), CanAct: p.may(c.ID)}, nil
 }
 

@@ -26,7 +26,12 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	// A reconnect resumes after the last change seen; a new stream starts
+	// where the page's data was read (?from=), or else at the head.
 	from := r.Header.Get("Last-Event-ID")
+	if from == "" {
+		from = r.URL.Query().Get("from")
+	}
 	if from == "" {
 		var err error
 		if from, err = feed.Head(ctx); err != nil {

@@ -339,12 +339,21 @@ func TestOverviewPagesFiltersAndCounts(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// sse reads server-sent events from path until it has n change events.
+// sseFrom reads n change events of a stream opened with ?from=cursor.
+func (f *fixture) sseFrom(c *http.Client, cursor string, n int) []string {
+	return f.sseAt(c, "/ui/api/events?from="+url.QueryEscape(cursor), "", n, nil)
+}
+
+// sse reads server-sent events until it has n change events.
 func (f *fixture) sse(c *http.Client, lastID string, n int, during func()) []string {
+	return f.sseAt(c, "/ui/api/events", lastID, n, during)
+}
+
+func (f *fixture) sseAt(c *http.Client, path, lastID string, n int, during func()) []string {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/ui/api/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+path, nil)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
@@ -397,6 +406,14 @@ func TestEventsResumeWithLastEventID(t *testing.T) {
 	})
 	if got[0] != "4" {
 		t.Errorf("a fresh stream delivered cursor %s, want the new change 4", got[0])
+	}
+	// A page's stream starts where its data was read: a write in between
+	// is not missed.
+	var out overviewOut
+	f.getJSON(admin, "/ui/api/overview", &out)
+	f.create("e", ckpt.Patch{})
+	if got := f.sseFrom(admin, out.Cursor, 1); got[0] != "5" {
+		t.Errorf("a stream from the overview's cursor %s delivered %s, want the write made after it (5)", out.Cursor, got[0])
 	}
 	if code := f.getJSON(f.client(""), "/ui/api/events", nil); code != http.StatusUnauthorized {
 		t.Errorf("events without sign-in: %d", code)

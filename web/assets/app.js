@@ -126,6 +126,7 @@ async function overview() {
   state.rows.clear();
   const out = await api("/ui/api/overview?" + filterQuery(state.filters));
   state.skew = Date.parse(out.now) - Date.now();
+  connect(out.cursor);
   showMe(out.me);
   const main = document.getElementById("main");
   main.replaceChildren(
@@ -262,6 +263,7 @@ async function detail(id) {
   state.view = "detail:" + id;
   const out = await api("/ui/api/checkpoint?id=" + encodeURIComponent(id));
   state.skew = Date.parse(out.now) - Date.now();
+  connect(out.cursor);
   showMe(out.me);
   const c = out.state;
   document.title = `${c.id} · ckpt`;
@@ -452,8 +454,14 @@ function route() {
   });
 }
 
-function connect() {
-  const es = new EventSource("/ui/api/events");
+// connect opens the event stream once, from the cursor of the first data
+// the page read, so nothing written in between is missed; the browser's own
+// reconnects resume with Last-Event-ID.
+let stream = null;
+function connect(cursor) {
+  if (stream) return;
+  const es = new EventSource("/ui/api/events" + (cursor ? "?from=" + encodeURIComponent(cursor) : ""));
+  stream = es;
   es.onopen = () => setLive(true, "live");
   es.onerror = () => setLive(false, "reconnecting…");
   const onChange = (ev) => {
@@ -480,4 +488,3 @@ setInterval(() => {
   for (const t of document.querySelectorAll("time[data-ago]")) t.textContent = ago(t.dataset.ago);
 }, 5000);
 route();
-connect();
