@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -45,9 +44,12 @@ func (s *hookSteps) trackedPlan(c *ckpt.Checkpoint, path string) bool {
 	return filepath.Clean(p) == filepath.Clean(path)
 }
 
-// syncPlan runs `ckpt plan sync PATH --id ID` when checkpoint id tracks the
-// plan file at path, and does nothing otherwise. It gives up when ctx
-// ends: plan.Sync may wait for another process's plan lock.
+// syncPlan syncs checkpoint id from the plan file at path (seed 004) when
+// the checkpoint tracks that file, and does nothing otherwise: the plan
+// library's Sync reads the markers, StoreSync lays them over the current
+// state through ckpt.Update, so an event another hook appends meanwhile is
+// kept. It gives up when ctx ends: plan.Sync may wait for another
+// process's plan lock.
 func (s *hookSteps) syncPlan(ctx context.Context, id, path string) error {
 	c, err := s.store.Get(ctx, id, 0)
 	if err != nil {
@@ -56,23 +58,30 @@ func (s *hookSteps) syncPlan(ctx context.Context, id, path string) error {
 	if !s.trackedPlan(c, path) {
 		return nil
 	}
-	var warn bytes.Buffer
-	o := &PlanOptions{
-		writeOptions: writeOptions{common: common{
-			IO:    IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &warn},
-			Now:   s.now,
-			Store: func() (ckpt.Store, error) { return unclosed{s.store}, nil },
-		}, Actor: ckpt.Actor{Agent: s.agent}},
-		WorkDir: s.project,
-		Path:    path,
-		ID:      id,
-		By:      "main",
-	}
-	err = bounded(ctx, func() error { return runPlanSync(ctx, o) })
-	if w := strings.TrimSpace(warn.String()); w != "" && err == nil {
-		err = errors.New(strings.Join(strings.Fields(strings.ReplaceAll(w, "ckpt: warning:", "")), " "))
-	}
-	return err
+	return bounded(ctx, func() error {
+		now := s.now()
+		res, err := plan.Sync(path, now, plan.CompletedBy("main"))
+		if err != nil {
+			return err
+		}
+		var warnings []string
+		for _, w := range res.Warnings {
+			warnings = append(warnings, filepath.Base(path)+": "+w)
+		}
+		if res.PlanError != nil {
+			warnings = append(warnings, fmt.Sprintf("%s could not be read (%v): the last known state was kept and nothing was stored", filepath.Base(path), res.PlanError))
+		} else {
+			st, err := plan.StoreSync(ctx, s.store, id, res.Checkpoint, plan.StoreOptions{Now: now, Actor: ckpt.Actor{Agent: s.agent}, Source: path})
+			warnings = append(warnings, st.Warnings...)
+			if err != nil {
+				return err
+			}
+		}
+		if len(warnings) > 0 {
+			return errors.New(strings.Join(warnings, "; "))
+		}
+		return nil
+	})
 }
 
 // env reads an environment variable; without a Getenv none is set.
