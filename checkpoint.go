@@ -136,6 +136,9 @@ type Checkpoint struct {
 	Meta map[string]json.RawMessage `json:"meta,omitempty"`
 
 	Heartbeat Heartbeat `json:"heartbeat"`
+	// Code is where the code was when last recorded (EventCode); nil when
+	// never recorded or not in a git repository.
+	Code *CodeState `json:"code,omitempty"`
 	// ResumesWithoutProgress counts resumes and takeovers since progress
 	// last went up: a crash loop shows as a growing count.
 	ResumesWithoutProgress int `json:"resumes_without_progress,omitempty"`

@@ -153,6 +153,8 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 				c.Context.Notes += "\n" + n.Text
 			}
 		}
+	case EventCode:
+		err = applyCode(c, e)
 	default:
 		err = fmt.Errorf("%w: unknown event type %q", ErrInvalid, e.Type)
 	}

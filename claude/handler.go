@@ -99,6 +99,14 @@ type Handler struct {
 
 	Loop TaskLoop
 
+	// Code reads where the session's code is now (nil when it is not in a
+	// git repository). The hooks record it (ckpt.EventCode) when it
+	// differs from the recorded one: when a session starts (SessionStart
+	// of an existing checkpoint, the prompt that creates or joins one),
+	// after a subagent's step, at the end of a turn and in the final
+	// checkpoint. nil records nothing.
+	Code func(ctx context.Context) (*ckpt.CodeState, error)
+
 	// Process returns the agent client's process, recorded with every
 	// presence signal so that a view on this host can tell it died; nil
 	// (or a nil result) records none.
@@ -342,6 +350,28 @@ func (c *hookCall) newSignal(state ckpt.PresenceState, reason string) ckpt.Signa
 	return sig
 }
 
+// recordCode appends the code's state when it moved since cp recorded it,
+// and returns the checkpoint as it is then.
+func (c *hookCall) recordCode(cp *ckpt.Checkpoint) *ckpt.Checkpoint {
+	if c.h.Code == nil || cp == nil {
+		return cp
+	}
+	cs, err := c.h.Code(c.ctx)
+	if err != nil {
+		c.warn("%s: reading the code's state: %v", c.id, err)
+		return cp
+	}
+	if cs == nil || ckpt.SameCode(cp.Code, cs) {
+		return cp
+	}
+	next, err := c.append(ckpt.EventCode, cs, "")
+	if err != nil {
+		c.warn("%s: recording the code's state: %v", c.id, err)
+		return cp
+	}
+	return next
+}
+
 // presence is the whole of a presence-only event: one beat, nothing read
 // and nothing created; a session without a checkpoint yet stays silent.
 func (c *hookCall) presence(state ckpt.PresenceState, reason string) {
@@ -416,11 +446,12 @@ func (c *hookCall) sessionStart() {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	c.signal(ckpt.PresenceWorking, "session start: "+orDash(c.in.Source))
 	var b strings.Builder
 	fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
 	b.WriteString(c.prompt(cp))
 	c.res.Output = SessionStartOutput(b.String())
+	c.recordCode(cp)
+	c.signal(ckpt.PresenceWorking, "session start: "+orDash(c.in.Source))
 }
 
 // newCheckpointNote tells the agent which checkpoint its session's work
@@ -451,8 +482,9 @@ func (c *hookCall) userPrompt() {
 	}
 	if created {
 		c.res.Output = c.newCheckpointNote()
-	} else {
-		c.joinSession(cp)
+		c.recordCode(cp)
+	} else if next := c.joinSession(cp); next != cp {
+		c.recordCode(next)
 	}
 	c.signal(ckpt.PresenceWorking, "")
 	if c.h.StateDir == "" {
@@ -592,8 +624,10 @@ func (c *hookCall) subagentStop() {
 		title = label + ": " + line
 	}
 	step := ckpt.StepChange{ID: stepID, Title: title, Status: ckpt.StepDone, By: by, Notes: shorten(c.in.LastAssistantMessage, 1000)}
-	if _, err := c.append(ckpt.EventStep, step, key); err != nil {
+	if next, err := c.append(ckpt.EventStep, step, key); err != nil {
 		c.warn("%s: recording the subagent's step: %v", c.id, err)
+	} else {
+		c.recordCode(next)
 	}
 	c.signal(ckpt.PresenceWorking, "")
 }
@@ -619,6 +653,7 @@ func (c *hookCall) stop() {
 		}
 	}
 	c.taskLoop(cp)
+	c.recordCode(cp)
 	if c.res.Output != nil {
 		c.signal(ckpt.PresenceWorking, "task loop")
 	} else {
@@ -747,6 +782,7 @@ func (c *hookCall) final(ev Event) {
 	} else {
 		cp = next
 	}
+	cp = c.recordCode(cp)
 	state, why := ckpt.PresenceBusy, "compacting ("+orDash(c.in.Trigger)+")"
 	if ev == EventSessionEnd {
 		state, why = ckpt.PresenceEnded, "session ended ("+orDash(c.in.Reason)+")"

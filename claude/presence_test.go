@@ -1,7 +1,9 @@
 package claude
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -87,5 +89,57 @@ func TestWaitingReason(t *testing.T) {
 		if got := waitingReason(Input{NotificationType: tc.typ, Message: tc.msg}); got != tc.want {
 			t.Errorf("waitingReason(%q, %q) = %q; want %q", tc.typ, tc.msg, got, tc.want)
 		}
+	}
+}
+
+// TestCodeStateRecordedWhenItMoves: the hooks record where the code is at
+// session start, after a subagent's step, at the end of a turn and in the
+// final checkpoint, and only when it moved.
+func TestCodeStateRecordedWhenItMoves(t *testing.T) {
+	h := newHandler(t)
+	cur := &ckpt.CodeState{Root: "/w/app", Host: "h1", Branch: "main", Head: "aaa", Uncommitted: 0}
+	probes := 0
+	h.Code = func(context.Context) (*ckpt.CodeState, error) {
+		probes++
+		cs := *cur
+		cs.At = t0.Add(time.Duration(probes) * time.Second)
+		return &cs, nil
+	}
+	codeEvents := func() int {
+		evs, err := h.Store.History(context.Background(), id, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range evs {
+			if e.Type == ckpt.EventCode {
+				n++
+			}
+		}
+		return n
+	}
+	hook(t, h, "UserPromptSubmit", `{"session_id":"s1","cwd":"/w/app","prompt":"go"}`)
+	if n := codeEvents(); n != 1 {
+		t.Fatalf("%d code events after the creating prompt, want 1", n)
+	}
+	hook(t, h, "Stop", `{"session_id":"s1","cwd":"/w/app","last_assistant_message":"a"}`)
+	if n := codeEvents(); n != 1 {
+		t.Fatalf("%d code events after a turn that moved nothing, want 1", n)
+	}
+	cur.Uncommitted = 2
+	hook(t, h, "Stop", `{"session_id":"s1","cwd":"/w/app","last_assistant_message":"b"}`)
+	cur.Head = "bbb"
+	hook(t, h, "SubagentStop", `{"session_id":"s1","agent_id":"x","agent_type":"Explore"}`)
+	cur.Branch = "fix"
+	hook(t, h, "SessionEnd", `{"session_id":"s1","reason":"exit"}`)
+	if n := codeEvents(); n != 4 {
+		t.Fatalf("%d code events, want 4", n)
+	}
+	c := state(t, h, id)
+	if c.Code == nil || c.Code.Branch != "fix" || c.Code.Head != "bbb" || c.Code.Uncommitted != 2 {
+		t.Fatalf("recorded code %+v", c.Code)
+	}
+	if p := c.Heartbeat.Presence; p == nil || p.State != ckpt.PresenceEnded || c.UpdatedAt.After(c.Heartbeat.LastBeat) {
+		t.Fatalf("after SessionEnd: presence %+v, updated %v, beat %v", p, c.UpdatedAt, c.Heartbeat.LastBeat)
 	}
 }

@@ -66,6 +66,8 @@ type Prompt struct {
 	NextAction string `json:"next_action"`
 
 	Cycles ckpt.Cycles `json:"cycles"`
+	// Code is where the code was when last recorded (render.CodeLine).
+	Code *ckpt.CodeState `json:"code,omitempty"`
 	// ResumesWithoutProgress counts resumes and takeovers since progress
 	// last went up; CrashLoop is set when it passes ckpt.CrashLoopResumes.
 	ResumesWithoutProgress int       `json:"resumes_without_progress"`
@@ -121,6 +123,7 @@ func NewPrompt(c *ckpt.Checkpoint) Prompt {
 		NextAction:         nextAction(c),
 		Cycles:             c.Cycles,
 		UpdatedAt:          c.UpdatedAt,
+		Code:               codeCopy(c.Code),
 
 		ResumesWithoutProgress: c.ResumesWithoutProgress,
 		CrashLoop:              crashLoop(c),

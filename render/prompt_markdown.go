@@ -130,6 +130,9 @@ func (p Prompt) writeHeader(b *strings.Builder) {
 	if p.CurrentStep != "" {
 		line("Current step", clip(p.CurrentStep, itemMax))
 	}
+	if p.Code != nil {
+		line("Code", CodeLine(p.Code))
+	}
 	if p.Context.LastProcessed != "" {
 		line("Last processed", clip(p.Context.LastProcessed, fieldMax))
 	}

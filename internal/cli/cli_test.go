@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"reflect"
 	"strconv"
 	"strings"
@@ -262,6 +263,7 @@ func TestVerbsCoverEveryField(t *testing.T) {
 	h.ok("accept", id, "tests")
 	h.ok("cycle", id)
 	h.ok("note", id, "more")
+	h.ok("checkpoint", id, "--profile", "auto", "--dir", divergedRepo(t)) // records where the code is
 	h.now = t0.Add(time.Minute)
 	h.ok("beat", id)
 	h.ok("beat", id, "--state", "busy", "--reason", "make test", "--pid", strconv.Itoa(os.Getpid()))
@@ -292,4 +294,36 @@ func zeroFields(v reflect.Value, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// divergedRepo is a clone one commit ahead of and one behind its upstream,
+// with a file changed: a code state with every field set.
+func divergedRepo(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	origin, repo := base+"/origin", base+"/work"
+	git(base, "init", "-q", "-b", "main", origin)
+	if err := os.WriteFile(origin+"/a.txt", []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(origin, "add", "a.txt")
+	git(origin, "commit", "-q", "-m", "a")
+	git(base, "clone", "-q", origin, repo)
+	git(origin, "commit", "-q", "--allow-empty", "-m", "upstream")
+	git(repo, "commit", "-q", "--allow-empty", "-m", "local")
+	git(repo, "fetch", "-q")
+	if err := os.WriteFile(repo+"/a.txt", []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return repo
 }

@@ -270,6 +270,7 @@ func runCheckpointSteps(ctx context.Context, o checkpointOptions) (*checkpointRe
 		r.Commit = commit
 		r.add(s)
 	}
+	recordCodeState(ctx, o.IO.ErrOut, o.Store, c, o.Dir, now().UTC()) // where the code is, after the snapshot
 	s, comment := upsertStatus(ctx, out, o, c, state, stateUsable, statePath, now().UTC())
 	r.CommentID = comment
 	r.add(s)

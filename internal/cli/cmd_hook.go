@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/claude"
+	"github.com/ckpt-dev/ckpt/codestate"
 	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
 )
@@ -219,10 +221,12 @@ func runHook(ctx context.Context, o *HookOptions) {
 		Getenv:   o.Getenv,
 		RepoRoot: findRepoRoot(start),
 		Loop:     o.Loop,
-		Prompt:   func(c *ckpt.Checkpoint) string { return render.NewPrompt(c).Markdown() },
 		StateDir: claude.StateDir(o.Getenv, getenvOr(o.Getenv, "HOME")),
 		Process:  process.Client,
 	}
+	code := &codeProbe{dir: start, now: o.Now}
+	h.Code = code.state
+	h.Prompt = func(c *ckpt.Checkpoint) string { return code.prompt(ctx, c) }
 	// Opening reads the store's config: bounded too, for a store on a
 	// network drive that stopped answering.
 	limit := claude.DefaultTimeout
@@ -281,6 +285,38 @@ func projectDir(repoRoot, start string) string {
 		return repoRoot
 	}
 	return start
+}
+
+// codeProbe reads the session's code state at most once per hook call:
+// the prompt and the recorded state share it.
+type codeProbe struct {
+	dir  string
+	now  func() time.Time
+	once sync.Once
+	cs   *ckpt.CodeState
+	err  error
+}
+
+func (p *codeProbe) state(ctx context.Context) (*ckpt.CodeState, error) {
+	p.once.Do(func() { p.cs, p.err = codestate.Probe(ctx, p.dir, process.Host(), p.now()) })
+	return p.cs, p.err
+}
+
+// prompt is c's continuation prompt, told what changed in the code since
+// the last session recorded it.
+func (p *codeProbe) prompt(ctx context.Context, c *ckpt.Checkpoint) string {
+	pr := render.NewPrompt(c)
+	if c.Code != nil {
+		now, _ := p.state(ctx)
+		moved := 0
+		if now != nil {
+			moved = codestate.Since(ctx, c.Code, now).Moved
+		}
+		if w := render.CodeSince(c.Code, now, moved); w != "" {
+			pr.Warnings = append(pr.Warnings, w)
+		}
+	}
+	return pr.Markdown()
 }
 
 func getenvOr(getenv func(string) string, key string) string {
