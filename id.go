@@ -3,6 +3,7 @@ package ckpt
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxIDLen is the longest checkpoint ID accepted, in bytes.
@@ -30,7 +31,7 @@ func ValidateID(id string) error {
 		}
 		for i := 0; i < len(seg); i++ {
 			if !idByte(seg[i]) {
-				return fmt.Errorf("%w: checkpoint ID %q has the character %q: use only letters, digits, '.', '_', '-' and '/'", ErrInvalid, id, rune(seg[i]))
+				return fmt.Errorf("%w: checkpoint ID %q has %s: use only letters, digits, '.', '_', '-' and '/' (ASCII)", ErrInvalid, id, nameChar(seg[i:]))
 			}
 		}
 	}
@@ -39,4 +40,15 @@ func ValidateID(id string) error {
 
 func idByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-'
+}
+
+// nameChar names the character that s starts with as it is, whatever its
+// length in bytes: "the character 'é' (U+00E9)", or the byte when s does
+// not start with valid UTF-8.
+func nameChar(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && size <= 1 {
+		return fmt.Sprintf("the byte 0x%02x, which is not UTF-8", s[0])
+	}
+	return fmt.Sprintf("the character %q (U+%04X)", r, r)
 }

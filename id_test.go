@@ -44,3 +44,20 @@ func FuzzValidateID(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateIDNamesTheCharacter: a character an ID cannot hold is named
+// as the character it is, a multi-byte one too, with its code point.
+func TestValidateIDNamesTheCharacter(t *testing.T) {
+	for _, c := range []struct{ id, want string }{
+		{"café/a", `'é' (U+00E9)`},
+		{"kai 7", `' ' (U+0020)`},
+		{"日本", `'日' (U+65E5)`},
+		{"a\xffb", `the byte 0xff, which is not UTF-8`},
+		{"tab\there", `'\t' (U+0009)`},
+	} {
+		err := ckpt.ValidateID(c.id)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ValidateID(%q) = %v, want it to name %s", c.id, err, c.want)
+		}
+	}
+}
