@@ -100,17 +100,24 @@ func findMovedKey(f files, key string) (movedKey, bool, error) {
 	if err != nil {
 		return movedKey{}, false, err
 	}
+	m, ok := parseMovedKeys(data, key)
+	return m, ok, nil
+}
+
+// parseMovedKeys finds key in the content of a moved keys file. Lines that
+// are not a movedKey (torn by a crash, edited) are skipped.
+func parseMovedKeys(data []byte, key string) (movedKey, bool) {
 	k, _ := json.Marshal(key)
 	if !bytes.Contains(data, k) {
-		return movedKey{}, false, nil
+		return movedKey{}, false
 	}
 	for _, line := range bytes.Split(data, []byte{'\n'}) {
 		var m movedKey
 		if json.Unmarshal(line, &m) == nil && m.Key == key {
-			return m, true, nil
+			return m, true
 		}
 	}
-	return movedKey{}, false, nil
+	return movedKey{}, false
 }
 
 // replayMoved is Append's answer to a retried keyed write whose event

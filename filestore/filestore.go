@@ -171,20 +171,9 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
 	}
-	var cfg config
-	if err := json.Unmarshal(b, &cfg); err != nil || cfg.Format != configFormat {
-		return nil, fmt.Errorf("%w: %s is not a ckpt store config (%v): restore it or run ckpt init in a new directory",
-			ckpt.ErrNoStore, filepath.Join(dir, configName), err)
-	}
-	if cfg.Version != configVersion {
-		return nil, fmt.Errorf("filestore: %s has store format version %d; this ckpt reads version %d: use a matching ckpt",
-			dir, cfg.Version, configVersion)
-	}
-	if cfg.BackupEvery <= 0 {
-		cfg.BackupEvery = DefaultBackupEvery
-	}
-	if cfg.BackupKeep <= 0 {
-		cfg.BackupKeep = DefaultBackupKeep
+	cfg, err := parseConfig(b, filepath.Join(dir, configName))
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{dir: dir, cfg: cfg}
 	if err := realDir(filepath.Join(dir, checkpointsDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {

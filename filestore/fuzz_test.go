@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -170,3 +171,36 @@ func FuzzFindKey(f *testing.F) {
 }
 
 func writeFileForTest(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
+
+// FuzzParsePresence: the beat file is rewritten in place without a lock,
+// so a reader may meet it torn, and a store from elsewhere may hold
+// anything. Whatever it holds, reading it never panics, and what is
+// accepted encodes again.
+func FuzzParsePresence(f *testing.F) {
+	f.Add([]byte(`{"state":"working","reason":"tool","since":"2026-01-01T00:00:00Z","process":{"host":"h","pid":12,"start":5}}`))
+	f.Add([]byte(`{"state":"work`))
+	f.Add([]byte(`{"state":"sleeping","process":{"pid":-1}}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := parsePresence(b)
+		if _, err := json.Marshal(p); err != nil {
+			t.Fatalf("an accepted presence does not encode: %v", err)
+		}
+	})
+}
+
+// FuzzParseMovedKeys checks the moved keys file reader against every line
+// it can hold: it never panics, and a key it reports is the one asked for.
+func FuzzParseMovedKeys(f *testing.F) {
+	f.Add([]byte(`{"key":"k1","seq":3,"type":"note","saved":"history.jsonl.damaged-1-3"}`+"\n"), "k1")
+	f.Add([]byte(`{"key":"k1","seq":3`), "k1")
+	f.Add([]byte(`{"key":"\u006b1"}`+"\n"+`{"key":"k1","seq":4}`), "k1")
+	f.Add([]byte("\n\n"), "")
+	f.Fuzz(func(t *testing.T, data []byte, key string) {
+		m, ok := parseMovedKeys(data, key)
+		if ok && m.Key != key {
+			t.Fatalf("asked for %q, found %q", key, m.Key)
+		}
+	})
+}

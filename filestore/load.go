@@ -306,11 +306,20 @@ func readLiveness(f files) (time.Time, ckpt.Presence) {
 		return at, ckpt.Presence{}
 	}
 	b, err := readNoFollow(f.beat())
-	var p ckpt.Presence
-	if err != nil || len(b) == 0 || json.Unmarshal(b, &p) != nil {
+	if err != nil {
 		return at, ckpt.Presence{}
 	}
-	return at, p
+	return at, parsePresence(b)
+}
+
+// parsePresence reads the presence record of a beat file; anything but a
+// JSON object of ckpt.Presence (empty, torn, garbage) is no presence.
+func parsePresence(b []byte) ckpt.Presence {
+	var p ckpt.Presence
+	if len(b) == 0 || json.Unmarshal(b, &p) != nil {
+		return ckpt.Presence{}
+	}
+	return p
 }
 
 // fillLiveness sets c's heartbeat from f's liveness record.
