@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -86,6 +87,16 @@ func Eval[T any](t testing.TB, ctx context.Context, js string) T {
 	t.Helper()
 	var out T
 	Run(t, ctx, "evaluating "+js, chromedp.Evaluate(js, &out))
+	return out
+}
+
+// Await evaluates js, a promise, in the page and returns what it resolves to.
+func Await[T any](t testing.TB, ctx context.Context, js string) T {
+	t.Helper()
+	var out T
+	Run(t, ctx, "awaiting "+js, chromedp.Evaluate(js, &out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	}))
 	return out
 }
 

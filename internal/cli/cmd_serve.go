@@ -231,7 +231,7 @@ func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensP
 			if err != nil {
 				return web.Principal{}, web.ErrBadToken
 			}
-			name := cmp.Or(t.Agent, t.Note, "token "+t.ID)
+			name := cmp.Or(t.Agent, "token "+t.ID) + " (" + string(t.Scope) + ")"
 			return web.Principal{Name: name, Write: t.Scope.Allows(server.ScopeWrite), Prefix: t.Prefix, Agent: t.Agent}, nil
 		}
 	}
