@@ -89,9 +89,8 @@ func StatusComment(u StatusUpdate) string {
 // UpdatedAt), with the decisions recorded at or after since (zero: all;
 // at most the MaxDecisions latest).
 //
-// Task N is the current step (c.CurrentStep, matched by title or ID), else
-// the first in-progress step, else the first unfinished one, else the last;
-// M is the number of steps. Without steps, N and M come from c.Progress and
+// Task N is the current step as (*ckpt.Checkpoint).Position defines it,
+// else (every step finished) the last; M is the number of steps. Without steps, N and M come from c.Progress and
 // the description is c.CurrentStep or c.Title. State is Blocked for a
 // blocked checkpoint or one with active blockers, Resuming for a waiting
 // (paused) one, In Progress for one in progress, and Pending, Done, Failed
@@ -107,8 +106,11 @@ func UpdateFromCheckpoint(c *ckpt.Checkpoint, since, now time.Time) StatusUpdate
 		u.Task, u.Total = cur+1, len(c.Steps)
 		u.Description = c.Steps[cur].Label()
 	} else {
-		u.Total = c.Progress.Total
-		u.Task = min(c.Progress.Done+1, c.Progress.Total)
+		pos := c.Position()
+		u.Total, u.Task = pos.M, pos.N
+		if u.Task == 0 {
+			u.Task = pos.M // all done: the last task
+		}
 		u.Description = c.CurrentStep
 		if u.Description == "" {
 			u.Description = c.Title
@@ -166,24 +168,12 @@ func UpdateFromCheckpoint(c *ckpt.Checkpoint, since, now time.Time) StatusUpdate
 	return u
 }
 
-// currentStep returns the index of task N in c.Steps (0 when there are none).
+// currentStep returns the index of task N in c.Steps: the current step as
+// (*ckpt.Checkpoint).Position defines it (the one rule every view uses),
+// else the last step once all are finished (0 when there are none).
 func currentStep(c *ckpt.Checkpoint) int {
-	if c.CurrentStep != "" {
-		for i, s := range c.Steps {
-			if s.Label() == c.CurrentStep || s.ID == c.CurrentStep {
-				return i
-			}
-		}
-	}
-	for i, s := range c.Steps {
-		if s.Status == ckpt.StepInProgress {
-			return i
-		}
-	}
-	for i, s := range c.Steps {
-		if !s.Status.Finished() {
-			return i
-		}
+	if i := c.Position().Step; i >= 0 {
+		return i
 	}
 	return max(len(c.Steps)-1, 0)
 }

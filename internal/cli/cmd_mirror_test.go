@@ -248,3 +248,12 @@ func startEvent(title string, steps ...string) ckpt.Event {
 	}
 	return ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{}, cr)
 }
+
+func appendAll(t *testing.T, st ckpt.Store, id string, events ...ckpt.Event) {
+	t.Helper()
+	for _, e := range events {
+		if _, err := st.Append(context.Background(), id, e, ckpt.AppendOptions{}); err != nil {
+			t.Fatalf("append %s to %s: %v", e.Type, id, err)
+		}
+	}
+}

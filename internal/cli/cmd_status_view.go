@@ -14,6 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/render"
 )
 
@@ -308,13 +309,18 @@ func runProgress(ctx context.Context, o *ProgressOptions) error {
 		if err != nil {
 			return err
 		}
-		md := render.ProgressMarkdown(c, o.Now())
+		// The one rendering of .ccc-progress.md: the same as ckpt checkpoint,
+		// ckpt export ccc and a ccc mirror write.
+		md, err := ccc.New().Export(c)
+		if err != nil {
+			return err
+		}
 		if o.OutFile != "" {
-			if err := atomicfile.WriteFile(o.OutFile, []byte(md), 0o644); err != nil {
+			if err := atomicfile.WriteFile(o.OutFile, md, 0o644); err != nil {
 				return fmt.Errorf("writing %s: %w", o.OutFile, err)
 			}
 			return nil
 		}
-		return writeString(o.IO.Out, render.Terminal(md))
+		return writeString(o.IO.Out, render.Terminal(string(md)))
 	})
 }

@@ -212,7 +212,7 @@ func TestProgressMarkdownHasSeed001Sections(t *testing.T) {
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("progress markdown:\n%s\nwant it to start:\n%s", out, want)
 	}
-	if old := h.ok("progress", "loop/T060", "--rev", "1"); !strings.Contains(old, "## Completed Tasks\nNone\n") {
+	if old := h.ok("progress", "loop/T060", "--rev", "1"); !strings.Contains(old, "## Completed Tasks\n- None\n") {
 		t.Errorf("progress --rev 1:\n%s", old)
 	}
 	file := filepath.Join(t.TempDir(), ".ccc-progress.md")

@@ -12,6 +12,8 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/claude"
+	"github.com/ckpt-dev/ckpt/fourstep"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
 	"github.com/ckpt-dev/ckpt/tracker"
 )
@@ -99,8 +101,10 @@ type unclosed struct{ ckpt.Store }
 func (unclosed) Close() error { return nil }
 
 // final is the final checkpoint's extra steps after the session note and
-// heartbeat that package claude writes: seed 001's four-step checkpoint in
-// its automated profile (docs/checkpoint.md), which writes .ccc-progress.md
+// heartbeat that package claude writes: in a project that uses seed 001
+// (fourstep.OptedIn: its .ccc-state.json, or a ccc mirror rooted there),
+// the four-step checkpoint in its automated profile (docs/checkpoint.md),
+// which writes .ccc-progress.md
 // in the project directory (step 1) and, when a tracker is configured
 // (.ccc-state.json linearIssue with LINEAR_API_KEY), upserts the issue's
 // status comment (step 3). The steps' lines are not printed (a hook's
@@ -109,21 +113,29 @@ func (s *hookSteps) final() []claude.FinalStep {
 	return []claude.FinalStep{{
 		Name: "checkpoint (auto profile)",
 		Run: func(ctx context.Context, c *ckpt.Checkpoint) error {
+			// Only a project that uses seed 001 gets .ccc-progress.md.
+			var list mirror.List
+			if m, ok := s.store.(*mirror.Store); ok {
+				list = m.MirrorList()
+			}
+			if ok, _ := fourstep.OptedIn(s.project, list); !ok {
+				return nil
+			}
 			var out bytes.Buffer
-			o := checkpointOptions{
-				IO:      IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out},
+			o := fourstep.Options{
+				Out:     &out,
 				Store:   unclosed{s.store},
 				ID:      c.ID,
-				Profile: profileAuto,
+				Profile: fourstep.ProfileAuto,
 				Dir:     s.project,
-				Tracker: trackerSettingsFromEnv(s.env),
+				Tracker: fourstep.TrackerFromEnv(s.env),
 				Now:     s.now,
 			}
 			o.Tracker.Timeout = tracker.DefaultTimeout
-			var rep *checkpointReport
+			var rep *fourstep.Report
 			err := bounded(ctx, func() error {
 				var err error
-				rep, err = runCheckpointSteps(ctx, o)
+				rep, err = fourstep.Run(ctx, o)
 				return err
 			})
 			if err != nil {

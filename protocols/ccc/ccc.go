@@ -162,6 +162,9 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 			}
 		case "execution mode":
 			mode := strings.TrimSpace(f.Value)
+			if jsondoc.IsNone(mode) {
+				continue // "—": no mode recorded
+			}
 			if !strings.HasPrefix(mode, "exec:") {
 				mode = "exec:" + mode
 			}

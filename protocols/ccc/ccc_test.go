@@ -196,7 +196,9 @@ func TestGeneratedContinuationPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "Resume CIA-142. Current task: Implement counter (task 2 of 4). Key files: worker/sync.go.\nNext action: Fix the off-by-one."
+	// The current task is the step in progress (ckpt's one rule,
+	// (*Checkpoint).Position), not the failed one before it.
+	want := "Resume CIA-142. Current task: Wire into loop (task 3 of 4). Key files: worker/sync.go.\nNext action: Fix the off-by-one."
 	if p != want {
 		t.Errorf("prompt:\n%s\nwant:\n%s", p, want)
 	}

@@ -1,6 +1,7 @@
 package ccc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -172,9 +173,7 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 	if session {
 		fmt.Fprintf(&b, "**Session:** %s\n", jsondoc.FormatTime(c.Session.StartedAt))
 	}
-	if mode := executionMode(c); mode != "" {
-		fmt.Fprintf(&b, "**Execution Mode:** %s\n", mode)
-	}
+	fmt.Fprintf(&b, "**Execution Mode:** %s\n", orDefault(executionMode(c), "—"))
 	for _, f := range kept.Header {
 		if session && strings.EqualFold(f.Label, "session") {
 			continue // replaced by the session's time
@@ -193,14 +192,25 @@ func renderProgress(c *ckpt.Checkpoint, kept keptMarkdown) []byte {
 		case ckpt.StepSkipped:
 			done = append(done, oneLine(s.Label())+" ✓ (skipped)")
 		case ckpt.StepInProgress:
-			current = append(current, oneLine(s.Label())+" — "+oneLine(orDefault(s.Notes, "in progress")))
+			current = append(current, oneLine(s.Label())+" — "+oneLine(orDefault(s.Notes, stepDetail(c))))
 		case ckpt.StepFailed:
 			current = append(current, oneLine(s.Label())+" — "+oneLine(strings.TrimSuffix("failed: "+s.Notes, ": ")))
 		default:
 			remaining = append(remaining, oneLine(s.Label()))
 		}
 	}
-	if len(current) == 0 && c.CurrentStep != "" && c.StepIndex(c.CurrentStep) < 0 {
+	if c.PartiallyComplete() {
+		for _, a := range c.Acceptance {
+			if !a.Met {
+				text := a.ID
+				if a.Title != "" && a.Title != a.ID {
+					text += ": " + a.Title
+				}
+				remaining = append(remaining, "Meet acceptance criterion "+oneLine(text)+" (unmet; the task is only partially complete)")
+			}
+		}
+	}
+	if len(current) == 0 && c.CurrentStep != "" && !namesStep(c, c.CurrentStep) {
 		current = append(current, oneLine(c.CurrentStep)+" — "+strings.ReplaceAll(string(c.Status), "_", " "))
 	}
 	var decisions []string
@@ -286,14 +296,37 @@ func issueLine(c *ckpt.Checkpoint) string {
 	return oneLine(c.ID)
 }
 
-// executionMode returns the "exec:<mode>" label, if c has one.
+// stepDetail is what the current task line says of a step under way
+// without notes: "blocked" or "waiting" when the checkpoint is, else "in
+// progress".
+func stepDetail(c *ckpt.Checkpoint) string {
+	if c.Status == ckpt.StatusBlocked || c.Status == ckpt.StatusWaiting {
+		return string(c.Status)
+	}
+	return "in progress"
+}
+
+// namesStep reports whether text is one of c's steps, by ID or title: a
+// current_step left on a finished step is not a second current task.
+func namesStep(c *ckpt.Checkpoint, text string) bool {
+	return slices.ContainsFunc(c.Steps, func(s ckpt.Step) bool { return s.ID == text || s.Label() == text })
+}
+
+// executionMode returns the "exec:<mode>" label, if c has one, else the
+// mode in c.Meta["execution_mode"] (as hooks record it), else "".
 func executionMode(c *ckpt.Checkpoint) string {
 	for _, l := range c.Labels {
 		if strings.HasPrefix(l, "exec:") {
 			return l
 		}
 	}
-	return ""
+	var mode string
+	if raw, ok := c.Meta["execution_mode"]; ok && json.Unmarshal(raw, &mode) == nil {
+		if mode = oneLine(mode); mode != "" && !strings.HasPrefix(mode, "exec:") {
+			mode = "exec:" + mode
+		}
+	}
+	return mode
 }
 
 // prompt is the continuation prompt: c's resume instructions when set, else
@@ -313,9 +346,10 @@ func generatedPrompt(c *ckpt.Checkpoint) string {
 		issue = c.ID
 	}
 	task := "none"
-	if i := slices.IndexFunc(c.Steps, func(s ckpt.Step) bool { return !s.Status.Finished() }); i >= 0 {
-		task = fmt.Sprintf("%s (task %d of %d)", oneLine(c.Steps[i].Label()), i+1, len(c.Steps))
-	} else if c.CurrentStep != "" {
+	pos := c.Position()
+	if pos.Step >= 0 {
+		task = fmt.Sprintf("%s (task %d of %d)", oneLine(c.Steps[pos.Step].Label()), pos.N, pos.M)
+	} else if c.CurrentStep != "" && !namesStep(c, c.CurrentStep) {
 		task = oneLine(c.CurrentStep)
 	} else if len(c.Steps) > 0 {
 		task = fmt.Sprintf("all %d tasks done", len(c.Steps))
@@ -335,8 +369,8 @@ func generatedPrompt(c *ckpt.Checkpoint) string {
 	next := "none recorded"
 	if len(c.Resume.NextSteps) > 0 {
 		next = oneLine(c.Resume.NextSteps[0])
-	} else if i := slices.IndexFunc(c.Steps, func(s ckpt.Step) bool { return !s.Status.Finished() }); i >= 0 {
-		next = oneLine(c.Steps[i].Label())
+	} else if pos.Step >= 0 {
+		next = oneLine(c.Steps[pos.Step].Label())
 	}
 	return fmt.Sprintf("Resume %s. Current task: %s. Key files: %s.\nNext action: %s.", oneLine(issue), task, list, strings.TrimSuffix(next, "."))
 }

@@ -76,6 +76,9 @@ func Wrap(st ckpt.Store, list List, opts Options) ckpt.Store {
 // Entries returns the mirror entries.
 func (m *Store) Entries() []Entry { return m.entries }
 
+// MirrorList returns the mirror list the entries came from.
+func (m *Store) MirrorList() List { return m.list }
+
 // Unwrap returns the store under the mirrors.
 func (m *Store) Unwrap() ckpt.Store { return m.Store }
 

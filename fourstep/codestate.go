@@ -1,4 +1,4 @@
-package cli
+package fourstep
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 )
 
 // recordCodeState appends where the code in dir is to checkpoint c when it
-// moved since c recorded it (ckpt.EventCode), for `ckpt checkpoint`. It is
-// an extra of the checkpoint, not one of its four steps: a failure is one
-// warning line on out and fails nothing.
+// moved since c recorded it (ckpt.EventCode). It is an extra of the
+// checkpoint, not one of its four steps: a failure is one warning line on
+// out and fails nothing.
 func recordCodeState(ctx context.Context, out io.Writer, st ckpt.Store, c *ckpt.Checkpoint, dir string, now time.Time) {
 	cs, err := codestate.Probe(ctx, dir, process.Host(), now)
 	if err == nil && cs != nil && !ckpt.SameCode(c.Code, cs) {
@@ -27,6 +27,6 @@ func recordCodeState(ctx context.Context, out io.Writer, st ckpt.Store, c *ckpt.
 		}
 	}
 	if err != nil {
-		printWarning(out, "the code's state was not recorded: "+err.Error())
+		io.WriteString(out, "ckpt: warning: the code's state was not recorded: "+err.Error()+"\n")
 	}
 }

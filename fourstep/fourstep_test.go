@@ -1,4 +1,4 @@
-package cli
+package fourstep
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
+	"github.com/ckpt-dev/ckpt/tracker"
 )
 
 // Tests of the four-step checkpoint: real git in a temporary repository,
@@ -109,19 +111,10 @@ func newCheckpointFixture(t *testing.T) *checkpointFixture {
 	return fx
 }
 
-func appendAll(t *testing.T, st ckpt.Store, id string, events ...ckpt.Event) {
-	t.Helper()
-	for _, e := range events {
-		if _, err := st.Append(context.Background(), id, e, ckpt.AppendOptions{}); err != nil {
-			t.Fatalf("append %s to %s: %v", e.Type, id, err)
-		}
-	}
-}
-
-func (fx *checkpointFixture) options(profile string, tr trackerSettings) checkpointOptions {
+func (fx *checkpointFixture) options(profile string, tr Tracker) Options {
 	fx.out.Reset()
-	return checkpointOptions{
-		IO:      IOStreams{In: strings.NewReader(""), Out: &fx.out, ErrOut: &fx.out},
+	return Options{
+		Out:     &fx.out,
 		Store:   fx.store,
 		ID:      "feature/CIA-123",
 		Profile: profile,
@@ -131,11 +124,11 @@ func (fx *checkpointFixture) options(profile string, tr trackerSettings) checkpo
 	}
 }
 
-func (fx *checkpointFixture) run(profile string, tr trackerSettings) *checkpointReport {
+func (fx *checkpointFixture) run(profile string, tr Tracker) *Report {
 	fx.t.Helper()
-	r, err := runCheckpointSteps(context.Background(), fx.options(profile, tr))
+	r, err := Run(context.Background(), fx.options(profile, tr))
 	if err != nil {
-		fx.t.Fatalf("runCheckpointSteps: %v\n%s", err, fx.out.String())
+		fx.t.Fatalf("Run: %v\n%s", err, fx.out.String())
 	}
 	return r
 }
@@ -166,9 +159,9 @@ func TestCheckpointGitHubCommentCreatedThenUpdatedInPlace(t *testing.T) {
 	srv := httptest.NewServer(gh)
 	defer srv.Close()
 	fx.writeState(`{"phase": "execution", "taskIndex": 1, "activeTaskFiles": ["x.go"], "customTool": {"keep": true}}`)
-	tr := trackerSettings{GitHubRepo: "acme/app", GitHubIssue: "42", GitHubToken: "gh-test-token", GitHubURL: srv.URL, Timeout: 5 * time.Second}
+	tr := Tracker{GitHubRepo: "acme/app", GitHubIssue: "42", GitHubToken: "gh-test-token", GitHubURL: srv.URL, Timeout: 5 * time.Second}
 
-	r := fx.run(profileAuto, tr)
+	r := fx.run(ProfileAuto, tr)
 	if r.Succeeded != 2 || r.Total != 2 || r.CommentID != "1001" {
 		t.Fatalf("report %+v\n%s", r, fx.out.String())
 	}
@@ -197,7 +190,7 @@ func TestCheckpointGitHubCommentCreatedThenUpdatedInPlace(t *testing.T) {
 	// decisions made since the last one.
 	fx.now = t0.Add(time.Hour)
 	appendAll(t, fx.store, "feature/CIA-123", ckpt.MustEvent(ckpt.EventDecision, fx.now.Add(-time.Minute), ckpt.Actor{}, ckpt.DecisionData{Text: "Keep IDs stable"}))
-	r = fx.run(profileAuto, tr)
+	r = fx.run(ProfileAuto, tr)
 	if r.CommentID != "1001" || !strings.Contains(fx.out.String(), "GitHub status comment updated on issue 42 (1001).") {
 		t.Fatalf("second checkpoint: %+v\n%s", r, fx.out.String())
 	}
@@ -211,7 +204,7 @@ func TestCheckpointGitHubCommentCreatedThenUpdatedInPlace(t *testing.T) {
 	// The stored comment was deleted on GitHub: a new one is created and its
 	// ID stored.
 	delete(gh.bodies, "1001")
-	r = fx.run(profileAuto, tr)
+	r = fx.run(ProfileAuto, tr)
 	if r.CommentID != "1002" || fx.readState()["checkpointCommentId"] != "1002" {
 		t.Errorf("after deletion: %+v, state %v", r, fx.readState())
 	}
@@ -224,9 +217,9 @@ func TestCheckpointTrackerFailuresFailForward(t *testing.T) {
 	defer srv.Close()
 	fx.writeState(`{"checkpointCommentId": "77", "phase": "execution"}`)
 	before, _ := os.ReadFile(filepath.Join(fx.dir, ccc.StateFile))
-	tr := trackerSettings{GitHubRepo: "acme/app", GitHubIssue: "42", GitHubToken: "gh-test-token", GitHubURL: srv.URL, Timeout: 5 * time.Second}
+	tr := Tracker{GitHubRepo: "acme/app", GitHubIssue: "42", GitHubToken: "gh-test-token", GitHubURL: srv.URL, Timeout: 5 * time.Second}
 
-	r := fx.run(profileAuto, tr)
+	r := fx.run(ProfileAuto, tr)
 	want := "Checkpoint complete: 1/2 steps succeeded.\nFailed: GitHub update (HTTP 503) — status not persisted to issue tracker.\n"
 	if r.Succeeded != 1 || !strings.HasSuffix(fx.out.String(), want) {
 		t.Errorf("report %+v, output:\n%s\nwant the end:\n%s", r, fx.out.String(), want)
@@ -243,7 +236,7 @@ func TestCheckpointTrackerFailuresFailForward(t *testing.T) {
 
 	// Unreachable: a closed port.
 	srv.Close()
-	r = fx.run(profileAuto, tr)
+	r = fx.run(ProfileAuto, tr)
 	if !strings.Contains(r.Summary(), "Failed: GitHub update (unreachable) — status not persisted to issue tracker.\n") {
 		t.Errorf("unreachable: %s", r.Summary())
 	}
@@ -289,7 +282,7 @@ func TestCheckpointLinearFromStateFile(t *testing.T) {
 	fx.writeState(`{"linearIssue": "CIA-123", "phase": "execution"}`)
 
 	// No flags: the issue comes from .ccc-state.json, with LINEAR_API_KEY.
-	r := fx.run(profileAuto, trackerSettings{LinearKey: "lin-key", LinearURL: srv.URL, Timeout: 5 * time.Second})
+	r := fx.run(ProfileAuto, Tracker{LinearKey: "lin-key", LinearURL: srv.URL, Timeout: 5 * time.Second})
 	if r.Succeeded != 2 || r.CommentID != "5d3f1c1e-0a61-4c5e-9a65-2f0a4b8e9d10" {
 		t.Fatalf("report %+v\n%s", r, fx.out.String())
 	}
@@ -301,12 +294,12 @@ func TestCheckpointLinearFromStateFile(t *testing.T) {
 	}
 
 	// Without a key there is no tracker to use: skipped.
-	r = fx.run(profileAuto, trackerSettings{})
+	r = fx.run(ProfileAuto, Tracker{})
 	if !strings.Contains(fx.out.String(), "Issue-tracker update skipped — no issue tracker configured.\n") || r.Succeeded != 2 {
 		t.Errorf("without a key:\n%s", fx.out.String())
 	}
 	// A flag without a key is a failure that says what to set.
-	r = fx.run(profileAuto, trackerSettings{LinearIssue: "CIA-123"})
+	r = fx.run(ProfileAuto, Tracker{LinearIssue: "CIA-123"})
 	if !strings.Contains(r.Summary(), "Failed: Linear update (no API key: set LINEAR_API_KEY to a Linear personal API key) — status not persisted to issue tracker.") {
 		t.Errorf("flag without key: %s", r.Summary())
 	}
@@ -316,30 +309,30 @@ func TestCheckpointSettingsRefusedBeforeAnyStep(t *testing.T) {
 	fx := newCheckpointFixture(t)
 	cases := []struct {
 		name string
-		edit func(*checkpointOptions)
+		edit func(*Options)
 		want string
 		err  error
 	}{
-		{"two trackers", func(o *checkpointOptions) {
-			o.Tracker = trackerSettings{GitHubRepo: "a/b", GitHubIssue: "1", LinearIssue: "CIA-1"}
+		{"two trackers", func(o *Options) {
+			o.Tracker = Tracker{GitHubRepo: "a/b", GitHubIssue: "1", LinearIssue: "CIA-1"}
 		}, "give one issue tracker", nil},
-		{"repo without issue", func(o *checkpointOptions) { o.Tracker = trackerSettings{GitHubRepo: "a/b"} }, "needs both --github-repo", nil},
-		{"bad profile", func(o *checkpointOptions) { o.Profile = "sometimes" }, "use manual or auto", ckpt.ErrInvalid},
-		{"relative dir", func(o *checkpointOptions) { o.Dir = "project" }, "not absolute", ckpt.ErrInvalid},
-		{"missing dir", func(o *checkpointOptions) { o.Dir = filepath.Join(fx.dir, "none") }, "is not a directory", ckpt.ErrInvalid},
-		{"bad ID", func(o *checkpointOptions) { o.ID = "../x" }, "IDs cannot refer to directories", ckpt.ErrInvalid},
-		{"unknown ID", func(o *checkpointOptions) { o.ID = "feature/none" }, "", ckpt.ErrNotFound},
+		{"repo without issue", func(o *Options) { o.Tracker = Tracker{GitHubRepo: "a/b"} }, "needs both --github-repo", nil},
+		{"bad profile", func(o *Options) { o.Profile = "sometimes" }, "use manual or auto", ckpt.ErrInvalid},
+		{"relative dir", func(o *Options) { o.Dir = "project" }, "not absolute", ckpt.ErrInvalid},
+		{"missing dir", func(o *Options) { o.Dir = filepath.Join(fx.dir, "none") }, "is not a directory", ckpt.ErrInvalid},
+		{"bad ID", func(o *Options) { o.ID = "../x" }, "IDs cannot refer to directories", ckpt.ErrInvalid},
+		{"unknown ID", func(o *Options) { o.ID = "feature/none" }, "", ckpt.ErrNotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := fx.options(profileManual, trackerSettings{})
+			o := fx.options(ProfileManual, Tracker{})
 			tc.edit(&o)
-			_, err := runCheckpointSteps(context.Background(), o)
+			_, err := Run(context.Background(), o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || tc.err != nil && !errors.Is(err, tc.err) {
 				t.Fatalf("error %v, want one with %q (%v)", err, tc.want, tc.err)
 			}
-			if tc.err == nil && ExitCode(err) != ExitUsage {
-				t.Errorf("exit code %d, want %d", ExitCode(err), ExitUsage)
+			if tc.err == nil && ckpt.ErrorCode(err) != ckpt.CodeInvalid {
+				t.Errorf("code %s, want %s", ckpt.ErrorCode(err), ckpt.CodeInvalid)
 			}
 			if fx.out.Len() != 0 {
 				t.Errorf("a step ran:\n%s", fx.out.String())
@@ -395,7 +388,7 @@ func TestCheckpointManualProfileInGitRepository(t *testing.T) {
 	os.WriteFile(filepath.Join(fx.dir, "notes.txt"), []byte("changed\n"), 0o644)
 	fx.writeState(`{"activeTaskFiles": ["header_test.go"]}`)
 
-	r := fx.run(profileManual, trackerSettings{})
+	r := fx.run(ProfileManual, Tracker{})
 	if r.Succeeded != 4 || r.Total != 4 || r.Commit == "" {
 		t.Fatalf("report %+v\n%s", r, fx.out.String())
 	}
@@ -419,7 +412,7 @@ func TestCheckpointManualProfileInGitRepository(t *testing.T) {
 	}
 
 	// Nothing in scope left: the snapshot skips, and says why.
-	r = fx.run(profileManual, trackerSettings{})
+	r = fx.run(ProfileManual, Tracker{})
 	if r.Commit != "" || r.Succeeded != 4 || !strings.Contains(fx.out.String(), "Git snapshot skipped — nothing in scope to stage (1 dirty file out of scope left alone).\n") {
 		t.Errorf("second run %+v:\n%s", r, fx.out.String())
 	}
@@ -430,7 +423,7 @@ func TestCheckpointStepOneFailureGivesTemplatePrompt(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(fx.dir, ccc.ProgressFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := fx.run(profileManual, trackerSettings{})
+	r := fx.run(ProfileManual, Tracker{})
 	want := "Checkpoint complete: 2/4 steps succeeded.\n" +
 		"Failed: Progress file (.ccc-progress.md: file exists) — progress not saved to .ccc-progress.md.\n" +
 		"Failed: Continuation prompt (.ccc-progress.md: is a directory) — printed the generic template instead.\n"
@@ -449,7 +442,7 @@ func TestCheckpointCorruptStateFileIsLeftAlone(t *testing.T) {
 	srv := httptest.NewServer(gh)
 	defer srv.Close()
 	fx.writeState(`{"checkpointCommentId": "12", broken`)
-	r := fx.run(profileAuto, trackerSettings{GitHubRepo: "acme/app", GitHubIssue: "42", GitHubToken: "gh-test-token", GitHubURL: srv.URL})
+	r := fx.run(ProfileAuto, Tracker{GitHubRepo: "acme/app", GitHubIssue: "42", GitHubToken: "gh-test-token", GitHubURL: srv.URL})
 	if r.Succeeded != 2 {
 		t.Errorf("report %+v", r)
 	}
@@ -459,5 +452,89 @@ func TestCheckpointCorruptStateFileIsLeftAlone(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(fx.dir, ccc.StateFile)); string(data) != `{"checkpointCommentId": "12", broken` {
 		t.Errorf("a damaged state file was overwritten: %s", data)
+	}
+}
+
+var t0 = time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+func appendAll(t *testing.T, st ckpt.Store, id string, events ...ckpt.Event) {
+	t.Helper()
+	for _, e := range events {
+		if _, err := st.Append(context.Background(), id, e, ckpt.AppendOptions{}); err != nil {
+			t.Fatalf("append %s to %s: %v", e.Type, id, err)
+		}
+	}
+}
+
+// After a step completes, the progress file, its continuation prompt and
+// the tracker comment agree on the current task (issue 11: the file listed
+// one task as both completed and current, the tracker said 2 of 3 and the
+// prompt 3 of 3).
+func TestEveryViewAgreesOnTheCurrentTask(t *testing.T) {
+	st := memstore.New()
+	appendAll(t, st, "p",
+		ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{}, ckpt.Created{
+			Patch: ckpt.Patch{Title: ptr("Pipeline"), TaskID: ptr("CIA-9")},
+			Steps: []ckpt.Step{{ID: "a", Title: "Fetch"}, {ID: "b", Title: "Parse"}, {ID: "c", Title: "Store"}},
+		}),
+		ckpt.MustEvent(ckpt.EventStep, t0, ckpt.Actor{}, ckpt.StepChange{ID: "a", Status: ckpt.StepDone}),
+		ckpt.MustEvent(ckpt.EventStep, t0, ckpt.Actor{}, ckpt.StepChange{ID: "b", Status: ckpt.StepDone}),
+		// current_step left on a finished step.
+		ckpt.MustEvent(ckpt.EventUpdate, t0, ckpt.Actor{}, ckpt.Patch{CurrentStep: ptr("Parse")}),
+	)
+	c, err := st.Get(context.Background(), "p", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := ccc.New().Export(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "## Current Task\n- None\n") || !strings.Contains(string(md), "- Parse ✓\n") {
+		t.Errorf("a finished step is listed as current:\n%s", md)
+	}
+	if !strings.Contains(string(md), "Current task: Store (task 3 of 3).") {
+		t.Errorf("prompt:\n%s", md)
+	}
+	u := tracker.UpdateFromCheckpoint(c, time.Time{}, t0)
+	if u.Task != 3 || u.Total != 3 || u.Description != "Store" {
+		t.Errorf("tracker says task %d of %d (%s)", u.Task, u.Total, u.Description)
+	}
+	if pos := c.Position(); pos.N != 3 || pos.M != 3 {
+		t.Errorf("position %+v", pos)
+	}
+}
+
+// The hooks write .ccc-progress.md only into projects that use seed 001:
+// .ccc-state.json there, or a ccc mirror rooted there.
+func TestOptedIn(t *testing.T) {
+	project := t.TempDir()
+	list := mirror.ForStoreDir(filepath.Join(project, ".ckpt"))
+	os.Mkdir(filepath.Join(project, ".ckpt"), 0o755)
+	if ok, why := OptedIn(project, list); ok {
+		t.Errorf("a plain project opted in: %s", why)
+	}
+	if _, err := list.Edit(func(cfg *mirror.Config) error {
+		cfg.Mirrors = append(cfg.Mirrors, mirror.Entry{Format: ccc.Name, Root: "elsewhere"}, mirror.Entry{Format: "agent-checkpoints", Root: "."})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := OptedIn(project, list); ok {
+		t.Errorf("a ccc mirror under another root, or another format, opted in: %s", why)
+	}
+	list.Edit(func(cfg *mirror.Config) error {
+		cfg.Mirrors = append(cfg.Mirrors, mirror.Entry{Format: ccc.Name, Root: ".", ID: "x"})
+		return nil
+	})
+	if ok, why := OptedIn(project, list); !ok || !strings.Contains(why, "ccc mirror") {
+		t.Errorf("a ccc mirror of the project: %v %q", ok, why)
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, ccc.StateFile), []byte(`{}`), 0o644)
+	if ok, why := OptedIn(other, mirror.ForStoreDir(filepath.Join(other, ".ckpt"))); !ok || !strings.Contains(why, ccc.StateFile) {
+		t.Errorf(".ccc-state.json: %v %q", ok, why)
 	}
 }
