@@ -43,7 +43,9 @@ func seedFleet(t *testing.T, st ckpt.Store) {
 	}
 	add("kai-7/spec", ckpt.Created{Patch: ckpt.Patch{Title: ptr("Schedule fetcher spec"), Agent: &ckpt.Agent{ID: "secondary-a", Name: "Secondary-A"}, Parent: ptr("kai-7"),
 		CurrentStep: ptr("Writing acceptance criteria")}, Steps: []ckpt.Step{{ID: "research"}, {ID: "spec"}, {ID: "checklist"}}},
-		step("research", ckpt.StepInProgress, now), step("research", ckpt.StepDone, now.Add(10*time.Minute)), step("spec", ckpt.StepInProgress, now.Add(11*time.Minute)))
+		step("research", ckpt.StepInProgress, now), step("research", ckpt.StepDone, now.Add(10*time.Minute)), step("spec", ckpt.StepInProgress, now.Add(11*time.Minute)),
+		ckpt.MustEvent(ckpt.EventCode, now.Add(12*time.Minute), ckpt.Actor{Agent: "seed"}, ckpt.CodeState{Root: "/work/fetcher", Host: "laptop",
+			Branch: "feat/schedule", Head: "3f2a9c1d0e4b5a6978877665544332211aabbccd", Upstream: "origin/feat/schedule", Ahead: 2, Uncommitted: 3, At: now.Add(12 * time.Minute)}))
 	add("kai-7/api", ckpt.Created{Patch: ckpt.Patch{Title: ptr("API client"), Agent: &ckpt.Agent{ID: "secondary-b", Name: "Secondary-B"}, Parent: ptr("kai-7"), Status: ptr(ckpt.StatusBlocked)}},
 		ckpt.MustEvent(ckpt.EventBlocker, now, ckpt.Actor{Agent: "seed"}, ckpt.BlockerChange{ID: "b1", Text: "Waiting for DISCOVERY.md"}))
 	add("loop/fix-tests", ckpt.Created{Patch: ckpt.Patch{Title: ptr("Fix flaky tests"), Agent: &ckpt.Agent{ID: "claude-1", Name: "claude-1"}}})
@@ -124,7 +126,10 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/c/kai-7/spec")); err != nil {
 		t.Fatal(err)
 	}
-	browsertest.WaitFor(t, ctx, "the checkpoint page", `document.querySelectorAll("#timeline li").length === 5`)
+	browsertest.WaitFor(t, ctx, "the checkpoint page", `document.querySelectorAll("#timeline li").length === 6`)
+	if code := browsertest.Eval[string](t, ctx, `document.querySelector('section[aria-label="Code"]').textContent`); !strings.Contains(code, "feat/schedule") || !strings.Contains(code, "3f2a9c1d0e4b") {
+		t.Errorf("the code card says %q, want the branch and commit", code)
+	}
 	browsertest.Screenshot(t, ctx, "checkpoint")
 	checkAccessibleNames(t, ctx)
 	err := chromedp.Run(ctx,

@@ -16,7 +16,7 @@ function h(tag, attrs, ...kids) {
     else if (k === "style") el.style.cssText = v; // CSSOM: allowed by the page's CSP
     else el.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === undefined || kid === null || kid === false) continue;
     el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
   }
@@ -315,9 +315,12 @@ function files(c) {
 }
 
 function code(c) {
-  const cs = c.code || (c.meta && c.meta.code);
+  const cs = c.code;
   if (!cs) return h("p", { class: "muted" }, "Not recorded.");
-  const rows = [["Repository", cs.root || cs.repo], ["Branch", cs.branch], ["Commit", cs.head || cs.commit], ["Upstream", cs.upstream], ["Uncommitted files", cs.uncommitted ?? cs.dirty]];
+  const ahead = cs.upstream ? `${cs.upstream} (${cs.ahead || 0} ahead, ${cs.behind || 0} behind)` : "";
+  const rows = [["Repository", cs.root + (cs.host ? " on " + cs.host : "")], ["Branch", cs.branch || "(detached)"],
+    ["Commit", cs.head ? cs.head.slice(0, 12) : ""], ["Upstream", ahead], ["Uncommitted files", cs.uncommitted],
+    ["Untracked files", cs.untracked], ["Recorded", cs.at ? ago(cs.at) : ""]];
   return h("dl", {}, rows.filter(([, v]) => v !== undefined && v !== "").map(([k, v]) => [h("dt", {}, k), h("dd", {}, h("code", {}, String(v)))]));
 }
 
