@@ -378,7 +378,7 @@ func TestListAndStale(t *testing.T) {
 
 	// 5m intervals: warn after 10m, stale after 20m of silence.
 	f.clock.Set(t0.Add(12 * time.Minute))
-	ok[HeartbeatOutput](t, f, "ckpt_heartbeat", map[string]any{"id": "kai-7/b"})
+	ok[HeartbeatOutput](t, f, "ckpt_heartbeat", map[string]any{"id": "kai-7/a"})
 	f.clock.Set(t0.Add(25 * time.Minute))
 	ok[HeartbeatOutput](t, f, "ckpt_heartbeat", map[string]any{"id": "kai-8/c"})
 	stale := ok[StaleOutput](t, f, "ckpt_stale", map[string]any{})
@@ -387,11 +387,13 @@ func TestListAndStale(t *testing.T) {
 	for _, s := range stale.Checkpoints {
 		got = append(got, row{s.ID, s.Liveness, s.Silent})
 	}
-	if d := cmp.Diff([]row{{"kai-7/a", "stale", "25m0s"}, {"kai-7/b", "warn", "13m0s"}}, got); d != "" || stale.Count != 2 {
+	// The one stale report's order (render.Stale, as ckpt stale): stale
+	// first, then warn, each by ID.
+	if d := cmp.Diff([]row{{"kai-7/b", "stale", "25m0s"}, {"kai-7/a", "warn", "13m0s"}}, got); d != "" || stale.Count != 2 {
 		t.Errorf("stale (-want +got):\n%s", d)
 	}
 	wide := ok[StaleOutput](t, f, "ckpt_stale", map[string]any{"warn": "14m", "stale": "1h"})
-	if wide.Count != 1 || wide.Checkpoints[0].ID != "kai-7/a" || wide.Checkpoints[0].Liveness != "warn" || wide.Checkpoints[0].SilentSeconds != 1500 {
+	if wide.Count != 1 || wide.Checkpoints[0].ID != "kai-7/b" || wide.Checkpoints[0].Liveness != "warn" || wide.Checkpoints[0].SilentSeconds != 1500 {
 		t.Errorf("with thresholds: %+v", wide)
 	}
 	fails(t, f, "ckpt_stale", map[string]any{"warn": "-5m"}, `warn "-5m"`)

@@ -212,7 +212,7 @@ type StaleItem struct {
 // StaleOutput is ckpt_stale's result.
 type StaleOutput struct {
 	Count       int         `json:"count" jsonschema:"how many checkpoints are warn or stale"`
-	Checkpoints []StaleItem `json:"checkpoints" jsonschema:"the live checkpoints (in_progress, waiting, blocked) silent past the warn or stale threshold, by ID"`
+	Checkpoints []StaleItem `json:"checkpoints" jsonschema:"the live checkpoints (in_progress, waiting, blocked) silent past the warn or stale threshold, stale ones first, then warn, each by ID (the order of ckpt stale)"`
 	Damaged     []string    `json:"damaged,omitempty" jsonschema:"checkpoints that could not be read (damaged), so not judged: run ckpt check, then ckpt repair"`
 }
 
@@ -486,11 +486,7 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in Resume
 
 func summarize(c *ckpt.Summary, now time.Time, th ckpt.Thresholds) (Summary, time.Duration) {
 	lv, silent := c.Liveness(now, th)
-	agent := c.Agent.ID
-	if agent == "" {
-		agent = c.Agent.Name
-	}
-	return Summary{ID: c.ID, Title: c.Title, Parent: c.Parent, Agent: agent, Status: string(c.Status), Progress: c.Progress,
+	return Summary{ID: c.ID, Title: c.Title, Parent: c.Parent, Agent: render.AgentName(c.Agent), Status: string(c.Status), Progress: c.Progress,
 		CurrentStep: c.CurrentStep, UpdatedAt: c.UpdatedAt, LastSeen: c.LastSeen(), Liveness: string(lv)}, silent
 }
 
@@ -540,11 +536,10 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 	}
 	now := s.now()
 	out := StaleOutput{Checkpoints: []StaleItem{}, Damaged: damaged}
-	for i := range cs {
-		sum, silent := summarize(&cs[i], now, th)
-		if sum.Liveness != string(ckpt.Warn) && sum.Liveness != string(ckpt.Stale) {
-			continue
-		}
+	// The one stale report (render.Stale): the same selection and order as
+	// ckpt stale.
+	for _, e := range render.Stale(cs, now, th).Entries {
+		sum, silent := summarize(e.Summary, now, th)
 		out.Checkpoints = append(out.Checkpoints, StaleItem{Summary: sum, SilentSeconds: silent.Seconds(), Silent: silent.Round(time.Second).String()})
 	}
 	out.Count = len(out.Checkpoints)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // DefaultActionTimeout bounds an action when Options.ActionTimeout is 0.
@@ -150,26 +151,21 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 		if lv == from {
 			continue
 		}
-		out = append(out, Transition{ID: c.ID, Agent: agentName(c), Title: c.Title, Status: c.Status, From: from, To: lv, Silent: age, LastSeen: c.LastSeen(), At: now})
+		out = append(out, Transition{ID: c.ID, Agent: render.AgentName(c.Agent), Title: c.Title, Status: c.Status, From: from, To: lv, Silent: age, LastSeen: c.LastSeen(), At: now})
 	}
 	for id := range m.last {
 		if !seen[id] {
 			delete(m.last, id)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	// The order of every stale report (render.SilenceLess): stale first,
+	// then warn, then the rest, each by ID.
+	sort.Slice(out, func(i, j int) bool { return render.SilenceLess(out[i].To, out[i].ID, out[j].To, out[j].ID) })
 	for _, t := range out {
 		fmt.Fprintln(m.opts.Log, t)
 		m.act(ctx, t)
 	}
 	return out, nil
-}
-
-func agentName(c *ckpt.Summary) string {
-	if c.Agent.Name != "" {
-		return c.Agent.Name
-	}
-	return c.Agent.ID
 }
 
 // abandon marks c abandoned through the library's lifecycle rule, a

@@ -170,3 +170,28 @@ func TestDamageDoesNotBlindTheWatch(t *testing.T) {
 		t.Fatalf("the damage is logged %d times over two ticks, want once:\n%s", n, log.String())
 	}
 }
+
+// The monitor reports a tick's transitions in the order of every stale
+// report (render.SilenceLess): stale first, then warn, each by ID.
+func TestTransitionsInTheStaleReportsOrder(t *testing.T) {
+	s := memstore.New()
+	start(t, s, "a", 10*time.Minute) // 25 min silent: warn (20m), not stale (40m)
+	start(t, s, "b", time.Minute)    // stale
+	start(t, s, "c", 10*time.Minute) // warn
+	clk := &clock{now: t0.Add(25 * time.Minute)}
+	m, err := monitor.New(monitor.Options{Store: s, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Tick(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range out {
+		got = append(got, tr.ID+":"+string(tr.To))
+	}
+	if want := []string{"b:stale", "a:warn", "c:warn"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("transitions %v, want %v", got, want)
+	}
+}

@@ -43,7 +43,7 @@ func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thre
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %4s\t%s\t%s\t%s\n",
 			tableCell(c.ID, idWidth),
-			tableCell(agentName(c.Agent), agentWidth),
+			tableCell(AgentName(c.Agent), agentWidth),
 			tableCell(taskText(c), taskWidth),
 			tableCell(statusWord(c), 24),
 			bar(c.Progress.Percent, barWidth), percentText(c.Progress.Percent),
@@ -60,14 +60,6 @@ func tableCell(s string, n int) string {
 		return "—"
 	}
 	return s
-}
-
-// agentName is the agent's ID, else its name, else "".
-func agentName(a ckpt.Agent) string {
-	if a.ID != "" {
-		return a.ID
-	}
-	return a.Name
 }
 
 // taskText is "T060 Convert the PDFs", or whichever of task ID and title
@@ -174,7 +166,7 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) st
 			task = goal(c)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
-			cell(agentName(c.Agent), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 40))
+			cell(AgentName(c.Agent), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 40))
 	}
 	if len(partial) > 0 {
 		b.WriteString("\n## Partially Complete\n\n")
@@ -189,7 +181,7 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) st
 			if name == "" {
 				name = clip(goal(c), 60)
 			}
-			if a := clip(agentName(c.Agent), 40); a != "" {
+			if a := clip(AgentName(c.Agent), 40); a != "" {
 				name = a + " " + name
 			}
 			fmt.Fprintf(&b, "- %s: unmet %s\n", blockStart(name), clip(strings.Join(unmet, ", "), 400))

@@ -179,10 +179,16 @@ func (o *CheckOptions) withStore(fn func(st ckpt.Store, dir string) error) error
 // finished. A checkpoint that cannot be read is left to the store's own
 // findings.
 func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []ckpt.Problem {
-	var cs []*ckpt.Checkpoint
 	if len(ids) == 0 {
-		cs, _ = listFull(ctx, st, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
+		// Summaries say which are partial; only those are read in full.
+		sums, _, _ := listSummaries(ctx, st, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
+		for _, s := range sums {
+			if s.Partial {
+				ids = append(ids, s.ID)
+			}
+		}
 	}
+	var cs []*ckpt.Checkpoint
 	for _, id := range ids {
 		if c, err := st.Get(ctx, id, 0); err == nil {
 			cs = append(cs, c)

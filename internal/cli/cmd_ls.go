@@ -65,7 +65,7 @@ func runLs(ctx context.Context, o *LsOptions) error {
 		filter.Status = append(filter.Status, s)
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		list, damaged, err := listReadable(ctx, st, filter)
+		list, damaged, err := listSummaries(ctx, st, filter)
 		if err != nil {
 			return err
 		}
@@ -76,8 +76,8 @@ func runLs(ctx context.Context, o *LsOptions) error {
 	})
 }
 
-// printList prints the listing, as a table or a JSON array.
-func (o *LsOptions) printList(list []*ckpt.Checkpoint) error {
+// printList prints the listing, as a table or a JSON array of summaries.
+func (o *LsOptions) printList(list []ckpt.Summary) error {
 	if o.JSON {
 		return writeJSONArray(o.IO, list)
 	}
@@ -89,19 +89,16 @@ func (o *LsOptions) printList(list []*ckpt.Checkpoint) error {
 	out := render.NewTerminalWriter(o.IO.Out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
-	for _, c := range list {
-		live, _ := ckpt.LivenessOf(c, now, ckpt.Thresholds{})
+	for i := range list {
+		c := &list[i]
+		live, _ := c.Liveness(now, ckpt.Thresholds{})
 		seen := ago(c.LastSeen(), now)
 		if live == ckpt.Warn || live == ckpt.Stale {
 			seen += " (" + string(live) + ")"
 		}
-		agent := c.Agent.ID
-		if agent == "" {
-			agent = c.Agent.Name
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Status,
 			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
-			dash(agent), dash(clip(c.CurrentStep, 40)), seen)
+			dash(clip(render.AgentName(c.Agent), 40)), dash(clip(c.CurrentStep, 40)), seen)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -109,12 +106,12 @@ func (o *LsOptions) printList(list []*ckpt.Checkpoint) error {
 	return out.Flush()
 }
 
-// listReadable lists the checkpoints f matches. When some cannot be read,
+// listSummaries lists the checkpoints f matches. When some cannot be read,
 // it still returns the others, and the *ckpt.DamagedError as damaged: the
 // caller shows what it can, then returns damaged (exit 7, naming check and
 // repair). err is any other failure.
-func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []*ckpt.Checkpoint, damaged, err error) {
-	list, err = listFull(ctx, st, f)
+func listSummaries(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []ckpt.Summary, damaged, err error) {
+	list, err = ckpt.ListAll(ctx, st, f)
 	var d *ckpt.DamagedError
 	if errors.As(err, &d) {
 		return list, err, nil
@@ -122,49 +119,51 @@ func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []*ck
 	return list, nil, err
 }
 
-// listFull returns the full state of every checkpoint f matches, with the
-// listing's *ckpt.DamagedError (a checkpoint that cannot be read at Get is
-// added to it).
-func listFull(ctx context.Context, st ckpt.Store, f ckpt.Filter) ([]*ckpt.Checkpoint, error) {
-	sums, err := ckpt.ListAll(ctx, st, f)
-	var damaged *ckpt.DamagedError
-	if err != nil && !errors.As(err, &damaged) {
-		return nil, err
+// listReadable is listSummaries with the full state of each checkpoint,
+// for the views that need more than a summary (ckpt status's current step
+// is read from the steps). A checkpoint that cannot be read at Get is
+// added to damaged.
+func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []*ckpt.Checkpoint, damaged, err error) {
+	sums, damaged, err := listSummaries(ctx, st, f)
+	if err != nil {
+		return nil, nil, err
 	}
-	out := make([]*ckpt.Checkpoint, 0, len(sums))
+	var d *ckpt.DamagedError
+	errors.As(damaged, &d)
+	list = make([]*ckpt.Checkpoint, 0, len(sums))
 	for _, s := range sums {
 		c, err := st.Get(ctx, s.ID, 0)
 		switch {
 		case errors.Is(err, ckpt.ErrNotFound):
 			continue // deleted since the listing
 		case errors.Is(err, ckpt.ErrCorrupt):
-			if damaged == nil {
-				damaged = &ckpt.DamagedError{Err: err}
+			if d == nil {
+				d = &ckpt.DamagedError{Err: err}
 			}
-			damaged.IDs = append(damaged.IDs, s.ID)
+			d.IDs = append(d.IDs, s.ID)
 			continue
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, c)
+		list = append(list, c)
 	}
-	if damaged != nil {
-		return out, damaged
+	if d != nil {
+		return list, d, nil
 	}
-	return out, nil
+	return list, nil, nil
 }
 
-// writeJSONArray prints list as a JSON array, one compact checkpoint per
-// line (so a listing of thousands stays fast and greppable), [] when empty.
-func writeJSONArray(io IOStreams, list []*ckpt.Checkpoint) error {
+// writeJSONArray prints list as a JSON array, one compact summary per line
+// (so a listing of thousands stays fast and greppable), [] when empty.
+func writeJSONArray(io IOStreams, list []ckpt.Summary) error {
 	w := bufio.NewWriterSize(io.Out, 64<<10)
 	if len(list) == 0 {
 		w.WriteString("[]\n")
 		return w.Flush()
 	}
 	w.WriteString("[\n")
-	for i, c := range list {
-		b, err := json.Marshal(c)
+	for i := range list {
+		b, err := json.Marshal(&list[i])
 		if err != nil {
 			return err
 		}

@@ -140,8 +140,8 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 
 	want := "2026-01-15T14:41:00Z a (alice): live → warn, silent 11m0s\n" +
 		"2026-01-15T14:51:00Z a (alice): warn → stale, silent 21m0s\n" +
-		"2026-01-15T15:01:00Z a (alice): stale → live, silent 9m0s\n" +
-		"2026-01-15T15:01:00Z b (bob): live → warn, silent 31m0s\n"
+		"2026-01-15T15:01:00Z b (bob): live → warn, silent 31m0s\n" + // warn before live: the stale report's order
+		"2026-01-15T15:01:00Z a (alice): stale → live, silent 9m0s\n"
 	if got := m.out.String(); got != want {
 		t.Errorf("monitor output:\n%s\nwant:\n%s", got, want)
 	}
@@ -150,7 +150,7 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 	}
 	hookMu.Lock()
 	defer hookMu.Unlock()
-	if len(hooks) != 4 || hooks[0].ID != "a" || hooks[0].To != ckpt.Warn || hooks[1].To != ckpt.Stale || hooks[2].To != ckpt.Live || hooks[3].ID != "b" || hooks[3].Agent != "bob" {
+	if len(hooks) != 4 || hooks[0].ID != "a" || hooks[0].To != ckpt.Warn || hooks[1].To != ckpt.Stale || hooks[2].ID != "b" || hooks[2].Agent != "bob" || hooks[3].To != ckpt.Live {
 		t.Errorf("webhook got %+v", hooks)
 	}
 	log, err := os.ReadFile(execLog)
@@ -158,7 +158,7 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], `a live>warn {"id":"a","agent":"alice"`) || !strings.HasPrefix(lines[3], "b live>warn {") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], `a live>warn {"id":"a","agent":"alice"`) || !strings.HasPrefix(lines[2], "b live>warn {") {
 		t.Errorf("--exec ran with:\n%s", log)
 	}
 }

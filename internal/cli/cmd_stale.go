@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -23,20 +22,6 @@ type StaleOptions struct {
 	Prefix     string
 	Parent     string
 	JSON       bool
-}
-
-// staleEntry is one silent checkpoint as `ckpt stale --json` prints it.
-type staleEntry struct {
-	ID            string        `json:"id"`
-	Agent         string        `json:"agent,omitempty"`
-	Title         string        `json:"title,omitempty"`
-	Status        ckpt.Status   `json:"status"`
-	Liveness      ckpt.Liveness `json:"liveness"` // warn or stale
-	LastSeen      time.Time     `json:"last_seen"`
-	SilentSeconds int64         `json:"silent_seconds"`
-	Interval      ckpt.Duration `json:"interval"`
-	WarnAfter     ckpt.Duration `json:"warn_after"`
-	StaleAfter    ckpt.Duration `json:"stale_after"`
 }
 
 // Sentinels of ckpt stale's verdict; ExitCode maps them to exit codes 10
@@ -120,11 +105,11 @@ Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
 
 func runStale(ctx context.Context, o *StaleOptions) error {
 	filter := ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}, Prefix: o.Prefix, Parent: o.Parent}
-	var list []*ckpt.Checkpoint
+	var list []ckpt.Summary
 	var damaged error
 	err := o.withStore(func(st ckpt.Store) error {
 		var err error
-		list, damaged, err = listReadable(ctx, st, filter)
+		list, damaged, err = listSummaries(ctx, st, filter)
 		return err
 	})
 	if err != nil {
@@ -132,18 +117,18 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 	}
 
 	now := o.Now()
-	entries, verdict := staleEntries(list, now, o.Thresholds)
+	report := render.Stale(list, now, o.Thresholds)
 	if o.JSON {
-		if err := writeJSON(o.IO.Out, entries); err != nil {
+		if err := writeJSON(o.IO.Out, report.Entries); err != nil {
 			return err
 		}
-	} else if err := writeStaleTable(o.IO, entries, verdict.live, now); err != nil {
+	} else if err := writeStaleTable(o.IO, report, now); err != nil {
 		return err
 	}
 	// The readable checkpoints are judged even when others are damaged: a
 	// stale agent still exits 10 or 11 (the damage is a warning then);
 	// otherwise the damage exits 7.
-	if verdict.stale+verdict.warn > 0 {
+	if verdict := (staleVerdict{stale: report.Stale, warn: report.Warn, live: report.Live}); verdict.stale+verdict.warn > 0 {
 		if damaged != nil {
 			printWarning(o.IO.ErrOut, damaged.Error())
 		}
@@ -152,58 +137,18 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 	return damaged
 }
 
-// staleEntries returns the checkpoints of list that are silent past their
-// warn or stale threshold at now, stale ones first, each group by ID, and
-// the counts.
-func staleEntries(list []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) ([]staleEntry, staleVerdict) {
-	entries := []staleEntry{}
-	var v staleVerdict
-	for _, c := range list {
-		lv, age := ckpt.LivenessOf(c, now, th)
-		if lv == ckpt.NotLive {
-			continue
-		}
-		v.live++
-		switch lv {
-		case ckpt.Stale:
-			v.stale++
-		case ckpt.Warn:
-			v.warn++
-		default:
-			continue
-		}
-		warn, stale := th.For(c)
-		iv := c.Heartbeat.Interval
-		if iv <= 0 {
-			iv = ckpt.Duration(ckpt.DefaultInterval)
-		}
-		entries = append(entries, staleEntry{
-			ID: c.ID, Agent: agentLabel(c.Agent), Title: c.Title, Status: c.Status, Liveness: lv,
-			LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
-			Interval: iv, WarnAfter: ckpt.Duration(warn), StaleAfter: ckpt.Duration(stale),
-		})
-	}
-	sort.SliceStable(entries, func(i, j int) bool {
-		if a, b := entries[i].Liveness == ckpt.Stale, entries[j].Liveness == ckpt.Stale; a != b {
-			return a
-		}
-		return entries[i].ID < entries[j].ID
-	})
-	return entries, v
-}
-
 // writeStaleTable prints the silent checkpoints, or one line saying that
 // none is.
-func writeStaleTable(streams IOStreams, entries []staleEntry, live int, now time.Time) error {
-	if len(entries) == 0 {
+func writeStaleTable(streams IOStreams, r render.StaleReport, now time.Time) error {
+	if len(r.Entries) == 0 {
 		_, err := fmt.Fprintf(streams.Out, "no agent is quiet: all %s showed a sign of life within their warn threshold\n",
-			plural(live, "live checkpoint", "live checkpoints"))
+			plural(r.Live, "live checkpoint", "live checkpoints"))
 		return err
 	}
 	out := render.NewTerminalWriter(streams.Out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tLIVENESS\tSILENT\tLAST SEEN\tWARN/STALE AFTER")
-	for _, e := range entries {
+	for _, e := range r.Entries {
 		seen := "never"
 		if !e.LastSeen.IsZero() {
 			seen = render.Age(now.Sub(e.LastSeen))
@@ -216,14 +161,6 @@ func writeStaleTable(streams IOStreams, entries []staleEntry, live int, now time
 		return err
 	}
 	return out.Flush()
-}
-
-// agentLabel is the agent's ID, else its name.
-func agentLabel(a ckpt.Agent) string {
-	if a.ID != "" {
-		return a.ID
-	}
-	return a.Name
 }
 
 // thresholdFlags are --warn and --stale, shared by stale, monitor and status.

@@ -217,7 +217,7 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 func newStatusRow(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) statusRow {
 	lv, age := ckpt.LivenessOf(c, now, th)
 	return statusRow{
-		ID: c.ID, Agent: agentLabel(c.Agent), TaskID: c.TaskID, Title: c.Title,
+		ID: c.ID, Agent: render.AgentName(c.Agent), TaskID: c.TaskID, Title: c.Title,
 		Status: c.Status, PartiallyComplete: c.PartiallyComplete(), Progress: c.Progress,
 		CurrentStep: c.CurrentStep, LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
 		Liveness: lv, Archived: c.Archived,

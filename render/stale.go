@@ -1,0 +1,105 @@
+package render
+
+import (
+	"sort"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// AgentName is the one short name of an agent in every listing, report and
+// alert (ckpt ls, status, stale, the MCP tools, the monitor's transitions):
+// its ID, else its name, else "".
+func AgentName(a ckpt.Agent) string {
+	if a.ID != "" {
+		return a.ID
+	}
+	return a.Name
+}
+
+// StaleEntry is one checkpoint silent past its warn or stale threshold, as
+// `ckpt stale --json` prints it.
+type StaleEntry struct {
+	ID            string        `json:"id"`
+	Agent         string        `json:"agent,omitempty"` // AgentName
+	Title         string        `json:"title,omitempty"`
+	Status        ckpt.Status   `json:"status"`
+	Liveness      ckpt.Liveness `json:"liveness"` // warn or stale
+	LastSeen      time.Time     `json:"last_seen"`
+	SilentSeconds int64         `json:"silent_seconds"`
+	Interval      ckpt.Duration `json:"interval"`
+	WarnAfter     ckpt.Duration `json:"warn_after"`
+	StaleAfter    ckpt.Duration `json:"stale_after"`
+	// Summary is the listing the entry was made from, for surfaces that
+	// show more of it.
+	Summary *ckpt.Summary `json:"-"`
+}
+
+// StaleReport is the one stale report every surface shows: the CLI's
+// `ckpt stale`, MCP's ckpt_stale and the dashboard.
+type StaleReport struct {
+	// Entries are the silent checkpoints, stale ones first, then warn,
+	// each group by ID (SilenceLess).
+	Entries []StaleEntry
+	// Live counts the checkpoints judged (those that can go stale);
+	// Warn and Stale how many of them are silent past each threshold.
+	Live, Warn, Stale int
+}
+
+// Stale judges each summarised checkpoint at now under th: a live one
+// (in_progress, waiting, blocked, not archived) silent past its warn
+// threshold is reported. list is not changed.
+func Stale(list []ckpt.Summary, now time.Time, th ckpt.Thresholds) StaleReport {
+	r := StaleReport{Entries: []StaleEntry{}}
+	for i := range list {
+		c := &list[i]
+		lv, age := c.Liveness(now, th)
+		if lv == ckpt.NotLive {
+			continue
+		}
+		r.Live++
+		switch lv {
+		case ckpt.Stale:
+			r.Stale++
+		case ckpt.Warn:
+			r.Warn++
+		default:
+			continue
+		}
+		warn, stale := th.ForInterval(c.Heartbeat.Interval.D())
+		iv := c.Heartbeat.Interval
+		if iv <= 0 {
+			iv = ckpt.Duration(ckpt.DefaultInterval)
+		}
+		r.Entries = append(r.Entries, StaleEntry{
+			ID: c.ID, Agent: AgentName(c.Agent), Title: c.Title, Status: c.Status, Liveness: lv,
+			LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
+			Interval: iv, WarnAfter: ckpt.Duration(warn), StaleAfter: ckpt.Duration(stale),
+			Summary: c,
+		})
+	}
+	sort.SliceStable(r.Entries, func(i, j int) bool {
+		a, b := r.Entries[i], r.Entries[j]
+		return SilenceLess(a.Liveness, a.ID, b.Liveness, b.ID)
+	})
+	return r
+}
+
+// SilenceLess is the one order of silent checkpoints: stale before warn
+// before anything else, then by ID.
+func SilenceLess(a ckpt.Liveness, aID string, b ckpt.Liveness, bID string) bool {
+	if ra, rb := silenceRank(a), silenceRank(b); ra != rb {
+		return ra < rb
+	}
+	return aID < bID
+}
+
+func silenceRank(l ckpt.Liveness) int {
+	switch l {
+	case ckpt.Stale:
+		return 0
+	case ckpt.Warn:
+		return 1
+	}
+	return 2
+}

@@ -1,0 +1,46 @@
+package render
+
+import (
+	"testing"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
+	now := time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC)
+	sum := func(id string, silent time.Duration, st ckpt.Status, a ckpt.Agent) ckpt.Summary {
+		return ckpt.Summary{ID: id, Status: st, Agent: a, UpdatedAt: now.Add(-silent), Heartbeat: ckpt.Heartbeat{Interval: ckpt.Duration(10 * time.Minute)}}
+	}
+	list := []ckpt.Summary{
+		sum("a-warn", 25*time.Minute, ckpt.StatusInProgress, ckpt.Agent{Name: "Ann"}),
+		sum("b-live", time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
+		sum("c-stale", 2*time.Hour, ckpt.StatusBlocked, ckpt.Agent{ID: "c1", Name: "Cy"}),
+		sum("d-done", 5*time.Hour, ckpt.StatusDone, ckpt.Agent{}),
+		sum("e-stale", 50*time.Minute, ckpt.StatusWaiting, ckpt.Agent{}),
+		sum("f-warn", 30*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
+	}
+	r := Stale(list, now, ckpt.Thresholds{})
+	var got []string
+	for _, e := range r.Entries {
+		got = append(got, e.ID+":"+string(e.Liveness))
+	}
+	want := []string{"c-stale:stale", "e-stale:stale", "a-warn:warn", "f-warn:warn"}
+	if len(got) != len(want) {
+		t.Fatalf("entries %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("entries %v, want %v", got, want)
+		}
+	}
+	if r.Live != 5 || r.Stale != 2 || r.Warn != 2 {
+		t.Errorf("counts live %d stale %d warn %d, want 5, 2, 2", r.Live, r.Stale, r.Warn)
+	}
+	if r.Entries[0].Agent != "c1" || r.Entries[2].Agent != "Ann" {
+		t.Errorf("agent names %q, %q: want the ID, else the name", r.Entries[0].Agent, r.Entries[2].Agent)
+	}
+	if e := r.Entries[0]; e.SilentSeconds != 7200 || e.WarnAfter.D() != 20*time.Minute || e.StaleAfter.D() != 40*time.Minute || e.Summary.ID != "c-stale" {
+		t.Errorf("entry %+v", e)
+	}
+}
