@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -287,7 +288,11 @@ func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 		o.Put("agent_role", c.Agent.Name)
 	}
 	o.Put("agent_type", c.Agent.Type)
-	o.Put("session_id", c.Session.ID)
+	if src == nil {
+		o.Put("session_id", sessionID(c))
+	} else {
+		o.Put("session_id", c.Session.ID)
+	}
 	if src != nil && src.Has("session_started") && !c.Session.StartedAt.IsZero() {
 		o.Put("session_started", jsondoc.FormatTime(c.Session.StartedAt))
 	}
@@ -331,5 +336,50 @@ func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 	} else {
 		o.Put("next_steps", next)
 	}
+	if src == nil {
+		// The document's coordination block, for a checkpoint that did not
+		// come from a file (one that did keeps its own).
+		co := jsondoc.NewObject()
+		co.Put("unread_messages", 0)
+		if last := c.LastSeen(); !last.IsZero() {
+			co.Put("last_status_update", jsondoc.FormatTime(last))
+		}
+		o.Set("coordination_state", co.Raw())
+	}
 	return o
+}
+
+// sessionID is the session_id written for a checkpoint that did not come
+// from a file: its session's ID, else the document's "<agent>-<unix time>"
+// form from when the session (else the checkpoint) started, so every file
+// ckpt writes names its session. An imported file is written back as it
+// was.
+func sessionID(c *ckpt.Checkpoint) string {
+	if c.Session.ID != "" {
+		return c.Session.ID
+	}
+	start := c.Session.StartedAt
+	if start.IsZero() {
+		start = c.StartedAt
+	}
+	if start.IsZero() {
+		return ""
+	}
+	agent := c.Agent.ID
+	if agent == "" {
+		agent = c.Agent.Name
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(agent) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else if b.Len() > 0 && !strings.HasSuffix(b.String(), "-") {
+			b.WriteByte('-')
+		}
+	}
+	name := strings.TrimSuffix(b.String(), "-")
+	if name == "" {
+		name = "agent"
+	}
+	return name + "-" + strconv.FormatInt(start.Unix(), 10)
 }

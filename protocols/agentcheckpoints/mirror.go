@@ -2,6 +2,7 @@ package agentcheckpoints
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -53,7 +54,9 @@ func checkFileName(name string) error {
 // Mirror writes c to <root>/agent_checkpoints/<file>.json durably. Before it
 // replaces a file whose content differs, it copies the old content to
 // agent_checkpoints/backups/<name>_YYYYMMDD_HHMMSS.json (seed 002's naming,
-// in UTC) and deletes all but the newest Keep backups of that file.
+// in UTC) and deletes all but the newest Keep backups of that file. Old
+// content that is not JSON is saved as <name>_YYYYMMDD_HHMMSS.json.damaged
+// instead, never as a backup.
 func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	name, err := FileName(c)
 	if err != nil {
@@ -72,6 +75,12 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	switch {
 	case err == nil && bytes.Equal(old, data):
 		return nil
+	case err == nil && !json.Valid(old):
+		// A damaged file is kept, but never as the newest backup: the
+		// document's own restore takes that one.
+		if err := f.keepDamaged(dir, name, old); err != nil {
+			return fmt.Errorf("mirroring %s: saving the damaged %s before replacing it: %w", c.ID, path, err)
+		}
 	case err == nil:
 		if err := f.backup(dir, name, old); err != nil {
 			return fmt.Errorf("mirroring %s: backing up %s before replacing it: %w", c.ID, path, err)
@@ -170,6 +179,22 @@ func (f *Format) backup(dir, name string, data []byte) error {
 		}
 	}
 	return atomicfile.SyncDir(bdir)
+}
+
+// keepDamaged saves the content of a damaged checkpoint file as
+// backups/<name>_YYYYMMDD_HHMMSS.json.damaged: nothing is lost, and no
+// restore that takes the newest backups/*.json picks it.
+func (f *Format) keepDamaged(dir, name string, data []byte) error {
+	bdir := filepath.Join(dir, BackupDir)
+	if err := os.MkdirAll(bdir, 0o755); err != nil {
+		return err
+	}
+	now := time.Now
+	if f.Now != nil {
+		now = f.Now
+	}
+	file := fmt.Sprintf("%s_%s.json.damaged", strings.TrimSuffix(name, ".json"), now().UTC().Format("20060102_150405"))
+	return atomicfile.WriteFile(filepath.Join(bdir, file), data, 0o644)
 }
 
 // LatestBackup returns the path of the newest backup of file (a name such

@@ -1,6 +1,7 @@
 package agentcheckpoints
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +174,72 @@ func TestArchiveName(t *testing.T) {
 		if got := ArchiveName(tc.file, tc.reason, at); got != tc.want {
 			t.Errorf("ArchiveName(%q, %q) = %q, want %q", tc.file, tc.reason, got, tc.want)
 		}
+	}
+}
+
+// A damaged checkpoint file is kept, but never as the newest backup: the
+// document's restore (the newest backups/*.json) must restore valid JSON.
+func TestDamagedFileIsNeverTheNewestBackup(t *testing.T) {
+	root := t.TempDir()
+	clk := &clock{t: time.Date(2026, 1, 29, 15, 0, 0, 0, time.UTC), step: time.Minute}
+	f := &Format{Keep: 10, Now: clk.now}
+	versions := states(native(t), 2)
+	if err := f.Mirror(root, versions[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Mirror(root, versions[1]); err != nil {
+		t.Fatal(err)
+	}
+	name, _ := FileName(versions[0])
+	path := filepath.Join(root, Dir, name)
+	if err := os.WriteFile(path, []byte("{ not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Mirror(root, versions[0]); err != nil {
+		t.Fatal(err)
+	}
+	latest, err := LatestBackup(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(latest)
+	if !json.Valid(data) {
+		t.Errorf("the newest backup %s is the damaged file:\n%s", latest, data)
+	}
+	var damaged []string
+	for _, n := range listDir(t, filepath.Join(root, Dir, BackupDir)) {
+		if strings.HasSuffix(n, ".json.damaged") {
+			damaged = append(damaged, n)
+		}
+	}
+	if len(damaged) != 1 {
+		t.Fatalf("damaged copies %v", damaged)
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, Dir, BackupDir, damaged[0])); string(data) != "{ not json" {
+		t.Errorf("the damaged content was not kept: %q", data)
+	}
+}
+
+// A checkpoint started with ckpt (not imported) is written with a session
+// id in the document's "<agent>-<unix time>" form and a coordination block.
+func TestNativeCheckpointHasASessionIDAndCoordinationState(t *testing.T) {
+	start := time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+	c := adaptertest.Fold(t, "kai-7/b", adaptertest.Event(ckpt.EventCreated, start, ckpt.Created{Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: "Secondary-B"}}}))
+	out, err := New().Export(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		SessionID string `json:"session_id"`
+		Coord     struct {
+			Unread     *int   `json:"unread_messages"`
+			LastStatus string `json:"last_status_update"`
+		} `json:"coordination_state"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SessionID != "secondary-b-1768487400" || doc.Coord.Unread == nil || doc.Coord.LastStatus != "2026-01-15T14:30:00Z" {
+		t.Errorf("export:\n%s", out)
 	}
 }
