@@ -97,6 +97,7 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 		}
 		return ckpt.AppendResult{}, err
 	}
+	s.wake()
 	if err := fillLiveness(next, cur.beat, cur.presence); err != nil {
 		return ckpt.AppendResult{}, err
 	}
@@ -227,7 +228,6 @@ func writeAppend(ctx context.Context, conn *pgxpool.Conn, id string, next *ckpt.
 		b.Queue(`INSERT INTO ckpt_keys (id, key, seq) VALUES ($1, $2, $3)
 			ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq`, id, e.Key, e.Seq)
 	}
-	b.Queue("NOTIFY " + notifyChannel)
 	b.Queue("COMMIT")
 	return conn.SendBatch(ctx, b).Close()
 }

@@ -123,7 +123,10 @@ func (s *Store) deleteOnce(ctx context.Context, conn *pgxpool.Conn, id string) e
 	b.Queue("DELETE FROM ckpt_events WHERE id = $1", id)
 	b.Queue("DELETE FROM ckpt_keys WHERE id = $1", id)
 	b.Queue("INSERT INTO ckpt_changes (kind, id, rev, type, at) VALUES ($1, $2, 0, '', $3)", string(ckpt.ChangeDeleted), id, s.clock(dbNow))
-	b.Queue("NOTIFY " + notifyChannel)
 	b.Queue("COMMIT")
-	return conn.SendBatch(ctx, b).Close()
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	s.wake()
+	return nil
 }

@@ -30,6 +30,38 @@ import (
 // notifyChannel is the LISTEN/NOTIFY channel of the feed's wake-ups.
 const notifyChannel = "ckpt_changes"
 
+// The wake-ups are not sent by the writing transactions: a transaction
+// that NOTIFYs holds a database-wide lock from its NOTIFY through its
+// commit, WAL flush included, which would serialise every append's
+// commit (no group commit: measured at a tenth of the throughput). Instead
+// a writer, once committed, kicks the store's notifier, which sends one
+// NOTIFY (committed asynchronously) for however many commits kicked it
+// meanwhile.
+
+// wake asks the notifier for a NOTIFY; it never blocks.
+func (s *Store) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// notifier sends a NOTIFY for each batch of kicks until kick is closed.
+func (s *Store) notifier() {
+	defer close(s.notifierDone)
+	for range s.kick {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue("SET LOCAL synchronous_commit = off")
+		b.Queue("NOTIFY " + notifyChannel)
+		b.Queue("COMMIT")
+		// A lost wake-up only delays readers until their next poll.
+		_ = s.withConn(ctx, func(conn *pgxpool.Conn) error { return conn.SendBatch(ctx, b).Close() })
+		cancel()
+	}
+}
+
 // feedBatch is how many changes one query reads.
 const feedBatch = 500
 

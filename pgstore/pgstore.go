@@ -40,6 +40,10 @@ type Store struct {
 
 	mu  sync.RWMutex
 	now func() time.Time // nil: the database's clock
+
+	kick         chan struct{} // wakes the notifier (see wake)
+	notifierDone chan struct{}
+	closeOnce    sync.Once
 }
 
 var (
@@ -69,11 +73,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, kick: make(chan struct{}, 1), notifierDone: make(chan struct{})}
 	if err := pool.QueryRow(ctx, "SELECT value FROM ckpt_meta WHERE key = 'store_id'").Scan(&s.storeID); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: reading the store's identity: %w", classify(err))
 	}
+	go s.notifier()
 	return s, nil
 }
 
@@ -125,9 +130,13 @@ func (s *Store) clock(db time.Time) time.Time {
 	return db.UTC()
 }
 
-// Close closes the store's connections.
+// Close sends the last wake-up and closes the store's connections.
 func (s *Store) Close() error {
-	s.pool.Close()
+	s.closeOnce.Do(func() {
+		close(s.kick)
+		<-s.notifierDone
+		s.pool.Close()
+	})
 	return nil
 }
 

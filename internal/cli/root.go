@@ -212,7 +212,7 @@ func newRootCmd(f *factory) *cobra.Command {
 		c.GroupID = "read"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newInitCmd(f), newCheckCmd(f), newRepairCmd(f), newServeCmd(f), newTokenCmd(f)} {
+	for _, c := range []*cobra.Command{newInitCmd(f), newCheckCmd(f), newRepairCmd(f), newMigrateCmd(f), newServeCmd(f), newTokenCmd(f)} {
 		c.GroupID = "store"
 		root.AddCommand(c)
 	}

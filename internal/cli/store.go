@@ -11,6 +11,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
 )
 
@@ -26,7 +27,7 @@ func (f *factory) givenStoreDir() string {
 	if dir == "" {
 		dir = f.env.getenv(EnvStore)
 	}
-	if dir != "" && !filepath.IsAbs(dir) && !remote.IsURL(dir) {
+	if dir != "" && !filepath.IsAbs(dir) && !remote.IsURL(dir) && !pgstore.IsURL(dir) {
 		dir = filepath.Join(f.env.WorkDir, dir)
 	}
 	return dir
@@ -40,8 +41,11 @@ func (f *factory) openStore() (ckpt.Store, error) {
 		}
 		return f.store, nil
 	}
-	if u := f.givenStoreDir(); remote.IsURL(u) {
+	switch u := f.givenStoreDir(); {
+	case remote.IsURL(u):
 		return f.openRemote(u)
+	case pgstore.IsURL(u):
+		return f.openPGStore(u)
 	}
 	st, err := f.openFileStore()
 	if err != nil {
@@ -59,6 +63,9 @@ func (f *factory) openFileStore() (*filestore.Store, error) {
 	dir := f.givenStoreDir()
 	if remote.IsURL(dir) {
 		return nil, fmt.Errorf("%w: the store is the server %s; this command works on a local store directory: run it where the server's store is (or pass --store DIR)", ckpt.ErrInvalid, dir)
+	}
+	if pgstore.IsURL(dir) {
+		return nil, fmt.Errorf("%w: the store is a PostgreSQL database; this command works on a local store directory (pass --store DIR)", ckpt.ErrInvalid)
 	}
 	if dir == "" {
 		found, err := filestore.Find(f.env.WorkDir)
@@ -100,6 +107,9 @@ backup, and the newest --backup-keep backups are kept.`,
 	}
 	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
 		o.Dir = f.givenStoreDir()
+		if pgstore.IsURL(o.Dir) {
+			return usagef("a PostgreSQL store needs no init: ckpt migrate creates its schema (and every command does on first use)")
+		}
 		if o.Dir == "" {
 			o.Dir = filepath.Join(f.env.WorkDir, filestore.StoreDirName)
 		}
