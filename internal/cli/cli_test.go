@@ -43,7 +43,8 @@ func TestIssueWalkthrough(t *testing.T) {
 		"    b1  Waiting for DISCOVERY.md  (cleared 2026-01-15T14:30:00Z)\n",
 		"  ~ feature_02/spec.md\n",
 		"  next steps      1. Write checklist.md\n",
-		"heartbeat    every 15m; last seen 0s ago (2026-01-15T14:40:00Z): live\n",
+		"heartbeat    every 15m; last seen 0s ago (2026-01-15T14:40:00Z)\n",
+		"presence     working\n",
 	} {
 		if !strings.Contains(show, want) {
 			t.Errorf("show lacks %q:\n%s", want, show)

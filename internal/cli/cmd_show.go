@@ -278,18 +278,14 @@ func renderShow(b *strings.Builder, c *ckpt.Checkpoint, now time.Time) {
 			fmt.Fprintf(b, "  %s  %s\n", k, clip(string(c.Meta[k]), 200))
 		}
 	}
-	live, _ := ckpt.LivenessOf(c, now, ckpt.Thresholds{})
 	seen := fmt.Sprintf("last seen %s (%s)", ago(c.LastSeen(), now), c.LastSeen().Format(timeLayout))
-	warn, stale := ckpt.Thresholds{}.For(c)
-	switch live {
-	case ckpt.Live:
-		seen += ": live"
-	case ckpt.Warn:
-		seen += fmt.Sprintf(": warn, silent for over %s", shortDuration(warn))
-	case ckpt.Stale:
-		seen += fmt.Sprintf(": stale, silent for over %s", shortDuration(stale))
-	}
 	row("heartbeat", "every %s; %s", shortDuration(c.Heartbeat.Interval.D()), seen)
+	if p := presenceText(c, now); p != "" {
+		row("presence", "%s", p)
+	}
+	if c.Code != nil {
+		row("code", "%s", render.CodeLine(c.Code))
+	}
 	row("started", "%s", c.StartedAt.Format(timeLayout))
 	row("updated", "%s", c.UpdatedAt.Format(timeLayout))
 	if c.CompletedAt != nil {
