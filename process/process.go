@@ -37,10 +37,10 @@ func Alive(p *ckpt.Process) (alive, known bool) {
 }
 
 // Of returns the process pid on this host with its start time, or nil when
-// it does not exist.
+// it does not exist or has ended (a zombie not yet reaped).
 func Of(pid int) *ckpt.Process {
 	st, err := readStat(pid)
-	if err != nil {
+	if err != nil || st.state == 'Z' || st.state == 'X' {
 		return nil
 	}
 	return &ckpt.Process{Host: Host(), PID: pid, Start: st.start}

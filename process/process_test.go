@@ -66,6 +66,9 @@ func TestAliveKilledChild(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
+	if Of(cmd.Process.Pid) != nil {
+		t.Error("Of gives a killed, unreaped process")
+	}
 	_ = cmd.Wait()
 	if alive, known := Alive(p); alive || !known {
 		t.Fatalf("killed and reaped child: %v, %v; want dead and known", alive, known)
