@@ -78,18 +78,21 @@ func (s *Store) Repair(ctx context.Context, ids []string) (*ckpt.Report, error) 
 
 func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.Report, error) {
 	r := &ckpt.Report{}
-	if s.linked != nil {
-		p := s.linkProblem("", checkpointsDir, "ckpt repair")
+	for _, name := range ownDirs {
+		if fi, err := os.Lstat(filepath.Join(s.dir, name)); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		p := s.linkProblem("", name, "ckpt repair")
 		if repair {
-			p.Fixed = s.replaceLinkedDir(filepath.Join(s.dir, checkpointsDir), &p) == nil
-			if p.Fixed {
-				s.linked = nil
-			}
+			p.Fixed = s.replaceLinkedDir(filepath.Join(s.dir, name), &p) == nil
 		}
 		r.Problems = append(r.Problems, p)
-		if s.linked != nil {
-			return r, nil
+		if !p.Fixed {
+			return r, nil // nothing under it is looked at
 		}
+	}
+	if repair && s.linked != nil {
+		s.linked = nil // every link was moved aside
 	}
 	if err := realDir(filepath.Join(s.dir, quarantineDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.Problems = append(r.Problems, ckpt.Problem{Severity: ckpt.SeverityError,

@@ -45,6 +45,11 @@ const (
 	configVersion = 1
 )
 
+// ownDirs are the directories every operation may write in, checked once
+// by Open: a symbolic link at one of them stops the store until repair
+// moves it aside (tmp/ is checked by Delete, which alone uses it).
+var ownDirs = []string{checkpointsDir, journalDir, journalDir + sep + pendingDir}
+
 // Defaults for Options.
 const (
 	DefaultBackupEvery = 5
@@ -81,8 +86,9 @@ type Store struct {
 
 	now func() time.Time // the store's clock; see SetClock
 
-	// linked is why checkpoints/ cannot be used (a symbolic link), found
-	// by Open; nil when it can. Only Check and Repair work then.
+	// linked is why one of the store's own directories (ownDirs) cannot
+	// be used (a symbolic link), found by Open; nil when all can. Only
+	// Check and Repair work then.
 	linked error
 }
 
@@ -176,9 +182,13 @@ func Open(dir string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: dir, cfg: cfg}
-	if err := realDir(filepath.Join(dir, checkpointsDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// Every method but Check and Repair refuses; repair moves it aside.
-		s.linked = err
+	for _, name := range ownDirs {
+		if err := realDir(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// Every method but Check and Repair refuses; repair moves it
+			// aside.
+			s.linked = err
+			break
+		}
 	}
 	return s, nil
 }

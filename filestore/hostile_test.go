@@ -179,29 +179,41 @@ func TestSymlinkedCheckpointFiles(t *testing.T) {
 	}
 }
 
-func TestSymlinkedCheckpointsDirectory(t *testing.T) {
-	s, _, _ := acked(t)
-	out, unchanged := outside(t)
-	plant(t, filepath.Join(s.Dir(), checkpointsDir), out)
-	s2 := reopen(t, s)
-	ctx := context.Background()
-	if _, err := s2.Append(ctx, "new", ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Errorf("Append with checkpoints/ a link: %v, want a refusal naming the link", err)
+// TestSymlinkedStoreDirectories plants a link at each directory the store
+// keeps for itself: checkpoints/, the change journal and its pending/.
+func TestSymlinkedStoreDirectories(t *testing.T) {
+	for _, name := range []string{checkpointsDir, journalDir, filepath.Join(journalDir, pendingDir)} {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			s, _, _ := acked(t)
+			out, unchanged := outside(t)
+			plant(t, filepath.Join(s.Dir(), name), out)
+			s2 := reopen(t, s)
+			ctx := context.Background()
+			if _, err := s2.Append(ctx, "new", ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+				t.Errorf("Append with %s a link: %v, want a refusal naming the link", name, err)
+			}
+			if _, err := s2.List(ctx, ckpt.ListOptions{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+				t.Errorf("List with %s a link: %v, want a refusal naming the link", name, err)
+			}
+			if _, err := s2.Head(ctx); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+				t.Errorf("Head with %s a link: %v, want a refusal naming the link", name, err)
+			}
+			unchanged()
+			wantLinkReported(t, checkReadOnly(t, s2), name)
+			if _, err := s2.Repair(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			unchanged()
+			wantQuarantined(t, s2)
+			if _, err := s2.Append(ctx, "new", ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err != nil {
+				t.Errorf("Append after repair: %v", err)
+			}
+			if _, err := s2.Head(ctx); err != nil {
+				t.Errorf("Head after repair: %v", err)
+			}
+			unchanged()
+		})
 	}
-	if _, err := s2.List(ctx, ckpt.ListOptions{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Errorf("List with checkpoints/ a link: %v, want a refusal naming the link", err)
-	}
-	unchanged()
-	wantLinkReported(t, checkReadOnly(t, s2), checkpointsDir)
-	if _, err := s2.Repair(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	unchanged()
-	wantQuarantined(t, s2)
-	if _, err := s2.Append(ctx, "new", ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err != nil {
-		t.Errorf("Append after repair: %v", err)
-	}
-	unchanged()
 }
 
 func TestSymlinkedConfigIsRefused(t *testing.T) {

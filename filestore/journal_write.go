@@ -265,6 +265,9 @@ func (s *Store) resolve(f files, m marker) error {
 // checkpoint is locked is left to that checkpoint's writer, which resolves
 // it first.
 func (s *Store) settle() error {
+	if s.linked != nil {
+		return s.linked // a journal directory may be a link: never follow it
+	}
 	j := s.journal()
 	names, err := readDirNames(j.pending())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
