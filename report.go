@@ -60,13 +60,11 @@ type Repairer interface {
 type Capabilities struct {
 	Check  bool `json:"check"`
 	Repair bool `json:"repair"`
-	Watch  bool `json:"watch"`
 }
 
 // CapabilitiesOf reports what s offers.
 func CapabilitiesOf(s Store) Capabilities {
 	_, c := s.(Checker)
 	_, r := s.(Repairer)
-	_, w := s.(Watcher)
-	return Capabilities{Check: c, Repair: r, Watch: w}
+	return Capabilities{Check: c, Repair: r}
 }

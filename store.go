@@ -213,4 +213,8 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
+
+	// Every store has a change feed (see Watcher): views, monitors and
+	// mirrors follow it instead of listing on a timer.
+	Watcher
 }

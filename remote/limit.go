@@ -32,15 +32,7 @@ func (p plain) Close() error                                { return p.s.Close()
 // Remote returns the full client underneath.
 func (p plain) Remote() *Store { return p.s }
 
-type watchOnly struct{ plain }
-
-func (w watchOnly) Watch(ctx context.Context, from string, fn func(ckpt.Change) error) error {
-	return w.s.Watch(ctx, from, fn)
+func (p plain) Watch(ctx context.Context, from string, fn func(ckpt.Change) error) error {
+	return p.s.Watch(ctx, from, fn)
 }
-func (w watchOnly) Head(ctx context.Context) (string, error) { return w.s.Head(ctx) }
-
-type checkOnly struct{ plain }
-
-func (c checkOnly) Check(ctx context.Context, ids []string) (*ckpt.Report, error) {
-	return c.s.Check(ctx, ids)
-}
+func (p plain) Head(ctx context.Context) (string, error) { return p.s.Head(ctx) }

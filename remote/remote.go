@@ -135,13 +135,8 @@ func Open(ctx context.Context, rawURL string, opts Options) (ckpt.Store, error) 
 
 // Limit returns s as a store offering only caps.
 func (s *Store) Limit(caps ckpt.Capabilities) ckpt.Store {
-	switch {
-	case caps.Watch && caps.Check:
+	if caps.Check {
 		return s
-	case caps.Watch:
-		return watchOnly{plain{s}}
-	case caps.Check:
-		return checkOnly{plain{s}}
 	}
 	return plain{s}
 }
