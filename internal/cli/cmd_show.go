@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,11 +73,33 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 	})
 }
 
-// renderShow writes the readable summary of c as seen at now.
+// renderShow writes the readable summary of c as seen at now: a header of
+// labelled rows, one section per list the checkpoint holds, and its
+// liveness and times. Stored text is made safe for the terminal by the
+// caller (render.Terminal), once, over the whole view.
 func renderShow(b *strings.Builder, c *ckpt.Checkpoint, now time.Time) {
-	row := func(label, format string, args ...any) {
-		fmt.Fprintf(b, "%-12s %s\n", label, fmt.Sprintf(format, args...))
-	}
+	showHeader(b, c)
+	showSteps(b, c.Steps)
+	showAcceptance(b, c.Acceptance)
+	showDecisions(b, c.Decisions)
+	showBlockers(b, c.Blockers)
+	showErrors(b, c.Errors)
+	showFiles(b, c.Files)
+	showContext(b, c.Context)
+	showResume(b, c.Resume)
+	showScores(b, c.ReviewScores)
+	showMeta(b, c.Meta)
+	showTimes(b, c, now)
+}
+
+// showRow writes one labelled row of the header.
+func showRow(b *strings.Builder, label, format string, args ...any) {
+	fmt.Fprintf(b, "%-12s %s\n", label, fmt.Sprintf(format, args...))
+}
+
+// showHeader writes the ID and title, then who does what: status, archive,
+// agent, session, task, grouping, stage, progress and cycles.
+func showHeader(b *strings.Builder, c *ckpt.Checkpoint) {
 	title := c.ID
 	if c.Title != "" {
 		title += "  " + c.Title
@@ -89,16 +112,16 @@ func renderShow(b *strings.Builder, c *ckpt.Checkpoint, now time.Time) {
 	if c.PartiallyComplete() {
 		status += " (partially: acceptance criteria unmet)"
 	}
-	row("status", "%s  (rev %d)", status, c.Rev)
+	showRow(b, "status", "%s  (rev %d)", status, c.Rev)
 	if c.Archived != nil {
 		from := ""
 		if c.Archived.From != "" {
 			from = " from " + c.Archived.From
 		}
-		row("archived", "%s at %s%s", c.Archived.Reason, c.Archived.At.Format(timeLayout), from)
+		showRow(b, "archived", "%s at %s%s", c.Archived.Reason, c.Archived.At.Format(timeLayout), from)
 	}
 	if a := agentText(c.Agent); a != "" {
-		row("agent", "%s", a)
+		showRow(b, "agent", "%s", a)
 	}
 	if c.Session.ID != "" || c.Session.Number > 0 {
 		s := fmt.Sprintf("#%d", c.Session.Number)
@@ -108,188 +131,231 @@ func renderShow(b *strings.Builder, c *ckpt.Checkpoint, now time.Time) {
 		if !c.Session.StartedAt.IsZero() {
 			s += " since " + c.Session.StartedAt.Format(timeLayout)
 		}
-		row("session", "%s", s)
+		showRow(b, "session", "%s", s)
 	}
 	optRow := func(label, v string) {
 		if v != "" {
-			row(label, "%s", v)
+			showRow(b, label, "%s", v)
 		}
 	}
 	optRow("task", c.TaskID)
 	optRow("parent", c.Parent)
-	if len(c.Labels) > 0 {
-		row("labels", "%s", strings.Join(c.Labels, ", "))
-	}
+	optRow("labels", strings.Join(c.Labels, ", "))
 	optRow("stage", c.Stage)
 	optRow("phase", c.Phase)
 	optRow("current", c.CurrentStep)
-	row("progress", "%s", progressText(c.Progress))
-	if c.Cycles.Count > 0 || c.Cycles.Max > 0 {
-		if c.Cycles.Max > 0 {
-			row("cycles", "%d of %d", c.Cycles.Count, c.Cycles.Max)
-		} else {
-			row("cycles", "%d", c.Cycles.Count)
-		}
+	showRow(b, "progress", "%s", progressText(c.Progress))
+	switch {
+	case c.Cycles.Max > 0:
+		showRow(b, "cycles", "%d of %d", c.Cycles.Count, c.Cycles.Max)
+	case c.Cycles.Count > 0:
+		showRow(b, "cycles", "%d", c.Cycles.Count)
 	}
+}
 
-	if len(c.Steps) > 0 {
-		fmt.Fprintln(b, "steps")
-		for _, s := range c.Steps {
-			line := fmt.Sprintf("  %s %s", stepMark(s.Status), s.ID)
-			if s.Title != "" {
-				line += "  " + s.Title
-			}
-			var extra []string
-			if s.Status != ckpt.StepPending {
-				extra = append(extra, string(s.Status))
-			}
-			if s.Phase != "" {
-				extra = append(extra, "phase "+s.Phase)
-			}
-			if s.By != "" {
-				extra = append(extra, "by "+s.By)
-			}
-			if s.CompletedAt != nil {
-				extra = append(extra, s.CompletedAt.Format(timeLayout))
-			} else if s.StartedAt != nil {
-				extra = append(extra, "since "+s.StartedAt.Format(timeLayout))
-			}
-			if len(extra) > 0 {
-				line += "  (" + strings.Join(extra, ", ") + ")"
-			}
-			if s.Output != "" {
-				line += "  -> " + s.Output
-			}
-			fmt.Fprintln(b, line)
-			if s.Notes != "" {
-				fmt.Fprintf(b, "      %s\n", clip(s.Notes, 200))
-			}
+// showSteps writes each step with its box, status, phase, who and when,
+// output and notes.
+func showSteps(b *strings.Builder, steps []ckpt.Step) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "steps")
+	for _, s := range steps {
+		line := fmt.Sprintf("  %s %s", stepMark(s.Status), s.ID)
+		if s.Title != "" {
+			line += "  " + s.Title
+		}
+		var extra []string
+		if s.Status != ckpt.StepPending {
+			extra = append(extra, string(s.Status))
+		}
+		if s.Phase != "" {
+			extra = append(extra, "phase "+s.Phase)
+		}
+		if s.By != "" {
+			extra = append(extra, "by "+s.By)
+		}
+		if s.CompletedAt != nil {
+			extra = append(extra, s.CompletedAt.Format(timeLayout))
+		} else if s.StartedAt != nil {
+			extra = append(extra, "since "+s.StartedAt.Format(timeLayout))
+		}
+		if len(extra) > 0 {
+			line += "  (" + strings.Join(extra, ", ") + ")"
+		}
+		if s.Output != "" {
+			line += "  -> " + s.Output
+		}
+		fmt.Fprintln(b, line)
+		if s.Notes != "" {
+			fmt.Fprintf(b, "      %s\n", clip(s.Notes, 200))
 		}
 	}
-	if len(c.Acceptance) > 0 {
-		fmt.Fprintln(b, "acceptance")
-		for _, a := range c.Acceptance {
-			mark := "[ ]"
-			if a.Met {
-				mark = "[x]"
-			}
-			line := fmt.Sprintf("  %s %s", mark, a.ID)
-			if a.Title != "" {
-				line += "  " + a.Title
-			}
-			fmt.Fprintln(b, line)
+}
+
+func showAcceptance(b *strings.Builder, acc []ckpt.Criterion) {
+	if len(acc) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "acceptance")
+	for _, a := range acc {
+		mark := "[ ]"
+		if a.Met {
+			mark = "[x]"
+		}
+		line := fmt.Sprintf("  %s %s", mark, a.ID)
+		if a.Title != "" {
+			line += "  " + a.Title
+		}
+		fmt.Fprintln(b, line)
+	}
+}
+
+func showDecisions(b *strings.Builder, ds []ckpt.Decision) {
+	if len(ds) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "decisions")
+	for _, d := range ds {
+		line := "  - " + d.Text
+		if d.Reason != "" {
+			line += "  (because " + d.Reason + ")"
+		}
+		fmt.Fprintln(b, line)
+	}
+}
+
+// showBlockers writes active blockers with "!", cleared ones indented.
+func showBlockers(b *strings.Builder, bs []ckpt.Blocker) {
+	if len(bs) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "blockers")
+	for _, x := range bs {
+		if x.Active() {
+			fmt.Fprintf(b, "  ! %s  %s  (since %s)\n", x.ID, x.Text, x.Since.Format(timeLayout))
+		} else {
+			fmt.Fprintf(b, "    %s  %s  (cleared %s)\n", x.ID, x.Text, x.ClearedAt.Format(timeLayout))
 		}
 	}
-	if len(c.Decisions) > 0 {
-		fmt.Fprintln(b, "decisions")
-		for _, d := range c.Decisions {
-			line := "  - " + d.Text
-			if d.Reason != "" {
-				line += "  (because " + d.Reason + ")"
-			}
-			fmt.Fprintln(b, line)
+}
+
+// showErrors writes active errors with "!", cleared ones indented.
+func showErrors(b *strings.Builder, es []ckpt.ErrorItem) {
+	if len(es) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "errors")
+	for _, e := range es {
+		line := "  ! "
+		if e.ClearedAt != nil {
+			line = "    "
+		}
+		if e.Type != "" {
+			line += "[" + e.Type + "] "
+		}
+		line += e.Message
+		var extra []string
+		if e.Blocking {
+			extra = append(extra, "blocking")
+		}
+		extra = append(extra, e.At.Format(timeLayout))
+		if e.ClearedAt != nil {
+			extra = append(extra, "cleared")
+		}
+		fmt.Fprintf(b, "%s  (%s)\n", line, strings.Join(extra, ", "))
+	}
+}
+
+func showFiles(b *strings.Builder, f ckpt.Files) {
+	if len(f.Created)+len(f.Modified) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "files")
+	for _, p := range f.Created {
+		fmt.Fprintf(b, "  + %s\n", p)
+	}
+	for _, p := range f.Modified {
+		fmt.Fprintf(b, "  ~ %s\n", p)
+	}
+}
+
+func showContext(b *strings.Builder, c ckpt.Context) {
+	if c == (ckpt.Context{}) {
+		return
+	}
+	fmt.Fprintln(b, "context")
+	if c.LastProcessed != "" {
+		fmt.Fprintf(b, "  last processed  %s\n", c.LastProcessed)
+	}
+	if c.NextToProcess != "" {
+		fmt.Fprintf(b, "  next            %s\n", c.NextToProcess)
+	}
+	for _, l := range strings.Split(c.Notes, "\n") {
+		if l != "" {
+			fmt.Fprintf(b, "  note            %s\n", l)
 		}
 	}
-	if len(c.Blockers) > 0 {
-		fmt.Fprintln(b, "blockers")
-		for _, x := range c.Blockers {
-			if x.Active() {
-				fmt.Fprintf(b, "  ! %s  %s  (since %s)\n", x.ID, x.Text, x.Since.Format(timeLayout))
-			} else {
-				fmt.Fprintf(b, "    %s  %s  (cleared %s)\n", x.ID, x.Text, x.ClearedAt.Format(timeLayout))
-			}
-		}
-	}
-	if len(c.Errors) > 0 {
-		fmt.Fprintln(b, "errors")
-		for _, e := range c.Errors {
-			mark := "  ! "
-			if e.ClearedAt != nil {
-				mark = "    "
-			}
-			line := mark
-			if e.Type != "" {
-				line += "[" + e.Type + "] "
-			}
-			line += e.Message
-			var extra []string
-			if e.Blocking {
-				extra = append(extra, "blocking")
-			}
-			extra = append(extra, e.At.Format(timeLayout))
-			if e.ClearedAt != nil {
-				extra = append(extra, "cleared")
-			}
-			fmt.Fprintf(b, "%s  (%s)\n", line, strings.Join(extra, ", "))
-		}
-	}
-	if len(c.Files.Created)+len(c.Files.Modified) > 0 {
-		fmt.Fprintln(b, "files")
-		for _, p := range c.Files.Created {
-			fmt.Fprintf(b, "  + %s\n", p)
-		}
-		for _, p := range c.Files.Modified {
-			fmt.Fprintf(b, "  ~ %s\n", p)
-		}
-	}
-	if c.Context != (ckpt.Context{}) {
-		fmt.Fprintln(b, "context")
-		if c.Context.LastProcessed != "" {
-			fmt.Fprintf(b, "  last processed  %s\n", c.Context.LastProcessed)
-		}
-		if c.Context.NextToProcess != "" {
-			fmt.Fprintf(b, "  next            %s\n", c.Context.NextToProcess)
-		}
-		for _, l := range strings.Split(c.Context.Notes, "\n") {
-			if l != "" {
-				fmt.Fprintf(b, "  note            %s\n", l)
-			}
-		}
-	}
+}
+
+func showResume(b *strings.Builder, r ckpt.Resume) {
 	fmt.Fprintln(b, "resume")
-	if c.Resume.Resumable {
+	if r.Resumable {
 		fmt.Fprintln(b, "  resumable       yes")
 	} else {
 		fmt.Fprintln(b, "  resumable       no")
 	}
-	if c.Resume.Instructions != "" {
-		fmt.Fprintf(b, "  instructions    %s\n", c.Resume.Instructions)
+	if r.Instructions != "" {
+		fmt.Fprintf(b, "  instructions    %s\n", r.Instructions)
 	}
-	for i, s := range c.Resume.NextSteps {
+	for i, s := range r.NextSteps {
 		label := ""
 		if i == 0 {
 			label = "next steps"
 		}
 		fmt.Fprintf(b, "  %-15s %d. %s\n", label, i+1, s)
 	}
-	if len(c.ReviewScores) > 0 {
-		fmt.Fprintln(b, "review scores")
-		for _, k := range sortedKeys(c.ReviewScores) {
-			if v := c.ReviewScores[k]; v != nil {
-				fmt.Fprintf(b, "  %s  %s\n", k, strconv.FormatFloat(*v, 'f', -1, 64))
-			} else {
-				fmt.Fprintf(b, "  %s  (not given)\n", k)
-			}
+}
+
+func showScores(b *strings.Builder, scores map[string]*float64) {
+	if len(scores) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "review scores")
+	for _, k := range sortedKeys(scores) {
+		if v := scores[k]; v != nil {
+			fmt.Fprintf(b, "  %s  %s\n", k, strconv.FormatFloat(*v, 'f', -1, 64))
+		} else {
+			fmt.Fprintf(b, "  %s  (not given)\n", k)
 		}
 	}
-	if len(c.Meta) > 0 {
-		fmt.Fprintln(b, "meta")
-		for _, k := range sortedKeys(c.Meta) {
-			fmt.Fprintf(b, "  %s  %s\n", k, clip(string(c.Meta[k]), 200))
-		}
+}
+
+func showMeta(b *strings.Builder, meta map[string]json.RawMessage) {
+	if len(meta) == 0 {
+		return
 	}
+	fmt.Fprintln(b, "meta")
+	for _, k := range sortedKeys(meta) {
+		fmt.Fprintf(b, "  %s  %s\n", k, clip(string(meta[k]), 200))
+	}
+}
+
+// showTimes writes the heartbeat, the presence at now, where the code is,
+// and the times the work started, changed and ended.
+func showTimes(b *strings.Builder, c *ckpt.Checkpoint, now time.Time) {
 	seen := fmt.Sprintf("last seen %s (%s)", ago(c.LastSeen(), now), c.LastSeen().Format(timeLayout))
-	row("heartbeat", "every %s; %s", shortDuration(c.Heartbeat.Interval.D()), seen)
+	showRow(b, "heartbeat", "every %s; %s", shortDuration(c.Heartbeat.Interval.D()), seen)
 	if p := presenceText(c, now); p != "" {
-		row("presence", "%s", p)
+		showRow(b, "presence", "%s", p)
 	}
 	if c.Code != nil {
-		row("code", "%s", render.CodeLine(c.Code))
+		showRow(b, "code", "%s", render.CodeLine(c.Code))
 	}
-	row("started", "%s", c.StartedAt.Format(timeLayout))
-	row("updated", "%s", c.UpdatedAt.Format(timeLayout))
+	showRow(b, "started", "%s", c.StartedAt.Format(timeLayout))
+	showRow(b, "updated", "%s", c.UpdatedAt.Format(timeLayout))
 	if c.CompletedAt != nil {
-		row("completed", "%s", c.CompletedAt.Format(timeLayout))
+		showRow(b, "completed", "%s", c.CompletedAt.Format(timeLayout))
 	}
 }
 
