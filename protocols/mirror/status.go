@@ -102,6 +102,7 @@ func mergeStatusSections(existing, rendered string) string {
 		nl = "\r\n"
 		fresh = strings.ReplaceAll(fresh, "\n", nl)
 	}
+	header := headerLines(rendered)
 	lines := strings.SplitAfter(existing, "\n")
 	var kept []string
 	at, fence, skipping := -1, "", false
@@ -127,13 +128,18 @@ func mergeStatusSections(existing, rendered string) string {
 			case strings.HasPrefix(t, "#") || t == "---":
 				skipping = false
 			}
+			if fresh, ok := header[headerKey(t)]; ok && !skipping {
+				// The header's last-updated time and overall progress go
+				// with the table under it.
+				l = strings.Replace(l, t, fresh, 1)
+			}
 		}
 		if !skipping {
 			kept = append(kept, l)
 		}
 	}
 	if at < 0 {
-		body := strings.TrimRight(existing, "\r\n")
+		body := strings.TrimRight(strings.Join(kept, ""), "\r\n")
 		if body == "" {
 			return fresh + nl
 		}
@@ -169,6 +175,32 @@ func fenceRun(t string) string {
 		return ""
 	}
 	return t[:n]
+}
+
+// statusHeaderFields are the header lines of STATUS.md ckpt keeps current:
+// "**Last Updated**: …" and "**Overall Progress**: …".
+var statusHeaderFields = []string{"**last updated**", "**overall progress**"}
+
+// headerKey is the header field a trimmed line starts, or "".
+func headerKey(t string) string {
+	lower := strings.ToLower(t)
+	for _, f := range statusHeaderFields {
+		if strings.HasPrefix(lower, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// headerLines returns the rendered header lines by field.
+func headerLines(rendered string) map[string]string {
+	out := map[string]string{}
+	for _, l := range strings.Split(rendered, "\n") {
+		if k := headerKey(strings.TrimSpace(l)); k != "" {
+			out[k] = strings.TrimSpace(l)
+		}
+	}
+	return out
 }
 
 func isStatusSection(line string) bool {

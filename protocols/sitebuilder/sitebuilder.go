@@ -570,7 +570,9 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 	if ctx.Len() > 0 {
 		o.Set("context", ctx.Raw())
 	}
-	o.Put("resumable", c.Resume.Resumable)
+	// Complete work is not resumed (seed 003: resumable is false once the
+	// task is complete).
+	o.Put("resumable", c.Resume.Resumable && c.Status != ckpt.StatusDone)
 	if c.Resume.Instructions != "" {
 		o.Put("resume_instructions", c.Resume.Instructions)
 	}
@@ -594,14 +596,13 @@ func orEmpty(list []string) []string {
 	return list
 }
 
-// checkpointID is seed 003's checkpoint_id: the session ID when set, else
-// <agent>-<task>-<start as YYYYMMDD-HHMMSS>.
+// checkpointID is seed 003's checkpoint_id, stable for the task run:
+// <agent>-<task>-<start as YYYYMMDD-HHMMSS> from when the checkpoint
+// started (a resume's new session does not change it; a file imported with
+// its own checkpoint_id keeps it), else the session ID.
 func checkpointID(c *ckpt.Checkpoint) string {
-	if c.Session.ID != "" {
-		return c.Session.ID
-	}
 	if c.Agent.ID == "" || c.TaskID == "" || c.StartedAt.IsZero() {
-		return ""
+		return c.Session.ID
 	}
 	return c.Agent.ID + "-" + c.TaskID + "-" + c.StartedAt.UTC().Format("20060102-150405")
 }
