@@ -36,8 +36,10 @@ func newDemoCmd(f *factory) *cobra.Command {
 		Long: `Play, in a temporary store that is removed afterwards, a short session of three
 agents working in parallel: steps and progress, a decision, a blocker, one
 agent going silent, the stale warning and then the stale verdict, a takeover,
-and the continuation prompt the new agent receives. Each stage prints the
-commands the agents run and what they see, the status table included.
+and the continuation prompt the new agent receives. A last stage shows
+presence: an agent waiting for a person, one busy in a long tool and one whose
+process is killed and seen dead at once. Each stage prints the commands the
+agents run and what they see, the status table included.
 
 Time is simulated: half an hour of work plays in about a second. Nothing
 outside the temporary store is touched.`,
@@ -66,10 +68,14 @@ type demo struct {
 	// err is the first command that exited otherwise than the script
 	// expects; flush reports it.
 	err error
+	// stdin and vars are the next command's input and extra environment
+	// (runIn).
+	stdin string
+	vars  map[string]string
 }
 
 // demoStages is how many stages the demo has (the headings count them).
-const demoStages = 6
+const demoStages = 7
 
 func runDemo(ctx context.Context, o *DemoOptions) (err error) {
 	base := o.TempDir
@@ -180,8 +186,13 @@ everything. dave receives the continuation prompt:`)
 	d.advance(2 * time.Minute)
 	d.run("dave", "step", "demo/docs", "examples", "--done", "--output", "docs/orders.md")
 	d.run("", "status", "--all")
-	d.say(`Done steps were never offered again: dave started at "Pagination examples".
-The demo's store is removed now. To use ckpt in a project:
+	d.say(`Done steps were never offered again: dave started at "Pagination examples".`)
+	if err := d.flush(); err != nil {
+		return err
+	}
+
+	d.presenceStage()
+	d.say(`The demo's store is removed now. To use ckpt in a project:
 
   ckpt init
   ckpt start my-task --step plan --step build --step verify
@@ -189,6 +200,13 @@ The demo's store is removed now. To use ckpt in a project:
 
 ckpt help lists every command; docs/cli.md is the reference.`)
 	return d.flush()
+}
+
+// runIn is run with stdin and extra environment variables.
+func (d *demo) runIn(stdin string, vars map[string]string, agent string, args ...string) {
+	d.stdin, d.vars = stdin, vars
+	defer func() { d.stdin, d.vars = "", nil }()
+	d.run(agent, args...)
 }
 
 // heading starts the next stage.
@@ -237,11 +255,19 @@ func (d *demo) runExit(want int, agent string, args ...string) {
 		prompt = agent + " $"
 	}
 	d.showClock()
-	fmt.Fprintf(d.out, "%s ckpt %s\n", prompt, quoteArgs(args))
+	input := ""
+	if d.stdin != "" {
+		input = " <<< '" + d.stdin + "'"
+	}
+	fmt.Fprintf(d.out, "%s ckpt %s%s\n", prompt, quoteArgs(args), input)
 	var buf bytes.Buffer
+	vars := d.vars
 	env := &Env{
-		IOStreams: IOStreams{In: strings.NewReader(""), Out: &buf, ErrOut: &buf},
+		IOStreams: IOStreams{In: strings.NewReader(d.stdin), Out: &buf, ErrOut: &buf},
 		Getenv: func(k string) string {
+			if v, ok := vars[k]; ok {
+				return v
+			}
 			if k == EnvAgent {
 				return agent
 			}

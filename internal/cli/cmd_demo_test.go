@@ -17,26 +17,34 @@ func TestDemoPlaysEveryStageAndCleansUp(t *testing.T) {
 	}
 	s := out.String()
 	wants := []string{
-		"== 1/6  Three agents start in parallel",
+		"== 1/7  Three agents start in parallel",
 		"alice $ ckpt start demo/api",
-		"== 2/6  Progress, a decision and a blocker",
+		"== 2/7  Progress, a decision and a blocker",
 		"decision: Cursor pagination, not offsets",
 		"blocker b1: Needs the orders API schema from demo/api",
 		"$ ckpt status\nID ",
-		"== 3/6  carol goes silent",
+		"== 3/7  carol goes silent",
 		"demo/docs  carol  in_progress  warn ",
 		"(exit status 11)",
-		"== 4/6  The stale verdict",
+		"== 4/7  The stale verdict",
 		"demo/docs  carol  in_progress  stale ",
 		"(exit status 10)",
-		"== 5/6  dave takes over carol's work",
+		"== 5/7  dave takes over carol's work",
 		"orchestrator $ ckpt takeover demo/docs --agent dave\narchived the previous state as demo/docs_crashed_1768489140\n",
 		"# Resume: Orders API guide",
 		"- **Agent:** dave, session 2",
 		"## Done steps (do not redo)\n- [x] outline: Outline the guide",
-		"== 6/6  dave carries on from where carol stopped",
+		"== 6/7  dave carries on from where carol stopped",
 		"dave $ ckpt step demo/docs examples --done",
 		"demo/docs_crashed_1768489140  carol",
+		"== 7/7  Who is working, waiting, busy or dead",
+		"erin's client $ ckpt hook Notification <<< '",
+		"$ ckpt show demo/gina\n",
+		"presence     dead since 2026-01-15T15:02:00Z (1m ago): process ",
+		"$ ckpt show demo/erin\n",
+		"presence     waiting since 2026-01-15T15:02:00Z (36m ago): permission_prompt: Claude needs your permission to use Bash\n",
+		"$ ckpt show demo/frank\n",
+		"presence     busy since 2026-01-15T15:02:00Z (36m ago): Bash: make e2e\n",
 	}
 	at := 0
 	for _, w := range wants {
@@ -55,7 +63,7 @@ func TestDemoPlaysEveryStageAndCleansUp(t *testing.T) {
 func TestDemoCommandRuns(t *testing.T) {
 	h := newHarness(t)
 	out := h.ok("demo")
-	if !strings.Contains(out, "== 6/6") || !strings.Contains(out, "(exit status 10)") {
+	if !strings.Contains(out, "== 7/7") || !strings.Contains(out, "(exit status 10)") {
 		t.Errorf("ckpt demo output:\n%s", out)
 	}
 	// The demo plays in its own store: the user's is untouched.
