@@ -36,6 +36,10 @@ type deriveInput struct {
 	checksum string
 	prev     *State // nil on the first checkpoint or after a full recovery
 	known    known
+	// logged holds what history.jsonl recorded already (a recovery from an
+	// older recovery.json): completions of tasks and criteria in it are
+	// taken with their times and not logged again.
+	logged known
 	// now is the time of the checkpoint being made; the zero time derives a
 	// state for reading only: nothing newly seen gets a time and the
 	// checkpoint count does not move.
@@ -103,6 +107,10 @@ func derive(in deriveInput) (*State, changes) {
 			case t.Checked && old != nil && old.Done:
 				ts.CompletedAt, ts.CompletedBy = old.CompletedAt, old.CompletedBy
 			case t.Checked:
+				if k, ok := in.logged.tasks[t.ID]; ok && k.Done {
+					ts.CompletedAt, ts.CompletedBy = k.CompletedAt, k.CompletedBy
+					break // completed since the state recovered from, and logged then
+				}
 				if k, ok := in.known.tasks[t.ID]; ok && k.Done {
 					ts.CompletedAt, ts.CompletedBy = k.CompletedAt, k.CompletedBy
 				} else if observed {
@@ -124,6 +132,9 @@ func derive(in deriveInput) (*State, changes) {
 			switch {
 			case c.Checked && old != nil && old.Met:
 				cs.VerifiedAt = old.VerifiedAt
+			case c.Checked && !in.logged.criteria[c.ID].IsZero():
+				k := in.logged.criteria[c.ID]
+				cs.VerifiedAt = &k
 			case c.Checked:
 				observed := prev != nil && !now.IsZero()
 				if k := in.known.criteria[c.ID]; !k.IsZero() {

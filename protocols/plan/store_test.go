@@ -3,6 +3,9 @@ package plan
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -168,5 +171,51 @@ func TestOverlayKeepsWhatThePlanDoesNotSay(t *testing.T) {
 	snap.Seq = cur.Rev + 1
 	if _, err := ckpt.Apply("p", cur.Clone(), snap); err != nil {
 		t.Errorf("Apply refused the overlay: %v", err)
+	}
+}
+
+// Recovering from a recovery.json older than the last checkpoint (a task
+// was completed since it was saved) takes the completion from the history:
+// task_completed is not logged again with a new time, and the store gets
+// no second revision of what it has (issue 11, seed 004).
+func TestRecoveryFromAnOlderRecoveryFileDoesNotRepeatCompletions(t *testing.T) {
+	ctx := context.Background()
+	ms := memstore.New()
+	path := newPlan(t, "p", "- [ ] a <!-- TASK: a -->\n- [ ] b <!-- TASK: b -->\n")
+	store := func(res *SyncResult, at time.Time) Stored {
+		t.Helper()
+		r, err := StoreSync(ctx, ms, res.ID, res.Checkpoint, StoreOptions{Now: at, Source: "plans/p/plan.md"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	store(mustSync(t, path, t0), t0) // recovery.json: a and b open
+	mustSetTask(t, path, "a", true)
+	t1 := t0.Add(time.Minute)
+	store(mustSync(t, path, t1), t1) // a completed at t1; recovery.json not rewritten
+	before, _ := ms.Get(ctx, "p", 0)
+	if err := os.WriteFile(filepath.Join(cdirOf(path), stateFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t2 := t1.Add(time.Minute)
+	res := mustSync(t, path, t2)
+	if slices.Contains(eventNames(res.Events), EventTaskCompleted) {
+		t.Errorf("task_completed logged again: %v", eventNames(res.Events))
+	}
+	n := 0
+	for _, l := range historyLines(t, path) {
+		if strings.Contains(l, `"event":"task_completed"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d task_completed lines in history.jsonl, want 1", n)
+	}
+	if a := res.State.Phases[UnphasedKey].Tasks["a"]; a.CompletedAt == nil || !a.CompletedAt.Equal(t1) {
+		t.Errorf("a's completion time %v, want %v", a.CompletedAt, t1)
+	}
+	if r := store(res, t2); r.Stored || r.State.Rev != before.Rev {
+		t.Errorf("a duplicate revision was stored: rev %d after %d", r.State.Rev, before.Rev)
 	}
 }

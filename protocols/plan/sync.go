@@ -253,6 +253,15 @@ func syncLocked(abs string, now time.Time, cfg syncConfig) (*SyncResult, error) 
 		}
 		in.known = knownFromHistory(events)
 	}
+	if p.source == FromRecovery {
+		// recovery.json can be older than the last checkpoint: what the
+		// history logged since was done then, not now.
+		events, _, err := ReadHistory(filepath.Join(cdir, historyFile))
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("history.jsonl could not be read for what happened since recovery.json: %v", err))
+		}
+		in.logged = knownFromHistory(events)
+	}
 	if cfg.hint != nil {
 		in.known = mergeKnown(in.known, knownFromCheckpoint(cfg.hint))
 	}
