@@ -51,114 +51,12 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	if e.Seq != c.Rev+1 {
 		return nil, fmt.Errorf("%w: %s event has seq %d after revision %d", ErrCorrupt, e.Type, e.Seq, c.Rev)
 	}
+	if e.Type == EventRestored || e.Type == EventImported || e.Type == EventSynced {
+		return applySnapshot(id, c, e)
+	}
 	at := e.At.UTC()
 	doneBefore := c.Progress.Done
-	var err error
-	switch e.Type {
-	case EventUpdate:
-		var p Patch
-		if err = decode(e, &p); err == nil {
-			err = applyPatch(c, p, at)
-		}
-	case EventStatus:
-		var s StatusChange
-		if err = decode(e, &s); err == nil {
-			err = applyStatus(c, s.Status, s.Reason, at)
-		}
-	case EventStep:
-		var s StepChange
-		if err = decode(e, &s); err == nil {
-			err = applyStep(c, s, at)
-		}
-	case EventDecision:
-		var d DecisionData
-		if err = decode(e, &d); err == nil {
-			if d.Text == "" {
-				err = fmt.Errorf("%w: a decision needs its text", ErrInvalid)
-			} else {
-				c.Decisions = append(c.Decisions, Decision{At: at, Text: d.Text, Reason: d.Reason})
-			}
-		}
-	case EventBlocker:
-		var b BlockerChange
-		if err = decode(e, &b); err == nil {
-			err = applyBlocker(c, b, at)
-		}
-	case EventError:
-		var x ErrorChange
-		if err = decode(e, &x); err == nil {
-			err = applyError(c, x, at)
-		}
-	case EventAccept:
-		var a AcceptChange
-		if err = decode(e, &a); err == nil {
-			err = applyAccept(c, a, at)
-		}
-	case EventCycle:
-		if c.Cycles.Max > 0 && c.Cycles.Count >= c.Cycles.Max {
-			err = fmt.Errorf("%w: %s has used %d of %d cycles; raise the limit with ckpt update %s --max-cycles N, or stop and ask for help",
-				ErrCycleLimit, id, c.Cycles.Count, c.Cycles.Max, id)
-		} else {
-			c.Cycles.Count++
-		}
-	case EventResumed:
-		var s SessionChange
-		if err = decode(e, &s); err == nil {
-			c.Session = nextSession(c.Session, s.Session, at)
-			if s.Agent != nil {
-				c.Agent = *s.Agent
-			}
-			c.ResumesWithoutProgress++
-			reopen(c)
-		}
-	case EventTakenOver:
-		var t Takeover
-		if err = decode(e, &t); err == nil {
-			if t.To.ID == "" && t.To.Name == "" {
-				err = fmt.Errorf("%w: a takeover needs the new agent", ErrInvalid)
-			} else {
-				c.Agent = t.To
-				c.Session = nextSession(c.Session, t.Session, at)
-				c.ResumesWithoutProgress++
-				reopen(c)
-			}
-		}
-	case EventRestarted:
-		var r Restart
-		if err = decode(e, &r); err == nil {
-			restart(c, r, at)
-		}
-	case EventRestored, EventImported, EventSynced:
-		return applySnapshot(id, c, e)
-	case EventArchived:
-		var a Archive
-		if err = decode(e, &a); err == nil {
-			if a.Reason == "" {
-				err = fmt.Errorf("%w: an archive needs a reason", ErrInvalid)
-			} else {
-				if a.At.IsZero() {
-					a.At = at
-				}
-				c.Archived = &a
-			}
-		}
-	case EventNote:
-		var n Note
-		if err = decode(e, &n); err == nil {
-			if n.Text == "" {
-				err = fmt.Errorf("%w: a note needs its text", ErrInvalid)
-			} else if c.Context.Notes == "" {
-				c.Context.Notes = n.Text
-			} else {
-				c.Context.Notes += "\n" + n.Text
-			}
-		}
-	case EventCode:
-		err = applyCode(c, e)
-	default:
-		err = fmt.Errorf("%w: unknown event type %q", ErrInvalid, e.Type)
-	}
-	if err != nil {
+	if err := applyChange(id, c, e, at); err != nil {
 		return nil, err
 	}
 	c.Rev = e.Seq
@@ -168,6 +66,123 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 		c.ResumesWithoutProgress = 0
 	}
 	return c, nil
+}
+
+// applyChange applies the payload of e, an event that changes an existing
+// checkpoint (not a snapshot), to c.
+func applyChange(id string, c *Checkpoint, e Event, at time.Time) error {
+	switch e.Type {
+	case EventUpdate:
+		var p Patch
+		return decodeThen(e, &p, func() error { return applyPatch(c, p, at) })
+	case EventStatus:
+		var s StatusChange
+		return decodeThen(e, &s, func() error { return applyStatus(c, s.Status, s.Reason, at) })
+	case EventStep:
+		var s StepChange
+		return decodeThen(e, &s, func() error { return applyStep(c, s, at) })
+	case EventDecision:
+		var d DecisionData
+		return decodeThen(e, &d, func() error { return applyDecision(c, d, at) })
+	case EventBlocker:
+		var b BlockerChange
+		return decodeThen(e, &b, func() error { return applyBlocker(c, b, at) })
+	case EventError:
+		var x ErrorChange
+		return decodeThen(e, &x, func() error { return applyError(c, x, at) })
+	case EventAccept:
+		var a AcceptChange
+		return decodeThen(e, &a, func() error { return applyAccept(c, a, at) })
+	case EventCycle:
+		return applyCycle(id, c)
+	case EventResumed:
+		var s SessionChange
+		return decodeThen(e, &s, func() error { return applyResumed(c, s, at) })
+	case EventTakenOver:
+		var t Takeover
+		return decodeThen(e, &t, func() error { return applyTakenOver(c, t, at) })
+	case EventRestarted:
+		var r Restart
+		return decodeThen(e, &r, func() error { restart(c, r, at); return nil })
+	case EventArchived:
+		var a Archive
+		return decodeThen(e, &a, func() error { return applyArchived(c, a, at) })
+	case EventNote:
+		var n Note
+		return decodeThen(e, &n, func() error { return applyNote(c, n) })
+	case EventCode:
+		return applyCode(c, e)
+	}
+	return fmt.Errorf("%w: unknown event type %q", ErrInvalid, e.Type)
+}
+
+// decodeThen decodes e's payload into v, then runs apply.
+func decodeThen(e Event, v any, apply func() error) error {
+	if err := decode(e, v); err != nil {
+		return err
+	}
+	return apply()
+}
+
+func applyDecision(c *Checkpoint, d DecisionData, at time.Time) error {
+	if d.Text == "" {
+		return fmt.Errorf("%w: a decision needs its text", ErrInvalid)
+	}
+	c.Decisions = append(c.Decisions, Decision{At: at, Text: d.Text, Reason: d.Reason})
+	return nil
+}
+
+func applyCycle(id string, c *Checkpoint) error {
+	if c.Cycles.Max > 0 && c.Cycles.Count >= c.Cycles.Max {
+		return fmt.Errorf("%w: %s has used %d of %d cycles; raise the limit with ckpt update %s --max-cycles N, or stop and ask for help",
+			ErrCycleLimit, id, c.Cycles.Count, c.Cycles.Max, id)
+	}
+	c.Cycles.Count++
+	return nil
+}
+
+func applyResumed(c *Checkpoint, s SessionChange, at time.Time) error {
+	c.Session = nextSession(c.Session, s.Session, at)
+	if s.Agent != nil {
+		c.Agent = *s.Agent
+	}
+	c.ResumesWithoutProgress++
+	reopen(c)
+	return nil
+}
+
+func applyTakenOver(c *Checkpoint, t Takeover, at time.Time) error {
+	if t.To.ID == "" && t.To.Name == "" {
+		return fmt.Errorf("%w: a takeover needs the new agent", ErrInvalid)
+	}
+	c.Agent = t.To
+	c.Session = nextSession(c.Session, t.Session, at)
+	c.ResumesWithoutProgress++
+	reopen(c)
+	return nil
+}
+
+func applyArchived(c *Checkpoint, a Archive, at time.Time) error {
+	if a.Reason == "" {
+		return fmt.Errorf("%w: an archive needs a reason", ErrInvalid)
+	}
+	if a.At.IsZero() {
+		a.At = at
+	}
+	c.Archived = &a
+	return nil
+}
+
+func applyNote(c *Checkpoint, n Note) error {
+	switch {
+	case n.Text == "":
+		return fmt.Errorf("%w: a note needs its text", ErrInvalid)
+	case c.Context.Notes == "":
+		c.Context.Notes = n.Text
+	default:
+		c.Context.Notes += "\n" + n.Text
+	}
+	return nil
 }
 
 // applySnapshot replaces c's state with the snapshot in e, keeping the

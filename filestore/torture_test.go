@@ -208,7 +208,8 @@ func assertRepairClean(t *testing.T, s *Store, ids []string, seen map[string]int
 // TestCrashTorture SIGKILLs writer processes at random moments while others
 // keep writing; after each kill the killed writer's checkpoint checks clean
 // or repairs clean, and every update any writer had acknowledged is there.
-// It runs about 30 s (5 s with -short); CKPT_TORTURE=N runs N kills instead.
+// It is counted in kills, never timed: 15 in the everyday suite,
+// CKPT_TORTURE=N for the long suite (.ci/run).
 func TestCrashTorture(t *testing.T) {
 	s := newStore(t, Options{BackupEvery: 3, BackupKeep: 4})
 	dir := s.Dir()
@@ -216,12 +217,9 @@ func TestCrashTorture(t *testing.T) {
 	if _, err := s.Append(context.Background(), sharedID, ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{}, ckpt.Created{Patch: ckpt.Patch{Title: &title}}), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kills, budget := 1<<30, 30*time.Second
-	if testing.Short() {
-		budget = 5 * time.Second
-	}
+	kills := 15
 	if n, err := strconv.Atoi(os.Getenv("CKPT_TORTURE")); err == nil && n > 0 {
-		kills, budget = n, 24*time.Hour
+		kills = n
 	}
 	const writers = 4
 	next := 0
@@ -238,7 +236,7 @@ func TestCrashTorture(t *testing.T) {
 	killed, acked := 0, 0
 	seen := map[string]int{}
 	index := newStepIndex()
-	for killed < kills && time.Since(start) < budget && !t.Failed() {
+	for killed < kills && !t.Failed() {
 		time.Sleep(time.Duration(rng.IntN(40)+2) * time.Millisecond)
 		i := rng.IntN(len(running))
 		w := running[i]

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -31,10 +30,8 @@ func ckptBinary(tb testing.TB) string {
 			return
 		}
 		builtPath = filepath.Join(dir, "ckpt")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
+		// go test puts the go command that runs it first on PATH.
+		goTool := "go"
 		cmd := exec.Command(goTool, "build", "-o", builtPath, ".")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -25,22 +25,19 @@ import (
 // state (`ckpt show --json`) and in the history (`ckpt log --json`), whose
 // revisions are dense.
 //
-// The default run makes 300 kills, in about 50 s on a 2-core machine, and
-// stops after 90 s whatever the count (25 kills with -short); CKPT_TORTURE=N
-// runs N kills with no time limit. Problems check finds after a kill (a
-// state file behind the history, a missing backup, a leftover temporary
-// file) are logged with -v.
+// The run is counted in kills, never timed: 25 in the everyday suite
+// (go test ./..., a few seconds), CKPT_TORTURE=N for the long suite (.ci/run
+// runs 300, about a minute on a 2-core machine). Problems check finds after
+// a kill (a state file behind the history, a missing backup, a leftover
+// temporary file) are logged with -v.
 func TestCrashTorture(t *testing.T) {
-	target, deadline := 300, 90*time.Second
-	if testing.Short() {
-		target = 25
-	}
+	target := 25
 	if v := os.Getenv("CKPT_TORTURE"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			t.Fatalf("CKPT_TORTURE=%q: give a number of kills, e.g. CKPT_TORTURE=2000", v)
 		}
-		target, deadline = n, 0
+		target = n
 	}
 	bin := ckptBinary(t)
 	// Frequent backups, so kills also land in backup writes and rotation.
@@ -55,10 +52,6 @@ func TestCrashTorture(t *testing.T) {
 	start := time.Now()
 	kills, repairs, dirty, nextVerify := 0, 0, 0, 50
 	for kills < target {
-		if deadline > 0 && time.Since(start) > deadline {
-			t.Logf("time limit %s reached after %d kills", deadline, kills)
-			break
-		}
 		kills += tr.round()
 		clean, repaired := tr.checkOrRepair()
 		if !clean {
@@ -85,9 +78,6 @@ func TestCrashTorture(t *testing.T) {
 			break
 		}
 		t.Logf("check found: %s", w)
-	}
-	if least := min(target, 100); kills < least {
-		t.Errorf("only %d kills landed (want at least %d): the machine is too slow for the time limit, or writers do not run", kills, least)
 	}
 }
 

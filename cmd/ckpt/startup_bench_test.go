@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 )
@@ -93,10 +92,8 @@ func helloBinary(tb testing.TB) string {
 			return
 		}
 		helloPath = filepath.Join(dir, "hello")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
+		// go test puts the go command that runs it first on PATH.
+		goTool := "go"
 		cmd := exec.Command(goTool, "build", "-o", helloPath, src)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GO111MODULE=off")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -115,7 +116,11 @@ Exit 3 when no marker carries TASK-ID.`,
 	return cmd
 }
 
-var byPattern = regexp.MustCompile(`^(main|subagent:[A-Za-z0-9._-]+|team:[A-Za-z0-9._-]+)$`)
+// Regular expressions are compiled on first use, not at start-up: every
+// ckpt process links this package, and most never use them.
+var byPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(main|subagent:[A-Za-z0-9._-]+|team:[A-Za-z0-9._-]+)$`)
+})
 
 // planReport is what `ckpt plan sync --json` prints.
 type planReport struct {
@@ -144,7 +149,7 @@ func (o *PlanOptions) abs(p string) string {
 }
 
 func runPlanSync(ctx context.Context, o *PlanOptions) error {
-	if !byPattern.MatchString(o.By) {
+	if !byPattern().MatchString(o.By) {
 		return fmt.Errorf("%w: --by %q: use main, subagent:TYPE or team:ID", ckpt.ErrInvalid, o.By)
 	}
 	if o.ID != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 )
@@ -77,7 +78,12 @@ func ExitCode(err error) int {
 
 // givesAdvice matches a message that already says what to do: it names a
 // ckpt command or tells the user to act.
-var givesAdvice = regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore|archive|prune|stale|monitor|status|progress|demo)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
+//
+// Regular expressions are compiled on first use, not at start-up: every
+// ckpt process links this package, and most never use them.
+var givesAdvice = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore|archive|prune|stale|monitor|status|progress|demo)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
+})
 
 // hint is what the CLI adds to err to say what to do with its flags and
 // commands; the library's messages say what happened, never which flag.
@@ -103,7 +109,7 @@ func hint(err error) string {
 		return "pass --force to go on anyway"
 	}
 	msg := err.Error()
-	if givesAdvice.MatchString(msg) {
+	if givesAdvice().MatchString(msg) {
 		return ""
 	}
 	var u usageError

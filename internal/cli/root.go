@@ -21,7 +21,7 @@ func Main(env *Env) int {
 // run executes f.env.Args with the factory f.
 func run(f *factory) int {
 	env := f.env
-	root := newRootCmd(f)
+	root := newRootCmd(f, env.Args)
 	root.SetArgs(env.Args)
 	root.SetIn(env.In)
 	root.SetOut(env.Out)
@@ -169,7 +169,67 @@ Exit codes:
 
 The full reference is docs/cli.md.`
 
-func newRootCmd(f *factory) *cobra.Command {
+// verb is one top-level command: its name, its group in help ("" for
+// none) and its constructor.
+type verb struct {
+	name, group string
+	build       func(*factory) *cobra.Command
+}
+
+// verbs lists every verb in the order help shows them. (A function, not a
+// variable: the demo's constructor runs command lines, so a variable would
+// refer to itself.)
+func verbs() []verb {
+	return []verb{
+		{"start", "record", newStartCmd}, {"step", "record", newStepCmd}, {"update", "record", newUpdateCmd},
+		{"decision", "record", newDecisionCmd}, {"block", "record", newBlockCmd}, {"unblock", "record", newUnblockCmd},
+		{"error", "record", newErrorCmd}, {"accept", "record", newAcceptCmd}, {"cycle", "record", newCycleCmd},
+		{"note", "record", newNoteCmd}, {"beat", "record", newBeatCmd},
+		{"done", "record", statusVerb("done")}, {"fail", "record", statusVerb("fail")}, {"wait", "record", statusVerb("wait")},
+		{"show", "read", newShowCmd}, {"ls", "read", newLsCmd}, {"log", "read", newLogCmd},
+		{"init", "store", newInitCmd}, {"check", "store", newCheckCmd}, {"repair", "store", newRepairCmd},
+		{"migrate", "store", newMigrateCmd}, {"serve", "store", newServeCmd}, {"token", "store", newTokenCmd},
+		{"resume", "lifecycle", newResumeCmd}, {"takeover", "lifecycle", newTakeoverCmd}, {"restart", "lifecycle", newRestartCmd},
+		{"archive", "lifecycle", newArchiveCmd}, {"restore", "lifecycle", newRestoreCmd}, {"prune", "lifecycle", newPruneCmd},
+		{"status", "watch", newStatusViewCmd}, {"progress", "watch", newProgressCmd}, {"stale", "watch", newStaleCmd},
+		{"monitor", "watch", newMonitorCmd},
+		{"import", "protocols", newImportCmd}, {"export", "protocols", newExportCmd}, {"mirror", "protocols", newMirrorCmd},
+		{"plan", "protocols", newPlanCmd}, {"checkpoint", "protocols", newCheckpointCmd},
+		{"hooks", "integrations", newHooksCmd}, {"hook", "integrations", newHookCmd}, {"mcp", "integrations", newMCPCmd},
+		{"demo", "", newDemoCmd}, {"version", "", newVersionCmd},
+	}
+}
+
+func statusVerb(verb string) func(*factory) *cobra.Command {
+	return func(f *factory) *cobra.Command { return newStatusCmd(f, verb) }
+}
+
+// verbOf returns the verb args run when it is one of verbs, skipping the
+// root's own flags before it; "" otherwise (help, an unknown word, no
+// verb), when every verb must be there for help and suggestions.
+func verbOf(args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--store" || a == "--agent":
+			i++ // its value
+		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--agent="):
+		case strings.HasPrefix(a, "-"):
+			return "" // --help, --version, --, or a flag only a verb knows
+		default:
+			for _, v := range verbs() {
+				if v.name == a {
+					return a
+				}
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// newRootCmd builds the command tree for the command line args.
+func newRootCmd(f *factory, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "ckpt",
 		Short:         "Durable checkpoints for agent work",
@@ -199,42 +259,18 @@ func newRootCmd(f *factory) *cobra.Command {
 		&cobra.Group{ID: "protocols", Title: "Seed protocols:"},
 		&cobra.Group{ID: "integrations", Title: "Agent clients:"},
 	)
-	for _, c := range []*cobra.Command{
-		newStartCmd(f), newStepCmd(f), newUpdateCmd(f), newDecisionCmd(f),
-		newBlockCmd(f), newUnblockCmd(f), newErrorCmd(f), newAcceptCmd(f),
-		newCycleCmd(f), newNoteCmd(f), newBeatCmd(f),
-		newStatusCmd(f, "done"), newStatusCmd(f, "fail"), newStatusCmd(f, "wait"),
-	} {
-		c.GroupID = "record"
+	// Only the verb the command line names is built, when it names one:
+	// building all of them (their flags, help texts) would cost every
+	// process, every hook call among them, about as much as Go's own start.
+	wanted := verbOf(args)
+	for _, v := range verbs() {
+		if wanted != "" && v.name != wanted {
+			continue
+		}
+		c := v.build(f)
+		c.GroupID = v.group
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newShowCmd(f), newLsCmd(f), newLogCmd(f)} {
-		c.GroupID = "read"
-		root.AddCommand(c)
-	}
-	for _, c := range []*cobra.Command{newInitCmd(f), newCheckCmd(f), newRepairCmd(f), newMigrateCmd(f), newServeCmd(f), newTokenCmd(f)} {
-		c.GroupID = "store"
-		root.AddCommand(c)
-	}
-	for _, c := range []*cobra.Command{
-		newResumeCmd(f), newTakeoverCmd(f), newRestartCmd(f), newArchiveCmd(f), newRestoreCmd(f), newPruneCmd(f),
-	} {
-		c.GroupID = "lifecycle"
-		root.AddCommand(c)
-	}
-	for _, c := range []*cobra.Command{newStatusViewCmd(f), newProgressCmd(f), newStaleCmd(f), newMonitorCmd(f)} {
-		c.GroupID = "watch"
-		root.AddCommand(c)
-	}
-	for _, c := range []*cobra.Command{newImportCmd(f), newExportCmd(f), newMirrorCmd(f), newPlanCmd(f), newCheckpointCmd(f)} {
-		c.GroupID = "protocols"
-		root.AddCommand(c)
-	}
-	for _, c := range []*cobra.Command{newHooksCmd(f), newHookCmd(f), newMCPCmd(f)} {
-		c.GroupID = "integrations"
-		root.AddCommand(c)
-	}
-	root.AddCommand(newDemoCmd(f), newVersionCmd(f))
 	return root
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
@@ -15,11 +16,13 @@ import (
 // document's fields as "**Label:** value" lines and "## Section" lists. It is
 // read into the JSON document so that one mapping serves both.
 
+// Regular expressions are compiled on first use, not at start-up: every
+// ckpt process links this package, and most never use them.
 var (
-	boldField  = regexp.MustCompile(`^\s*(?:[-*+]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`)
-	listItem   = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
-	statusLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*):[ \t]?(.*)$`)
-	trailNote  = regexp.MustCompile(`^(.*\S)\s+\(([^()]*)\)$`)
+	boldField  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:[-*+]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`) })
+	listItem   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`) })
+	statusLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Z][A-Z0-9_]*):[ \t]?(.*)$`) })
+	trailNote  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*\S)\s+\(([^()]*)\)$`) })
 )
 
 // labelKeys maps a Markdown label (lower case) onto the document's field.
@@ -68,7 +71,7 @@ func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
 			}
 			continue
 		}
-		if m := boldField.FindStringSubmatch(line); m != nil {
+		if m := boldField().FindStringSubmatch(line); m != nil {
 			label := strings.ToLower(strings.TrimSpace(m[1]))
 			value := strings.TrimSpace(m[2])
 			if section == "coordination state" {
@@ -96,7 +99,7 @@ func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
 			}
 			continue
 		}
-		if m := listItem.FindStringSubmatch(line); m != nil && listKey != "" {
+		if m := listItem().FindStringSubmatch(line); m != nil && listKey != "" {
 			if len(m[1]) >= 2 && !flattened {
 				n.Add("nested list items under %s flattened into one list", listKey)
 				flattened = true
@@ -167,7 +170,7 @@ func filePaths(items []string, n *jsondoc.Notes) []string {
 			n.Add("files_modified item %q names no file: skipped", it)
 			continue
 		}
-		if m := trailNote.FindStringSubmatch(it); m != nil {
+		if m := trailNote().FindStringSubmatch(it); m != nil {
 			if !noted {
 				n.Add("files_modified items carry notes such as %q: only the paths are kept", "("+m[2]+")")
 				noted = true
@@ -188,7 +191,7 @@ func readStatusFile(data []byte, n *jsondoc.Notes) (*jsondoc.Object, bool) {
 		if line == "" {
 			continue
 		}
-		m := statusLine.FindStringSubmatch(line)
+		m := statusLine().FindStringSubmatch(line)
 		if m == nil {
 			return nil, false
 		}

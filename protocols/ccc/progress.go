@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
@@ -36,10 +37,12 @@ var sectionNames = map[string]string{
 	"continuation prompt": secPrompt,
 }
 
+// Regular expressions are compiled on first use, not at start-up: every
+// ckpt process links this package, and most never use them.
 var (
-	headerField = regexp.MustCompile(`^\s*\*\*([^*]+?):?\*\*:?\s*(.*)$`)
-	bulletLine  = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
-	issueKey    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-[0-9]+$`)
+	headerField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\*\*([^*]+?):?\*\*:?\s*(.*)$`) })
+	bulletLine  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`) })
+	issueKey    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-[0-9]+$`) })
 )
 
 // progress is .ccc-progress.md as read: the header fields, the items of
@@ -115,7 +118,7 @@ func parseProgress(md []byte) progress {
 			continue
 		}
 		if !inBody {
-			if m := headerField.FindStringSubmatch(line); m != nil {
+			if m := headerField().FindStringSubmatch(line); m != nil {
 				p.header = append(p.header, field{strings.TrimSpace(m[1]), strings.TrimSpace(m[2])})
 			}
 			continue
@@ -134,7 +137,7 @@ func items(lines []string) []string {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if m := bulletLine.FindStringSubmatch(l); m != nil && len(m[1]) < 2 {
+		if m := bulletLine().FindStringSubmatch(l); m != nil && len(m[1]) < 2 {
 			out = append(out, strings.TrimSpace(m[2]))
 			continue
 		}
@@ -378,11 +381,11 @@ func generatedPrompt(c *ckpt.Checkpoint) string {
 // issueParts splits "CIA-123 — Title" into the issue key and the title.
 func issueParts(v string) (key, title string) {
 	for _, sep := range []string{" — ", " – ", " - ", ": "} {
-		if k, t, ok := strings.Cut(v, sep); ok && issueKey.MatchString(strings.TrimSpace(k)) {
+		if k, t, ok := strings.Cut(v, sep); ok && issueKey().MatchString(strings.TrimSpace(k)) {
 			return strings.TrimSpace(k), strings.TrimSpace(t)
 		}
 	}
-	if issueKey.MatchString(strings.TrimSpace(v)) {
+	if issueKey().MatchString(strings.TrimSpace(v)) {
 		return strings.TrimSpace(v), ""
 	}
 	return "", strings.TrimSpace(v)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -22,7 +23,10 @@ const LeftoverAge = time.Minute
 
 // tempName matches the temporary files of an atomic write (internal/
 // atomicfile): ".<file name>.tmp<digits>" beside the file.
-var tempName = regexp.MustCompile(`^\.(.+)\.tmp[0-9]+$`)
+//
+// Regular expressions are compiled on first use, not at start-up: every
+// ckpt process links this package, and most never use them.
+var tempName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.(.+)\.tmp[0-9]+$`) })
 
 // writtenDir is a directory a format writes files in, and which of its
 // files are the format's (so only their temporary files are touched).
@@ -86,7 +90,7 @@ func (m *Store) leftovers(e Entry, c *ckpt.Checkpoint, seen map[string]bool) []P
 			continue
 		}
 		for _, d := range list {
-			sub := tempName.FindStringSubmatch(d.Name())
+			sub := tempName().FindStringSubmatch(d.Name())
 			if sub == nil || !d.Type().IsRegular() || !w.ours(sub[1]) {
 				continue
 			}

@@ -3,8 +3,8 @@
 // criteria, decisions and blockers, with a .checkpoint directory beside it
 // holding state.json (version 2), history.jsonl and recovery.json.
 //
-// The plan is read with a real Markdown parser (goldmark with the GFM
-// extensions), so a marker inside a code fence or a code span is text, not a
+// The plan is read with a real Markdown parser (goldmark with GFM's task
+// lists), so a marker inside a code fence or a code span is text, not a
 // marker, and a checkbox is whatever GitHub would render as one.
 package plan
 
@@ -15,9 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 )
@@ -146,10 +144,6 @@ func (p *Plan) Field(key string) (string, bool) {
 	return "", false
 }
 
-// markdown is the one parser configuration: CommonMark plus GFM (task lists,
-// tables, strikethrough, autolinks), as GitHub renders a plan.
-var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
-
 // Parse reads a plan.md. It fails only when the bytes are not a text file
 // (invalid UTF-8, a NUL byte, larger than MaxPlanSize), with an error that
 // names the place; any Markdown parses, and whatever looks like a marker but
@@ -167,7 +161,7 @@ func Parse(src []byte) (*Plan, error) {
 		return nil, fmt.Errorf("plan is not valid UTF-8 (byte %d, line %d): save it as UTF-8", i, lines.line(i))
 	}
 	w := &walker{src: src, lines: lines, plan: &Plan{}, records: map[*ast.ListItem]*record{}, phases: map[string]*Phase{}}
-	doc := markdown.Parser().Parse(text.NewReader(src))
+	doc := markdownParser().Parse(text.NewReader(src))
 	if err := ast.Walk(doc, w.visit); err != nil {
 		return nil, err // visit returns no errors; kept for the contract of ast.Walk
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -35,10 +36,12 @@ type StatusRow struct {
 	Status     ckpt.Status
 }
 
+// Regular expressions are compiled on first use, not at start-up: every
+// ckpt process links this package, and most never use them.
 var (
-	tableLine     = regexp.MustCompile(`^\s*\|.*\|\s*$`)
-	separatorCell = regexp.MustCompile(`^\s*:?-+:?\s*$`)
-	agentAndName  = regexp.MustCompile(`^(.*?)\s*\(([^()]+)\)$`)
+	tableLine     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\|.*\|\s*$`) })
+	separatorCell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*:?-+:?\s*$`) })
+	agentAndName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*?)\s*\(([^()]+)\)$`) })
 )
 
 // ParseStatusMarkdown reads the agent rows of a STATUS.md aggregate: the
@@ -70,7 +73,7 @@ func ParseStatusMarkdown(md []byte) ([]StatusRow, []string, error) {
 		if !inTable {
 			continue
 		}
-		if !tableLine.MatchString(line) {
+		if !tableLine().MatchString(line) {
 			if trimmed != "" {
 				header = nil
 			}
@@ -127,7 +130,7 @@ func readRow(cells []string, header map[string]int, n *jsondoc.Notes, guessed ma
 	if r.Agent == "" {
 		return StatusRow{}, false
 	}
-	if m := agentAndName.FindStringSubmatch(r.Agent); m != nil && m[1] != "" {
+	if m := agentAndName().FindStringSubmatch(r.Agent); m != nil && m[1] != "" {
 		r.Agent, r.AgentName = m[1], m[2]
 	}
 	r.Task = cell("task", "current task", "task id")
@@ -182,7 +185,7 @@ func splitRow(line string) []string {
 
 func isSeparator(cells []string) bool {
 	for _, c := range cells {
-		if !separatorCell.MatchString(c) {
+		if !separatorCell().MatchString(c) {
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
@@ -16,11 +17,13 @@ import (
 // "### Task N: title" headings each followed by a "**Status:** [x]" line.
 // The registry conductor/tracks.md lists the tracks in tables.
 
+// Regular expressions are compiled on first use, not at start-up: every
+// ckpt process links this package, and most never use them.
 var (
-	taskHeading = regexp.MustCompile(`(?i)^task\s+([0-9][0-9.]*)\s*[:.)-]?\s*(.*)$`)
-	statusBox   = regexp.MustCompile(`(?i)^\*\*status:?\*\*:?\s*\[([ xX~\-/])\]`)
-	listEntry   = regexp.MustCompile(`^\s*[-*+]\s+(?:\[([ xX])\]\s+)?(.*)$`)
-	tableRow    = regexp.MustCompile(`^\s*\|(.*)\|\s*$`)
+	taskHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^task\s+([0-9][0-9.]*)\s*[:.)-]?\s*(.*)$`) })
+	statusBox   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\*\*status:?\*\*:?\s*\[([ xX~\-/])\]`) })
+	listEntry   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[-*+]\s+(?:\[([ xX])\]\s+)?(.*)$`) })
+	tableRow    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\|(.*)\|\s*$`) })
 )
 
 // importMarkdown reads a track's plan.md, or explains why a tracks.md
@@ -87,7 +90,7 @@ func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 				}
 			default:
 				task = -1
-				if tm := taskHeading.FindStringSubmatch(text); tm != nil {
+				if tm := taskHeading().FindStringSubmatch(text); tm != nil {
 					id := "task-" + strings.TrimSuffix(tm[1], ".")
 					for i := 2; ids[id]; i++ {
 						id = fmt.Sprintf("task-%s-%d", strings.TrimSuffix(tm[1], "."), i)
@@ -101,7 +104,7 @@ func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 			continue
 		}
 		if task >= 0 {
-			if m := statusBox.FindStringSubmatch(trimmed); m != nil {
+			if m := statusBox().FindStringSubmatch(trimmed); m != nil {
 				switch m[1] {
 				case "x", "X":
 					c.Steps[task].Status = ckpt.StepDone
@@ -114,7 +117,7 @@ func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 			continue
 		}
 		if accept {
-			if m := listEntry.FindStringSubmatch(line); m != nil && strings.TrimSpace(m[2]) != "" {
+			if m := listEntry().FindStringSubmatch(line); m != nil && strings.TrimSpace(m[2]) != "" {
 				a := ckpt.Criterion{ID: fmt.Sprintf("ac-%d", len(c.Acceptance)+1), Title: strings.TrimSpace(m[2])}
 				a.Met = m[1] == "x" || m[1] == "X"
 				if m[1] == "" && len(c.Acceptance) == 0 {
@@ -185,7 +188,7 @@ func registryTracks(data []byte) []string {
 	tracks := []string{}
 	col := -1
 	for _, l := range lines {
-		m := tableRow.FindStringSubmatch(l)
+		m := tableRow().FindStringSubmatch(l)
 		if m == nil {
 			col = -1
 			continue
