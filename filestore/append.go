@@ -59,7 +59,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		if err != nil {
 			return ckpt.AppendResult{}, err
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: cut a torn last history line (%d bytes) left by an interrupted write; it was never acknowledged (saved in %s)", id, cur.torn, saved))
+		warnings = append(warnings, fmt.Sprintf("%s: cut a torn last history line (%d bytes, saved in %s) left by an interrupted write; it was never acknowledged", id, cur.torn, saved))
 	}
 	if e.Key != "" && cur.state != nil {
 		if res, ok, err := s.replay(f, cur, e.Key); err != nil || ok {
