@@ -199,7 +199,8 @@ const archiveSerialRoom = 3
 // (seed 002's naming). When that would be too long to be an ID, the end of
 // id is cut and a short hash of the whole id put in its place
 // (<start of id>-<8 hex>_<reason>_<unix>), so every valid ID can be archived
-// and two long IDs never share an archive name.
+// and two IDs share an archive name only if their hashes collide (and even
+// then creation claims the name: the second gets _2).
 func ArchiveName(id, reason string, at time.Time) (string, error) {
 	if err := ValidateID(id); err != nil {
 		return "", err
@@ -209,7 +210,9 @@ func ArchiveName(id, reason string, at time.Time) (string, error) {
 	}
 	suffix := fmt.Sprintf("_%s_%d", reason, at.Unix())
 	name := id + suffix
-	if len(name)+archiveSerialRoom > MaxIDLen {
+	// A shortened name is exactly MaxIDLen-archiveSerialRoom bytes and a
+	// plain one always shorter, so no plain name can equal a shortened one.
+	if len(name)+archiveSerialRoom >= MaxIDLen {
 		sum := sha256.Sum256([]byte(id))
 		tag := "-" + hex.EncodeToString(sum[:4])
 		keep := MaxIDLen - archiveSerialRoom - len(suffix) - len(tag)

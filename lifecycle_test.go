@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,3 +111,36 @@ func TestRestartAndRestore(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// FuzzArchiveName checks that every valid ID and reason give a valid
+// archive name, that long IDs are shortened rather than refused, and that
+// two IDs never share a name.
+func FuzzArchiveName(f *testing.F) {
+	long := strings.Repeat("a", ckpt.MaxIDLen)
+	f.Add("kai-7/secondary-a", "kai-7/secondary-b", "crashed", int64(1768487400))
+	f.Add(long, long[:ckpt.MaxIDLen-1]+"b", "aborted", int64(0))
+	f.Add("x/"+strings.Repeat("..b", 60), "x/"+strings.Repeat("..c", 60), strings.Repeat("r", ckpt.MaxReasonLen), int64(-5))
+	f.Fuzz(func(t *testing.T, id1, id2, reason string, unix int64) {
+		at := time.Unix(unix%(1<<40), 0)
+		n1, err1 := ckpt.ArchiveName(id1, reason, at)
+		n2, err2 := ckpt.ArchiveName(id2, reason, at)
+		for _, c := range []struct {
+			id, name string
+			err      error
+		}{{id1, n1, err1}, {id2, n2, err2}} {
+			valid := ckpt.ValidateID(c.id) == nil && ckpt.ValidateArchiveReason(reason) == nil
+			if valid != (c.err == nil) {
+				t.Fatalf("ArchiveName(%q, %q): %v; valid inputs %v", c.id, reason, c.err, valid)
+			}
+			if c.err == nil && ckpt.ValidateID(c.name) != nil {
+				t.Fatalf("ArchiveName(%q, %q) = %q, not a valid ID", c.id, reason, c.name)
+			}
+			if c.err == nil && len(c.name)+3 > ckpt.MaxIDLen {
+				t.Fatalf("ArchiveName(%q) = %q leaves no room for a _NN serial", c.id, c.name)
+			}
+		}
+		if err1 == nil && err2 == nil && id1 != id2 && n1 == n2 {
+			t.Fatalf("%q and %q share the archive name %q", id1, id2, n1)
+		}
+	})
+}
