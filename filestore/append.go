@@ -55,7 +55,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	var warnings []string
 	if cur.torn > 0 {
-		saved, err := saveAndCutTorn(f, cur.end, cur.rev()+1)
+		saved, err := saveAndCutTorn(f, cur.end, cur.rev()+1, s.clock())
 		if err != nil {
 			return ckpt.AppendResult{}, err
 		}

@@ -42,9 +42,9 @@ func (f files) mark() string      { return f.dir + sep + damagedMark }
 
 // saveAndCutTorn saves the torn tail of f's history, the bytes from end on,
 // durably into history.jsonl.torn-<unix seconds>-<seq>, then cuts the
-// history to end: every byte removed from a history is in a file first. It
-// returns the saved file's name.
-func saveAndCutTorn(f files, end, seq int64) (string, error) {
+// history to end: every byte removed from a history is in a file first. now
+// is the store's clock. It returns the saved file's name.
+func saveAndCutTorn(f files, end, seq int64, now time.Time) (string, error) {
 	size, err := fileSize(f.history())
 	if err != nil {
 		return "", fmt.Errorf("filestore: %s: cutting torn history tail: %w", f.id, err)
@@ -53,7 +53,7 @@ func saveAndCutTorn(f files, end, seq int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("filestore: %s: saving torn history tail: %w", f.id, err)
 	}
-	saved := uniquePath(filepath.Join(f.dir, fmt.Sprintf("%s%d-%d", tornPrefix, time.Now().Unix(), seq)))
+	saved := uniquePath(filepath.Join(f.dir, fmt.Sprintf("%s%d-%d", tornPrefix, now.Unix(), seq)))
 	if err := atomicfile.WriteFile(saved, tail, 0o644); err != nil {
 		return "", fmt.Errorf("filestore: %s: saving torn history tail before cutting it (nothing was cut): %w", f.id, err)
 	}

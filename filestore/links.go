@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
@@ -109,7 +108,7 @@ func (s *Store) quarantine(path string) (string, error) {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return "", fmt.Errorf("filestore: %s is outside the store", path)
 	}
-	dst := uniquePath(filepath.Join(q, fmt.Sprintf("%s.%d", strings.ReplaceAll(rel, sep, "+"), time.Now().Unix())))
+	dst := uniquePath(filepath.Join(q, fmt.Sprintf("%s.%d", strings.ReplaceAll(rel, sep, "+"), s.clock().Unix())))
 	if err := os.Rename(path, dst); err != nil {
 		return "", err
 	}

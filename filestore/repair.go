@@ -82,7 +82,7 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 			p.Fixed = err == nil
 			fail(what, err)
 		case kindTorn:
-			saved, err := saveAndCutTorn(f, d.scan.end, d.scan.chain.Seq+1)
+			saved, err := saveAndCutTorn(f, d.scan.end, d.scan.chain.Seq+1, s.clock())
 			p.Fixed = err == nil
 			if p.Fixed {
 				p.What += "; saved it in " + saved + " and cut it"
@@ -142,7 +142,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 	rest := d.data[prefixEnd:]
 	saved := ""
 	if len(rest) > 0 {
-		saved = uniquePath(filepath.Join(f.dir, fmt.Sprintf("%s%d-%d", damagedPrefix, time.Now().Unix(), prefixRev+1)))
+		saved = uniquePath(filepath.Join(f.dir, fmt.Sprintf("%s%d-%d", damagedPrefix, s.clock().Unix(), prefixRev+1)))
 		if err := atomicfile.WriteFile(saved, rest, 0o644); err != nil {
 			return "could not save the damaged remainder, changed nothing", err
 		}
@@ -197,7 +197,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 		kind = ckpt.EventImported
 	}
 	st.Heartbeat.LastBeat, st.Heartbeat.Presence = time.Time{}, nil
-	ev, err := ckpt.NewEvent(kind, time.Now(), repairActor, ckpt.Snapshot{State: *st, Rev: st.Rev, Source: "ckpt repair: " + from})
+	ev, err := ckpt.NewEvent(kind, s.clock(), repairActor, ckpt.Snapshot{State: *st, Rev: st.Rev, Source: "ckpt repair: " + from})
 	if err != nil {
 		return strings.Join(did, "; "), err
 	}
