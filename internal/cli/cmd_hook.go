@@ -41,10 +41,9 @@ type HookOptions struct {
 	// WorkDir is where the store and the repository are looked for when
 	// the payload has no usable cwd.
 	WorkDir string
-	// OpenStore opens the store found from start and returns it with its
-	// filestore directory ("" for a store that is not one); warnings the
-	// store prints while working go to warn.
-	OpenStore func(start string, warn io.Writer) (ckpt.Store, string, error)
+	// OpenStore opens the store found from start; warnings the store
+	// prints while working go to warn.
+	OpenStore func(start string, warn io.Writer) (ckpt.Store, error)
 	// Timeout, when > 0, shortens every hook call to at most this long.
 	Timeout time.Duration
 	Loop    claude.TaskLoop
@@ -147,26 +146,20 @@ func isTruthy(v string) bool {
 // openHookStore opens the store a hook uses, found from start (the
 // payload's cwd), through the factory so that it is the same store, with
 // the same wrapping, as every command's.
-func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, string, error) {
+func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, error) {
 	g := *f
 	env := *f.env
 	env.WorkDir = start
 	env.ErrOut = warn
 	g.env = &env
-	if f.store != nil {
-		st, err := g.openStore()
-		return st, "", err
+	if f.store == nil {
+		dir, err := g.hookStoreDir(start)
+		if err != nil {
+			return nil, err
+		}
+		g.storeFlag = dir
 	}
-	dir, err := g.hookStoreDir(start)
-	if err != nil {
-		return nil, "", err
-	}
-	g.storeFlag = dir
-	st, err := g.openStore()
-	if err != nil {
-		return nil, "", err
-	}
-	return st, dir, nil
+	return g.openStore()
 }
 
 // runHook handles one hook event, fail-forward: it never returns an error
@@ -236,17 +229,16 @@ func runHook(ctx context.Context, o *HookOptions) {
 	openCtx, cancelOpen := context.WithTimeout(ctx, limit)
 	defer cancelOpen()
 	var st ckpt.Store
-	var dir string
 	err = bounded(openCtx, func() error {
 		var err error
-		st, dir, err = o.OpenStore(start, &storeWarnings)
+		st, err = o.OpenStore(start, &storeWarnings)
 		return err
 	})
 	if err != nil {
 		h.OpenErr = fmt.Errorf("%s", errorLine(err))
 	} else {
 		defer st.Close()
-		h.Store = &boundedStore{Store: st, dir: dir}
+		h.Store = &boundedStore{Store: st}
 		steps := &hookSteps{store: h.Store, now: o.Now, project: projectDir(h.RepoRoot, start), agent: hookAgent(o.Client, o.Getenv), getenv: o.Getenv}
 		h.SyncPlan = steps.syncPlan
 		h.Final = steps.final()

@@ -146,11 +146,11 @@ func createCheckpoint(t testing.TB, st ckpt.Store, id string) {
 func TestBoundedStoreLocked(t *testing.T) {
 	_, st := newFileStore(t)
 	createCheckpoint(t, st, "kai-7/a")
-	lock := flock.New(lockPath(st.Dir(), "kai-7/a"))
+	lock := flock.New(filepath.Join(st.Dir(), "checkpoints", "kai-7+a", "lock"))
 	if err := lock.Lock(); err != nil {
 		t.Fatal(err)
 	}
-	bs := &boundedStore{Store: st, dir: st.Dir()}
+	bs := &boundedStore{Store: st}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	e := ckpt.MustEvent(ckpt.EventNote, t0, ckpt.Actor{}, ckpt.Note{Text: "x"})
@@ -276,7 +276,7 @@ func FuzzHookPayload(f *testing.F) {
 				Now:       func() time.Time { return t0 },
 				Getenv:    func(string) string { return "" },
 				WorkDir:   "/nonexistent-ckpt-fuzz",
-				OpenStore: func(string, io.Writer) (ckpt.Store, string, error) { return store, "", nil },
+				OpenStore: func(string, io.Writer) (ckpt.Store, error) { return store, nil },
 				Loop:      claude.TaskLoop{Enabled: true},
 			}
 			runHook(context.Background(), o)

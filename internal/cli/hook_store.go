@@ -5,86 +5,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 )
 
 // The hooks run inside an agent's session, so a store that hangs must not
-// hang the agent: every write a hook makes waits for the checkpoint's lock
-// only until the hook's deadline (boundedStore), and the slow parts run
-// under the deadline (bounded).
+// hang the agent: every write a hook makes runs under the hook's deadline
+// (boundedStore), and so do the slow parts (bounded). The filestore itself
+// stops waiting for a checkpoint's lock when the context ends.
 
-// hookLockPoll is how often a hook looks whether a held checkpoint lock was
-// released.
-const hookLockPoll = 10 * time.Millisecond
-
-// boundedStore is the store of one hook call. The filestore waits for a
-// checkpoint's lock without watching the context (a live writer holds it
-// for about a millisecond); a process that holds it longer (a stuck ckpt, a
-// person running flock(1)) would hold the agent's session with it. So
-// before each Append it waits for the lock to be free, only until ctx ends,
-// and runs the Append itself under ctx too.
+// boundedStore is the store of one hook call: Append runs under ctx, and a
+// store that gives up because ctx ended (a checkpoint lock another process
+// holds: a stuck ckpt, a person running flock(1)) is reported as such.
 type boundedStore struct {
 	ckpt.Store
-	// dir is the filestore directory whose lock files are probed; "" for
-	// a store without them.
-	dir string
-}
-
-// lockPath is the lock file of checkpoint id in the filestore at dir, as
-// docs/design.md lays the directory out.
-func lockPath(dir, id string) string {
-	return filepath.Join(dir, "checkpoints", strings.ReplaceAll(id, "/", "+"), "lock")
 }
 
 // Append implements ckpt.Store: it fails with an error saying the
-// checkpoint is locked, having written nothing, when the lock is not free
-// before ctx ends.
+// checkpoint is locked, having written nothing, when the store is still
+// waiting for the lock when ctx ends.
 func (s *boundedStore) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
-	if s.dir != "" && ckpt.ValidateID(id) == nil {
-		if err := waitUnlocked(ctx, lockPath(s.dir, id)); err != nil {
-			return ckpt.AppendResult{}, fmt.Errorf("%s: %w", id, err)
-		}
-	}
 	var res ckpt.AppendResult
 	err := bounded(ctx, func() error {
 		var err error
 		res, err = s.Store.Append(ctx, id, e, opts)
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("%s: the checkpoint is locked by another process; the hook gave up waiting and recorded nothing", id)
+		}
 		return err
 	})
 	return res, err
 }
 
-// waitUnlocked waits until nobody holds the lock file at path, or ctx ends.
-// It takes the lock and releases it at once: the store's Append takes it
-// again right after. A lock file that does not exist (a new checkpoint) is
-// free.
-func waitUnlocked(ctx context.Context, path string) error {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	l := flock.New(path)
-	ok, err := l.TryLockContext(ctx, hookLockPoll)
-	if ok {
-		return l.Unlock()
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("the checkpoint is locked by another process (%s); the hook gave up waiting and recorded nothing", path)
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // deleted meanwhile: the store reports it
-	}
-	return fmt.Errorf("checking the lock %s: %w", path, err)
-}
+// boundedGrace is how long bounded waits, after ctx ended, for fn to return
+// the store's own account of why it stopped.
+const boundedGrace = 50 * time.Millisecond
 
 // bounded runs fn and returns its error, or an error saying it timed out
 // once ctx ends first. fn keeps running in the background then; the hook's
@@ -104,6 +65,12 @@ func bounded(ctx context.Context, fn func() error) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		// A store that honours ctx answers at once: prefer its word.
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(boundedGrace):
+		}
 		return fmt.Errorf("gave up after the hook's time limit: %w", ctx.Err())
 	}
 }
