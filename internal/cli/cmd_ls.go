@@ -24,6 +24,11 @@ type LsOptions struct {
 	Prefix   string
 	All      bool // include archived checkpoints
 	JSON     bool
+	// Limit is the most rows: -1 for the default (a page of
+	// ckpt.DefaultPageSize for the table, everything for --json), 0 for
+	// everything. After continues after a previous page's cursor.
+	Limit int
+	After string
 }
 
 func newLsCmd(f *factory) *cobra.Command {
@@ -36,8 +41,12 @@ are left out unless --all is given. --status may repeat: any of them matches.
 LAST SEEN is the later of the last heartbeat and the last update; a live
 checkpoint silent for 2x its interval is marked warn, for 4x stale.
 
---json prints a JSON array of the full states, one per line ([] when
-nothing matches).`,
+The table shows a page of 50 rows and says on stderr how to see the rest
+(--after CURSOR for the next page, --limit 0 for all); --json prints
+everything unless --limit is given.
+
+--json prints a JSON array of summaries (ckpt.Summary), one per line ([]
+when nothing matches); ckpt show ID --json prints a full state.`,
 		Example: `  ckpt ls
   ckpt ls --status in_progress --status blocked --parent kai-7
   ckpt ls --agent Secondary-A --json`,
@@ -52,6 +61,8 @@ nothing matches).`,
 	fl.StringVar(&o.Prefix, "prefix", "", "only IDs starting with `PREFIX`, e.g. kai-7/")
 	fl.BoolVar(&o.All, "all", false, "include archived checkpoints")
 	fl.BoolVar(&o.JSON, "json", false, "print a JSON array of the checkpoints")
+	fl.IntVar(&o.Limit, "limit", -1, "show at most `N` checkpoints; 0 for all (default: 50 for the table, all for --json)")
+	fl.StringVar(&o.After, "after", "", "continue after this `CURSOR`, printed by the previous page")
 	return cmd
 }
 
@@ -64,16 +75,51 @@ func runLs(ctx context.Context, o *LsOptions) error {
 		}
 		filter.Status = append(filter.Status, s)
 	}
+	limit := o.Limit
+	switch {
+	case limit < -1:
+		return fmt.Errorf("%w: --limit %d: give a number of rows, or 0 for all", ckpt.ErrInvalid, o.Limit)
+	case limit == -1 && o.JSON:
+		limit = 0
+	case limit == -1:
+		limit = ckpt.DefaultPageSize
+	}
 	return o.withStore(func(st ckpt.Store) error {
-		list, damaged, err := listSummaries(ctx, st, filter)
+		var (
+			list    []ckpt.Summary
+			next    string
+			damaged error
+			err     error
+		)
+		if limit == 0 && o.After == "" {
+			list, damaged, err = listSummaries(ctx, st, filter)
+		} else {
+			list, next, damaged, err = listPage(ctx, st, ckpt.ListOptions{Filter: filter, Limit: limit, After: o.After})
+		}
 		if err != nil {
 			return err
 		}
 		if err := o.printList(list); err != nil {
 			return err
 		}
+		if next != "" {
+			fmt.Fprintf(o.IO.ErrOut, "ckpt: showing %d; for the next page repeat the command with --after %s (--limit 0 shows all)\n", len(list), next)
+		}
 		return damaged
 	})
+}
+
+// listPage lists one page; see listSummaries for damaged.
+func listPage(ctx context.Context, st ckpt.Store, opts ckpt.ListOptions) (list []ckpt.Summary, next string, damaged, err error) {
+	p, err := st.List(ctx, opts)
+	var d *ckpt.DamagedError
+	if errors.As(err, &d) {
+		return p.Items, p.Next, err, nil
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return p.Items, p.Next, nil, nil
 }
 
 // printList prints the listing, as a table or a JSON array of summaries.
