@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 )
