@@ -301,10 +301,19 @@ func TestMissingLockFile(t *testing.T) {
 	allNotes(t, s, notes)
 }
 
-// TestCheckDuringPrune: check running while archived checkpoints are
-// deleted reports no problem: a checkpoint deleted since the listing is
-// skipped and a delete in progress is not "left over".
+// TestCheckDuringPrune: check (and repair) running while archived
+// checkpoints are deleted report no problem: a checkpoint deleted since the
+// listing is skipped and a delete in progress is not "left over".
 func TestCheckDuringPrune(t *testing.T) {
+	t.Run("check", func(t *testing.T) {
+		examineDuringPrune(t, func(s *Store) (*ckpt.Report, error) { return s.Check(context.Background(), nil) })
+	})
+	t.Run("repair", func(t *testing.T) {
+		examineDuringPrune(t, func(s *Store) (*ckpt.Report, error) { return s.Repair(context.Background(), nil) })
+	})
+}
+
+func examineDuringPrune(t *testing.T, examine func(*Store) (*ckpt.Report, error)) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
 	const n = 40
@@ -335,12 +344,12 @@ func TestCheckDuringPrune(t *testing.T) {
 			finished = true
 		default:
 		}
-		r, err := checker.Check(ctx, nil)
+		r, err := examine(checker)
 		if err != nil {
-			t.Fatalf("Check during prune: %v", err)
+			t.Fatalf("during prune: %v", err)
 		}
 		if len(r.Problems) > 0 {
-			t.Fatalf("Check during prune reported %+v", r.Problems)
+			t.Fatalf("during prune: reported %+v", r.Problems)
 		}
 	}
 }

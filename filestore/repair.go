@@ -34,6 +34,9 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 	}
 	unlock, err := s.lockCheckpoint(context.Background(), f, false)
 	if err != nil {
+		if errors.Is(err, ckpt.ErrNotFound) {
+			return found, false, nil // deleted (pruned) since the listing
+		}
 		return nil, false, err
 	}
 	defer unlock()
