@@ -88,8 +88,12 @@ func parseMeta(pairs, jsonPairs []string) (map[string]json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
+		if d := jsonDepth(v); d > maxMetaDepth {
+			return nil, fmt.Errorf("%w: --meta-json %s: the value is too deeply nested (more than %d levels of arrays and objects): use a flatter value, or a string with --meta %s=TEXT",
+				ckpt.ErrInvalid, k, maxMetaDepth, k)
+		}
 		if !json.Valid([]byte(v)) {
-			return nil, fmt.Errorf("%w: --meta-json %q: the value is not valid JSON: quote strings (KEY='\"text\"') or use --meta KEY=text", ckpt.ErrInvalid, p)
+			return nil, fmt.Errorf("%w: --meta-json %q: the value is not valid JSON: quote strings (KEY='\"text\"') or use --meta KEY=text", ckpt.ErrInvalid, clipArg(p))
 		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, []byte(v)); err != nil {
@@ -98,6 +102,46 @@ func parseMeta(pairs, jsonPairs []string) (map[string]json.RawMessage, error) {
 		meta[k] = json.RawMessage(compact.Bytes())
 	}
 	return meta, nil
+}
+
+// maxMetaDepth bounds how deeply a --meta-json value may nest: the seed
+// adapters read files at most this deep (jsondoc.MaxDepth), and a deeper
+// value is no metadata a person wrote.
+const maxMetaDepth = 64
+
+// jsonDepth returns how deeply the arrays and objects of the JSON text v
+// nest, ignoring brackets inside strings; it does not validate v.
+func jsonDepth(v string) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString:
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// clipArg shortens an argument quoted back in an error message.
+func clipArg(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }
 
 // parseReviewScores reads NAME=SCORE pairs; an empty SCORE records a review

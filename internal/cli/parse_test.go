@@ -102,7 +102,8 @@ func FuzzParseProgress(f *testing.F) {
 }
 
 func FuzzParseMeta(f *testing.F) {
-	for _, s := range [][2]string{{"a=b", `n=1`}, {"=", "k="}, {"k=", `o={"a":[1]}`}, {"x", "y"}, {"a=b=c", `s="t"`}} {
+	for _, s := range [][2]string{{"a=b", `n=1`}, {"=", "k="}, {"k=", `o={"a":[1]}`}, {"x", "y"}, {"a=b=c", `s="t"`},
+		{"a=b", "d=" + strings.Repeat("[", 65) + strings.Repeat("]", 65)}, {"a=b", `s="[[[["`}} {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pair, jsonPair string) {
@@ -114,11 +115,23 @@ func FuzzParseMeta(f *testing.F) {
 			return
 		}
 		for k, v := range m {
-			if k == "" || !json.Valid(v) {
+			if k == "" || !json.Valid(v) || jsonDepth(string(v)) > maxMetaDepth {
 				t.Fatalf("accepted key %q value %q", k, v)
 			}
 		}
 	})
+}
+
+func TestParseMetaDepth(t *testing.T) {
+	deep := "k=" + strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	_, err := parseMeta(nil, []string{deep})
+	if !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "too deeply nested") || len(err.Error()) > 400 {
+		t.Fatalf("20,000 levels: %v", err)
+	}
+	ok := "k=" + strings.Repeat(`{"a":`, 64) + `"[[[{{{"` + strings.Repeat("}", 64)
+	if _, err := parseMeta(nil, []string{ok}); err != nil {
+		t.Fatalf("64 levels, brackets in a string: %v", err)
+	}
 }
 
 func FuzzParseReviewScores(f *testing.F) {

@@ -11,13 +11,15 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/gitignore"
 	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
 )
 
 // Store location: --store DIR, else $CKPT_STORE, else the nearest .ckpt/
 // walking up from the working directory (filestore.Find). DIR is the .ckpt
-// directory itself; a relative DIR is taken from the working directory.
+// directory itself, or a directory holding one; a relative DIR is taken
+// from the working directory.
 
 // givenStoreDir returns the store directory named by --store or CKPT_STORE,
 // made absolute, or "" when neither is set. A server URL (https://…) is
@@ -75,6 +77,13 @@ func (f *factory) openFileStore() (*filestore.Store, error) {
 		dir = found
 	}
 	st, err := filestore.Open(dir)
+	if errors.Is(err, ckpt.ErrNoStore) {
+		// --store names a project directory, the one holding .ckpt/,
+		// rather than the store itself: use its store.
+		if inner, ierr := filestore.Open(filepath.Join(dir, filestore.StoreDirName)); ierr == nil {
+			st, err = inner, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +97,10 @@ type InitOptions struct {
 	Dir         string // the .ckpt directory to create, absolute
 	BackupEvery int
 	BackupKeep  int
+	// GitIgnore adds the store to the .gitignore of the git repository it
+	// is in (also for a store that exists already); without it init only
+	// says when the store is in a repository that does not ignore it.
+	GitIgnore bool
 }
 
 func newInitCmd(f *factory) *cobra.Command {
@@ -100,8 +113,14 @@ directory given by --store or CKPT_STORE. Every ckpt command below this
 directory then finds it, like git finds .git/.
 
 Every --backup-every revisions a checkpoint's state is also saved as a
-backup, and the newest --backup-keep backups are kept.`,
+backup, and the newest --backup-keep backups are kept.
+
+In a git repository, init says when the repository's .gitignore does not
+ignore the store (a store holds agents' working notes, usually not meant for
+commits); --gitignore adds the line for it (/.ckpt/), and init never changes
+.gitignore otherwise.`,
 		Example: `  ckpt init
+  ckpt init --gitignore
   ckpt init --store /var/lib/agents/.ckpt --backup-every 10 --backup-keep 20`,
 		Args: exactArgs(0, "no arguments"),
 	}
@@ -116,6 +135,7 @@ backup, and the newest --backup-keep backups are kept.`,
 		return runInit(o)
 	})
 	cmd.Flags().IntVar(&o.BackupEvery, "backup-every", 0, fmt.Sprintf("write a state backup every `K` revisions (default %d)", filestore.DefaultBackupEvery))
+	cmd.Flags().BoolVar(&o.GitIgnore, "gitignore", false, "add the store to the .gitignore of the git repository it is in")
 	cmd.Flags().IntVar(&o.BackupKeep, "backup-keep", 0, fmt.Sprintf("keep the newest `N` backups of each checkpoint (default %d)", filestore.DefaultBackupKeep))
 	return cmd
 }
@@ -127,6 +147,9 @@ func runInit(o *InitOptions) error {
 	}
 	st, err := filestore.Init(o.Dir, filestore.Options{BackupEvery: o.BackupEvery, BackupKeep: o.BackupKeep})
 	if errors.Is(err, ckpt.ErrExists) {
+		if o.GitIgnore {
+			return initGitIgnore(o) // the store is there; only .gitignore is asked for
+		}
 		return storeExistsError{o.Dir}
 	}
 	if err != nil {
@@ -135,7 +158,44 @@ func runInit(o *InitOptions) error {
 	if err := st.Close(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(o.IO.Out, "initialised an empty ckpt store in %s\n", o.Dir)
+	if _, err = fmt.Fprintf(o.IO.Out, "initialised an empty ckpt store in %s\n", o.Dir); err != nil {
+		return err
+	}
+	return initGitIgnore(o)
+}
+
+// initGitIgnore adds the store to its git repository's .gitignore when
+// asked (--gitignore), and otherwise says when the repository does not
+// ignore it; outside a repository, or when it is ignored, it says nothing
+// (unless asked).
+func initGitIgnore(o *InitOptions) error {
+	root := gitignore.RepoRoot(filepath.Dir(o.Dir))
+	if root == "" {
+		if o.GitIgnore {
+			return fmt.Errorf("%w: --gitignore: %s is not inside a git repository", ckpt.ErrInvalid, o.Dir)
+		}
+		return nil
+	}
+	line, err := gitignore.Pattern(root, o.Dir)
+	if err != nil {
+		return nil // the store is the repository itself: nothing to ignore
+	}
+	ignored, err := gitignore.Ignored(root, o.Dir)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", filepath.Join(root, ".gitignore"), err)
+	}
+	switch {
+	case ignored && o.GitIgnore:
+		_, err = fmt.Fprintf(o.IO.Out, "%s already ignores %s\n", filepath.Join(root, ".gitignore"), line)
+	case ignored:
+	case o.GitIgnore:
+		var file string
+		if file, err = gitignore.Add(root, o.Dir); err == nil {
+			_, err = fmt.Fprintf(o.IO.Out, "added %s to %s\n", line, file)
+		}
+	default:
+		_, err = fmt.Fprintf(o.IO.Out, "note: the store is inside the git repository %s, whose .gitignore does not ignore it: run ckpt init --gitignore to add %s (or commit it on purpose)\n", root, line)
+	}
 	return err
 }
 
