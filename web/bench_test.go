@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,17 +97,22 @@ func BenchmarkWritersWithOpenDashboards(b *testing.B) {
 	alone := medianOf(b, n, func() { write(i); i++ })
 	stop := openDashboards(b, srv.URL, 100)
 	watched := medianOf(b, n, func() { write(i); i++ })
-	stop()
+	time.Sleep(2 * time.Second) // let the last changes reach the pages
+	delivered := stop()
+	if delivered < int64(100*n) {
+		b.Errorf("the 100 dashboards received %d changes, want %d each", delivered, n)
+	}
 	b.ReportMetric(float64(alone.Microseconds()), "append-us-alone")
 	b.ReportMetric(float64(watched.Microseconds()), "append-us-100-dashboards")
 	b.ReportMetric(float64(watched)/float64(alone), "x-alone")
 }
 
 // openDashboards opens n event streams, as n open pages do, reading every
-// event; stop closes them.
-func openDashboards(b *testing.B, url string, n int) (stop func()) {
+// event; stop closes them and returns how many changes they received.
+func openDashboards(b *testing.B, url string, n int) (stop func() int64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	var changes atomic.Int64
 	ready := make(chan struct{}, n)
 	for range n {
 		wg.Go(func() {
@@ -120,13 +126,16 @@ func openDashboards(b *testing.B, url string, n int) (stop func()) {
 			ready <- struct{}{}
 			sc := bufio.NewScanner(res.Body)
 			for sc.Scan() {
+				if sc.Text() == "event: change" {
+					changes.Add(1)
+				}
 			}
 		})
 	}
 	for range n {
 		<-ready
 	}
-	return func() { cancel(); wg.Wait() }
+	return func() int64 { cancel(); wg.Wait(); return changes.Load() }
 }
 
 // medianOf runs fn n times and returns the median duration.

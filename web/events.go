@@ -11,18 +11,19 @@ import (
 	"github.com/ckpt-dev/ckpt"
 )
 
+// flushEvery bounds how often a page's stream is flushed while changes
+// pour in: a burst costs each page one write, not one per change.
+const flushEvery = 100 * time.Millisecond
+
 // events streams the store's change feed to the page as server-sent
 // events: one "change" event per change, its id the feed's cursor, so the
-// browser's automatic reconnect resumes with Last-Event-ID. An idle stream
-// sends a comment every Keepalive.
+// browser's automatic reconnect resumes with Last-Event-ID. Every page
+// shares one store watch (hub). An idle stream sends a comment every
+// Keepalive; "presence" events nudge rows whose presence moved without a
+// write.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if _, err := h.principal(r); err != nil {
 		writeError(w, &apiError{http.StatusUnauthorized, ckpt.CodeUnauthenticated, "sign in again"})
-		return
-	}
-	feed, ok := h.opts.Store.(ckpt.Watcher)
-	if !ok {
-		writeError(w, &apiError{http.StatusNotImplemented, ckpt.CodeInvalid, "this store has no change feed"})
 		return
 	}
 	ctx := r.Context()
@@ -34,11 +35,15 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	if from == "" {
 		var err error
-		if from, err = feed.Head(ctx); err != nil {
+		if from, err = h.opts.Store.Head(ctx); err != nil {
 			writeError(w, err)
 			return
 		}
 	}
+	// Subscribed before the stream opens: the page refreshes its rows when
+	// it opens, so a presence that moves from here on is nudged.
+	nudges, unsubscribe := h.presence.subscribe(ctx)
+	defer unsubscribe()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
@@ -48,46 +53,67 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	changes := make(chan ckpt.Change, 64)
+	changes := make(chan []frame, 64)
 	watchErr := make(chan error, 1)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		watchErr <- feed.Watch(wctx, from, func(c ckpt.Change) error {
+		watchErr <- h.feed.follow(wctx, from, func(fs []frame) error {
 			select {
-			case changes <- c:
+			case changes <- fs:
 				return nil
 			case <-wctx.Done():
 				return wctx.Err()
 			}
 		})
 	}()
-	nudges, unsubscribe := h.presence.subscribe()
-	defer unsubscribe()
-	tick := time.NewTicker(h.opts.Keepalive)
-	defer tick.Stop()
+	h.stream(w, rc, changes, nudges, watchErr, ctx.Done())
+}
+
+// stream writes the events of one page until the page goes or the feed
+// fails. Changes are flushed at most every flushEvery; the rest at once.
+func (h *Handler) stream(w http.ResponseWriter, rc *http.ResponseController, changes <-chan []frame,
+	nudges <-chan string, watchErr <-chan error, done <-chan struct{}) {
+	keepalive := time.NewTicker(h.opts.Keepalive)
+	defer keepalive.Stop()
+	flush := time.NewTimer(flushEvery)
+	flush.Stop()
+	pending := false
 	for {
 		var err error
+		now := false
 		select {
-		case c := <-changes:
-			b, _ := json.Marshal(c)
-			_, err = fmt.Fprintf(w, "id: %s\nevent: change\ndata: %s\n\n", c.Cursor, b)
+		case fs := <-changes:
+			for _, f := range fs {
+				if _, err = w.Write(f.bytes); err != nil {
+					break
+				}
+			}
+			if !pending {
+				pending = true
+				flush.Reset(flushEvery)
+			}
+		case <-flush.C:
+			pending, now = false, true
 		case id := <-nudges:
 			// Not a change of the store: no id, so a reconnect resumes
 			// from the last change, not from here.
 			b, _ := json.Marshal(map[string]string{"id": id})
 			_, err = fmt.Fprintf(w, "event: presence\ndata: %s\n\n", b)
-		case <-tick.C:
+			now = true
+		case <-keepalive.C:
 			_, err = fmt.Fprint(w, ": keepalive\n\n")
+			now = true
 		case err = <-watchErr:
 			if err != nil && !errors.Is(err, context.Canceled) {
 				fmt.Fprintf(w, "event: feed-error\ndata: %q\n\n", err.Error())
+				_ = rc.Flush()
 			}
 			return
-		case <-ctx.Done():
+		case <-done:
 			return
 		}
-		if err == nil {
+		if err == nil && now {
 			err = rc.Flush()
 		}
 		if err != nil {

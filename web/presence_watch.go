@@ -23,7 +23,9 @@ type presenceWatch struct {
 
 // subscribe returns a channel of IDs whose presence changed, and a function
 // that ends the subscription. A slow page misses a nudge, never blocks.
-func (w *presenceWatch) subscribe() (<-chan string, func()) {
+// When it returns, the watch has a baseline: a presence that moves after it
+// is nudged (the page reads its rows after subscribing; see events).
+func (w *presenceWatch) subscribe(ctx context.Context) (<-chan string, func()) {
 	ch := make(chan string, 256)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -32,9 +34,10 @@ func (w *presenceWatch) subscribe() (<-chan string, func()) {
 	}
 	w.subs[ch] = struct{}{}
 	if w.stop == nil {
-		ctx, cancel := context.WithCancel(context.Background())
+		wctx, cancel := context.WithCancel(context.Background())
 		w.stop = cancel
-		go w.run(ctx)
+		w.words = w.derive(ctx)
+		go w.run(wctx)
 	}
 	return ch, func() {
 		w.mu.Lock()
@@ -50,7 +53,6 @@ func (w *presenceWatch) subscribe() (<-chan string, func()) {
 func (w *presenceWatch) run(ctx context.Context) {
 	t := time.NewTicker(w.h.opts.PresenceEvery)
 	defer t.Stop()
-	w.scan(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -61,19 +63,29 @@ func (w *presenceWatch) run(ctx context.Context) {
 	}
 }
 
-// scan derives every live checkpoint's presence and nudges the pages about
-// those whose word changed since the last scan.
-func (w *presenceWatch) scan(ctx context.Context) {
+// derive returns the presence word of every live checkpoint (nil when the
+// store cannot be listed).
+func (w *presenceWatch) derive(ctx context.Context) map[string]string {
 	live := ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}}
 	all, err := ckpt.ListAll(ctx, w.h.opts.Store, live)
 	var d *ckpt.DamagedError
 	if err != nil && !errors.As(err, &d) {
-		return
+		return nil
 	}
 	now := w.h.opts.Now()
 	words := make(map[string]string, len(all))
 	for i := range all {
 		words[all[i].ID] = string(ckpt.PresenceOf(&all[i], now, w.h.opts.Thresholds, w.h.opts.Alive).State)
+	}
+	return words
+}
+
+// scan derives every live checkpoint's presence and nudges the pages about
+// those whose word changed since the last scan.
+func (w *presenceWatch) scan(ctx context.Context) {
+	words := w.derive(ctx)
+	if words == nil {
+		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

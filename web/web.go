@@ -89,6 +89,7 @@ type Handler struct {
 	opts     Options
 	mux      *http.ServeMux
 	presence presenceWatch
+	feed     hub
 }
 
 const (
@@ -110,6 +111,7 @@ func New(opts Options) *Handler {
 	}
 	h := &Handler{opts: opts, mux: http.NewServeMux()}
 	h.presence.h = h
+	h.feed.store = opts.Store
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", cacheable(http.FileServerFS(static))))
 	h.mux.HandleFunc("GET /login", h.loginPage)

@@ -41,6 +41,13 @@ func Chromium(t testing.TB) string {
 // test.
 func New(t testing.TB) context.Context {
 	t.Helper()
+	// Not t.TempDir: Chromium's helper processes may still write to their
+	// profile for a moment after the browser is gone, and a TempDir that
+	// cannot be removed fails the test.
+	profile, err := os.MkdirTemp("", "ckpt-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(Chromium(t)),
 		chromedp.NoSandbox,
@@ -49,13 +56,24 @@ func New(t testing.TB) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancelB()
+		cancelA()
+		for range 50 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("could not remove Chromium's profile %s", profile)
+	})
 	chromedp.ListenTarget(ctx, func(ev any) {
 		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
 			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()

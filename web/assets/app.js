@@ -457,6 +457,20 @@ function route() {
   });
 }
 
+// refresh reads the page's data again without redrawing the filters.
+async function refresh() {
+  try {
+    if (state.view === "overview") {
+      const out = await api("/ui/api/overview?" + filterQuery(state.filters, { limit: String(Math.max(state.rows.size, 100)) }));
+      state.rows.clear();
+      showCounts(out.counts || {});
+      addRows(out);
+    } else if (state.detail) {
+      await detail(state.detail.id);
+    }
+  } catch { /* the next change or open tries again */ }
+}
+
 // connect opens the event stream once, from the cursor of the first data
 // the page read, so nothing written in between is missed; the browser's own
 // reconnects resume with Last-Event-ID.
@@ -465,7 +479,12 @@ function connect(cursor) {
   if (stream) return;
   const es = new EventSource("/ui/api/events" + (cursor ? "?from=" + encodeURIComponent(cursor) : ""));
   stream = es;
-  es.onopen = () => setLive(true, "live");
+  // Opening (and reopening) the stream refreshes what the page shows: a
+  // presence that moved before the stream opened is not missed.
+  es.onopen = () => {
+    setLive(true, "live");
+    refresh();
+  };
   es.onerror = () => setLive(false, "reconnecting…");
   const onChange = (ev) => {
     const c = JSON.parse(ev.data);
