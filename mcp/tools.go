@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -538,7 +539,7 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 	out := StaleOutput{Checkpoints: []StaleItem{}, Damaged: damaged}
 	// The one stale report (render.Stale): the same selection and order as
 	// ckpt stale.
-	for _, e := range render.Stale(cs, now, th).Entries {
+	for _, e := range render.Stale(cs, now, th, process.Alive).Entries {
 		sum, silent := summarize(e.Summary, now, th)
 		out.Checkpoints = append(out.Checkpoints, StaleItem{Summary: sum, SilentSeconds: silent.Seconds(), Silent: silent.Round(time.Second).String()})
 	}

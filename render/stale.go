@@ -24,7 +24,11 @@ type StaleEntry struct {
 	Agent         string        `json:"agent,omitempty"` // AgentName
 	Title         string        `json:"title,omitempty"`
 	Status        ckpt.Status   `json:"status"`
-	Liveness      ckpt.Liveness `json:"liveness"` // warn or stale
+	Liveness      ckpt.Liveness `json:"liveness"` // warn or stale (PresenceView.Alarm)
+	// Presence is why: dead (its process is gone), stale or warn; Why
+	// says which process or threshold.
+	Presence ckpt.PresenceState `json:"presence"`
+	Why      string             `json:"why,omitempty"`
 	LastSeen      time.Time     `json:"last_seen"`
 	SilentSeconds int64         `json:"silent_seconds"`
 	Interval      ckpt.Duration `json:"interval"`
@@ -46,14 +50,17 @@ type StaleReport struct {
 	Live, Warn, Stale int
 }
 
-// Stale judges each summarised checkpoint at now under th: a live one
-// (in_progress, waiting, blocked, not archived) silent past its warn
-// threshold is reported. list is not changed.
-func Stale(list []ckpt.Summary, now time.Time, th ckpt.Thresholds) StaleReport {
+// Stale judges each summarised checkpoint's presence at now under th
+// (ckpt.PresenceOf, alive checking processes; nil checks none): a live one
+// (in_progress, waiting, blocked, not archived) that is dead, stale or warn
+// is reported; working, busy, waiting and ended ones are not. list is not
+// changed.
+func Stale(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) StaleReport {
 	r := StaleReport{Entries: []StaleEntry{}}
 	for i := range list {
 		c := &list[i]
-		lv, age := c.Liveness(now, th)
+		v := ckpt.PresenceOf(c, now, th, alive)
+		lv, age := v.Alarm(), v.Silent
 		if lv == ckpt.NotLive {
 			continue
 		}
@@ -73,6 +80,7 @@ func Stale(list []ckpt.Summary, now time.Time, th ckpt.Thresholds) StaleReport {
 		}
 		r.Entries = append(r.Entries, StaleEntry{
 			ID: c.ID, Agent: AgentName(c.Agent), Title: c.Title, Status: c.Status, Liveness: lv,
+			Presence: v.State, Why: v.Why,
 			LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
 			Interval: iv, WarnAfter: ckpt.Duration(warn), StaleAfter: ckpt.Duration(stale),
 			Summary: c,

@@ -17,10 +17,10 @@ func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
 		sum("b-live", time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 		sum("c-stale", 2*time.Hour, ckpt.StatusBlocked, ckpt.Agent{ID: "c1", Name: "Cy"}),
 		sum("d-done", 5*time.Hour, ckpt.StatusDone, ckpt.Agent{}),
-		sum("e-stale", 50*time.Minute, ckpt.StatusWaiting, ckpt.Agent{}),
+		sum("e-stale", 50*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 		sum("f-warn", 30*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 	}
-	r := Stale(list, now, ckpt.Thresholds{})
+	r := Stale(list, now, ckpt.Thresholds{}, nil)
 	var got []string
 	for _, e := range r.Entries {
 		got = append(got, e.ID+":"+string(e.Liveness))
@@ -42,5 +42,32 @@ func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
 	}
 	if e := r.Entries[0]; e.SilentSeconds != 7200 || e.WarnAfter.D() != 20*time.Minute || e.StaleAfter.D() != 40*time.Minute || e.Summary.ID != "c-stale" {
 		t.Errorf("entry %+v", e)
+	}
+}
+
+// TestStaleReportSpeaksPresence: a dead agent is reported at once (as
+// stale, exit 10), while busy, waiting and ended ones are not, however
+// quiet.
+func TestStaleReportSpeaksPresence(t *testing.T) {
+	now := time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC)
+	sum := func(id string, pid int, silent time.Duration, st ckpt.Status, p ckpt.PresenceState) ckpt.Summary {
+		at := now.Add(-silent)
+		return ckpt.Summary{ID: id, Status: st, UpdatedAt: at, Heartbeat: ckpt.Heartbeat{LastBeat: at, Interval: ckpt.Duration(10 * time.Minute),
+			Presence: &ckpt.Presence{State: p, Since: at, Reason: "r", Process: &ckpt.Process{Host: "h", PID: pid, Start: "1"}}}}
+	}
+	list := []ckpt.Summary{
+		sum("busy", 1, 30*time.Minute, ckpt.StatusInProgress, ckpt.PresenceBusy),
+		sum("dead", 7, time.Minute, ckpt.StatusInProgress, ckpt.PresenceWorking),
+		sum("ended", 7, 9*time.Hour, ckpt.StatusInProgress, ckpt.PresenceEnded),
+		sum("paused", 7, 9*time.Hour, ckpt.StatusWaiting, ""),
+	}
+	alive := func(p *ckpt.Process) (bool, bool) { return p.PID != 7, true }
+	r := Stale(list, now, ckpt.Thresholds{}, alive)
+	if len(r.Entries) != 1 || r.Entries[0].ID != "dead" || r.Entries[0].Presence != ckpt.PresenceDead || r.Entries[0].Liveness != ckpt.Stale ||
+		r.Entries[0].Why != "process 7 on h is gone" {
+		t.Fatalf("entries %+v, want only dead", r.Entries)
+	}
+	if r.Live != 4 || r.Stale != 1 || r.Warn != 0 {
+		t.Errorf("counts live %d stale %d warn %d, want 4, 1, 0", r.Live, r.Stale, r.Warn)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
 )
 
@@ -117,7 +118,7 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 	}
 
 	now := o.Now()
-	report := render.Stale(list, now, o.Thresholds)
+	report := render.Stale(list, now, o.Thresholds, process.Alive)
 	if o.JSON {
 		if err := writeJSON(o.IO.Out, report.Entries); err != nil {
 			return err
@@ -147,13 +148,13 @@ func writeStaleTable(streams IOStreams, r render.StaleReport, now time.Time) err
 	}
 	out := render.NewTerminalWriter(streams.Out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tLIVENESS\tSILENT\tLAST SEEN\tWARN/STALE AFTER")
+	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tPRESENCE\tSILENT\tLAST SEEN\tWARN/STALE AFTER")
 	for _, e := range r.Entries {
 		seen := "never"
 		if !e.LastSeen.IsZero() {
 			seen = render.Age(now.Sub(e.LastSeen))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", e.ID, dash(clip(e.Agent, 24)), e.Status, e.Liveness,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", e.ID, dash(clip(e.Agent, 24)), e.Status, e.Presence,
 			shortDuration(time.Duration(e.SilentSeconds)*time.Second), seen,
 			shortDuration(e.WarnAfter.D()), shortDuration(e.StaleAfter.D()))
 	}
