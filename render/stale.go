@@ -20,20 +20,20 @@ func AgentName(a ckpt.Agent) string {
 // StaleEntry is one checkpoint silent past its warn or stale threshold, as
 // `ckpt stale --json` prints it.
 type StaleEntry struct {
-	ID            string        `json:"id"`
-	Agent         string        `json:"agent,omitempty"` // AgentName
-	Title         string        `json:"title,omitempty"`
-	Status        ckpt.Status   `json:"status"`
-	Liveness      ckpt.Liveness `json:"liveness"` // warn or stale (PresenceView.Alarm)
+	ID       string        `json:"id"`
+	Agent    string        `json:"agent,omitempty"` // AgentName
+	Title    string        `json:"title,omitempty"`
+	Status   ckpt.Status   `json:"status"`
+	Liveness ckpt.Liveness `json:"liveness"` // warn or stale (PresenceView.Alarm)
 	// Presence is why: dead (its process is gone), stale or warn; Why
 	// says which process or threshold.
-	Presence ckpt.PresenceState `json:"presence"`
-	Why      string             `json:"why,omitempty"`
-	LastSeen      time.Time     `json:"last_seen"`
-	SilentSeconds int64         `json:"silent_seconds"`
-	Interval      ckpt.Duration `json:"interval"`
-	WarnAfter     ckpt.Duration `json:"warn_after"`
-	StaleAfter    ckpt.Duration `json:"stale_after"`
+	Presence      ckpt.PresenceState `json:"presence"`
+	Why           string             `json:"why,omitempty"`
+	LastSeen      time.Time          `json:"last_seen"`
+	SilentSeconds int64              `json:"silent_seconds"`
+	Interval      ckpt.Duration      `json:"interval"`
+	WarnAfter     ckpt.Duration      `json:"warn_after"`
+	StaleAfter    ckpt.Duration      `json:"stale_after"`
 	// Summary is the listing the entry was made from, for surfaces that
 	// show more of it.
 	Summary *ckpt.Summary `json:"-"`
