@@ -429,11 +429,15 @@ func applyStep(c *Checkpoint, s StepChange, at time.Time) error {
 	if s.Status == "" || s.Status == st.Status {
 		return nil
 	}
+	rerun := st.Status == StepFailed
 	st.Status = s.Status
 	t := at
 	switch s.Status {
 	case StepInProgress:
 		st.StartedAt, st.CompletedAt = &t, nil
+		if rerun && s.Notes == "" {
+			st.Notes = "" // the failed run's notes are not this run's
+		}
 		c.CurrentStep = st.Label()
 		if c.Status == StatusPending {
 			c.Status = StatusInProgress

@@ -105,6 +105,9 @@ func (m *Store) Check(ctx context.Context, ids []string) (checked int, problems 
 			if p != nil {
 				problems = append(problems, *p)
 			}
+			if p := m.staleLock(e, c); p != nil {
+				problems = append(problems, *p)
+			}
 			problems = append(problems, m.leftovers(e, c, dirs)...)
 		}
 	}
@@ -234,6 +237,11 @@ func viewDiff(want, got *ckpt.Checkpoint) string {
 	add("progress", fmt.Sprintf("%d/%d", want.Progress.Done, want.Progress.Total), fmt.Sprintf("%d/%d", got.Progress.Done, got.Progress.Total))
 	add("cycles", fmt.Sprintf("%d/%d", want.Cycles.Count, want.Cycles.Max), fmt.Sprintf("%d/%d", got.Cycles.Count, got.Cycles.Max))
 	add("acceptance", acceptanceView(want.Acceptance), acceptanceView(got.Acceptance))
+	// What a resume starts from: a write the mirror missed (a lock held
+	// too long) shows here even when no step moved.
+	add("current step", want.CurrentStep, got.CurrentStep)
+	add("last processed", want.Context.LastProcessed, got.Context.LastProcessed)
+	add("next to process", want.Context.NextToProcess, got.Context.NextToProcess)
 	if len(diffs) > 3 {
 		diffs = append(diffs[:3], fmt.Sprintf("and %d more", len(diffs)-3))
 	}

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
+	"github.com/ckpt-dev/ckpt/protocols/superpowers"
 )
 
 // A root in the mirror list that climbs out of the project is refused (a
@@ -133,6 +135,61 @@ func TestLeftoverTemporaryFiles(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
 		}
+	}
+	if _, problems, _ := m.Check(ctx, nil); len(problems) != 0 {
+		t.Errorf("after repair: %+v", problems)
+	}
+}
+
+// A write the mirror missed while .metadata.lock was held (seed 000) is
+// lag that check reports and repair mends, even when no step moved; a lock
+// older than superpowers.StaleLockAge fails a write at once (no 10 s
+// stall) and check names it with its remedy.
+func TestMetadataLockLagAndStaleLock(t *testing.T) {
+	env, m := newMirrorEnv(t, Entry{Format: superpowers.Name, Root: "."})
+	m.opts.Formats = func(string) (protocols.Format, error) {
+		return &superpowers.Format{LockTimeout: 50 * time.Millisecond, LockPoll: 10 * time.Millisecond}, nil
+	}
+	ctx := context.Background()
+	if _, err := m.Append(ctx, "t1", startEvent("Track", "PLAN"), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lock := env.path("conductor", "tracks", "t1", ".metadata.lock")
+	if err := os.Mkdir(lock, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	last := "Task 3: the parser"
+	if _, err := m.Append(ctx, "t1", ckpt.MustEvent(ckpt.EventUpdate, t0, ckpt.Actor{}, ckpt.Patch{LastProcessed: &last}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, problems, err := m.Check(ctx, nil)
+	if err != nil || len(problems) != 1 || !strings.Contains(problems[0].What, "last processed") {
+		t.Fatalf("the lag was not reported: %+v %v", problems, err)
+	}
+	// A stale lock: the write fails at once, check says so.
+	old := time.Now().Add(-2 * superpowers.StaleLockAge)
+	os.Chtimes(lock, old, old)
+	env.warn.Reset()
+	start := time.Now()
+	next := "Task 4"
+	m.opts.Formats = func(string) (protocols.Format, error) {
+		return &superpowers.Format{LockTimeout: time.Hour, LockPoll: 10 * time.Millisecond}, nil
+	}
+	if _, err := m.Append(ctx, "t1", ckpt.MustEvent(ckpt.EventUpdate, t0, ckpt.Actor{}, ckpt.Patch{NextToProcess: &next}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 30*time.Second || !strings.Contains(env.warn.String(), "is stale") {
+		t.Errorf("a stale lock stalled the write or was not named: %s", env.warn.String())
+	}
+	_, problems, _ = m.Check(ctx, nil)
+	if len(problems) != 2 || !strings.Contains(problems[1].What, "a stale lock") || !strings.Contains(problems[1].Repair, "rmdir "+lock) {
+		t.Errorf("problems %+v", problems)
+	}
+	// Once the lock is gone, repair writes what was missed.
+	os.Remove(lock)
+	fixed := Repair(ctx, env.mem, ForStoreDir(env.storeDir), nil, Options{})
+	if len(fixed) != 1 || !fixed[0].Fixed {
+		t.Errorf("repair %+v", fixed)
 	}
 	if _, problems, _ := m.Check(ctx, nil); len(problems) != 0 {
 		t.Errorf("after repair: %+v", problems)

@@ -103,3 +103,24 @@ func (m *Store) leftovers(e Entry, c *ckpt.Checkpoint, seen map[string]bool) []P
 	}
 	return out
 }
+
+// staleLock reports seed 000's .metadata.lock beside c's metadata.json
+// when it is older than superpowers.StaleLockAge: a tool died holding it,
+// and every mirror write of the track fails until it is removed.
+func (m *Store) staleLock(e Entry, c *ckpt.Checkpoint) *Problem {
+	if e.Format != superpowers.Name || climbsOut(e.Root) {
+		return nil
+	}
+	path, err := superpowers.MetadataPath(m.list.RootDir(e), c)
+	if err != nil {
+		return nil
+	}
+	lock := filepath.Join(filepath.Dir(path), ".metadata.lock")
+	since, stale := superpowers.StaleLock(lock, time.Now())
+	if !stale {
+		return nil
+	}
+	return &Problem{Format: e.Format, Root: m.list.RootDir(e), ID: c.ID, Path: lock,
+		What:   "a stale lock, held since " + since.UTC().Format(time.RFC3339) + ": metadata.json is not written while it stays",
+		Repair: "rmdir " + lock + " if no tool is updating metadata.json, then ckpt mirror sync " + c.ID}
+}

@@ -81,6 +81,7 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 			base = jsondoc.NewObject()
 		}
 		doc = jsondoc.Merge(base, ours, theirs)
+		dropRunFields(doc, ours)
 	}
 	data := doc.Indented()
 	if bytes.Equal(old, data) {
@@ -92,7 +93,61 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	return nil
 }
 
-// lock takes seed 000's directory lock and returns its release.
+// runFields are the fields of a step entry that belong to one run of the
+// step: ckpt owns them, and a field ours no longer has (a re-started step
+// has no completion time or notes of its failed run) is dropped from the
+// merged file, though the file had it and ckpt's base did not.
+var runFields = []string{"completed_at", "notes"}
+
+// dropRunFields removes from doc's step entries the run fields ours lacks.
+func dropRunFields(doc, ours *jsondoc.Object) {
+	dls, ok1 := jsondoc.AsObject(doc.Get("loop_state"))
+	ols, ok2 := jsondoc.AsObject(ours.Get("loop_state"))
+	if !ok1 || !ok2 {
+		return
+	}
+	dcps, ok1 := jsondoc.AsObject(dls.Get("checkpoints"))
+	ocps, ok2 := jsondoc.AsObject(ols.Get("checkpoints"))
+	if !ok1 || !ok2 {
+		return
+	}
+	changed := false
+	for _, k := range dcps.Keys() {
+		de, ok1 := jsondoc.AsObject(dcps.Get(k))
+		oe, ok2 := jsondoc.AsObject(ocps.Get(k))
+		if !ok1 || !ok2 {
+			continue
+		}
+		for _, f := range runFields {
+			if de.Has(f) && !oe.Has(f) {
+				de.Delete(f)
+				dcps.Set(k, de.Raw())
+				changed = true
+			}
+		}
+	}
+	if changed {
+		dls.Set("checkpoints", dcps.Raw())
+		doc.Set("loop_state", dls.Raw())
+	}
+}
+
+// StaleLockAge is how long a .metadata.lock may be held before it is taken
+// as left by a tool that died: a writer holds it for milliseconds.
+const StaleLockAge = 5 * time.Minute
+
+// StaleLock reports whether the lock directory lockDir exists and was made
+// more than StaleLockAge before now, and since when it is held.
+func StaleLock(lockDir string, now time.Time) (since time.Time, stale bool) {
+	fi, err := os.Lstat(lockDir)
+	if err != nil || !fi.IsDir() {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), now.Sub(fi.ModTime()) > StaleLockAge
+}
+
+// lock takes seed 000's directory lock and returns its release. A lock
+// older than StaleLockAge fails at once instead of after LockTimeout.
 func (f *Format) lock(lockDir string) (func(), error) {
 	timeout, poll := f.LockTimeout, f.LockPoll
 	if timeout <= 0 {
@@ -109,6 +164,11 @@ func (f *Format) lock(lockDir string) (func(), error) {
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("taking the lock %s: %w", lockDir, err)
+		}
+		if since, stale := StaleLock(lockDir, time.Now()); stale {
+			// Left by a tool that died: waiting for it stalls every write.
+			return nil, fmt.Errorf("%w: %s is stale (held since %s, more than %s): no tool holds metadata.json that long; if none is running, remove it with: rmdir %s",
+				ErrLocked, lockDir, since.UTC().Format(time.RFC3339), StaleLockAge, lockDir)
 		}
 		if time.Now().After(deadline) {
 			held := ""

@@ -463,12 +463,28 @@ func stepWordOf(c *ckpt.Checkpoint, s ckpt.Step) string {
 	case ckpt.StepSkipped:
 		return "SKIPPED"
 	case ckpt.StepInProgress:
-		if blockerIndex(c, s.ID) >= 0 {
+		if blockerIndex(c, s.ID) >= 0 || blockedHere(c, s) {
 			return "BLOCKED"
 		}
 		return "IN_PROGRESS"
 	}
 	return "NOT_STARTED"
+}
+
+// blockedHere reports a blocked checkpoint whose blocker names no step:
+// its current step is the one that is blocked (ckpt block ID TEXT needs no
+// step name).
+func blockedHere(c *ckpt.Checkpoint, s ckpt.Step) bool {
+	if c.Status != ckpt.StatusBlocked || c.CurrentStepIndex() < 0 || c.Steps[c.CurrentStepIndex()].ID != s.ID {
+		return false
+	}
+	return unattachedBlocker(c) >= 0
+}
+
+// unattachedBlocker is the index of the first active blocker that names no
+// step, or -1.
+func unattachedBlocker(c *ckpt.Checkpoint) int {
+	return slices.IndexFunc(c.Blockers, func(b ckpt.Blocker) bool { return b.Active() && c.StepIndex(b.ID) < 0 })
 }
 
 // render writes c as the document. src, the file c was imported from (nil if
@@ -537,7 +553,8 @@ func renderLoop(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 		if s.StartedAt != nil {
 			e.Put("started_at", jsondoc.FormatTime(*s.StartedAt))
 		}
-		if s.CompletedAt != nil {
+		if s.CompletedAt != nil && (s.Status.Finished() || s.Status == ckpt.StepFailed) {
+			// A step under way again has no completion time of its own.
 			e.Put("completed_at", jsondoc.FormatTime(*s.CompletedAt))
 		}
 		if s.By != "" {
@@ -563,6 +580,8 @@ func renderLoop(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 		notes := s.Notes
 		if i := blockerIndex(c, s.ID); i >= 0 && notes == "" {
 			notes = c.Blockers[i].Text // seed 000 writes why a step is blocked in its notes
+		} else if blockedHere(c, s) && notes == "" {
+			notes = c.Blockers[unattachedBlocker(c)].Text
 		}
 		if notes != "" {
 			e.Put("notes", notes)

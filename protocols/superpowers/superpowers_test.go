@@ -241,3 +241,30 @@ func TestExportKeepsUnknownFieldsWhileApplyingChanges(t *testing.T) {
 		t.Error("export did not change")
 	}
 }
+
+// A re-started step carries nothing of its failed run (no completion time,
+// no notes), and a blocked checkpoint shows its current step as BLOCKED
+// with the blocker as its notes, though the blocker names no step.
+func TestRestartedAndBlockedSteps(t *testing.T) {
+	at := time.Date(2026, 2, 13, 12, 0, 0, 0, time.UTC)
+	min := func(m int) time.Time { return at.Add(time.Duration(m) * time.Minute) }
+	events := []ckpt.Event{
+		adaptertest.Event(ckpt.EventCreated, min(0), ckpt.Created{Steps: []ckpt.Step{{ID: "PLAN"}, {ID: "EXECUTE"}}}),
+		adaptertest.Event(ckpt.EventStep, min(1), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepDone}),
+		adaptertest.Event(ckpt.EventStep, min(2), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress}),
+		adaptertest.Event(ckpt.EventStep, min(3), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepFailed, Notes: "tests red"}),
+		adaptertest.Event(ckpt.EventStep, min(4), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress}),
+	}
+	c := adaptertest.Fold(t, "t1", events...)
+	out := string(adaptertest.Export(t, New(), c))
+	exec := out[strings.Index(out, `"EXECUTE": {`):]
+	exec = exec[:strings.Index(exec, "}")]
+	if strings.Contains(exec, "completed_at") || strings.Contains(exec, "tests red") || !strings.Contains(exec, `"status": "IN_PROGRESS"`) {
+		t.Errorf("the re-started step keeps its failed run:\n%s", exec)
+	}
+	c = adaptertest.Fold(t, "t1", append(events, adaptertest.Event(ckpt.EventBlocker, min(5), ckpt.BlockerChange{Text: "Waiting for the API key"}))...)
+	out = string(adaptertest.Export(t, New(), c))
+	if !strings.Contains(out, `"step_status": "BLOCKED"`) || !strings.Contains(out, `"notes": "Waiting for the API key"`) {
+		t.Errorf("a blocked checkpoint's current step:\n%s", out)
+	}
+}
