@@ -29,13 +29,20 @@ var ErrUnknownTask = errors.New("no such task")
 // an error wrapping ErrUnknownTask that lists the IDs there are; an ID that
 // two markers share is an error naming their lines. SetTask does not
 // update .checkpoint: run Sync after it (the document's PostToolUse:Edit
-// trigger does the same). It holds .checkpoint/lock, when that directory
-// exists, so it does not interleave with a Sync.
+// trigger does the same). It holds a lock on the plan's directory, so two
+// SetTasks never interleave (one would write plan.md without the other's
+// box), and .checkpoint/lock when that directory exists, so it does not
+// interleave with a Sync.
 func SetTask(planPath, taskID string, done bool) error {
 	abs, err := filepath.Abs(planPath)
 	if err != nil {
 		return fmt.Errorf("plan path %s: %w", planPath, err)
 	}
+	release, err := lockPlanDir(filepath.Dir(abs), 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if cdir := filepath.Join(filepath.Dir(abs), CheckpointDir); isDir(cdir) {
 		unlock, err := lockDir(cdir, 30*time.Second)
 		if err != nil {

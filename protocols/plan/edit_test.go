@@ -3,9 +3,11 @@ package plan
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -110,5 +112,35 @@ func TestSetTaskErrors(t *testing.T) {
 	}
 	if err := SetTask(filepath.Join(t.TempDir(), "missing.md"), "a", true); err == nil {
 		t.Error("SetTask on a missing file succeeded")
+	}
+}
+
+// Concurrent SetTasks of one plan, before any .checkpoint exists, lose no
+// tick: each edit is a read-modify-write of plan.md under the plan
+// directory's lock.
+func TestSetTaskConcurrentEditsLoseNoTick(t *testing.T) {
+	var src strings.Builder
+	const n = 16
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&src, "- [ ] t%d <!-- TASK: t%d -->\n", i, i)
+	}
+	path := filepath.Join(t.TempDir(), "plan.md")
+	if err := os.WriteFile(path, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := SetTask(path, fmt.Sprintf("t%d", i), true); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, _ := os.ReadFile(path)
+	if c := strings.Count(string(got), "- [x]"); c != n {
+		t.Errorf("%d of %d boxes ticked:\n%s", c, n, got)
 	}
 }

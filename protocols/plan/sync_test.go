@@ -588,7 +588,9 @@ func TestSyncConcurrentWritersAreSerialised(t *testing.T) {
 			t.Errorf("task %s completed %d times in the history", id, k)
 		}
 	}
-	if created != 1 || len(final.Events) != 0 {
+	// The final sync logs what boxes were ticked after the last concurrent
+	// sync (the goroutines finish in any order), never a second creation.
+	if created != 1 || slices.Contains(eventNames(final.Events), EventCheckpointCreated) {
 		t.Errorf("checkpoint_created %d times; final sync logged %v", created, eventNames(final.Events))
 	}
 }
