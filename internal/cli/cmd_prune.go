@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // PruneOptions are the inputs of `ckpt prune`.
@@ -77,6 +79,7 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 			return err
 		}
 		out := []pruned{}
+		human := render.NewTerminalWriter(o.IO.Out) // archive reasons are stored text
 		var failed []error
 		for _, c := range list {
 			if c.Archived == nil || now.Sub(c.Archived.At) <= o.OlderThan {
@@ -96,7 +99,7 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 				if o.DryRun {
 					verb = "would remove"
 				}
-				fmt.Fprintf(o.IO.Out, "%s %s  (archived %s at %s, %s)\n", verb, p.ID, p.Reason,
+				fmt.Fprintf(human, "%s %s  (archived %s at %s, %s)\n", verb, p.ID, p.Reason,
 					p.ArchivedAt.Format(timeLayout), plural(int(p.Revisions), "revision", "revisions"))
 			}
 		}
@@ -105,7 +108,10 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 				return err
 			}
 		} else {
-			writePruneSummary(o, len(out))
+			writePruneSummary(human, o, len(out))
+			if err := human.Flush(); err != nil {
+				return err
+			}
 		}
 		if len(failed) > 0 {
 			return fmt.Errorf("prune could not remove %s: %w", plural(len(failed), "checkpoint", "checkpoints"), errors.Join(failed...))
@@ -115,13 +121,13 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 }
 
 // writePruneSummary prints the last line of a prune.
-func writePruneSummary(o *PruneOptions, n int) {
+func writePruneSummary(w io.Writer, o *PruneOptions, n int) {
 	switch {
 	case n == 0:
-		fmt.Fprintf(o.IO.Out, "nothing to prune: no checkpoint was archived more than %s ago\n", shortDuration(o.OlderThan))
+		fmt.Fprintf(w, "nothing to prune: no checkpoint was archived more than %s ago\n", shortDuration(o.OlderThan))
 	case o.DryRun:
-		fmt.Fprintf(o.IO.Out, "would remove %s (dry run: nothing deleted; run again without --dry-run to delete)\n", plural(n, "archived checkpoint", "archived checkpoints"))
+		fmt.Fprintf(w, "would remove %s (dry run: nothing deleted; run again without --dry-run to delete)\n", plural(n, "archived checkpoint", "archived checkpoints"))
 	default:
-		fmt.Fprintf(o.IO.Out, "removed %s\n", plural(n, "archived checkpoint and its history", "archived checkpoints and their history"))
+		fmt.Fprintf(w, "removed %s\n", plural(n, "archived checkpoint and its history", "archived checkpoints and their history"))
 	}
 }

@@ -135,7 +135,7 @@ func writeContinuation(streams IOStreams, out continuation, asJSON bool) error {
 			return err
 		}
 	}
-	return writeString(streams.Out, out.Markdown())
+	return writeString(streams.Out, render.Terminal(out.Markdown()))
 }
 
 // writeString writes s to w.

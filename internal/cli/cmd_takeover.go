@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // Commands that hand work on, start it over, archive it or move it back:
@@ -228,7 +230,7 @@ func runArchive(ctx context.Context, o *ArchiveOptions) error {
 			return writeJSON(o.IO.Out, c)
 		}
 		if already {
-			_, err = fmt.Fprintf(o.IO.Out, "%s  rev %d  archived (%s)\n", c.ID, c.Rev, c.Archived.Reason)
+			_, err = io.WriteString(o.IO.Out, render.Terminal(fmt.Sprintf("%s  rev %d  archived (%s)\n", c.ID, c.Rev, c.Archived.Reason)))
 			return err
 		}
 		_, err = fmt.Fprintln(o.IO.Out, summaryLine(c, r.Event))
