@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,12 +26,14 @@ const benchWriters = 64
 
 // runWriters runs n operations split over benchWriters goroutines and
 // returns the operations per second.
-func runWriters(b *testing.B, n int, op func(w, i int) error) float64 {
+func runWriters(b *testing.B, n int, op func(w, i int) error, cpu *cpuUse) float64 {
 	b.Helper()
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
 	)
+	done := measureCPU(b, cpu)
+	defer done()
 	start := time.Now()
 	for w := range benchWriters {
 		wg.Go(func() {
@@ -72,18 +75,53 @@ func BenchmarkAppend64Writers(b *testing.B) {
 	}
 	body := strings.Repeat("x", 200)
 	b.ResetTimer()
+	var appendCPU, floorCPU cpuUse
 	appends := runWriters(b, b.N, func(w, i int) error {
 		_, err := s.Append(ctx, fmt.Sprintf("bench/w%02d", w), note(fmt.Sprint("step ", i)), ckpt.AppendOptions{})
 		return err
-	})
+	}, &appendCPU)
 	floor := runWriters(b, b.N, func(w, i int) error {
 		_, err := pool.Exec(ctx, "INSERT INTO floor VALUES ($1, $2, $3)", w, i, body)
 		return err
-	})
+	}, &floorCPU)
 	b.StopTimer()
 	b.ReportMetric(appends, "appends/s")
 	b.ReportMetric(floor, "floor-commits/s")
 	b.ReportMetric(appends/floor, "append/floor")
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+	b.ReportMetric(per(appendCPU.server), "server-cpu-µs/append")
+	b.ReportMetric(per(appendCPU.client), "client-cpu-µs/append")
+	b.ReportMetric(per(floorCPU.server), "server-cpu-µs/floor")
+}
+
+// cpuUse is the processor time a workload took in the server and in this
+// process (the client).
+type cpuUse struct{ server, client time.Duration }
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measureCPU returns a function that, called after a workload, stores the
+// CPU it used in u.
+func measureCPU(b *testing.B, u *cpuUse) func() {
+	server, err := cluster.CPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := processCPU()
+	return func() {
+		c := processCPU()
+		s, err := cluster.CPU()
+		if err != nil {
+			b.Fatal(err)
+		}
+		u.server, u.client = s-server, c-client
+	}
 }
 
 // BenchmarkGetLatest100k reads the latest state of a checkpoint with

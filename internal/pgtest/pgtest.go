@@ -297,3 +297,46 @@ func Main(m *testing.M, c *Cluster) {
 	}
 	os.Exit(code)
 }
+
+// CPU returns the processor time the server has used so far: the
+// postmaster's and its children's, live and exited (Linux /proc; clock
+// ticks of 10 ms). Benchmarks report the server's share of a workload
+// with it.
+func (c *Cluster) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(c.data, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: postmaster.pid: %v", err)
+	}
+	procs, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return 0, err
+	}
+	var ticks int64
+	for _, p := range procs {
+		st, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// Fields after the command name, which is in parentheses and may
+		// hold spaces: state ppid … utime(14) stime cutime cstime(17).
+		i := strings.LastIndexByte(string(st), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(st)[i+1:])
+		pid, _ := strconv.Atoi(strings.Fields(string(st))[0])
+		ppid, _ := strconv.Atoi(f[1])
+		if pid != pm && ppid != pm || len(f) < 15 {
+			continue
+		}
+		for _, k := range f[11:15] {
+			v, _ := strconv.ParseInt(k, 10, 64)
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
