@@ -2,6 +2,10 @@ package pgtest
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -52,4 +56,33 @@ func mustExec(t *testing.T, dsn, sql string) {
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
+}
+
+// TestNeedWithoutPostgreSQL runs TestNeedHelper in a child process on a
+// machine without PostgreSQL (no binary directory holds it): outside CI
+// the test skips naming the install command; with CI=true it fails.
+func TestNeedWithoutPostgreSQL(t *testing.T) {
+	for _, ci := range []string{"", "true"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNeedHelper$", "-test.v")
+		cmd.Env = append(os.Environ(), "PGTEST_NEED_HELPER=1", "PGTEST_BIN=", "CI="+ci)
+		out, err := cmd.CombinedOutput()
+		switch {
+		case ci == "" && (err != nil || !strings.Contains(string(out), "--- SKIP") || !strings.Contains(string(out), InstallHint)):
+			t.Errorf("outside CI: %v\n%s\nwant a skip naming %q", err, out, InstallHint)
+		case ci == "true" && (err == nil || !strings.Contains(string(out), "--- FAIL") || !strings.Contains(string(out), "CI must run")):
+			t.Errorf("with CI=true: %v\n%s\nwant a failure", err, out)
+		}
+	}
+}
+
+// TestNeedHelper is TestNeedWithoutPostgreSQL's child process (the
+// os/exec helper-process pattern): on its own it does nothing.
+func TestNeedHelper(t *testing.T) {
+	if os.Getenv("PGTEST_NEED_HELPER") != "1" {
+		return
+	}
+	BinDirs = []string{filepath.Join(t.TempDir(), "no-postgresql-here")}
+	var c Cluster
+	c.Need(t)
+	t.Error("Need returned without PostgreSQL")
 }
