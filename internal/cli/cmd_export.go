@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 	"github.com/ckpt-dev/ckpt/protocols/mirror"
 )
 
@@ -52,8 +50,7 @@ Formats: ` + strings.Join(mirror.Formats, ", ") + ` (see docs/formats.md).`,
 }
 
 func runExport(ctx context.Context, o *ExportOptions) error {
-	f, err := mirror.NewFormat(o.Format)
-	if err != nil {
+	if _, err := mirror.NewFormat(o.Format); err != nil {
 		return err
 	}
 	if err := ckpt.ValidateID(o.ID); err != nil {
@@ -64,28 +61,23 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	}
 	var c *ckpt.Checkpoint
 	if err := o.withStore(func(st ckpt.Store) error {
+		var err error
 		c, err = st.Get(ctx, o.ID, o.Rev)
 		return err
 	}); err != nil {
 		return err
 	}
-	data, err := f.Export(c)
+	path := o.Out
+	if path != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(o.WorkDir, path)
+	}
+	data, err := mirror.Export(o.Format, c, path)
 	if err != nil {
-		return fmt.Errorf("exporting %s as %s: %w", o.ID, o.Format, err)
+		return err
 	}
 	if o.Out == "" {
 		_, err = o.IO.Out.Write(data)
 		return err
-	}
-	path := o.Out
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(o.WorkDir, path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("writing %s: %w", o.Out, err)
-	}
-	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", o.Out, err)
 	}
 	_, err = fmt.Fprintf(o.IO.Out, "exported %s (rev %d) as %s to %s\n", o.ID, c.Rev, o.Format, o.Out)
 	return err
