@@ -159,7 +159,8 @@ func refuseDamaged(id, why string) error {
 }
 
 // Verify implements ckpt.ChainVerifier: it reads checkpoint id's whole
-// history, without a lock, and checks that every complete line checks
+// history under the checkpoint's shared lock (as check does: writers wait
+// for the one read) and checks that every complete line checks
 // itself and chains on from the one before, that ckpt.Apply accepts every
 // event, and that state.json, when valid, records no more history than
 // there is (acknowledged events were not cut off). These are the MUSTs
@@ -173,12 +174,16 @@ func (s *Store) Verify(ctx context.Context, id string) error {
 		return err
 	}
 	f := s.files(id)
-	if err := realDir(f.dir); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return notFound(id)
-		}
+	// Shared, as check: a repair (which would remove the mark this may
+	// write) or a writer is not halfway through meanwhile.
+	release, gone, err := lockShared(f.dir)
+	if gone {
+		return notFound(id)
+	}
+	if err != nil {
 		return err
 	}
+	defer release()
 	// state.json first: a writer grows the history before it rewrites it.
 	var env envelope
 	var envOK bool
