@@ -257,3 +257,45 @@ func appendAll(t *testing.T, st ckpt.Store, id string, events ...ckpt.Event) {
 		}
 	}
 }
+
+// ckpt mirror follow on a local store writes the mirrors of changes another
+// process makes through the store without mirrors (here: a second
+// filestore handle), from the store's change feed, until interrupted.
+func TestMirrorFollowOnAFileStore(t *testing.T) {
+	env := newMirrorCmdEnv(t)
+	if _, err := mirror.ForStoreDir(env.dir).Edit(func(cfg *mirror.Config) error {
+		cfg.Mirrors = []mirror.Entry{{Format: "agent-checkpoints", Root: "."}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	o := env.options()
+	o.IO.Out = &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runMirrorFollow(ctx, o) }()
+	file := filepath.Join(env.project, "agent_checkpoints", "new.json")
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cancel()
+				t.Fatalf("%s: not seen; output %q", what, o.IO.Out.(*lockedBuffer).String())
+			}
+		}
+	}
+	waitFor("the first full sync", func() bool {
+		return strings.Contains(o.IO.Out.(*lockedBuffer).String(), "wrote the mirrors of track-1")
+	})
+	st, err := filestore.Open(env.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, st, "new", startEvent("Made elsewhere"))
+	st.Close()
+	waitFor("the change made elsewhere", func() bool { _, err := os.Stat(file); return err == nil })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("follow ended with %v", err)
+	}
+}
