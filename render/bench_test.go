@@ -27,7 +27,7 @@ func BenchmarkStatusTable(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := StatusTable(io.Discard, cs, seed003Now, ckpt.Thresholds{}); err != nil {
+		if err := StatusTable(io.Discard, cs, seed003Now, ckpt.Thresholds{}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

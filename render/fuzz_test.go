@@ -98,7 +98,7 @@ func FuzzPrompt(f *testing.F) {
 			t.Fatalf("progress markdown parses with headings %q, want seed 001's %q", h, seed001Sections)
 		}
 		now := c.UpdatedAt.Add(time.Duration(repeat) * time.Second)
-		sm := StatusMarkdown([]*ckpt.Checkpoint{c, c}, now, ckpt.Thresholds{})
+		sm := StatusMarkdown([]*ckpt.Checkpoint{c, c}, now, ckpt.Thresholds{}, nil)
 		if !utf8.ValidString(sm) {
 			t.Fatal("STATUS.md is not valid UTF-8")
 		}
@@ -106,7 +106,7 @@ func FuzzPrompt(f *testing.F) {
 			t.Fatalf("STATUS.md has %d table lines, want a header and 2 rows:\n%s", rows, sm)
 		}
 		var b strings.Builder
-		if err := StatusTable(&b, []*ckpt.Checkpoint{c}, now, ckpt.Thresholds{}); err != nil {
+		if err := StatusTable(&b, []*ckpt.Checkpoint{c}, now, ckpt.Thresholds{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !utf8.ValidString(b.String()) || strings.Count(b.String(), "\n") != 2 {

@@ -23,20 +23,22 @@ const (
 // StatusTable writes the terminal table of cs, one row per checkpoint in the
 // order given: ID, agent, task, status, a progress bar with its percent, the
 // current step, when it was last seen ("2 min ago", "—" if never) and its
-// liveness at now under th (ckpt.LivenessOf: live, warn, stale, or "-" for a
-// checkpoint that cannot go stale). A done checkpoint whose acceptance
+// presence at now under th (ckpt.PresenceOf with alive: working, busy,
+// waiting, ended, dead, warn, stale, or "-" for a checkpoint that is not
+// live). A done checkpoint whose acceptance
 // criteria are not all met shows its status as "done (partial)". Long cells
 // are shortened with "…". With no checkpoints it writes "No checkpoints.".
 // The only error is w's.
-func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) error {
+func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) error {
 	if len(cs) == 0 {
 		_, err := io.WriteString(w, "No checkpoints.\n")
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tTASK\tSTATUS\tPROGRESS\tCURRENT STEP\tLAST SEEN\tLIVENESS")
+	fmt.Fprintln(tw, "ID\tAGENT\tTASK\tSTATUS\tPROGRESS\tCURRENT STEP\tLAST SEEN\tPRESENCE")
 	for _, c := range cs {
-		liv, age := ckpt.LivenessOf(c, now, th)
+		v := presenceOf(c, now, th, alive)
+		liv, age := v.State, v.Silent
 		seen := "—"
 		if !c.LastSeen().IsZero() {
 			seen = Age(age)
@@ -114,10 +116,11 @@ var seedStatus = map[ckpt.Status]string{
 // the last sign of life ("—" if none); Status is the seed's word (not
 // started, in_progress, waiting, blocked, complete, failed, abandoned), with
 // "(partial)" for a complete checkpoint whose acceptance criteria are not all
-// met and "(warning)" or "(stalled)" for a live one silent past the
-// thresholds th at now. Partially complete checkpoints are then listed with
+// met and, by its presence at now under th (ckpt.PresenceOf with alive),
+// "(warning)" or "(stalled)" for a live one silent past the thresholds and
+// "(dead)" for one whose agent's process is gone. Partially complete checkpoints are then listed with
 // their unmet criteria under "## Partially Complete".
-func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) string {
+func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) string {
 	var b strings.Builder
 	done, sum := 0, 0.0
 	for _, c := range cs {
@@ -142,7 +145,8 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) st
 	b.WriteString("|-------|------|----------|-------------|--------|\n")
 	var partial []*ckpt.Checkpoint
 	for _, c := range cs {
-		liv, age := ckpt.LivenessOf(c, now, th)
+		v := presenceOf(c, now, th, alive)
+		liv, age := v.State, v.Silent
 		last := "—"
 		if !c.LastSeen().IsZero() {
 			last = Age(age)
@@ -156,10 +160,12 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) st
 			partial = append(partial, c)
 		}
 		switch liv {
-		case ckpt.Warn:
+		case ckpt.PresenceWarn:
 			status += " (warning)"
-		case ckpt.Stale:
+		case ckpt.PresenceStale:
 			status += " (stalled)"
+		case ckpt.PresenceDead:
+			status += " (dead)"
 		}
 		task := c.TaskID
 		if task == "" {
@@ -188,4 +194,10 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) st
 		}
 	}
 	return b.String()
+}
+
+// presenceOf is c's presence at now (ckpt.PresenceOf).
+func presenceOf(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) ckpt.PresenceView {
+	s := c.Summary()
+	return ckpt.PresenceOf(&s, now, th, alive)
 }

@@ -39,7 +39,7 @@ var seed003Now = ts("2025-12-08T14:54:10Z")
 // TestStatusMarkdownSeed003 reproduces the table of seed 003's
 // "Integration with Status" section from the three checkpoints it shows.
 func TestStatusMarkdownSeed003(t *testing.T) {
-	md := StatusMarkdown([]*ckpt.Checkpoint{t060(t), t040(t), t001(t)}, seed003Now, ckpt.Thresholds{})
+	md := StatusMarkdown([]*ckpt.Checkpoint{t060(t), t040(t), t001(t)}, seed003Now, ckpt.Thresholds{}, nil)
 	const seedTable = `## Active Checkpoints
 
 | Agent | Task | Progress | Last Update | Status |
@@ -79,7 +79,7 @@ func TestStatusMarkdownRows(t *testing.T) {
 		}, ts("2025-12-08T14:49:10Z"), ckpt.Thresholds{}, `| tech\|nical | a\|b c | 100% | just now | complete |`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			md := StatusMarkdown([]*ckpt.Checkpoint{tc.c(t)}, tc.now, tc.th)
+			md := StatusMarkdown([]*ckpt.Checkpoint{tc.c(t)}, tc.now, tc.th, nil)
 			if got := row(md); got != tc.want {
 				t.Errorf("row = %q, want %q", got, tc.want)
 			}
@@ -88,7 +88,7 @@ func TestStatusMarkdownRows(t *testing.T) {
 }
 
 func TestStatusMarkdownPartialCompletion(t *testing.T) {
-	md := StatusMarkdown([]*ckpt.Checkpoint{t060(t), t062(t)}, ts("2025-12-08T15:30:00Z"), ckpt.Thresholds{})
+	md := StatusMarkdown([]*ckpt.Checkpoint{t060(t), t062(t)}, ts("2025-12-08T15:30:00Z"), ckpt.Thresholds{}, nil)
 	for _, want := range []string{
 		"**Overall Progress**: 82% (1/2 tasks complete)\n",
 		"| migration | T062 | 100% | just now | complete (partial) |\n",
@@ -101,7 +101,7 @@ func TestStatusMarkdownPartialCompletion(t *testing.T) {
 }
 
 func TestStatusMarkdownEmpty(t *testing.T) {
-	got := StatusMarkdown(nil, seed003Now, ckpt.Thresholds{})
+	got := StatusMarkdown(nil, seed003Now, ckpt.Thresholds{}, nil)
 	want := `# Orchestration Status
 
 **Last Updated**: 2025-12-08T14:54:10Z
@@ -127,7 +127,7 @@ func TestStatusTable(t *testing.T) {
 	long.Heartbeat.LastBeat = now.Add(-12 * time.Minute) // silent past 2× its 5-minute interval
 	cs := []*ckpt.Checkpoint{t060(t), t040(t), t001(t), t062(t), blockedT060(t), secondaryA(t), long}
 	var b strings.Builder
-	if err := StatusTable(&b, cs, now, ckpt.Thresholds{}); err != nil {
+	if err := StatusTable(&b, cs, now, ckpt.Thresholds{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -145,7 +145,7 @@ func TestStatusTable(t *testing.T) {
 
 func TestStatusTableEmpty(t *testing.T) {
 	var b strings.Builder
-	if err := StatusTable(&b, nil, seed003Now, ckpt.Thresholds{}); err != nil {
+	if err := StatusTable(&b, nil, seed003Now, ckpt.Thresholds{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != "No checkpoints.\n" {
@@ -161,7 +161,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
 
 func TestStatusTableWriteError(t *testing.T) {
 	for _, cs := range [][]*ckpt.Checkpoint{nil, {t060(t)}} {
-		if err := StatusTable(failingWriter{}, cs, seed003Now, ckpt.Thresholds{}); !errors.Is(err, errWrite) {
+		if err := StatusTable(failingWriter{}, cs, seed003Now, ckpt.Thresholds{}, nil); !errors.Is(err, errWrite) {
 			t.Errorf("StatusTable on a failing writer = %v, want %v", err, errWrite)
 		}
 	}

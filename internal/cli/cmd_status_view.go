@@ -14,6 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/render"
 )
@@ -52,8 +53,11 @@ type statusRow struct {
 	CurrentStep       string        `json:"current_step,omitempty"`
 	LastSeen          time.Time     `json:"last_seen,omitzero"`
 	SilentSeconds     int64         `json:"silent_seconds"`
-	Liveness          ckpt.Liveness `json:"liveness"`
-	Archived          *ckpt.Archive `json:"archived,omitempty"`
+	Liveness          ckpt.Liveness `json:"liveness"` // PresenceView.Alarm
+	// Presence is {state, since, why} (docs/design.md, "Liveness and
+	// presence").
+	Presence ckpt.PresenceView `json:"presence"`
+	Archived *ckpt.Archive     `json:"archived,omitempty"`
 }
 
 // defaultWatchEvery is how often --watch redraws without --every.
@@ -195,7 +199,7 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 	var b bytes.Buffer
 	switch {
 	case o.Markdown:
-		b.WriteString(render.StatusMarkdown(list, now, o.Thresholds))
+		b.WriteString(render.StatusMarkdown(list, now, o.Thresholds, process.Alive))
 	case o.JSON:
 		rows := make([]statusRow, 0, len(list))
 		for _, c := range list {
@@ -207,7 +211,7 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 			return nil, nil, err
 		}
 	default:
-		if err := render.StatusTable(&b, list, now, o.Thresholds); err != nil {
+		if err := render.StatusTable(&b, list, now, o.Thresholds, process.Alive); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -215,12 +219,12 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 }
 
 func newStatusRow(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) statusRow {
-	lv, age := ckpt.LivenessOf(c, now, th)
+	v := presenceOf(c, now, th)
 	return statusRow{
 		ID: c.ID, Agent: render.AgentName(c.Agent), TaskID: c.TaskID, Title: c.Title,
 		Status: c.Status, PartiallyComplete: c.PartiallyComplete(), Progress: c.Progress,
-		CurrentStep: c.CurrentStep, LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
-		Liveness: lv, Archived: c.Archived,
+		CurrentStep: c.CurrentStep, LastSeen: c.LastSeen(), SilentSeconds: int64(v.Silent / time.Second),
+		Liveness: v.Alarm(), Presence: v, Archived: c.Archived,
 	}
 }
 

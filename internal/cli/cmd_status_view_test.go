@@ -40,7 +40,7 @@ func TestStatusTableShowsLivenessAndPartialCompletion(t *testing.T) {
 	h.now = t0.Add(12 * time.Minute)
 	out := h.ok("status")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "LIVENESS") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "PRESENCE") {
 		t.Fatalf("status table:\n%s", out)
 	}
 	row := func(id string) string {

@@ -14,6 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
@@ -308,7 +309,7 @@ func (m *Store) writeSitebuilder(ctx context.Context, f protocols.Format, entry 
 		return err
 	}
 	statusPath := filepath.Join(root, "progress", "STATUS.md")
-	if err := writeStatusSection(statusPath, render.StatusMarkdown(m.sitebuilderRows(ctx, entry, c), m.now(), ckpt.Thresholds{})); err != nil {
+	if err := writeStatusSection(statusPath, render.StatusMarkdown(m.sitebuilderRows(ctx, entry, c), m.now(), ckpt.Thresholds{}, process.Alive)); err != nil {
 		return fmt.Errorf("checkpoint file written, but %s not: %w", statusPath, err)
 	}
 	line := sitebuilder.OutboxLine(c)
