@@ -61,6 +61,9 @@ type Cluster struct {
 	logFile string
 	cred    *syscall.Credential // the user the server runs as, nil for the current one
 	seq     atomic.Int64        // database name counter
+
+	tmplMu    sync.Mutex
+	templates map[string]error // made by Template, with setup's error
 }
 
 // errMissing is the reason the cluster could not start when PostgreSQL is
@@ -228,9 +231,16 @@ func (c *Cluster) URL(db string) string {
 // PostgreSQL the test skips (fails in CI): see Need.
 func (c *Cluster) NewDatabase(t testing.TB) string {
 	t.Helper()
+	return c.NewDatabaseFrom(t, "template1")
+}
+
+// NewDatabaseFrom is NewDatabase with another template: a database made
+// once by Template, so that each test need not set up its schema again.
+func (c *Cluster) NewDatabaseFrom(t testing.TB, template string) string {
+	t.Helper()
 	c.Need(t)
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), c.seq.Add(1))
-	if err := c.Exec("CREATE DATABASE " + name); err != nil {
+	if err := c.Exec("CREATE DATABASE " + name + " TEMPLATE " + template); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
@@ -238,6 +248,31 @@ func (c *Cluster) NewDatabase(t testing.TB) string {
 			t.Errorf("pgtest: %v", err)
 		}
 	})
+	return name
+}
+
+// Template returns the name of a database made once per cluster by setup
+// (given its connection string; it must close its connections before it
+// returns), to copy with NewDatabaseFrom.
+func (c *Cluster) Template(t testing.TB, name string, setup func(dsn string) error) string {
+	t.Helper()
+	c.Need(t)
+	c.tmplMu.Lock()
+	defer c.tmplMu.Unlock()
+	if c.templates == nil {
+		c.templates = map[string]error{}
+	}
+	err, done := c.templates[name]
+	if !done {
+		err = c.Exec("CREATE DATABASE " + name)
+		if err == nil {
+			err = setup(c.DSN(name))
+		}
+		c.templates[name] = err
+	}
+	if err != nil {
+		t.Fatalf("pgtest: template %s: %v", name, err)
+	}
 	return name
 }
 
