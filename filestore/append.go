@@ -354,26 +354,14 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	gone := filepath.Join(trash, "checkpoint")
 	s.forget(id)
-	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeDeleted, ID: id, Rev: cur.rev(), Sum: cur.sum})
-	if err != nil {
-		unlock()
-		os.Remove(trash)
-		return err
-	}
-	err = os.Rename(f.dir, gone)
+	err = s.journalDelete(f, cur, func() error { return os.Rename(f.dir, gone) })
 	unlock()
 	if err != nil {
-		mark.done()
 		os.Remove(trash)
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}
 	if err := atomicfile.SyncDir(filepath.Dir(f.dir)); err != nil {
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}
-	deleted := jentry{Kind: ckpt.ChangeDeleted, ID: id, Rev: cur.rev(), At: s.clock().UTC()}
-	if err := s.journalChange(deleted); err != nil {
-		return fmt.Errorf("filestore: %s is deleted but the change journal did not record it (%w); ckpt repair journals it", id, err)
-	}
-	mark.done()
 	return os.RemoveAll(trash)
 }

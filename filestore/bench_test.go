@@ -3,7 +3,9 @@ package filestore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -184,24 +186,35 @@ func BenchmarkGet(b *testing.B) {
 	reportCPU(b, cpu0, n)
 }
 
-// BenchmarkList10k lists a store of 10,000 checkpoints.
-func BenchmarkList10k(b *testing.B) {
-	s := newStore(b, Options{})
-	const n = 10000
-	// Build one checkpoint through the store, then copy its files: creating
-	// 10,000 checkpoints with 40,000 fsyncs would dominate the run.
+// seedCopies fills s with n checkpoints shaped like a real one, updated at
+// updated: one is made through the store, then its files are copied (4n
+// fsyncs would dominate the run) and the copies indexed, as the journal
+// would have. beats, when not nil, says which copies beat now. It returns
+// their IDs.
+func seedCopies(b *testing.B, s *Store, n int, updated time.Time, beats func(i int) bool) []string {
+	b.Helper()
+	s.SetClock(func() time.Time { return updated })
 	benchCheckpoint(b, s, "seed")
+	s.SetClock(nil)
 	src := s.files("seed")
 	seed, err := s.load(src)
 	if err != nil || !seed.cached {
 		b.Fatalf("seed checkpoint: %v (from state.json: %v)", err, seed.cached)
 	}
+	last, err := lastEvent(src, seed.end)
+	if err != nil {
+		b.Fatal(err)
+	}
 	history, err := os.ReadFile(src.history())
 	if err != nil {
 		b.Fatal(err)
 	}
+	now := time.Now()
+	ids := make([]string, n)
+	entries := make([]jentry, n)
 	for i := range n {
-		id := fmt.Sprintf("agent-%02d/task-%04d", i%50, i)
+		id := fmt.Sprintf("agent-%02d/task-%06d", i%50, i)
+		ids[i] = id
 		f := s.files(id)
 		if err := os.MkdirAll(f.dir, 0o755); err != nil {
 			b.Fatal(err)
@@ -217,21 +230,158 @@ func BenchmarkList10k(b *testing.B) {
 		if err := os.WriteFile(f.state(), env, 0o644); err != nil {
 			b.Fatal(err)
 		}
+		entries[i] = entryOf(last, seed.end, seed.state)
+		if beats != nil && beats(i) {
+			if err := os.WriteFile(f.beat(), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.Chtimes(f.beat(), now, now); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	if err := os.RemoveAll(src.dir); err != nil {
 		b.Fatal(err)
 	}
+	j := s.journal()
+	head, err := j.head()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := j.writeSnapshot(entries, head); err != nil {
+		b.Fatal(err)
+	}
+	return ids
+}
+
+// listTimer sums the wall and CPU time of the measured part of a loop.
+type listTimer struct {
+	wall, cpu time.Duration
+	n         int
+}
+
+func (lt *listTimer) time(b *testing.B, fn func()) {
+	c0, t0 := cpuTime(b), time.Now()
+	fn()
+	lt.wall += time.Since(t0)
+	lt.cpu += cpuTime(b) - c0
+	lt.n++
+}
+
+// report reports the measured part's wall and CPU milliseconds per op, and
+// its wall time over the floor's.
+func (lt *listTimer) report(b *testing.B, floor time.Duration, floorName string) {
+	b.ReportMetric(float64(lt.wall.Microseconds())/1000/float64(lt.n), "ms/list")
+	b.ReportMetric(float64(lt.cpu.Microseconds())/1000/float64(lt.n), "cpu-ms/list")
+	b.ReportMetric(float64(lt.wall)/float64(floor), floorName)
+}
+
+// readDirFloor times os.ReadDir of the checkpoints directory: listing the
+// names alone, which the listing before the index paid first.
+func readDirFloor(b *testing.B, s *Store) time.Duration {
+	t0 := time.Now()
+	if _, err := os.ReadDir(filepath.Join(s.dir, checkpointsDir)); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
+}
+
+// BenchmarkList10k lists a store of 10,000 checkpoints whole; x-readdir
+// is its time over reading the checkpoints directory's names (what the
+// listing before the index did first), in the same loop.
+func BenchmarkList10k(b *testing.B) {
+	s := newStore(b, Options{})
+	const n = 10000
+	seedCopies(b, s, n, time.Now(), nil)
 	ctx := context.Background()
-	cpu0, ops := cpuTime(b), 0
+	var floor time.Duration
+	var lt listTimer
 	for b.Loop() {
-		ops++
-		got, err := ckpt.ListAll(ctx, s, ckpt.Filter{})
-		if err != nil {
+		lt.time(b, func() {
+			got, err := ckpt.ListAll(ctx, s, ckpt.Filter{})
+			if err != nil || len(got) != n {
+				b.Fatalf("listed %d checkpoints (%v), want %d", len(got), err, n)
+			}
+		})
+		floor += readDirFloor(b, s)
+	}
+	lt.report(b, floor, "x-readdir")
+}
+
+// BenchmarkLsJSON10k is the store's part of `ckpt ls --json` over 10,000
+// checkpoints: every summary listed and encoded as JSON. x-encode is its
+// time over encoding the same summaries alone (the floor), in the same loop.
+func BenchmarkLsJSON10k(b *testing.B) {
+	s := newStore(b, Options{})
+	const n = 10000
+	seedCopies(b, s, n, time.Now(), func(i int) bool { return i%2 == 0 })
+	ctx := context.Background()
+	var floor time.Duration
+	var lt listTimer
+	for b.Loop() {
+		var got []ckpt.Summary
+		lt.time(b, func() {
+			var err error
+			got, err = ckpt.ListAll(ctx, s, ckpt.Filter{})
+			if err != nil || len(got) != n {
+				b.Fatalf("listed %d checkpoints (%v), want %d", len(got), err, n)
+			}
+			if err := json.NewEncoder(io.Discard).Encode(got); err != nil {
+				b.Fatal(err)
+			}
+		})
+		t0 := time.Now()
+		if err := json.NewEncoder(io.Discard).Encode(got); err != nil {
 			b.Fatal(err)
 		}
-		if len(got) != n {
-			b.Fatalf("listed %d checkpoints, want %d", len(got), n)
-		}
+		floor += time.Since(t0)
 	}
-	reportCPU(b, cpu0, ops)
+	lt.report(b, floor, "x-encode")
+}
+
+// BenchmarkListPage100k lists the first page (50 rows, as ckpt ls shows)
+// of a store of 100,000 checkpoints; x-readdir as in BenchmarkList10k.
+func BenchmarkListPage100k(b *testing.B) {
+	if testing.Short() {
+		b.Skip("seeds 100,000 checkpoints")
+	}
+	s := newStore(b, Options{})
+	seedCopies(b, s, 100000, time.Now(), nil)
+	ctx := context.Background()
+	var floor time.Duration
+	var lt listTimer
+	for b.Loop() {
+		lt.time(b, func() {
+			p, err := s.List(ctx, ckpt.ListOptions{Limit: ckpt.DefaultPageSize})
+			if err != nil || len(p.Items) != ckpt.DefaultPageSize || p.Next == "" {
+				b.Fatalf("first page: %d items, next %q, %v", len(p.Items), p.Next, err)
+			}
+		})
+		floor += readDirFloor(b, s)
+	}
+	lt.report(b, floor, "x-readdir")
+}
+
+// BenchmarkListStale100k is the store's part of `ckpt stale` at 100,000
+// checkpoints, all updated two hours ago, nine in ten beating now: the
+// listing of those not seen for an hour (10,000 of them).
+func BenchmarkListStale100k(b *testing.B) {
+	if testing.Short() {
+		b.Skip("seeds 100,000 checkpoints")
+	}
+	s := newStore(b, Options{})
+	seedCopies(b, s, 100000, time.Now().Add(-2*time.Hour), func(i int) bool { return i%10 != 0 })
+	ctx := context.Background()
+	var floor time.Duration
+	var lt listTimer
+	for b.Loop() {
+		lt.time(b, func() {
+			got, err := ckpt.ListAll(ctx, s, ckpt.Filter{SeenBefore: time.Now().Add(-time.Hour)})
+			if err != nil || len(got) != 10000 {
+				b.Fatalf("stale listing: %d, %v; want 10000", len(got), err)
+			}
+		})
+		floor += readDirFloor(b, s)
+	}
+	lt.report(b, floor, "x-readdir")
 }

@@ -168,6 +168,9 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 			r.Problems = append(r.Problems, p.Problem)
 		}
 	}
+	if len(ids) == 0 {
+		r.Problems = append(r.Problems, s.examineJournal(repair)...) // journal_check.go (H1)
+	}
 	return r, nil
 }
 

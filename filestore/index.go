@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,17 +8,23 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 )
 
-// The index (journal/index) is a snapshot of the journal folded up to a
-// position: one line per checkpoint, in ID order, each the latest event
-// entry of that checkpoint (with its summary and history size). The index
-// plus the journal after its position is the journal's view of the store:
-// what List pages through and what reconcile compares the histories with.
+// The index (journal/index) is the journal folded up to a position: one
+// line per checkpoint, in ID order, each from that checkpoint's latest
+// event entry. Its first line is a header. Each further line is
+//
+//	<id> TAB <rev> TAB <history size> TAB <updated_at, Unix ns> TAB <status> TAB <a|-> TAB <summary JSON>
+//
+// so that List finds a page by binary search and filters on ID, status,
+// archived and update time without decoding a summary. The index plus the
+// journal after its position is the journal's view of the store: what List
+// pages through and what reconcile compares the histories with.
 const indexName = "index"
 
 // indexHeader is the first line of the index.
@@ -33,17 +38,105 @@ const indexVersion = 1
 
 func (j journal) index() string { return j.dir + sep + indexName }
 
-// snapshot is a parsed index: its position and its lines, in ID order,
-// undecoded (ids[i] is the ID of lines[i]).
-type snapshot struct {
-	pos   int64
-	ids   []string
-	lines [][]byte
+// ientry is one checkpoint's entry in the view: an index line or a journal
+// line after the index's position.
+type ientry struct {
+	id       string
+	rev      int64
+	size     int64
+	updated  int64 // UpdatedAt, Unix ns
+	status   ckpt.Status
+	archived bool
+	deleted  bool
+	summary  []byte        // the summary's JSON (an index line)
+	decoded  *ckpt.Summary // the summary (a journal line)
 }
 
-// readSnapshot reads the index. A missing index is (nil, nil); one that
-// does not parse or whose count is wrong (a crash while writing) wraps
-// ckpt.ErrCorrupt.
+// encodeIndexLine returns e's index line.
+func encodeIndexLine(e jentry) ([]byte, error) {
+	sum, err := json.Marshal(e.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: index entry of %s: %w", e.ID, err)
+	}
+	arch := "-"
+	if e.Summary.Archived != nil {
+		arch = "a"
+	}
+	out := make([]byte, 0, len(sum)+len(e.ID)+64)
+	out = append(out, e.ID...)
+	out = append(out, '\t')
+	out = strconv.AppendInt(out, e.Rev, 10)
+	out = append(out, '\t')
+	out = strconv.AppendInt(out, e.Size, 10)
+	out = append(out, '\t')
+	out = strconv.AppendInt(out, e.Summary.UpdatedAt.UnixNano(), 10)
+	out = append(out, '\t')
+	out = append(out, e.Summary.Status...)
+	out = append(out, '\t')
+	out = append(out, arch...)
+	out = append(out, '\t')
+	out = append(out, sum...)
+	return append(out, '\n'), nil
+}
+
+// parseIndexLine parses an index line (without its newline).
+func parseIndexLine(line []byte) (ientry, bool) {
+	var f [6][]byte
+	rest := line
+	for i := range f {
+		tab := bytes.IndexByte(rest, '\t')
+		if tab < 0 {
+			return ientry{}, false
+		}
+		f[i], rest = rest[:tab], rest[tab+1:]
+	}
+	e := ientry{id: string(f[0]), status: ckpt.Status(f[4]), archived: string(f[5]) == "a", summary: rest}
+	var err1, err2, err3 error
+	e.rev, err1 = strconv.ParseInt(string(f[1]), 10, 64)
+	e.size, err2 = strconv.ParseInt(string(f[2]), 10, 64)
+	e.updated, err3 = strconv.ParseInt(string(f[3]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || ckpt.ValidateID(e.id) != nil || len(rest) == 0 || rest[0] != '{' {
+		return ientry{}, false
+	}
+	return e, true
+}
+
+// ientryOf turns a journal entry into a view entry.
+func ientryOf(e jentry) ientry {
+	ie := ientry{id: e.ID, rev: e.Rev, size: e.Size, deleted: e.Kind == ckpt.ChangeDeleted}
+	if e.Summary != nil {
+		ie.decoded = e.Summary
+		ie.updated = e.Summary.UpdatedAt.UnixNano()
+		ie.status = e.Summary.Status
+		ie.archived = e.Summary.Archived != nil
+	}
+	return ie
+}
+
+// summaryOf decodes e's summary (without liveness).
+func (e ientry) summaryOf() (ckpt.Summary, error) {
+	if e.decoded != nil {
+		s := *e.decoded
+		return s, nil
+	}
+	var s ckpt.Summary
+	if err := json.Unmarshal(e.summary, &s); err != nil {
+		return s, fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); ckpt repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
+	}
+	return s, nil
+}
+
+// snapshot is the index file, read whole: its position and its lines.
+type snapshot struct {
+	pos  int64
+	data []byte // the lines after the header
+	// starts holds the offset in data of each line, once indexed.
+	starts []int
+}
+
+// readSnapshot reads the index. A missing index is (nil, nil); one whose
+// header does not parse or that does not end in a newline wraps
+// ckpt.ErrCorrupt. Lines are parsed when used.
 func (j journal) readSnapshot() (*snapshot, error) {
 	data, err := os.ReadFile(j.index())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -52,78 +145,95 @@ func (j journal) readSnapshot() (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: reading the index: %w", err)
 	}
-	bad := func(why string) error {
-		return fmt.Errorf("%w: journal/index %s; ckpt repair rebuilds it", ckpt.ErrCorrupt, why)
-	}
 	nl := bytes.IndexByte(data, '\n')
 	var h indexHeader
-	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Index != indexVersion {
-		return nil, bad("has no valid header")
+	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Index != indexVersion || data[len(data)-1] != '\n' {
+		return nil, fmt.Errorf("%w: journal/index has no valid header or a torn end; ckpt repair rebuilds it", ckpt.ErrCorrupt)
 	}
-	sn := &snapshot{pos: h.Pos, ids: make([]string, 0, h.Count), lines: make([][]byte, 0, h.Count)}
-	rest := data[nl+1:]
-	for len(rest) > 0 {
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 {
-			return nil, bad("ends in a torn line")
-		}
-		line := rest[:nl]
-		id, ok := lineID(line)
-		if !ok || (len(sn.ids) > 0 && id <= sn.ids[len(sn.ids)-1]) {
-			return nil, bad(fmt.Sprintf("line %d is damaged or out of order", len(sn.ids)+2))
-		}
-		sn.ids, sn.lines = append(sn.ids, id), append(sn.lines, line)
-		rest = rest[nl+1:]
+	sn := &snapshot{pos: h.Pos, data: data[nl+1:]}
+	sn.starts = make([]int, 0, h.Count)
+	for off := 0; off < len(sn.data); {
+		sn.starts = append(sn.starts, off)
+		off += bytes.IndexByte(sn.data[off:], '\n') + 1
 	}
-	if len(sn.ids) != h.Count {
-		return nil, bad(fmt.Sprintf("holds %d lines, its header says %d", len(sn.ids), h.Count))
+	if len(sn.starts) != h.Count {
+		return nil, fmt.Errorf("%w: journal/index holds %d lines, its header says %d; ckpt repair rebuilds it", ckpt.ErrCorrupt, len(sn.starts), h.Count)
 	}
 	return sn, nil
 }
 
-// lineID returns the ID of an index or journal line without decoding it:
-// json.Marshal writes jentry's members in order, kind then id, and no ID
-// character needs escaping.
-func lineID(line []byte) (string, bool) {
-	_, after, ok := bytes.Cut(line, []byte(`,"id":"`))
-	if !ok {
-		return "", false
+// line returns line i without its newline.
+func (sn *snapshot) line(i int) []byte {
+	end := len(sn.data)
+	if i+1 < len(sn.starts) {
+		end = sn.starts[i+1]
 	}
-	end := bytes.IndexByte(after, '"')
-	if end < 0 {
-		return "", false
-	}
-	id := string(after[:end])
-	return id, ckpt.ValidateID(id) == nil
+	return sn.data[sn.starts[i] : end-1]
 }
 
-// writeSnapshot writes the index of entries (sorted here) at pos, durably:
-// pruning journal segments relies on it.
+// id returns the ID of line i.
+func (sn *snapshot) id(i int) string {
+	l := sn.line(i)
+	if tab := bytes.IndexByte(l, '\t'); tab >= 0 {
+		l = l[:tab]
+	}
+	return string(l)
+}
+
+// search returns the first line whose ID is >= id.
+func (sn *snapshot) search(id string) int {
+	return sort.Search(len(sn.starts), func(i int) bool { return sn.id(i) >= id })
+}
+
+// entry parses line i.
+func (sn *snapshot) entry(i int) (ientry, error) {
+	e, ok := parseIndexLine(sn.line(i))
+	if !ok {
+		return e, fmt.Errorf("%w: journal/index line %d is damaged; ckpt repair rebuilds it", ckpt.ErrCorrupt, i+2)
+	}
+	return e, nil
+}
+
+// writeIndex writes the index at pos from lines (index lines, each ending
+// in a newline, in ID order), durably: pruning journal segments relies on
+// it.
+func (j journal) writeIndex(lines [][]byte, pos int64) error {
+	h, _ := json.Marshal(indexHeader{Index: indexVersion, Pos: pos, Count: len(lines)})
+	n := len(h) + 1
+	for _, l := range lines {
+		n += len(l)
+	}
+	buf := make([]byte, 0, n)
+	buf = append(append(buf, h...), '\n')
+	for _, l := range lines {
+		buf = append(buf, l...)
+	}
+	return atomicfile.WriteFile(j.index(), buf, 0o644)
+}
+
+// writeSnapshot writes the index of entries at pos.
 func (j journal) writeSnapshot(entries []jentry, pos int64) error {
 	sort.Slice(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
-	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	h, _ := json.Marshal(indexHeader{Index: indexVersion, Pos: pos, Count: len(entries)})
-	w.Write(append(h, '\n'))
+	lines := make([][]byte, 0, len(entries))
 	for i := range entries {
-		b, err := json.Marshal(&entries[i])
+		l, err := encodeIndexLine(entries[i])
 		if err != nil {
-			return fmt.Errorf("filestore: index entry of %s: %w", entries[i].ID, err)
+			return err
 		}
-		w.Write(append(b, '\n'))
+		lines = append(lines, l)
 	}
-	w.Flush()
-	return atomicfile.WriteFile(j.index(), buf.Bytes(), 0o644)
+	return j.writeIndex(lines, pos)
 }
 
 // view is the journal's picture of the store: the latest entry of every
 // checkpoint it holds, through position end.
 type view struct {
-	snap   *snapshot
-	tail   map[string]jentry // entries after the snapshot, latest per ID (deleted included)
-	tailN  int               // lines after the snapshot
-	end    int64
-	pruned bool // the journal no longer holds the snapshot's position
+	snap    *snapshot
+	tail    map[string]ientry // entries after the snapshot, latest per ID (deleted included)
+	tailIDs []string          // the keys of tail, sorted
+	tailN   int               // lines after the snapshot
+	end     int64
+	pruned  bool // the journal no longer holds the snapshot's position
 }
 
 // loadView reads the index and the journal after it.
@@ -132,7 +242,7 @@ func (j journal) loadView() (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &view{snap: sn, tail: map[string]jentry{}}
+	v := &view{snap: sn, tail: map[string]ientry{}}
 	from := int64(0)
 	if sn != nil {
 		from = sn.pos
@@ -147,51 +257,73 @@ func (j journal) loadView() (*view, error) {
 	}
 	defer r.close()
 	err = r.readAll(func(e jentry, end int64) error {
-		v.tail[e.ID] = e
+		v.tail[e.ID] = ientryOf(e)
 		v.tailN++
 		return nil
 	})
 	v.end = r.pos
+	for id := range v.tail {
+		v.tailIDs = append(v.tailIDs, id)
+	}
+	sort.Strings(v.tailIDs)
 	return v, err
 }
 
 // latest returns the view's latest entry of id; ok is false when the
 // journal holds none or the last is a deletion.
-func (v *view) latest(id string) (jentry, bool) {
+func (v *view) latest(id string) (ientry, bool) {
 	if e, ok := v.tail[id]; ok {
-		return e, e.Kind == ckpt.ChangeEvent
+		return e, !e.deleted
 	}
 	if v.snap == nil {
-		return jentry{}, false
+		return ientry{}, false
 	}
-	i := sort.SearchStrings(v.snap.ids, id)
-	if i == len(v.snap.ids) || v.snap.ids[i] != id {
-		return jentry{}, false
+	i := v.snap.search(id)
+	if i == len(v.snap.starts) || v.snap.id(i) != id {
+		return ientry{}, false
 	}
-	var e jentry
-	if json.Unmarshal(v.snap.lines[i], &e) != nil {
-		return jentry{}, false
-	}
-	return e, true
+	e, err := v.snap.entry(i)
+	return e, err == nil
 }
 
 // ids returns every ID the view holds a live entry for, in order.
 func (v *view) ids() []string {
 	var out []string
-	if v.snap != nil {
-		for _, id := range v.snap.ids {
-			if _, ok := v.tail[id]; !ok {
-				out = append(out, id)
-			}
-		}
-	}
-	for id, e := range v.tail {
-		if e.Kind == ckpt.ChangeEvent {
-			out = append(out, id)
-		}
-	}
-	sort.Strings(out)
+	v.each("", func(e ientry) bool { out = append(out, e.id); return true }, func(string) {})
 	return out
+}
+
+// each calls fn with the view's live entries whose ID is >= from, in ID
+// order, until fn returns false. A damaged index line goes to bad.
+func (v *view) each(from string, fn func(ientry) bool, bad func(id string)) {
+	i, n := 0, 0
+	if v.snap != nil {
+		n = len(v.snap.starts)
+		i = v.snap.search(from)
+	}
+	k := sort.SearchStrings(v.tailIDs, from)
+	for i < n || k < len(v.tailIDs) {
+		var e ientry
+		switch {
+		case k == len(v.tailIDs) || (i < n && v.snap.id(i) < v.tailIDs[k]):
+			var err error
+			if e, err = v.snap.entry(i); err != nil {
+				bad(v.snap.id(i))
+				i++
+				continue
+			}
+			i++
+		default:
+			if i < n && v.snap.id(i) == v.tailIDs[k] {
+				i++
+			}
+			e = v.tail[v.tailIDs[k]]
+			k++
+		}
+		if !e.deleted && !fn(e) {
+			return
+		}
+	}
 }
 
 // entryOf returns the journal entry of event e, which brought checkpoint

@@ -30,16 +30,23 @@ const (
 	archivedPrefix  = "changes-"
 	pendingDir      = "pending"
 
-	// segmentMax is the size past which the active segment is archived and
-	// a new one started.
-	segmentMax = 4 << 20
-	// keepSegments is how many archived segments are kept before the
-	// index snapshot's position; older ones are pruned.
-	keepSegments = 16
 	// bootGap separates the segments before and after a machine crash: a
 	// cursor into a tail the crash may have lost then lies in no segment
 	// and is refused instead of pointing into different changes.
 	bootGap = 1 << 40
+)
+
+// Journal sizes; variables so that tests can make them small.
+var (
+	// segmentMax is the size past which the active segment is archived and
+	// a new one started.
+	segmentMax int64 = 4 << 20
+	// keepSegments is how many archived segments are kept before the
+	// index's position; older ones are pruned.
+	keepSegments = 16
+	// compactLines is how many journal lines after the index's position
+	// make a List fold them into a new index.
+	compactLines = 4096
 )
 
 // jentry is one journal line, and one index line: checkpoint ID reached

@@ -135,6 +135,40 @@ func (s *Store) journalChange(e jentry) error {
 	return nil
 }
 
+// journalDelete journals the deletion of checkpoint f (at cur) and runs
+// move, which takes its directory away, both under the journal lock: a
+// writer that creates the checkpoint again the moment the directory is
+// gone journals its event after the deletion, and a Head cannot fall
+// between the two. If move fails, the checkpoint is journaled again (its
+// latest event) and move's error returned. The pending marker covers a
+// kill in between (resolve).
+func (s *Store) journalDelete(f files, cur current, move func() error) error {
+	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeDeleted, ID: f.id, Rev: cur.rev(), Sum: cur.sum})
+	if err != nil {
+		return err
+	}
+	jl, err := s.lockJournalReady()
+	if err != nil {
+		return err
+	}
+	defer jl.unlock()
+	j := s.journal()
+	if _, err := j.appendEntries([]jentry{{Kind: ckpt.ChangeDeleted, ID: f.id, Rev: cur.rev(), At: s.clock().UTC()}}); err != nil {
+		mark.done()
+		return err
+	}
+	s.wakeWatchers()
+	if err := move(); err != nil {
+		if e, ok := s.currentEntry(f); ok {
+			j.appendEntries([]jentry{e})
+		}
+		mark.done()
+		return err
+	}
+	mark.done()
+	return nil
+}
+
 // lockJournalReady takes the journal lock exclusively, first creating the
 // journal of a store made before it existed and reconciling a journal last
 // reconciled under another boot.
@@ -244,12 +278,17 @@ func (s *Store) resolve(f files, m marker) error {
 	journaled, ok := v.latest(f.id)
 	var e jentry
 	switch {
-	case m.Kind == ckpt.ChangeEvent && has && (!ok || journaled.Rev < m.Rev):
+	case m.Kind == ckpt.ChangeEvent && has && (!ok || journaled.rev < m.Rev):
 		if e, ok = s.currentEntry(f); !ok {
 			return fmt.Errorf("filestore: %s: its last event cannot be read to journal it; run ckpt check", f.id)
 		}
-	case m.Kind == ckpt.ChangeDeleted && !has && ok && journaled.Rev <= m.Rev:
+	case m.Kind == ckpt.ChangeDeleted && !has && ok && journaled.rev <= m.Rev:
 		e = jentry{Kind: ckpt.ChangeDeleted, ID: f.id, Rev: m.Rev, At: s.clock().UTC()}
+	case m.Kind == ckpt.ChangeDeleted && has && !ok:
+		// Journaled as deleted, then killed before the move: it is back.
+		if e, ok = s.currentEntry(f); !ok {
+			return fmt.Errorf("filestore: %s: its last event cannot be read to journal it; run ckpt check", f.id)
+		}
 	default:
 		return nil
 	}
@@ -338,6 +377,30 @@ func (s *Store) settleFile(path string) error {
 		os.Remove(path)
 	}
 	return nil
+}
+
+// deadMarkers returns the markers in the marker file at path if its
+// process is gone (its flock is free), reading only.
+func deadMarkers(path string) ([]marker, bool) {
+	fd, err := openFile(path, syscall.O_RDONLY)
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	if syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		return nil, false
+	}
+	data, err := readAllFD(fd)
+	if err != nil {
+		return nil, false
+	}
+	var out []marker
+	for off := 0; off+markerSize <= len(data); off += markerSize {
+		if m, ok := parseMarker(data[off : off+markerSize]); ok {
+			out = append(out, m)
+		}
+	}
+	return out, true
 }
 
 // clearLockMarker blanks f's lock-file marker if it is m.
@@ -435,8 +498,9 @@ func (s *Store) reconcile(afterCrash bool) error {
 
 // missingEntries returns the entries the journal lacks against the files:
 // for each checkpoint whose history is past the view's entry, its events
-// after that entry (the last with the summary); for each checkpoint the
-// view holds that is gone, a deletion.
+// after that entry (the last with the summary), or only its last event
+// when the view does not know it; for each checkpoint the view holds that
+// is gone, a deletion.
 func (s *Store) missingEntries(v *view) ([]jentry, error) {
 	ids, err := s.ids("")
 	if err != nil {
@@ -448,16 +512,19 @@ func (s *Store) missingEntries(v *view) ([]jentry, error) {
 		onDisk[id] = true
 		f := s.files(id)
 		e, ok := v.latest(id)
-		if ok && fileSizeOr0(f.history()) == e.Size {
+		if ok && fileSizeOr0(f.history()) == e.size {
 			continue
 		}
 		cur, err := s.load(f)
-		if err != nil || cur.state == nil || (ok && cur.rev() <= e.Rev) {
+		if err != nil || cur.state == nil || (ok && cur.rev() <= e.rev) {
 			continue // damage is check's; a shorter history is not the journal's to mend
 		}
-		from := int64(1)
+		// A checkpoint new to the journal (made behind the store's back,
+		// or whose every event a crash took from the journal) enters it
+		// at its current revision.
+		from := cur.rev()
 		if ok {
-			from = e.Rev + 1
+			from = e.rev + 1
 		}
 		events, err := s.History(context.Background(), id, from, 0)
 		if err != nil {
@@ -474,15 +541,17 @@ func (s *Store) missingEntries(v *view) ([]jentry, error) {
 	for _, id := range v.ids() {
 		if !onDisk[id] {
 			e, _ := v.latest(id)
-			out = append(out, jentry{Kind: ckpt.ChangeDeleted, ID: id, Rev: e.Rev, At: s.clock().UTC()})
+			out = append(out, jentry{Kind: ckpt.ChangeDeleted, ID: id, Rev: e.rev, At: s.clock().UTC()})
 		}
 	}
 	return out, nil
 }
 
 // rebuildJournal starts the journal again from the files: a new index of
-// every checkpoint at a position after everything the old journal held
-// (so no old cursor is taken for a new change), and a new active segment.
+// every checkpoint at a position after everything the old journal held,
+// and a new active segment; the old segments go, so every old cursor is
+// refused (ErrInvalid: list again) rather than resumed past changes the
+// old journal may have lacked.
 // The caller holds the journal lock.
 func (s *Store) rebuildJournal() error {
 	j := s.journal()
@@ -502,11 +571,24 @@ func (s *Store) rebuildJournal() error {
 			entries = append(entries, e)
 		}
 	}
+	old, err := j.segments()
+	if err != nil {
+		return err
+	}
 	if err := j.startSegment(at); err != nil {
 		return err
 	}
 	if err := j.writeSnapshot(entries, at); err != nil {
 		return err
+	}
+	// The old segments may lack changes the files hold: no cursor into
+	// them may resume as if it had missed nothing.
+	for _, sg := range old {
+		if !sg.active {
+			os.Remove(sg.path)
+		} else {
+			os.Remove(j.archived(sg.start))
+		}
 	}
 	s.wakeWatchers()
 	return nil

@@ -301,8 +301,9 @@ func lastBeat(f files) time.Time { return modTime(f.beat()) }
 // concurrent writer or damaged reads as no presence: liveness is a hint,
 // never a reason to fail a read.
 func readLiveness(f files) (time.Time, ckpt.Presence) {
-	at := lastBeat(f)
-	if at.IsZero() {
+	at, size := beatStat(f.beat())
+	if at.IsZero() || size == 0 {
+		// One lstat: an empty beat file (a plain beat) holds no presence.
 		return at, ckpt.Presence{}
 	}
 	b, err := readNoFollow(f.beat())

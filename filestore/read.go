@@ -86,19 +86,14 @@ func (s *Store) History(ctx context.Context, id string, from int64, limit int) (
 	return out, nil
 }
 
-// List implements ckpt.Store. It reads the checkpoints directory once,
+// listFiles is List without the index (a store whose index cannot be
+// read): it reads the checkpoints directory once,
 // applies the prefix and the cursor (the last ID of the previous page) to
 // the names, and loads the rest in parallel batches until the page is full,
 // trusting each state.json whose recorded history size matches the
 // history's.
-func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
+func (s *Store) listFiles(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
 	page := ckpt.Page{Items: []ckpt.Summary{}}
-	if err := ctx.Err(); err != nil {
-		return page, err
-	}
-	if s.linked != nil {
-		return page, s.linked
-	}
 	ids, err := s.ids(opts.Prefix)
 	if err != nil {
 		return page, err

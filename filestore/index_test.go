@@ -1,0 +1,213 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/storetest"
+)
+
+// listIDs lists every checkpoint (archived too) and returns id → rev.
+func listIDs(t *testing.T, s *Store) map[string]int64 {
+	t.Helper()
+	all, err := ckpt.ListAll(context.Background(), s, ckpt.Filter{IncludeArchived: true})
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	out := map[string]int64{}
+	for _, sum := range all {
+		out[sum.ID] = sum.Rev
+	}
+	return out
+}
+
+// checkProblems returns the problems Check reports about the journal.
+func checkProblems(t *testing.T, s *Store) []ckpt.Problem {
+	t.Helper()
+	r, err := s.Check(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ckpt.Problem
+	for _, p := range r.Problems {
+		if strings.Contains(p.What, "journal") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestListServesTheIndex proves List does not read a current checkpoint's
+// state file: garbage in state.json (same history) still lists the right
+// summary, and equals Get (which replays the history past the garbage).
+func TestListServesTheIndex(t *testing.T) {
+	s := newStore(t, Options{})
+	appendOK(t, s, "i/a", createEvent())
+	appendOK(t, s, "i/a", noteEvent("one"))
+	if err := os.WriteFile(s.files("i/a").state(), []byte("not an envelope"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := listIDs(t, s); got["i/a"] != 2 {
+		t.Errorf("List: %v, want i/a at 2", got)
+	}
+	storetest.Verify(t, s)
+}
+
+// TestListNoticesAStaleIndexEntry appends an event to a history behind the
+// journal's back (as a writer killed before journaling whose marker a
+// machine crash lost): List reads that checkpoint from its files.
+func TestListNoticesAStaleIndexEntry(t *testing.T) {
+	s := newStore(t, Options{})
+	res := appendOK(t, s, "i/a", createEvent())
+	e := noteEvent("behind the journal's back")
+	e.Seq, e.Prev = 2, res.Event.Sum
+	line, _, err := ckpt.EncodeLine(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := os.OpenFile(s.files("i/a").history(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Write(line)
+	h.Close()
+	s = reopen(t, s)
+	if got := listIDs(t, s); got["i/a"] != 2 {
+		t.Errorf("List after an unjournaled event: %v, want i/a at 2", got)
+	}
+	if ps := checkProblems(t, s); len(ps) != 1 || ps[0].ID != "i/a" {
+		t.Errorf("Check: %+v, want one warning: the journal stops short of i/a", ps)
+	}
+	r, err := s.Repair(context.Background(), nil)
+	if err != nil || r.Errors() > 0 {
+		t.Fatalf("Repair: %v %+v", err, r)
+	}
+	if ps := checkProblems(t, s); len(ps) > 0 {
+		t.Errorf("Check after Repair: %+v", ps)
+	}
+	got := watchN(t, s, "", 2)
+	if got[1].ID != "i/a" || got[1].Rev != 2 {
+		t.Errorf("the feed after repair: %+v", got)
+	}
+}
+
+// TestRepairIndexesCheckpointsMadeByHand copies a checkpoint's files by
+// hand: it is not listed (the index does not know it) and check says so;
+// repair journals it, and then it is listed and in the feed.
+func TestRepairIndexesCheckpointsMadeByHand(t *testing.T) {
+	s := newStore(t, Options{})
+	appendOK(t, s, "h/a", createEvent())
+	appendOK(t, s, "h/a", noteEvent("one"))
+	src, dst := s.files("h/a"), s.files("h/copy")
+	if err := os.MkdirAll(dst.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hist, _ := os.ReadFile(src.history())
+	os.WriteFile(dst.history(), hist, 0o644)
+	if got := listIDs(t, s); len(got) != 1 {
+		t.Errorf("List before repair: %v, want only h/a (the index is a cache)", got)
+	}
+	ps := checkProblems(t, s)
+	if len(ps) != 1 || ps[0].ID != "h/copy" || ps[0].Severity != ckpt.SeverityWarning {
+		t.Fatalf("Check: %+v, want a warning that h/copy is not journaled", ps)
+	}
+	if _, err := s.Repair(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := listIDs(t, s); got["h/copy"] != 2 {
+		t.Errorf("List after repair: %v, want h/copy at 2", got)
+	}
+	if ps := checkProblems(t, s); len(ps) > 0 {
+		t.Errorf("Check after Repair: %+v", ps)
+	}
+	storetest.Verify(t, s)
+}
+
+// TestRepairRebuildsADamagedIndex: a garbage index makes List fall back to
+// the files (still right), check warn and repair rebuild it; the feed then
+// restarts after a gap, so an old cursor is refused rather than misread.
+func TestRepairRebuildsADamagedIndex(t *testing.T) {
+	s := newStore(t, Options{})
+	appendOK(t, s, "d/a", createEvent())
+	appendOK(t, s, "d/b", createEvent())
+	old := watchN(t, s, "", 2)[1].Cursor
+	if err := os.WriteFile(s.journal().index(), []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := listIDs(t, s); len(got) != 2 {
+		t.Errorf("List with a damaged index: %v, want both", got)
+	}
+	if ps := checkProblems(t, s); len(ps) != 1 {
+		t.Fatalf("Check: %+v, want one warning about the index", ps)
+	}
+	if _, err := s.Repair(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if ps := checkProblems(t, s); len(ps) > 0 {
+		t.Errorf("Check after Repair: %+v", ps)
+	}
+	if err := s.Watch(context.Background(), old, func(ckpt.Change) error { return nil }); !errors.Is(err, ckpt.ErrInvalid) {
+		t.Errorf("Watch from a cursor before the rebuild: %v, want ErrInvalid", err)
+	}
+	appendOK(t, s, "d/a", noteEvent("after"))
+	if got := watchN(t, s, "", 1); got[0].ID != "d/a" || got[0].Rev != 2 {
+		t.Errorf("feed after the rebuild: %+v", got)
+	}
+	storetest.Verify(t, s)
+}
+
+// TestJournalCompactsAndPrunes makes segments and the compaction threshold
+// small: listing folds the journal into the index and prunes old segments
+// (keeping keepSegments); a pruned cursor is refused, a kept one resumes
+// with every later change in order.
+func TestJournalCompactsAndPrunes(t *testing.T) {
+	defer func(seg int64, lines, keep int) { segmentMax, compactLines, keepSegments = seg, lines, keep }(segmentMax, compactLines, keepSegments)
+	segmentMax, compactLines, keepSegments = 2048, 20, 2
+	s := newStore(t, Options{})
+	appendOK(t, s, "p/a", createEvent())
+	first := watchN(t, s, "", 1)[0]
+	for i := range 80 {
+		appendOK(t, s, "p/a", noteEvent(strconv.Itoa(i)))
+	}
+	if got := listIDs(t, s); got["p/a"] != 81 {
+		t.Fatalf("List: %v", got)
+	}
+	segs, err := s.journal().segments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.journal().readSnapshot()
+	if err != nil || sn == nil {
+		t.Fatal(err)
+	}
+	var kept int
+	for _, sg := range segs {
+		if !sg.active && sg.start+fileSizeOr0(sg.path) <= sn.pos {
+			kept++
+		}
+	}
+	if kept != keepSegments || segs[0].start == 0 {
+		t.Errorf("after compaction: %d segments before the index's position, first at %d; want %d and the first pruned", kept, segs[0].start, keepSegments)
+	}
+	if err := s.Watch(context.Background(), first.Cursor, func(ckpt.Change) error { return nil }); !errors.Is(err, ckpt.ErrInvalid) {
+		t.Errorf("Watch from a pruned cursor: %v, want ErrInvalid", err)
+	}
+	rest := watchN(t, s, "", 1)
+	n := int(81 - rest[0].Rev + 1)
+	all := watchN(t, s, "", n)
+	for i, c := range all {
+		if c.Rev != rest[0].Rev+int64(i) {
+			t.Fatalf("change %d from the oldest kept: rev %d, want %d", i, c.Rev, rest[0].Rev+int64(i))
+		}
+	}
+	quiet(t, s, all[n-1].Cursor)
+	if ps := checkProblems(t, s); len(ps) > 0 {
+		t.Errorf("Check: %+v", ps)
+	}
+	storetest.Verify(t, s)
+}

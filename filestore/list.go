@@ -1,0 +1,289 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// List implements ckpt.Store from the journal's view (the index and the
+// journal after it): it finds the page by binary search on the index,
+// filters on ID, status, archived and update time without decoding a
+// summary, and opens no state file for an entry that is current. An entry
+// is current when the history's size is the one it records and state.json
+// exists (two stats); otherwise the checkpoint is read from its files.
+// Liveness (the beat file) is read for each summary returned. A store whose
+// index cannot be read is listed from its files (listFiles).
+func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
+	page := ckpt.Page{Items: []ckpt.Summary{}}
+	if err := ctx.Err(); err != nil {
+		return page, err
+	}
+	if s.linked != nil {
+		return page, s.linked
+	}
+	if err := s.settle(); err != nil {
+		return page, err
+	}
+	v, err := s.journal().loadView()
+	if err != nil || v.pruned || v.snap == nil {
+		return s.listFiles(ctx, opts)
+	}
+	page, err = s.listView(ctx, v, opts)
+	if v.tailN > compactLines && err == nil {
+		s.compact(v) // best effort: a failure leaves a longer tail
+	}
+	return page, err
+}
+
+// listView is List over v.
+func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (ckpt.Page, error) {
+	page := ckpt.Page{Items: []ckpt.Summary{}}
+	flt := opts.Filter
+	from := opts.After + "\x00"
+	if opts.After == "" || flt.Prefix > from {
+		from = flt.Prefix
+	}
+	var damaged *ckpt.DamagedError
+	addDamaged := func(id string, err error) {
+		if damaged == nil {
+			damaged = &ckpt.DamagedError{Err: err}
+		}
+		damaged.IDs = append(damaged.IDs, id)
+	}
+	batch := max(opts.Limit+1, 256)
+	for done := false; !done; {
+		var cands []ientry
+		end := true
+		v.each(from, func(e ientry) bool {
+			if !strings.HasPrefix(e.id, flt.Prefix) {
+				return false
+			}
+			if prefilter(&flt, &e) {
+				cands = append(cands, e)
+			}
+			from = e.id + "\x00"
+			if len(cands) == batch {
+				end = false
+				return false
+			}
+			return true
+		}, func(id string) {
+			addDamaged(id, errIndexLine(id))
+			from = id + "\x00"
+		})
+		sums, errs := s.resolveSummaries(ctx, cands, &flt)
+		if err := ctx.Err(); err != nil {
+			return ckpt.Page{Items: []ckpt.Summary{}}, err
+		}
+		for i := range cands {
+			if errs[i] != nil {
+				addDamaged(cands[i].id, errs[i])
+				continue
+			}
+			if sums[i] == nil {
+				continue
+			}
+			if opts.Limit > 0 && len(page.Items) == opts.Limit {
+				page.Next = page.Items[len(page.Items)-1].ID
+				done = true
+				break
+			}
+			page.Items = append(page.Items, *sums[i])
+		}
+		done = done || end
+	}
+	if damaged != nil {
+		slices.Sort(damaged.IDs)
+		return page, damaged
+	}
+	return page, nil
+}
+
+func errIndexLine(id string) error {
+	return errors.New("journal/index: its line of " + id + " is damaged; run ckpt repair to rebuild the index")
+}
+
+// prefilter reports whether e may pass f, judged on the index's fields
+// only; the summary itself is matched later.
+func prefilter(f *ckpt.Filter, e *ientry) bool {
+	if e.archived && !f.IncludeArchived {
+		return false
+	}
+	if len(f.Status) > 0 && !slices.Contains(f.Status, e.status) {
+		return false
+	}
+	if !f.UpdatedSince.IsZero() && e.updated < f.UpdatedSince.UnixNano() {
+		return false
+	}
+	// LastSeen is at least UpdatedAt.
+	return f.SeenBefore.IsZero() || e.updated < f.SeenBefore.UnixNano()
+}
+
+// resolveSummaries turns candidates into summaries with liveness, in
+// parallel, and returns those f matches (nil for the others and for
+// checkpoints gone) and each one's error.
+func (s *Store) resolveSummaries(ctx context.Context, cands []ientry, f *ckpt.Filter) ([]*ckpt.Summary, []error) {
+	sums := make([]*ckpt.Summary, len(cands))
+	errs := make([]error, len(cands))
+	workers := min(runtime.GOMAXPROCS(0), (len(cands)+63)/64)
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				next.Lock()
+				j := i
+				i++
+				next.Unlock()
+				if j >= len(cands) || ctx.Err() != nil {
+					return
+				}
+				sums[j], errs[j] = s.summaryFor(cands[j], f)
+			}
+		})
+	}
+	wg.Wait()
+	return sums, errs
+}
+
+// summaryFor returns e's summary with liveness if f matches it.
+func (s *Store) summaryFor(e ientry, flt *ckpt.Filter) (*ckpt.Summary, error) {
+	fs := s.files(e.id)
+	at, presence := readLiveness(fs)
+	if !flt.SeenBefore.IsZero() && !at.Before(flt.SeenBefore) {
+		return nil, nil // seen since: no need to read more
+	}
+	sum, err := s.currentSummary(fs, e)
+	if err != nil || sum == nil {
+		return nil, err
+	}
+	sum.Heartbeat.LastBeat, sum.Heartbeat.Presence = at, nil
+	if !presence.IsZero() {
+		sum.Heartbeat.Presence = &presence
+	}
+	if !flt.MatchSummary(sum) {
+		return nil, nil
+	}
+	return sum, nil
+}
+
+// currentSummary returns f's summary without liveness: e's when e is
+// current, else from the files; nil when the checkpoint is gone.
+func (s *Store) currentSummary(f files, e ientry) (*ckpt.Summary, error) {
+	size, err := fileSize(f.history())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil && size == e.size {
+		if _, err := os.Lstat(f.state()); err == nil {
+			if sum, err := e.summaryOf(); err == nil {
+				return &sum, nil
+			}
+		}
+	}
+	cur, err := s.load(f)
+	if err != nil || cur.state == nil {
+		return nil, err
+	}
+	sum := cur.state.Summary()
+	sum.Heartbeat.LastBeat, sum.Heartbeat.Presence = time.Time{}, nil
+	return &sum, nil
+}
+
+// compact folds v into a new index at v.end and prunes the journal
+// segments the new index makes unneeded (keeping keepSegments of them for
+// watchers behind). Concurrent compactions each write a valid index.
+func (s *Store) compact(v *view) error {
+	if err := s.writeCompacted(v); err != nil {
+		return err
+	}
+	jl, err := s.journal().lockJournal(true)
+	if err != nil {
+		return err
+	}
+	defer jl.unlock()
+	return s.journal().pruneLocked()
+}
+
+// compactLocked is compact for a caller holding the journal lock.
+func (s *Store) compactLocked(v *view) error {
+	if err := s.writeCompacted(v); err != nil {
+		return err
+	}
+	return s.journal().pruneLocked()
+}
+
+// writeCompacted writes the index of v at v.end.
+func (s *Store) writeCompacted(v *view) error {
+	var lines [][]byte
+	n := 0
+	if v.snap != nil {
+		n = len(v.snap.starts)
+	}
+	i, k := 0, 0
+	for i < n || k < len(v.tailIDs) {
+		if k == len(v.tailIDs) || (i < n && v.snap.id(i) < v.tailIDs[k]) {
+			lines = append(lines, v.snap.line(i)[:len(v.snap.line(i))+1])
+			i++
+			continue
+		}
+		if i < n && v.snap.id(i) == v.tailIDs[k] {
+			i++
+		}
+		e := v.tail[v.tailIDs[k]]
+		k++
+		if e.deleted {
+			continue
+		}
+		je := jentry{ID: e.id, Rev: e.rev, Size: e.size, Summary: e.decoded}
+		if je.Summary == nil {
+			var ok bool
+			if je, ok = s.currentEntry(s.files(e.id)); !ok {
+				continue
+			}
+		}
+		l, err := encodeIndexLine(je)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, l)
+	}
+	return s.journal().writeIndex(lines, v.end)
+}
+
+// pruneLocked removes the archived segments that end at or before the
+// index's position, but the newest keepSegments of them. The caller holds
+// the journal lock.
+func (j journal) pruneLocked() error {
+	sn, err := j.readSnapshot()
+	if err != nil || sn == nil {
+		return err
+	}
+	segs, err := j.segments()
+	if err != nil {
+		return err
+	}
+	var old []segment
+	for _, sg := range segs {
+		if !sg.active && sg.start+fileSizeOr0(sg.path) <= sn.pos {
+			old = append(old, sg)
+		}
+	}
+	for len(old) > keepSegments {
+		if err := os.Remove(old[0].path); err != nil {
+			return err
+		}
+		old = old[1:]
+	}
+	return nil
+}
