@@ -199,6 +199,9 @@ func backupName(rev int64) string { return fmt.Sprintf("state-%012d.json", rev) 
 // backupRev parses a backup file name; ok is false for any other name.
 func backupRev(name string) (int64, bool) {
 	num, ok := strings.CutPrefix(name, "state-")
+	if !ok {
+		return 0, false
+	}
 	if num, ok = strings.CutSuffix(num, ".json"); !ok || len(num) != 12 {
 		return 0, false
 	}

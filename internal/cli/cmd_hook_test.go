@@ -121,16 +121,6 @@ func newFileStore(t testing.TB) (string, *filestore.Store) {
 	return dir, st
 }
 
-func appendNote(t testing.TB, st ckpt.Store, id, text string) ckpt.AppendResult {
-	t.Helper()
-	e := ckpt.MustEvent(ckpt.EventNote, t0, ckpt.Actor{Agent: "t"}, ckpt.Note{Text: text})
-	res, err := st.Append(context.Background(), id, e, ckpt.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 func createCheckpoint(t testing.TB, st ckpt.Store, id string) {
 	t.Helper()
 	title := "t"

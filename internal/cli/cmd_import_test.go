@@ -47,13 +47,12 @@ func fixtureFiles(t *testing.T, prefix string) map[string][]byte {
 // importEnv runs import and export against a memstore, with files in a
 // temporary working directory.
 type importEnv struct {
-	t       *testing.T
-	dir     string
-	store   *memstore.Store
-	now     time.Time
-	out     bytes.Buffer
-	errOut  bytes.Buffer
-	session string
+	t      *testing.T
+	dir    string
+	store  *memstore.Store
+	now    time.Time
+	out    bytes.Buffer
+	errOut bytes.Buffer
 }
 
 func newImportEnv(t *testing.T) *importEnv {

@@ -77,7 +77,7 @@ func TestImportReadsTheDriftOfRealFiles(t *testing.T) {
 		t.Errorf("WAITING_FOR_SYNC: %s %q", c.Status, w)
 	}
 
-	c, w = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.secondary-a-1769654893.json")
+	c, _ = adaptertest.ImportFile(t, New(), "testdata/fixtures/KAI-7.secondary-a-1769654893.json")
 	if c.Status != ckpt.StatusDone || c.Agent != (ckpt.Agent{ID: "secondary-a-1769654893", Name: "Secondary-A"}) || c.CompletedAt == nil {
 		t.Errorf("agent_role file: %s %+v", c.Status, c.Agent)
 	}

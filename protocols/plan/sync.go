@@ -47,10 +47,6 @@ func SessionNotes(text string) Option { return func(c *syncConfig) { c.notes = &
 // (the document's example is "pre_subagent_spawn"), whatever the count.
 func RecoveryPoint(reason string) Option { return func(c *syncConfig) { c.recovery = reason } }
 
-// fromCheckpoint gives completion times and authors for newly checked tasks
-// from a checkpoint (Mirror), instead of "now" and CompletedBy.
-func fromCheckpoint(c *ckpt.Checkpoint) Option { return func(cfg *syncConfig) { cfg.hint = c } }
-
 // SyncResult is what a Sync did.
 type SyncResult struct {
 	// PlanPath is the absolute path of plan.md; ID the checkpoint ID its
