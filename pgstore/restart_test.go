@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/storetest"
 )
 
@@ -28,20 +29,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed := make(chan []ckpt.Change, 1)
-	wctx, stopWatch := context.WithTimeout(ctx, 2*time.Minute)
-	defer stopWatch()
-	go func() {
-		var got []ckpt.Change
-		_ = s.Watch(wctx, head, func(c ckpt.Change) error {
-			got = append(got, c)
-			if len(got) == writers*(each+1) {
-				return errors.New("all seen")
-			}
-			return nil
-		})
-		feed <- got
-	}()
+	feed := watchInBackground(t, s, head, writers*(each+1))
 
 	var (
 		appended     atomic.Int64
@@ -99,28 +87,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	t.Logf("%d appends acknowledged, %d retryable errors seen during the restart", appended.Load(), unavailable.Load())
 
 	for w := range writers {
-		id := fmt.Sprintf("load/%d", w)
-		h, err := s.History(ctx, id, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]int{}
-		for _, e := range h {
-			seen[e.Key]++
-		}
-		for i := 0; i <= each; i++ {
-			if k := fmt.Sprintf("k-%d-%d", w, i); seen[k] != 1 {
-				t.Errorf("%s: key %s is in the history %d times, want once", id, k, seen[k])
-			}
-		}
-		if len(h) != each+1 {
-			t.Errorf("%s: %d events, want %d", id, len(h), each+1)
-		}
-		for _, a := range acknowledged[w] {
-			if a.Seq > int64(len(h)) || h[a.Seq-1].Sum != a.Sum {
-				t.Errorf("%s: acknowledged event %d (%s) is not in the history as acknowledged", id, a.Seq, a.Key)
-			}
-		}
+		verifyKeyedHistory(t, s, fmt.Sprintf("load/%d", w), fmt.Sprintf("k-%d-", w), each+1, acknowledged[w])
 	}
 	storetest.Verify(t, s)
 	rep, err := s.Check(ctx, nil)
@@ -138,6 +105,54 @@ func TestRestartUnderLoad(t *testing.T) {
 			if k := fmt.Sprintf("load/%d@%d", w, rev); count[k] != 1 {
 				t.Errorf("the feed delivered %s %d times across the restart, want once", k, count[k])
 			}
+		}
+	}
+}
+
+// watchInBackground collects n changes after from (or what came in two
+// minutes) and sends them on the channel it returns.
+func watchInBackground(t *testing.T, s *pgstore.Store, from string, n int) <-chan []ckpt.Change {
+	feed := make(chan []ckpt.Change, 1)
+	ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(stop)
+	go func() {
+		var got []ckpt.Change
+		_ = s.Watch(ctx, from, func(c ckpt.Change) error {
+			got = append(got, c)
+			if len(got) == n {
+				return errors.New("all seen")
+			}
+			return nil
+		})
+		feed <- got
+	}()
+	return feed
+}
+
+// verifyKeyedHistory checks that id's history holds n events whose keys
+// are prefix0 … prefix(n-1), each exactly once, and every acknowledged
+// event as it was acknowledged.
+func verifyKeyedHistory(t *testing.T, s *pgstore.Store, id, prefix string, n int, acknowledged []ckpt.Event) {
+	t.Helper()
+	h, err := s.History(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, e := range h {
+		seen[e.Key]++
+	}
+	for i := range n {
+		if k := fmt.Sprint(prefix, i); seen[k] != 1 {
+			t.Errorf("%s: key %s is in the history %d times, want once", id, k, seen[k])
+		}
+	}
+	if len(h) != n {
+		t.Errorf("%s: %d events, want %d", id, len(h), n)
+	}
+	for _, a := range acknowledged {
+		if a.Seq > int64(len(h)) || h[a.Seq-1].Sum != a.Sum {
+			t.Errorf("%s: acknowledged event %d (%s) is not in the history as acknowledged", id, a.Seq, a.Key)
 		}
 	}
 }
