@@ -122,6 +122,7 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 				Repair: fmt.Sprintf("move %s out of %s by hand", de.Name(), filepath.Join(s.dir, checkpointsDir))})
 		}
 		r.Problems = append(r.Problems, s.checkTrash(repair)...)
+		r.Problems = append(r.Problems, s.checkJournalLinks(repair)...)
 	} else {
 		for _, id := range ids {
 			if err := ckpt.ValidateID(id); err != nil {
@@ -172,6 +173,33 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 		r.Problems = append(r.Problems, s.examineJournal(repair)...) // journal_check.go (H1)
 	}
 	return r, nil
+}
+
+// checkJournalLinks reports (and with repair quarantines) symbolic links
+// among the change journal's files. The journal never opens them (it opens
+// with O_NOFOLLOW), so they only stop it; moved aside, it starts its files
+// again.
+func (s *Store) checkJournalLinks(repair bool) []ckpt.Problem {
+	var out []ckpt.Problem
+	for _, dir := range []string{journalDir, journalDir + sep + pendingDir} {
+		if realDir(filepath.Join(s.dir, dir)) != nil {
+			continue // missing, or a link reported above
+		}
+		des, _ := os.ReadDir(filepath.Join(s.dir, dir))
+		for _, de := range des {
+			if !isSymlink(de) {
+				continue
+			}
+			p := s.linkProblem("", filepath.Join(dir, de.Name()), "ckpt repair")
+			if repair {
+				dst, err := s.quarantine(filepath.Join(s.dir, dir, de.Name()))
+				p.Fixed = err == nil
+				p.What += movedAside(dst, err)
+			}
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // linkCheckpointDir reports (and with repair quarantines) a symbolic link

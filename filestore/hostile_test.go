@@ -353,3 +353,33 @@ func examineDuringPrune(t *testing.T, examine func(*Store) (*ckpt.Report, error)
 		}
 	}
 }
+
+// TestSymlinkedJournalFiles plants a link at the change journal's files.
+func TestSymlinkedJournalFiles(t *testing.T) {
+	for _, name := range []string{activeName, journalLockName} {
+		t.Run(name, func(t *testing.T) {
+			s, _, _ := acked(t)
+			out, unchanged := outside(t)
+			plant(t, filepath.Join(s.Dir(), journalDir, name), filepath.Join(out, "precious.txt"))
+			s2 := reopen(t, s)
+			ctx := context.Background()
+			s2.Append(ctx, corpusID, ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: "x"}), ckpt.AppendOptions{})
+			s2.Head(ctx)
+			unchanged()
+			wantLinkReported(t, checkReadOnly(t, s2), filepath.Join(journalDir, name))
+			if _, err := s2.Repair(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			unchanged()
+			wantQuarantined(t, s2)
+			s3 := reopen(t, s2)
+			if _, err := s3.Append(ctx, corpusID, ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: "after repair"}), ckpt.AppendOptions{}); err != nil {
+				t.Errorf("Append after repair: %v", err)
+			}
+			if _, err := s3.Head(ctx); err != nil {
+				t.Errorf("Head after repair: %v", err)
+			}
+			unchanged()
+		})
+	}
+}
