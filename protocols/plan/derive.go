@@ -92,6 +92,7 @@ func derive(in deriveInput) (*State, changes) {
 		s.SessionNotes = in.notes
 	}
 
+	prevTasks := prev.taskIndex()
 	for _, ph := range in.plan.Phases {
 		key := phaseKey(ph.ID)
 		ps := s.Phases[key]
@@ -101,7 +102,7 @@ func derive(in deriveInput) (*State, changes) {
 		}
 		for _, t := range ph.Tasks {
 			ts := &TaskState{Done: t.Checked}
-			old := prev.task(t.ID)
+			old := prevTasks[t.ID]
 			observed := prev != nil && !now.IsZero() // a change seen between two checkpoints
 			switch {
 			case t.Checked && old != nil && old.Done:

@@ -330,9 +330,10 @@ func mirrorBoxes(planPath, cdir string, data []byte, c *ckpt.Checkpoint) error {
 		out, changed = next, changed || did
 		return nil
 	}
+	baseTasks := base.taskIndex()
 	for _, t := range p.Tasks() {
 		var rec *bool
-		if ts := base.task(t.ID); ts != nil {
+		if ts := baseTasks[t.ID]; ts != nil {
 			rec = &ts.Done
 		}
 		if err := apply(t, "t:"+t.ID, rec); err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -238,17 +239,29 @@ func Checksum(planContent []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])[:16]
 }
 
-// task returns the state of task id in any phase, or nil.
-func (s *State) task(id string) *TaskState {
+// taskIndex maps every task ID to its state (the first phase in key order
+// that has it), so a lookup per task keeps a sync linear in the plan's
+// size. A nil State gives an empty index.
+func (s *State) taskIndex() map[string]*TaskState {
 	if s == nil {
-		return nil
+		return map[string]*TaskState{}
 	}
-	for _, ph := range s.Phases {
-		if t := ph.Tasks[id]; t != nil {
-			return t
+	keys := make([]string, 0, len(s.Phases))
+	n := 0
+	for k, ph := range s.Phases {
+		keys = append(keys, k)
+		n += len(ph.Tasks)
+	}
+	sort.Strings(keys)
+	out := make(map[string]*TaskState, n)
+	for _, k := range keys {
+		for id, t := range s.Phases[k].Tasks {
+			if _, ok := out[id]; !ok {
+				out[id] = t
+			}
 		}
 	}
-	return nil
+	return out
 }
 
 // criterion returns the state of criterion id in phase key, or nil.
