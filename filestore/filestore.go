@@ -83,6 +83,8 @@ type Store struct {
 	written map[string]*written // this Store's last write per checkpoint
 	wake    chan struct{}       // closed at this Store's next journal write
 	markers *procMarkers        // this Store's pending-marker file, once it wrote
+	jmu     sync.Mutex          // guards jf
+	jf      jfast               // cached journal files of Append's hot path
 
 	now func() time.Time // the store's clock; see SetClock
 
@@ -226,6 +228,9 @@ func (s *Store) Close() error {
 	s.markers = nil
 	s.mu.Unlock()
 	m.close()
+	s.jmu.Lock()
+	s.jf.close()
+	s.jmu.Unlock()
 	return nil
 }
 

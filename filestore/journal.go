@@ -216,6 +216,11 @@ func (j journal) appendEntries(entries []jentry) (int64, error) {
 		}
 		buf = append(append(buf, b...), '\n')
 	}
+	return j.appendEntriesRaw(buf)
+}
+
+// appendEntriesRaw is appendEntries of lines already encoded.
+func (j journal) appendEntriesRaw(buf []byte) (int64, error) {
 	fd, start, size, err := j.openActive()
 	if err != nil {
 		return 0, err

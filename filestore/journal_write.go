@@ -121,14 +121,14 @@ func (p *pending) done() {
 	}
 }
 
-// journalChange appends e to the journal.
+// journalChange appends e to the journal: Append's hot path, on the
+// Store's cached journal files (journal_fast.go).
 func (s *Store) journalChange(e jentry) error {
-	jl, err := s.lockJournalReady()
+	line, err := json.Marshal(&e)
 	if err != nil {
-		return err
+		return fmt.Errorf("filestore: journal entry for %s: %w", e.ID, err)
 	}
-	defer jl.unlock()
-	if _, err := s.journal().appendEntries([]jentry{e}); err != nil {
+	if err := s.fastAppend(append(line, '\n')); err != nil {
 		return err
 	}
 	s.wakeWatchers()
@@ -173,14 +173,23 @@ func (s *Store) journalDelete(f files, cur current, move func() error) error {
 // journal of a store made before it existed and reconciling a journal last
 // reconciled under another boot.
 func (s *Store) lockJournalReady() (*jlock, error) {
-	j := s.journal()
-	jl, err := j.lockJournal(true)
+	jl, err := s.journal().lockJournal(true)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.readyLocked(jl); err != nil {
+		jl.unlock()
+		return nil, err
+	}
+	return jl, nil
+}
+
+// readyLocked is lockJournalReady's work once the lock is held.
+func (s *Store) readyLocked(jl *jlock) error {
+	j := s.journal()
 	boot := jl.bootID()
 	if boot != "" && boot == thisBoot() {
-		return jl, nil
+		return nil
 	}
 	segs, err := j.segments()
 	if err == nil {
@@ -193,11 +202,7 @@ func (s *Store) lockJournalReady() (*jlock, error) {
 	if err == nil {
 		err = jl.setBootID(thisBoot())
 	}
-	if err != nil {
-		jl.unlock()
-		return nil, err
-	}
-	return jl, nil
+	return err
 }
 
 // initJournal starts the journal of a store: the index holds every

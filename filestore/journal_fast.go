@@ -1,0 +1,125 @@
+package filestore
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// jfast is a Store's cache of its journal files for Append's hot path: the
+// lock file open once (flock'ed per append, behind mu, since a flock is
+// per open file and would not exclude this process's own goroutines), the
+// boot check done once (a boot ID changes only across a reboot, which no
+// process outlives), and the active segment open while its inode stays.
+type jfast struct {
+	lockFD  int
+	bootOK  bool
+	actFD   int
+	actIno  uint64
+	actDev  uint64
+	start   int64
+	hlen    int64
+	started bool
+}
+
+// fastAppend appends line to the journal under the journal lock.
+func (s *Store) fastAppend(line []byte) error {
+	s.jmu.Lock()
+	defer s.jmu.Unlock()
+	c := &s.jf
+	if !c.started {
+		*c = jfast{lockFD: -1, actFD: -1, started: true}
+	}
+	if c.lockFD < 0 {
+		jl, err := s.journal().lockJournal(false) // opens (and creates) it
+		if err != nil {
+			return err
+		}
+		flock(jl.fd, syscall.LOCK_UN)
+		c.lockFD = jl.fd
+	}
+	if err := flock(c.lockFD, syscall.LOCK_EX); err != nil {
+		return &os.PathError{Op: "flock", Path: s.journal().lock(), Err: err}
+	}
+	defer flock(c.lockFD, syscall.LOCK_UN)
+	if !c.bootOK {
+		if err := s.readyLocked(&jlock{fd: c.lockFD}); err != nil {
+			return err
+		}
+		c.bootOK = true
+	}
+	return s.appendActive(c, line)
+}
+
+// appendActive writes line at the end of the active segment, through the
+// cached descriptor when the segment is still the one it has open. The
+// caller holds the journal lock.
+func (s *Store) appendActive(c *jfast, line []byte) error {
+	j := s.journal()
+	var st syscall.Stat_t
+	err := syscall.Stat(j.active(), &st)
+	if err != nil || st.Size > segmentMax {
+		c.closeActive()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return &os.PathError{Op: "stat", Path: j.active(), Err: err}
+		}
+		_, err := j.appendEntriesRaw(line) // creates or rotates
+		return err
+	}
+	if c.actFD < 0 || st.Ino != c.actIno || uint64(st.Dev) != c.actDev {
+		c.closeActive()
+		fd, err := openFile(j.active(), syscall.O_RDWR)
+		if err != nil {
+			return err
+		}
+		h, hlen, err := headerOf(fd, j.active())
+		if err != nil {
+			syscall.Close(fd)
+			return err
+		}
+		c.actFD, c.actIno, c.actDev, c.start, c.hlen = fd, st.Ino, uint64(st.Dev), h.Start, hlen
+	}
+	size := st.Size
+	if size > c.hlen {
+		last := []byte{0}
+		if _, err := syscall.Pread(c.actFD, last, size-1); err == nil && last[0] != '\n' {
+			if size, err = cutTorn(c.actFD, c.hlen, size); err != nil {
+				return err
+			}
+		}
+	}
+	return pwriteAll(c.actFD, j.active(), line, size)
+}
+
+func (c *jfast) closeActive() {
+	if c.actFD >= 0 {
+		syscall.Close(c.actFD)
+		c.actFD = -1
+	}
+}
+
+// close releases the cached descriptors.
+func (c *jfast) close() {
+	c.closeActive()
+	if c.started && c.lockFD >= 0 {
+		syscall.Close(c.lockFD)
+	}
+	*c = jfast{}
+}
+
+// pwriteAll writes data at off; on failure it cuts what it wrote.
+func pwriteAll(fd int, path string, data []byte, off int64) error {
+	for n := 0; n < len(data); {
+		k, err := syscall.Pwrite(fd, data[n:], off+int64(n))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			syscall.Ftruncate(fd, off)
+			return &os.PathError{Op: "write", Path: path, Err: err}
+		}
+		n += k
+	}
+	return nil
+}
