@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -63,7 +64,9 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 	if send(": ckpt change feed\n\n") != nil {
 		return
 	}
-	ctx := r.Context()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.stopping, cancel)()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

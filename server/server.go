@@ -96,6 +96,11 @@ type Server struct {
 
 	mcpMu sync.Mutex
 	mcp   map[string]http.Handler // by token ID: a session never crosses tokens
+
+	// stopping ends when Serve begins to stop: change-feed streams end
+	// then, other requests get their grace period.
+	stopping context.Context
+	stop     context.CancelFunc
 }
 
 // New returns a server over store. It does not take ownership of store.
@@ -120,6 +125,7 @@ func New(store ckpt.Store, opts Options) (*Server, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	s := &Server{store: store, opts: opts, log: log, mcp: map[string]http.Handler{}}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
 	return s, nil
@@ -236,8 +242,10 @@ func (s *Server) timed(route string, h func(w http.ResponseWriter, r *http.Reque
 		defer cancel()
 		rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		if err := h(rw, r.WithContext(ctx)); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
-				err = fmt.Errorf("%w: the request took longer than the server's %v limit: %v", ckpt.ErrUnavailable, s.opts.RequestTimeout, err)
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				// A client that gave up reads no answer; one that reads it
+				// met the server's limit or its shutdown: try again.
+				err = fmt.Errorf("%w: the request was cut short by the server (its %v limit, or it is stopping): %v", ckpt.ErrUnavailable, s.opts.RequestTimeout, err)
 			}
 			s.writeError(rw, r, err)
 		}
@@ -304,10 +312,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // then shuts down gracefully: it stops accepting, ends the change-feed
 // streams (their clients reconnect elsewhere or later and miss nothing),
 // and waits up to grace for the requests under way before closing what is
-// left. Every write acknowledged before that is durable in the store.
+// left. Every write acknowledged before that is durable in the store; a
+// write cut off unacknowledged is retried by its client with its key.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config, grace time.Duration) error {
-	base, endStreams := context.WithCancel(context.Background())
-	defer endStreams()
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -316,7 +323,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		MaxHeaderBytes:    64 << 10,
 		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
@@ -328,7 +334,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		return err
 	case <-ctx.Done():
 	}
-	endStreams()
+	s.stop()
 	shut, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := hs.Shutdown(shut); err != nil {
