@@ -14,7 +14,6 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
-	"github.com/ckpt-dev/ckpt/internal/pgtest"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
@@ -47,9 +46,7 @@ func sharedBackends(t *testing.T) []backendKind {
 			}
 		}},
 		{"pgstore", func(t *testing.T) func() ckpt.Store {
-			if cluster == nil {
-				return nil
-			}
+			cluster.Need(t)
 			dsn := cluster.DSN(cluster.NewDatabase(t), "pool_max_conns=32")
 			return func() ckpt.Store {
 				st, err := pgstore.Open(context.Background(), dsn)
@@ -149,12 +146,10 @@ func dial(t testing.TB, url, token string, attempts int) *remote.Store {
 // keyed appends and read-modify-writes (ckpt.Update): every revision is
 // exact, no key is applied twice, every history verifies.
 func TestTwoServersOneBackend(t *testing.T) {
+	t.Parallel()
 	for _, kind := range sharedBackends(t) {
 		t.Run(kind.name, func(t *testing.T) {
 			open := kind.open(t)
-			if open == nil {
-				pgtest.Need(t, cluster)
-			}
 			tokens, admin := fleetTokens(t)
 			a, b := open(), open()
 			defer a.Close()
@@ -261,6 +256,7 @@ func wantHistory(t *testing.T, st ckpt.Store, id string, n int) {
 // same test passes over filestore and memstore, so that is for pgstore's
 // change feed to explain first.
 func TestServerKilledMidLoad(t *testing.T) {
+	t.Parallel()
 	mem := memstore.New()
 	kinds := []backendKind{sharedBackends(t)[0], {"memstore", func(*testing.T) func() ckpt.Store {
 		return func() ckpt.Store { return mem }
@@ -268,9 +264,6 @@ func TestServerKilledMidLoad(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
 			open := kind.open(t)
-			if open == nil {
-				pgtest.Need(t, cluster)
-			}
 			tokens, admin := fleetTokens(t)
 			backend := open()
 			srv := run(t, backend, tokens, "127.0.0.1:0")

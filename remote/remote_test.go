@@ -65,6 +65,7 @@ func (s *served) client(t testing.TB, token string) ckpt.Store {
 }
 
 func TestConformanceOverMemstore(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) ckpt.Store {
 		s := serve(t, memstore.New())
 		return s.client(t, s.admin)
@@ -81,6 +82,7 @@ func newFileStore(t testing.TB) *filestore.Store {
 }
 
 func TestConformanceOverFilestore(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) ckpt.Store {
 		s := serve(t, newFileStore(t))
 		return s.client(t, s.admin)
@@ -99,6 +101,7 @@ func newPGStore(t testing.TB) *pgstore.Store {
 }
 
 func TestConformanceOverPGStore(t *testing.T) {
+	t.Parallel()
 	cluster.Need(t)
 	storetest.Run(t, func(t *testing.T) ckpt.Store {
 		s := serve(t, newPGStore(t))
