@@ -24,9 +24,9 @@ import (
 // DefaultActionTimeout bounds an action when Options.ActionTimeout is 0.
 const DefaultActionTimeout = 30 * time.Second
 
-// Abandoned is the liveness reported when the monitor marks a checkpoint
+// Abandoned is the state reported when the monitor marks a checkpoint
 // abandoned.
-const Abandoned ckpt.Liveness = "abandoned"
+const Abandoned ckpt.PresenceState = "abandoned"
 
 // Options configure a Monitor. Store is required; zero values elsewhere mean
 // "off" (Exec, Webhook, AbandonAfter) or the default (Now: time.Now,
@@ -47,17 +47,25 @@ type Options struct {
 	ActionTimeout time.Duration
 	// Log receives one line per transition and per failed action.
 	Log io.Writer
+	// Alive checks a checkpoint's recorded agent process (process.Alive
+	// for this host); nil checks none, and nothing is seen dead.
+	Alive ckpt.AliveFunc
 }
 
-// Transition is one change of a checkpoint's liveness. It is what the
+// Transition is one change of a checkpoint's presence (ckpt.PresenceOf:
+// working, waiting, ended, dead, warn, stale; busy counts as working, since
+// a tool call is not news) or its being marked abandoned. It is what the
 // webhook receives and what the command reads on its standard input.
 type Transition struct {
-	ID       string        `json:"id"`
-	Agent    string        `json:"agent,omitempty"`
-	Title    string        `json:"title,omitempty"`
-	Status   ckpt.Status   `json:"status"`
-	From     ckpt.Liveness `json:"from"`
-	To       ckpt.Liveness `json:"to"`
+	ID     string             `json:"id"`
+	Agent  string             `json:"agent,omitempty"`
+	Title  string             `json:"title,omitempty"`
+	Status ckpt.Status        `json:"status"`
+	From   ckpt.PresenceState `json:"from"`
+	To     ckpt.PresenceState `json:"to"`
+	// Why is the presence's reason: what the agent waits on, which process
+	// is gone, which threshold passed.
+	Why      string        `json:"why,omitempty"`
 	Silent   time.Duration `json:"silent_ns"`
 	LastSeen time.Time     `json:"last_seen"`
 	At       time.Time     `json:"at"`
@@ -68,14 +76,18 @@ func (t Transition) String() string {
 	if t.Agent != "" {
 		who += " (" + t.Agent + ")"
 	}
-	return fmt.Sprintf("%s %s: %s → %s, silent %s", t.At.Format(time.RFC3339), who, t.From, t.To, t.Silent.Round(time.Second))
+	to := string(t.To)
+	if t.Why != "" && (t.To == ckpt.PresenceWaiting || t.To == ckpt.PresenceDead) {
+		to += " (" + t.Why + ")"
+	}
+	return fmt.Sprintf("%s %s: %s → %s, silent %s", t.At.Format(time.RFC3339), who, t.From, to, t.Silent.Round(time.Second))
 }
 
-// Monitor remembers each checkpoint's last liveness between ticks. It is
+// Monitor remembers each checkpoint's last presence between ticks. It is
 // not safe for concurrent use; Run drives it from one goroutine.
 type Monitor struct {
 	opts    Options
-	last    map[string]ckpt.Liveness
+	last    map[string]ckpt.PresenceState
 	damaged string // the damaged IDs last reported
 }
 
@@ -99,7 +111,7 @@ func New(opts Options) (*Monitor, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Monitor{opts: opts, last: map[string]ckpt.Liveness{}}, nil
+	return &Monitor{opts: opts, last: map[string]ckpt.PresenceState{}}, nil
 }
 
 // Tick looks at every checkpoint once and returns the transitions since the
@@ -128,8 +140,12 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 	for i := range cs {
 		c := &cs[i]
 		seen[c.ID] = true
-		lv, age := c.Liveness(now, m.opts.Thresholds)
-		if lv == ckpt.Stale && m.opts.AbandonAfter > 0 {
+		v := ckpt.PresenceOf(c, now, m.opts.Thresholds, m.opts.Alive)
+		lv, age := v.State, v.Silent
+		if lv == ckpt.PresenceBusy {
+			lv = ckpt.PresenceWorking
+		}
+		if v.Alarm() == ckpt.Stale && m.opts.AbandonAfter > 0 {
 			_, stale := m.opts.Thresholds.ForInterval(c.Heartbeat.Interval.D())
 			if age > stale+m.opts.AbandonAfter {
 				if done, err := m.abandon(ctx, c, age, now); err != nil {
@@ -141,9 +157,9 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 		}
 		from, known := m.last[c.ID]
 		if !known {
-			from = ckpt.Live
+			from = ckpt.PresenceWorking
 		}
-		if lv == ckpt.NotLive {
+		if lv == ckpt.PresenceNone {
 			delete(m.last, c.ID)
 			continue
 		}
@@ -151,16 +167,18 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 		if lv == from {
 			continue
 		}
-		out = append(out, Transition{ID: c.ID, Agent: render.AgentName(c.Agent), Title: c.Title, Status: c.Status, From: from, To: lv, Silent: age, LastSeen: c.LastSeen(), At: now})
+		out = append(out, Transition{ID: c.ID, Agent: render.AgentName(c.Agent), Title: c.Title, Status: c.Status, From: from, To: lv, Why: v.Why, Silent: age, LastSeen: c.LastSeen(), At: now})
 	}
 	for id := range m.last {
 		if !seen[id] {
 			delete(m.last, id)
 		}
 	}
-	// The order of every stale report (render.SilenceLess): stale first,
-	// then warn, then the rest, each by ID.
-	sort.Slice(out, func(i, j int) bool { return render.SilenceLess(out[i].To, out[i].ID, out[j].To, out[j].ID) })
+	// The order of every stale report (render.SilenceLess): dead and stale
+	// first, then warn, then the rest, each by ID.
+	sort.Slice(out, func(i, j int) bool {
+		return render.SilenceLess(alarm(out[i].To), out[i].ID, alarm(out[j].To), out[j].ID)
+	})
 	for _, t := range out {
 		fmt.Fprintln(m.opts.Log, t)
 		m.act(ctx, t)
@@ -254,4 +272,12 @@ func (m *Monitor) Run(ctx context.Context, ticks <-chan time.Time) error {
 			}
 		}
 	}
+}
+
+// alarm is the liveness level of a monitored state, for ordering.
+func alarm(p ckpt.PresenceState) ckpt.Liveness {
+	if p == Abandoned {
+		return ckpt.Live
+	}
+	return ckpt.PresenceView{State: p}.Alarm()
 }

@@ -82,22 +82,22 @@ func TestTransitionsReportedOnceWithFakeClock(t *testing.T) {
 	}
 	step(0)
 	step(90 * time.Second)
-	step(150*time.Second, "a:live>warn", "b:live>warn")
+	step(150*time.Second, "a:working>warn", "b:working>warn")
 	step(170 * time.Second) // still warn: nothing new
 	if err := s.Beat(ctx, "b", ckpt.Signal{At: t0.Add(175 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	step(180*time.Second, "b:warn>live")
+	step(180*time.Second, "b:warn>working")
 	step(250*time.Second, "a:warn>stale")
 	step(260 * time.Second)
 
 	mu.Lock()
 	defer mu.Unlock()
-	if len(hooks) != 4 || hooks[3].ID != "a" || hooks[3].To != ckpt.Stale || hooks[3].Agent != "a-agent" {
+	if len(hooks) != 4 || hooks[3].ID != "a" || hooks[3].To != ckpt.PresenceStale || hooks[3].Agent != "a-agent" {
 		t.Fatalf("webhook received %+v", hooks)
 	}
 	got, _ := os.ReadFile(execLog)
-	if string(got) != "a live warn\nb live warn\nb warn live\na warn stale\n" {
+	if string(got) != "a working warn\nb working warn\nb warn working\na warn stale\n" {
 		t.Fatalf("exec ran with:\n%s", got)
 	}
 	if !strings.Contains(log.String(), "a (a-agent): warn → stale") {
@@ -115,7 +115,7 @@ func TestAbandonAfterGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.now = t0.Add(5 * time.Minute)
-	if tr, _ := m.Tick(ctx); len(tr) != 1 || tr[0].To != ckpt.Stale {
+	if tr, _ := m.Tick(ctx); len(tr) != 1 || tr[0].To != ckpt.PresenceStale {
 		t.Fatalf("first tick after 5m: %+v", tr)
 	}
 	clk.now = t0.Add(9*time.Minute + time.Second)
@@ -160,7 +160,7 @@ func TestDamageDoesNotBlindTheWatch(t *testing.T) {
 	}
 	clk.now = t0.Add(5 * time.Minute)
 	tr, err := m.Tick(ctx)
-	if err != nil || len(tr) != 1 || tr[0].ID != "a" || tr[0].To != ckpt.Stale {
+	if err != nil || len(tr) != 1 || tr[0].ID != "a" || tr[0].To != ckpt.PresenceStale {
 		t.Fatalf("with b damaged: %+v, %v; want a's stale transition", tr, err)
 	}
 	if _, err := m.Tick(ctx); err != nil {

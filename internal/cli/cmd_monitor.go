@@ -13,6 +13,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/monitor"
+	"github.com/ckpt-dev/ckpt/process"
 )
 
 // MonitorOptions are the inputs of `ckpt monitor`.
@@ -43,9 +44,11 @@ func newMonitorCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "monitor",
 		Short: "Watch for agents that go quiet; act on each change (runs until Ctrl-C)",
-		Long: `Watch every live checkpoint and report each liveness transition once, when it
-happens (live → warn → stale → live again), not at every look: one line per
-transition on stdout. Thresholds are those of ckpt stale.
+		Long: `Watch every live checkpoint and report each presence transition once, when it
+happens (working → waiting → working, working → warn → stale → working, → dead
+when the agent's process is gone from this host, → ended), not at every look:
+one line per transition on stdout; busy counts as working. Thresholds are those
+of ckpt stale.
 
 For each transition, --exec runs a shell command (sh -c) with the transition
 as JSON on its standard input and CKPT_ID, CKPT_AGENT, CKPT_FROM and CKPT_TO
@@ -130,7 +133,7 @@ func runMonitor(ctx context.Context, o *MonitorOptions) error {
 		m, err := monitor.New(monitor.Options{
 			Store: st, Thresholds: o.Thresholds, AbandonAfter: o.AbandonAfter,
 			Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
-			Now: o.Now, Log: log,
+			Now: o.Now, Log: log, Alive: process.Alive,
 		})
 		if err != nil {
 			return err

@@ -138,10 +138,10 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 		t.Fatalf("the monitor stopped with %v, want a clean stop", err)
 	}
 
-	want := "2026-01-15T14:41:00Z a (alice): live → warn, silent 11m0s\n" +
+	want := "2026-01-15T14:41:00Z a (alice): working → warn, silent 11m0s\n" +
 		"2026-01-15T14:51:00Z a (alice): warn → stale, silent 21m0s\n" +
-		"2026-01-15T15:01:00Z b (bob): live → warn, silent 31m0s\n" + // warn before live: the stale report's order
-		"2026-01-15T15:01:00Z a (alice): stale → live, silent 9m0s\n"
+		"2026-01-15T15:01:00Z b (bob): working → warn, silent 31m0s\n" + // warn before live: the stale report's order
+		"2026-01-15T15:01:00Z a (alice): stale → working, silent 9m0s\n"
 	if got := m.out.String(); got != want {
 		t.Errorf("monitor output:\n%s\nwant:\n%s", got, want)
 	}
@@ -150,7 +150,7 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 	}
 	hookMu.Lock()
 	defer hookMu.Unlock()
-	if len(hooks) != 4 || hooks[0].ID != "a" || hooks[0].To != ckpt.Warn || hooks[1].To != ckpt.Stale || hooks[2].ID != "b" || hooks[2].Agent != "bob" || hooks[3].To != ckpt.Live {
+	if len(hooks) != 4 || hooks[0].ID != "a" || hooks[0].To != ckpt.PresenceWarn || hooks[1].To != ckpt.PresenceStale || hooks[2].ID != "b" || hooks[2].Agent != "bob" || hooks[3].To != ckpt.PresenceWorking {
 		t.Errorf("webhook got %+v", hooks)
 	}
 	log, err := os.ReadFile(execLog)
@@ -158,7 +158,7 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], `a live>warn {"id":"a","agent":"alice"`) || !strings.HasPrefix(lines[2], "b live>warn {") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], `a working>warn {"id":"a","agent":"alice"`) || !strings.HasPrefix(lines[2], "b working>warn {") {
 		t.Errorf("--exec ran with:\n%s", log)
 	}
 }
@@ -183,7 +183,7 @@ func TestRunMonitorAbandonsAfterTheGracePeriodAndReportsFailedActions(t *testing
 	if c.Status != ckpt.StatusAbandoned || !strings.Contains(c.StatusReason, "no sign of life for 26m0s") || ev[len(ev)-1].Actor.Agent != "ckpt-monitor" {
 		t.Errorf("after the grace period: status %s (%s), last event by %q", c.Status, c.StatusReason, ev[len(ev)-1].Actor.Agent)
 	}
-	want := "2026-01-15T14:51:00Z a: live → stale, silent 21m0s\n2026-01-15T14:56:00Z a: stale → abandoned, silent 26m0s\n"
+	want := "2026-01-15T14:51:00Z a: working → stale, silent 21m0s\n2026-01-15T14:56:00Z a: stale → abandoned, silent 26m0s\n"
 	if got := m.out.String(); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
@@ -197,10 +197,10 @@ func TestMonitorOnceAndBadFlags(t *testing.T) {
 	h := newHarness(t)
 	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
 	h.now = t0.Add(11 * time.Minute)
-	if out := h.ok("monitor", "--once"); out != "2026-01-15T14:41:00Z a (alice): live → warn, silent 11m0s\n" {
+	if out := h.ok("monitor", "--once"); out != "2026-01-15T14:41:00Z a (alice): working → warn, silent 11m0s\n" {
 		t.Errorf("monitor --once: %q", out)
 	}
-	if out := h.ok("monitor", "--once", "--stale", "10m"); !strings.Contains(out, "live → stale") {
+	if out := h.ok("monitor", "--once", "--stale", "10m"); !strings.Contains(out, "working → stale") {
 		t.Errorf("monitor --once --stale 10m: %q", out)
 	}
 	for _, args := range [][]string{
@@ -264,10 +264,10 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 func TestMonitorLogSortsLines(t *testing.T) {
 	var out, errOut bytes.Buffer
 	w := &monitorLog{out: &out, errOut: &errOut}
-	io.WriteString(w, "2026 a: live → warn\nmonitor: --webhook for a failed: HTTP 500")
+	io.WriteString(w, "2026 a: working → warn\nmonitor: --webhook for a failed: HTTP 500")
 	io.WriteString(w, "\nhalf")
 	w.flush()
-	if out.String() != "2026 a: live → warn\nhalf\n" || errOut.String() != "ckpt: warning: --webhook for a failed: HTTP 500\n" {
+	if out.String() != "2026 a: working → warn\nhalf\n" || errOut.String() != "ckpt: warning: --webhook for a failed: HTTP 500\n" {
 		t.Errorf("out %q, errOut %q", out.String(), errOut.String())
 	}
 }
@@ -279,7 +279,7 @@ func TestMonitorActionTimeout(t *testing.T) {
 	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
 	h.now = t0.Add(11 * time.Minute)
 	code, out, errOut := h.run("monitor", "--once", "--exec", "sleep 300 & wait", "--action-timeout", "200ms")
-	if code != 0 || !strings.Contains(out, "live → warn") || !strings.Contains(errOut, "--exec for a did not finish within 200ms") {
+	if code != 0 || !strings.Contains(out, "working → warn") || !strings.Contains(errOut, "--exec for a did not finish within 200ms") {
 		t.Errorf("monitor with a hung --exec: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	for _, bad := range []string{"0s", "soon", "-1s"} {
