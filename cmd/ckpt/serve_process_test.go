@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +25,26 @@ type serveProcess struct {
 	cmd    *exec.Cmd
 	url    string
 	admin  string // the token printed at the first start ("" on a restart)
-	stdout *bytes.Buffer
+	stdout *lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer that the process's output copier writes
+// while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startServe runs `ckpt serve --addr addr` over the store and waits until
@@ -37,7 +57,10 @@ func startServe(t *testing.T, bin, store, addr string) *serveProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout bytes.Buffer
+	// No token file yet: this start prints the first admin token.
+	_, statErr := os.Stat(filepath.Join(store, "tokens.json"))
+	first := errors.Is(statErr, os.ErrNotExist)
+	var stdout lockedBuffer
 	cmd.Stdout = &stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -53,10 +76,16 @@ func startServe(t *testing.T, bin, store, addr string) *serveProcess {
 		if m := serving.FindStringSubmatch(line); m != nil {
 			go io.Copy(io.Discard, rd)
 			p := &serveProcess{cmd: cmd, url: m[1], stdout: &stdout}
-			if tok := regexp.MustCompile(`ckpt_[0-9a-f]+_[0-9a-f]+`).FindString(stdout.String()); tok != "" {
-				p.admin = tok
+			// The token went to stdout before the server listened, but its
+			// copier may not have caught up with stderr's yet.
+			token := regexp.MustCompile(`ckpt_[0-9a-f]+_[0-9a-f]+`)
+			for wait := 0; ; wait++ {
+				p.admin = token.FindString(stdout.String())
+				if p.admin != "" || !first || wait == 100 {
+					return p
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
-			return p
 		}
 	}
 }
