@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -126,19 +125,21 @@ func (e ientry) summaryOf() (ckpt.Summary, error) {
 	return s, nil
 }
 
-// snapshot is the index file, read whole: its position and its lines.
+// snapshot is the index file, mapped into memory (mmapIndex): its position
+// and its lines, found by offset. Close it (view.close) when done; nothing
+// taken from it may outlive that but copies.
 type snapshot struct {
-	pos  int64
-	data []byte // the lines after the header
-	// starts holds the offset in data of each line, once indexed.
-	starts []int
+	pos    int64
+	count  int
+	data   []byte // the lines after the header
+	mapped []byte // the whole mapping, for unmap
 }
 
-// readSnapshot reads the index. A missing index is (nil, nil); one whose
+// readSnapshot maps the index. A missing index is (nil, nil); one whose
 // header does not parse or that does not end in a newline wraps
 // ckpt.ErrCorrupt. Lines are parsed when used.
 func (j journal) readSnapshot() (*snapshot, error) {
-	data, err := os.ReadFile(j.index())
+	data, err := mmapIndex(j.index())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -148,48 +149,84 @@ func (j journal) readSnapshot() (*snapshot, error) {
 	nl := bytes.IndexByte(data, '\n')
 	var h indexHeader
 	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Index != indexVersion || data[len(data)-1] != '\n' {
+		unmapIndex(data)
 		return nil, fmt.Errorf("%w: journal/index has no valid header or a torn end; ckpt repair rebuilds it", ckpt.ErrCorrupt)
 	}
-	sn := &snapshot{pos: h.Pos, data: data[nl+1:]}
-	sn.starts = make([]int, 0, h.Count)
-	for off := 0; off < len(sn.data); {
-		sn.starts = append(sn.starts, off)
-		off += bytes.IndexByte(sn.data[off:], '\n') + 1
-	}
-	if len(sn.starts) != h.Count {
-		return nil, fmt.Errorf("%w: journal/index holds %d lines, its header says %d; ckpt repair rebuilds it", ckpt.ErrCorrupt, len(sn.starts), h.Count)
-	}
-	return sn, nil
+	return &snapshot{pos: h.Pos, count: h.Count, data: data[nl+1:], mapped: data}, nil
 }
 
-// line returns line i without its newline.
-func (sn *snapshot) line(i int) []byte {
-	end := len(sn.data)
-	if i+1 < len(sn.starts) {
-		end = sn.starts[i+1]
+func (sn *snapshot) close() {
+	if sn != nil && sn.mapped != nil {
+		unmapIndex(sn.mapped)
+		sn.mapped, sn.data = nil, nil
 	}
-	return sn.data[sn.starts[i] : end-1]
 }
 
-// id returns the ID of line i.
-func (sn *snapshot) id(i int) string {
-	l := sn.line(i)
+// lineAt returns the line that starts at offset p, without its newline,
+// and the offset of the next line.
+func (sn *snapshot) lineAt(p int) ([]byte, int) {
+	nl := bytes.IndexByte(sn.data[p:], '\n')
+	return sn.data[p : p+nl], p + nl + 1
+}
+
+// idAt returns the ID of the line at offset p.
+func (sn *snapshot) idAt(p int) string {
+	l, _ := sn.lineAt(p)
 	if tab := bytes.IndexByte(l, '\t'); tab >= 0 {
 		l = l[:tab]
 	}
 	return string(l)
 }
 
-// search returns the first line whose ID is >= id.
+// search returns the offset of the first line whose ID is >= id (len(data)
+// when none is), by bisecting byte offsets and scanning the last stretch.
 func (sn *snapshot) search(id string) int {
-	return sort.Search(len(sn.starts), func(i int) bool { return sn.id(i) >= id })
+	lo, hi := 0, len(sn.data) // lines before lo have smaller IDs; hi is a line start or the end
+	for hi-lo > 8192 {
+		m := (lo + hi) / 2
+		m += bytes.IndexByte(sn.data[m:], '\n') + 1 // the next line start
+		if m >= hi {
+			break
+		}
+		if sn.idAt(m) < id {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	for p := lo; p < hi; {
+		if sn.idAt(p) >= id {
+			return p
+		}
+		_, p = sn.lineAt(p)
+	}
+	return hi
 }
 
-// entry parses line i.
-func (sn *snapshot) entry(i int) (ientry, error) {
-	e, ok := parseIndexLine(sn.line(i))
+// firstBad describes the first damaged or out-of-order line, or a count
+// that is not the header's; "" when the index is sound.
+func (sn *snapshot) firstBad() string {
+	prev, n := "", 0
+	for p := 0; p < len(sn.data); n++ {
+		line, next := sn.lineAt(p)
+		e, ok := parseIndexLine(line)
+		if !ok || (n > 0 && e.id <= prev) {
+			return fmt.Sprintf("line %d is damaged or out of order", n+2)
+		}
+		prev, p = e.id, next
+	}
+	if n != sn.count {
+		return fmt.Sprintf("holds %d lines, its header says %d", n, sn.count)
+	}
+	return ""
+}
+
+// entryAt parses the line at offset p.
+func (sn *snapshot) entryAt(p int) (ientry, error) {
+	l, _ := sn.lineAt(p)
+	e, ok := parseIndexLine(l)
 	if !ok {
-		return e, fmt.Errorf("%w: journal/index line %d is damaged; ckpt repair rebuilds it", ckpt.ErrCorrupt, i+2)
+		return e, fmt.Errorf("%w: journal/index: the line at byte %d is damaged; ckpt repair rebuilds it", ckpt.ErrCorrupt, p)
 	}
 	return e, nil
 }
@@ -253,6 +290,7 @@ func (j journal) loadView() (*view, error) {
 			v.pruned = true
 			return v, nil
 		}
+		v.close()
 		return nil, err
 	}
 	defer r.close()
@@ -262,6 +300,10 @@ func (j journal) loadView() (*view, error) {
 		return nil
 	})
 	v.end = r.pos
+	if err != nil {
+		v.close()
+		return nil, err
+	}
 	for id := range v.tail {
 		v.tailIDs = append(v.tailIDs, id)
 	}
@@ -278,12 +320,19 @@ func (v *view) latest(id string) (ientry, bool) {
 	if v.snap == nil {
 		return ientry{}, false
 	}
-	i := v.snap.search(id)
-	if i == len(v.snap.starts) || v.snap.id(i) != id {
+	p := v.snap.search(id)
+	if p == len(v.snap.data) || v.snap.idAt(p) != id {
 		return ientry{}, false
 	}
-	e, err := v.snap.entry(i)
+	e, err := v.snap.entryAt(p)
 	return e, err == nil
+}
+
+// close releases the view's mapping of the index.
+func (v *view) close() {
+	if v != nil {
+		v.snap.close()
+	}
 }
 
 // ids returns every ID the view holds a live entry for, in order.
@@ -296,31 +345,48 @@ func (v *view) ids() []string {
 // each calls fn with the view's live entries whose ID is >= from, in ID
 // order, until fn returns false. A damaged index line goes to bad.
 func (v *view) each(from string, fn func(ientry) bool, bad func(id string)) {
-	i, n := 0, 0
+	v.merge(from, func(e ientry, line []byte) bool {
+		if line != nil {
+			parsed, ok := parseIndexLine(line)
+			if !ok {
+				bad(e.id)
+				return true
+			}
+			e = parsed
+		}
+		return e.deleted || fn(e)
+	})
+}
+
+// merge walks the index lines and the tail entries whose ID is >= from in
+// ID order, a tail entry replacing the index line of its ID: fn gets an
+// index line (e holds only its ID) or a tail entry (line is nil), until it
+// returns false.
+func (v *view) merge(from string, fn func(e ientry, line []byte) bool) {
+	p, n := 0, 0
 	if v.snap != nil {
-		n = len(v.snap.starts)
-		i = v.snap.search(from)
+		n = len(v.snap.data)
+		p = v.snap.search(from)
 	}
 	k := sort.SearchStrings(v.tailIDs, from)
-	for i < n || k < len(v.tailIDs) {
-		var e ientry
-		switch {
-		case k == len(v.tailIDs) || (i < n && v.snap.id(i) < v.tailIDs[k]):
-			var err error
-			if e, err = v.snap.entry(i); err != nil {
-				bad(v.snap.id(i))
-				i++
+	for p < n || k < len(v.tailIDs) {
+		if p < n {
+			id := v.snap.idAt(p)
+			if k == len(v.tailIDs) || id < v.tailIDs[k] {
+				line, next := v.snap.lineAt(p)
+				p = next
+				if !fn(ientry{id: id}, line) {
+					return
+				}
 				continue
 			}
-			i++
-		default:
-			if i < n && v.snap.id(i) == v.tailIDs[k] {
-				i++
+			if id == v.tailIDs[k] {
+				_, p = v.snap.lineAt(p)
 			}
-			e = v.tail[v.tailIDs[k]]
-			k++
 		}
-		if !e.deleted && !fn(e) {
+		e := v.tail[v.tailIDs[k]]
+		k++
+		if !fn(e, nil) {
 			return
 		}
 	}

@@ -185,6 +185,7 @@ func TestJournalCompactsAndPrunes(t *testing.T) {
 	if err != nil || sn == nil {
 		t.Fatal(err)
 	}
+	sn.close()
 	var kept int
 	for _, sg := range segs {
 		if !sg.active && sg.start+fileSizeOr0(sg.path) <= sn.pos {

@@ -54,14 +54,17 @@ func (s *Store) examineJournal(repair bool) []ckpt.Problem {
 func (s *Store) repairJournal() error {
 	v, err := s.journal().loadView()
 	if err != nil || v.pruned || v.snap == nil {
+		v.close()
 		return s.rebuildJournal()
 	}
+	v.close()
 	if err := s.reconcile(false); err != nil {
 		return err
 	}
 	if v, err = s.journal().loadView(); err != nil {
 		return err
 	}
+	defer v.close()
 	return s.compactLocked(v)
 }
 
@@ -76,6 +79,7 @@ func (s *Store) journalProblems() []ckpt.Problem {
 	}
 	var out []ckpt.Problem
 	v, err := j.loadView()
+	defer v.close()
 	switch {
 	case err != nil:
 		return append(out, warn("", fmt.Sprintf("the change journal cannot be read: %v", reason(err)), "ckpt repair (rebuilds the index; watchers list again)"))
@@ -84,10 +88,8 @@ func (s *Store) journalProblems() []ckpt.Problem {
 	case v.pruned:
 		return append(out, warn("", "journal/index is older than the oldest journal segment kept", "ckpt repair"))
 	}
-	for i := range v.snap.starts {
-		if _, err := v.snap.entry(i); err != nil || (i > 0 && v.snap.id(i-1) >= v.snap.id(i)) {
-			return append(out, warn("", fmt.Sprintf("journal/index line %d is damaged or out of order", i+2), "ckpt repair"))
-		}
+	if p := v.snap.firstBad(); p != "" {
+		return append(out, warn("", "journal/index "+p, "ckpt repair"))
 	}
 	out = append(out, s.pendingProblems()...)
 	ids, err := s.ids("")
@@ -124,6 +126,7 @@ func (s *Store) unjournaledDeletes(v *view, onDisk map[string]bool) []ckpt.Probl
 	if v, err = s.journal().loadView(); err != nil {
 		return nil
 	}
+	defer v.close()
 	var out []ckpt.Problem
 	for _, id := range v.ids() {
 		if _, err := os.Lstat(s.files(id).dir); errors.Is(err, fs.ErrNotExist) {
@@ -156,6 +159,7 @@ func (s *Store) journalBehind(v *view, id string) (ckpt.Problem, bool) {
 	if v, err = s.journal().loadView(); err != nil {
 		return ckpt.Problem{}, false
 	}
+	defer v.close()
 	e, ok = v.latest(id)
 	switch {
 	case !ok:

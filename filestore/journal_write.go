@@ -280,6 +280,7 @@ func (s *Store) resolve(f files, m marker) error {
 	if err != nil {
 		return err
 	}
+	defer v.close()
 	journaled, ok := v.latest(f.id)
 	var e jentry
 	switch {
@@ -475,6 +476,7 @@ func readDirNames(dir string) ([]string, error) {
 func (s *Store) reconcile(afterCrash bool) error {
 	j := s.journal()
 	v, err := j.loadView()
+	defer v.close()
 	if err != nil && !errors.Is(err, ckpt.ErrCorrupt) {
 		return err
 	}

@@ -34,6 +34,7 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 		return page, err
 	}
 	v, err := s.journal().loadView()
+	defer v.close()
 	if err != nil || v.pruned || v.snap == nil {
 		return s.listFiles(ctx, opts)
 	}
@@ -226,37 +227,31 @@ func (s *Store) compactLocked(v *view) error {
 // writeCompacted writes the index of v at v.end.
 func (s *Store) writeCompacted(v *view) error {
 	var lines [][]byte
-	n := 0
-	if v.snap != nil {
-		n = len(v.snap.starts)
-	}
-	i, k := 0, 0
-	for i < n || k < len(v.tailIDs) {
-		if k == len(v.tailIDs) || (i < n && v.snap.id(i) < v.tailIDs[k]) {
-			lines = append(lines, v.snap.line(i)[:len(v.snap.line(i))+1])
-			i++
-			continue
+	var err error
+	v.merge("", func(e ientry, line []byte) bool {
+		if line != nil {
+			lines = append(lines, append(line[:len(line):len(line)], '\n'))
+			return true
 		}
-		if i < n && v.snap.id(i) == v.tailIDs[k] {
-			i++
-		}
-		e := v.tail[v.tailIDs[k]]
-		k++
 		if e.deleted {
-			continue
+			return true
 		}
 		je := jentry{ID: e.id, Rev: e.rev, Size: e.size, Summary: e.decoded}
 		if je.Summary == nil {
 			var ok bool
 			if je, ok = s.currentEntry(s.files(e.id)); !ok {
-				continue
+				return true
 			}
 		}
-		l, err := encodeIndexLine(je)
-		if err != nil {
-			return err
+		var l []byte
+		if l, err = encodeIndexLine(je); err != nil {
+			return false
 		}
 		lines = append(lines, l)
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	return s.journal().writeIndex(lines, v.end)
 }
@@ -269,6 +264,7 @@ func (j journal) pruneLocked() error {
 	if err != nil || sn == nil {
 		return err
 	}
+	sn.close() // only its position is needed
 	segs, err := j.segments()
 	if err != nil {
 		return err
