@@ -396,7 +396,7 @@ func TestListAndStale(t *testing.T) {
 	if wide.Count != 1 || wide.Checkpoints[0].ID != "kai-7/b" || wide.Checkpoints[0].Liveness != "warn" || wide.Checkpoints[0].SilentSeconds != 1500 {
 		t.Errorf("with thresholds: %+v", wide)
 	}
-	fails(t, f, "ckpt_stale", map[string]any{"warn": "-5m"}, `warn "-5m"`)
+	fails(t, f, "ckpt_stale", map[string]any{"warn": "-5m"}, `warn "-5m": give a positive duration such as 30m or 1h [invalid]`)
 	fails(t, f, "ckpt_stale", map[string]any{"warn": "2h", "stale": "1h"}, "warn must come first")
 }
 

@@ -263,7 +263,7 @@ func (s *server) write(ctx context.Context, req *sdk.CallToolRequest, id, agent 
 		return nil, StateOutput{}, err
 	}
 	if ifRev < 0 {
-		return nil, StateOutput{}, fmt.Errorf("if_rev %d is negative: give the revision ckpt_show reported, or leave it out", ifRev)
+		return nil, StateOutput{}, fmt.Errorf("%w: if_rev %d is negative: give the revision ckpt_show reported, or leave it out", ckpt.ErrInvalid, ifRev)
 	}
 	e, err := ckpt.NewEvent(t, s.now(), s.actor(req, agent), data)
 	if err != nil {
@@ -303,7 +303,7 @@ func parseInterval(s string) (*ckpt.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return nil, fmt.Errorf("interval %q: give a positive duration such as 90s, 5m or 1h", s)
+		return nil, fmt.Errorf("%w: interval %q: give a positive duration such as 90s, 5m or 1h", ckpt.ErrInvalid, s)
 	}
 	v := ckpt.Duration(d)
 	return &v, nil
@@ -330,10 +330,10 @@ func (s *server) start(ctx context.Context, req *sdk.CallToolRequest, in StartIn
 	seen := map[string]bool{}
 	for i, st := range in.Steps {
 		if strings.TrimSpace(st.ID) == "" {
-			return nil, StateOutput{}, fmt.Errorf("step %d has no id: give each step an id such as research", i+1)
+			return nil, StateOutput{}, fmt.Errorf("%w: step %d has no id: give each step an id such as research", ckpt.ErrInvalid, i+1)
 		}
 		if seen[st.ID] {
-			return nil, StateOutput{}, fmt.Errorf("step id %q appears twice: step ids must be unique", st.ID)
+			return nil, StateOutput{}, fmt.Errorf("%w: step id %q appears twice: step ids must be unique", ckpt.ErrInvalid, st.ID)
 		}
 		seen[st.ID] = true
 		cr.Steps = append(cr.Steps, ckpt.Step{ID: st.ID, Title: st.Title})
@@ -371,7 +371,7 @@ func (s *server) update(ctx context.Context, req *sdk.CallToolRequest, in Update
 	for k, v := range in.Meta {
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return nil, StateOutput{}, fmt.Errorf("meta %q: %v", k, err)
+			return nil, StateOutput{}, fmt.Errorf("%w: meta %q: %v", ckpt.ErrInvalid, k, err)
 		}
 		if p.Meta == nil {
 			p.Meta = map[string]json.RawMessage{}
@@ -379,7 +379,7 @@ func (s *server) update(ctx context.Context, req *sdk.CallToolRequest, in Update
 		p.Meta[k] = raw
 	}
 	if b, _ := json.Marshal(p); string(b) == "{}" {
-		return nil, StateOutput{}, fmt.Errorf("nothing to update: give at least one field to change, such as status, current_step or next_steps")
+		return nil, StateOutput{}, fmt.Errorf("%w: nothing to update: give at least one field to change, such as status, current_step or next_steps", ckpt.ErrInvalid)
 	}
 	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventUpdate, p, in.IfRev, in.Key)
 }
@@ -395,13 +395,13 @@ var stepStatuses = map[string]ckpt.StepStatus{
 
 func (s *server) step(ctx context.Context, req *sdk.CallToolRequest, in StepChangeInput) (*sdk.CallToolResult, StateOutput, error) {
 	if strings.TrimSpace(in.Step) == "" {
-		return nil, StateOutput{}, fmt.Errorf("step is empty: give the step's id, e.g. research")
+		return nil, StateOutput{}, fmt.Errorf("%w: step is empty: give the step's id, e.g. research", ckpt.ErrInvalid)
 	}
 	sc := ckpt.StepChange{ID: in.Step, Title: in.Title, Phase: in.Phase, By: in.By, Output: in.Output, Notes: in.Notes}
 	if in.Status != "" {
 		st, ok := stepStatuses[strings.ToLower(strings.TrimSpace(in.Status))]
 		if !ok {
-			return nil, StateOutput{}, fmt.Errorf("step status %q: use pending, in_progress, done, failed or skipped", in.Status)
+			return nil, StateOutput{}, fmt.Errorf("%w: step status %q: use pending, in_progress, done, failed or skipped", ckpt.ErrInvalid, in.Status)
 		}
 		sc.Status = st
 	}
@@ -410,7 +410,7 @@ func (s *server) step(ctx context.Context, req *sdk.CallToolRequest, in StepChan
 
 func (s *server) decision(ctx context.Context, req *sdk.CallToolRequest, in DecisionInput) (*sdk.CallToolResult, StateOutput, error) {
 	if strings.TrimSpace(in.Text) == "" {
-		return nil, StateOutput{}, fmt.Errorf("text is empty: give the decision, e.g. Use the v2 API")
+		return nil, StateOutput{}, fmt.Errorf("%w: text is empty: give the decision, e.g. Use the v2 API", ckpt.ErrInvalid)
 	}
 	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventDecision, ckpt.DecisionData{Text: in.Text, Reason: in.Reason}, in.IfRev, in.Key)
 }
@@ -424,15 +424,15 @@ func (s *server) blocker(ctx context.Context, req *sdk.CallToolRequest, in Block
 	switch action {
 	case "add":
 		if strings.TrimSpace(in.Text) == "" {
-			return nil, StateOutput{}, fmt.Errorf("text is empty: say what blocks the work")
+			return nil, StateOutput{}, fmt.Errorf("%w: text is empty: say what blocks the work", ckpt.ErrInvalid)
 		}
 		bc = ckpt.BlockerChange{ID: in.BlockerID, Text: in.Text}
 	case "clear":
 		bc = ckpt.BlockerChange{ID: in.BlockerID, Clear: true}
 	case "":
-		return nil, StateOutput{}, fmt.Errorf("nothing to do: give text to add a blocker, or action clear to clear one")
+		return nil, StateOutput{}, fmt.Errorf("%w: nothing to do: give text to add a blocker, or action clear to clear one", ckpt.ErrInvalid)
 	default:
-		return nil, StateOutput{}, fmt.Errorf("action %q: use add or clear", in.Action)
+		return nil, StateOutput{}, fmt.Errorf("%w: action %q: use add or clear", ckpt.ErrInvalid, in.Action)
 	}
 	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventBlocker, bc, in.IfRev, in.Key)
 }
@@ -453,7 +453,7 @@ func (s *server) show(ctx context.Context, _ *sdk.CallToolRequest, in ShowInput)
 		return nil, ShowOutput{}, err
 	}
 	if in.Rev < 0 {
-		return nil, ShowOutput{}, fmt.Errorf("rev %d is negative: give a revision from 1, or leave it out for the latest", in.Rev)
+		return nil, ShowOutput{}, fmt.Errorf("%w: rev %d is negative: give a revision from 1, or leave it out for the latest", ckpt.ErrInvalid, in.Rev)
 	}
 	c, err := s.store.Get(ctx, in.ID, in.Rev)
 	if err != nil {
@@ -524,12 +524,12 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 		}
 		d, err := time.ParseDuration(x.val)
 		if err != nil || d <= 0 {
-			return nil, StaleOutput{}, fmt.Errorf("%s %q: give a positive duration such as 30m or 1h", x.name, x.val)
+			return nil, StaleOutput{}, fmt.Errorf("%w: %s %q: give a positive duration such as 30m or 1h", ckpt.ErrInvalid, x.name, x.val)
 		}
 		*x.dst = d
 	}
 	if th.Warn > 0 && th.Stale > 0 && th.Warn > th.Stale {
-		return nil, StaleOutput{}, fmt.Errorf("warn %s is longer than stale %s: warn must come first", th.Warn, th.Stale)
+		return nil, StaleOutput{}, fmt.Errorf("%w: warn %s is longer than stale %s: warn must come first", ckpt.ErrInvalid, th.Warn, th.Stale)
 	}
 	cs, damaged, err := listReadable(ctx, s.store, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}})
 	if err != nil {
