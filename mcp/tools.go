@@ -142,7 +142,9 @@ type ShowInput struct {
 type ShowOutput struct {
 	ID            string    `json:"id" jsonschema:"the checkpoint ID"`
 	Rev           int64     `json:"rev" jsonschema:"the revision shown"`
-	Liveness      string    `json:"liveness" jsonschema:"live, warn, stale, or - for a checkpoint that cannot go stale (pending, finished, archived)"`
+	Liveness      string    `json:"liveness" jsonschema:"live, warn, stale (dead counts as stale), or - for a checkpoint that cannot go stale (pending, finished, archived)"`
+	Presence      string    `json:"presence" jsonschema:"working, busy, waiting (for a person), ended, dead (its process is gone), warn, stale, or -"`
+	PresenceWhy   string    `json:"presence_why,omitempty" jsonschema:"what the agent runs or waits on, which process is gone, which threshold passed"`
 	LastSeen      time.Time `json:"last_seen" jsonschema:"the later of the last heartbeat and the last update"`
 	SilentSeconds float64   `json:"silent_seconds" jsonschema:"seconds since last_seen"`
 	Checkpoint    State     `json:"checkpoint" jsonschema:"the checkpoint's state, as ckpt show --json prints it"`
@@ -187,7 +189,8 @@ type Summary struct {
 	CurrentStep string        `json:"current_step,omitempty" jsonschema:"what is being done now"`
 	UpdatedAt   time.Time     `json:"updated_at" jsonschema:"the last update"`
 	LastSeen    time.Time     `json:"last_seen" jsonschema:"the later of the last heartbeat and the last update"`
-	Liveness    string        `json:"liveness" jsonschema:"live, warn, stale, or - when the status cannot go stale"`
+	Liveness    string        `json:"liveness" jsonschema:"live, warn, stale (dead counts as stale), or - when the status cannot go stale"`
+	Presence    string        `json:"presence" jsonschema:"working, busy, waiting (for a person), ended, dead (its process is gone), warn, stale, or -"`
 }
 
 // ListOutput is ckpt_list's result.
@@ -464,8 +467,10 @@ func (s *server) show(ctx context.Context, _ *sdk.CallToolRequest, in ShowInput)
 		return nil, ShowOutput{}, err
 	}
 	now := s.now()
-	lv, silent := ckpt.LivenessOf(c, now, s.opts.Thresholds)
-	return nil, ShowOutput{ID: c.ID, Rev: c.Rev, Liveness: string(lv), LastSeen: c.LastSeen(), SilentSeconds: silent.Seconds(), Checkpoint: st}, nil
+	sum := c.Summary()
+	v := ckpt.PresenceOf(&sum, now, s.opts.Thresholds, process.Alive)
+	return nil, ShowOutput{ID: c.ID, Rev: c.Rev, Liveness: string(v.Alarm()), Presence: string(v.State), PresenceWhy: v.Why,
+		LastSeen: c.LastSeen(), SilentSeconds: v.Silent.Seconds(), Checkpoint: st}, nil
 }
 
 func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in ResumeInput) (*sdk.CallToolResult, ResumeOutput, error) {
@@ -486,9 +491,9 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in Resume
 }
 
 func summarize(c *ckpt.Summary, now time.Time, th ckpt.Thresholds) (Summary, time.Duration) {
-	lv, silent := c.Liveness(now, th)
+	v := ckpt.PresenceOf(c, now, th, process.Alive)
 	return Summary{ID: c.ID, Title: c.Title, Parent: c.Parent, Agent: render.AgentName(c.Agent), Status: string(c.Status), Progress: c.Progress,
-		CurrentStep: c.CurrentStep, UpdatedAt: c.UpdatedAt, LastSeen: c.LastSeen(), Liveness: string(lv)}, silent
+		CurrentStep: c.CurrentStep, UpdatedAt: c.UpdatedAt, LastSeen: c.LastSeen(), Liveness: string(v.Alarm()), Presence: string(v.State)}, v.Silent
 }
 
 func (s *server) list(ctx context.Context, _ *sdk.CallToolRequest, in ListInput) (*sdk.CallToolResult, ListOutput, error) {
