@@ -21,9 +21,9 @@ import (
 type MirrorOptions struct {
 	IO  IOStreams
 	Now func() time.Time
-	// OpenStore opens the store: it must be the local .ckpt store, whose
-	// directory holds the mirror list.
-	OpenStore func() (ckpt.Store, string, error)
+	// OpenStore opens the store, without mirrors, and says where its
+	// mirror list is.
+	OpenStore func() (ckpt.Store, mirror.List, error)
 	WorkDir   string
 
 	Format string
@@ -38,12 +38,12 @@ type MirrorOptions struct {
 func newMirrorCmd(f *factory) *cobra.Command {
 	o := &MirrorOptions{IO: f.env.IOStreams, WorkDir: f.env.WorkDir}
 	o.Now = func() time.Time { return f.now() }
-	o.OpenStore = func() (ckpt.Store, string, error) {
-		st, err := f.openFileStore()
+	o.OpenStore = func() (ckpt.Store, mirror.List, error) {
+		st, err := f.openRawStore()
 		if err != nil {
-			return nil, "", err
+			return nil, mirror.List{}, err
 		}
-		return st, st.Dir(), nil
+		return st, f.mirrorList(st), nil
 	}
 	cmd := &cobra.Command{
 		Use:   "mirror",
@@ -188,9 +188,6 @@ feed every change is followed in order; otherwise the store is listed every
 	return cmd
 }
 
-// list is the mirror list of the store in storeDir.
-func (o *MirrorOptions) list(storeDir string) mirror.List { return mirror.ForStoreDir(storeDir) }
-
 // options are the library's options, warnings on stderr.
 func (o *MirrorOptions) options() mirror.Options { return mirrorOptions(o.IO.ErrOut, o.Now) }
 
@@ -216,12 +213,11 @@ func runMirrorAdd(ctx context.Context, o *MirrorOptions) error {
 	if _, err := mirror.NewFormat(o.Format); err != nil {
 		return err
 	}
-	st, dir, err := o.OpenStore()
+	st, l, err := o.OpenStore()
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	l := o.list(dir)
 	e, err := o.entry(l)
 	if err != nil {
 		return err
@@ -250,12 +246,11 @@ func runMirrorAdd(ctx context.Context, o *MirrorOptions) error {
 }
 
 func runMirrorLs(o *MirrorOptions) error {
-	st, dir, err := o.OpenStore()
+	st, l, err := o.OpenStore()
 	if err != nil {
 		return err
 	}
 	st.Close()
-	l := o.list(dir)
 	cfg, err := l.Read()
 	if err != nil {
 		return err
@@ -283,12 +278,11 @@ func runMirrorRm(o *MirrorOptions) error {
 	if _, err := mirror.NewFormat(o.Format); err != nil {
 		return err
 	}
-	st, dir, err := o.OpenStore()
+	st, l, err := o.OpenStore()
 	if err != nil {
 		return err
 	}
 	st.Close()
-	l := o.list(dir)
 	e, err := o.entry(l)
 	if err != nil {
 		return err
@@ -310,11 +304,11 @@ func runMirrorRm(o *MirrorOptions) error {
 
 // openMirrors opens the store with its mirror list.
 func (o *MirrorOptions) openMirrors() (*mirror.Store, error) {
-	st, dir, err := o.OpenStore()
+	st, l, err := o.OpenStore()
 	if err != nil {
 		return nil, err
 	}
-	m, err := mirror.Open(st, o.list(dir), o.options())
+	m, err := mirror.Open(st, l, o.options())
 	if err != nil {
 		st.Close()
 		return nil, err

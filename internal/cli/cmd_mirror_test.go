@@ -46,12 +46,12 @@ func (env *mirrorCmdEnv) options() *MirrorOptions {
 		IO:      IOStreams{In: strings.NewReader(""), Out: &env.out, ErrOut: &env.errOut},
 		Now:     func() time.Time { return t0 },
 		WorkDir: env.project,
-		OpenStore: func() (ckpt.Store, string, error) {
+		OpenStore: func() (ckpt.Store, mirror.List, error) {
 			st, err := filestore.Open(env.dir)
 			if err != nil {
-				return nil, "", err
+				return nil, mirror.List{}, err
 			}
-			return st, st.Dir(), nil
+			return st, mirror.ForStoreDir(st.Dir()), nil
 		},
 	}
 }
@@ -99,7 +99,7 @@ func TestMirrorCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warn bytes.Buffer
-	ms := withMirrors(st, env.dir, &warn, func() time.Time { return t0 })
+	ms := mirror.Wrap(st, mirror.ForStoreDir(env.dir), mirrorOptions(&warn, func() time.Time { return t0 }))
 	appendAll(t, ms, "track-1", ckpt.MustEvent(ckpt.EventStep, t0, ckpt.Actor{}, ckpt.StepChange{ID: "PLAN", Status: ckpt.StepDone}))
 	ms.Close()
 	if data, _ := os.ReadFile(meta); !bytes.Contains(data, []byte(`"status": "PASSED"`)) || warn.Len() != 0 {
@@ -297,5 +297,33 @@ func TestMirrorFollowOnAFileStore(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("follow ended with %v", err)
+	}
+}
+
+// With a store that is not a local directory (here an in-memory one, as a
+// server or PostgreSQL store would be), the mirror list is client-local:
+// $CKPT_MIRRORS, else .ckpt-mirrors.json in the working directory; every
+// write through the CLI writes the mirrors (issue 8: they stopped silently).
+func TestMirrorsWithAStoreThatIsNotADirectory(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	h.vars[EnvMirrors] = filepath.Join(dir, "mirrors.json")
+	h.ok("mirror", "add", "agent-checkpoints", "--root", dir, "--prefix", "kai/")
+	h.ok("start", "kai/a", "--agent", "A", "--stage", "S1")
+	data, err := os.ReadFile(filepath.Join(dir, "agent_checkpoints", "a.json"))
+	if err != nil || !strings.Contains(string(data), `"stage": "S1"`) {
+		t.Fatalf("mirror not written: %v\n%s", err, data)
+	}
+	h.ok("update", "kai/a", "--stage", "S2")
+	if data, _ := os.ReadFile(filepath.Join(dir, "agent_checkpoints", "a.json")); !strings.Contains(string(data), `"stage": "S2"`) {
+		t.Errorf("the update was not mirrored:\n%s", data)
+	}
+	if out := h.ok("mirror", "check"); !strings.Contains(out, "1 mirror file checked, 0 problems") {
+		t.Errorf("mirror check: %s", out)
+	}
+	var cfg struct{ Mirrors []mirror.Entry }
+	raw, _ := os.ReadFile(filepath.Join(dir, "mirrors.json"))
+	if json.Unmarshal(raw, &cfg) != nil || len(cfg.Mirrors) != 1 || cfg.Mirrors[0].Root != "." {
+		t.Errorf("the list (roots relative to its directory):\n%s", raw)
 	}
 }

@@ -35,8 +35,18 @@ func (f *factory) givenStoreDir() string {
 	return dir
 }
 
-// openStore opens the store commands use.
+// openStore opens the store commands use, with the seed-format mirrors of
+// its mirror list (see mirrorList): every kind of store mirrors.
 func (f *factory) openStore() (ckpt.Store, error) {
+	st, err := f.openRawStore()
+	if err != nil {
+		return nil, err
+	}
+	return f.withMirrors(st), nil
+}
+
+// openRawStore opens the store without its mirrors.
+func (f *factory) openRawStore() (ckpt.Store, error) {
 	if f.store != nil {
 		if c, ok := f.store.(clockSetter); ok {
 			c.SetClock(f.now)
@@ -49,11 +59,7 @@ func (f *factory) openStore() (ckpt.Store, error) {
 	case pgstore.IsURL(u):
 		return f.openPGStore(u)
 	}
-	st, err := f.openFileStore()
-	if err != nil {
-		return nil, err
-	}
-	return withMirrors(st, st.Dir(), f.env.ErrOut, f.now), nil
+	return f.openFileStore()
 }
 
 // clockSetter is a store whose clock can be pinned (CKPT_NOW): a local
