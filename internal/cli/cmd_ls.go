@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
 )
 
@@ -137,10 +138,12 @@ func (o *LsOptions) printList(list []ckpt.Summary) error {
 	fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
 	for i := range list {
 		c := &list[i]
-		live, _ := c.Liveness(now, ckpt.Thresholds{})
+		// The presence when it is news: not working, not "-", not the
+		// ended that a waiting status (ckpt wait) already says.
+		p := ckpt.PresenceOf(c, now, ckpt.Thresholds{}, process.Alive).State
 		seen := ago(c.LastSeen(), now)
-		if live == ckpt.Warn || live == ckpt.Stale {
-			seen += " (" + string(live) + ")"
+		if p != ckpt.PresenceWorking && p != ckpt.PresenceNone && (p != ckpt.PresenceEnded || c.Status != ckpt.StatusWaiting) {
+			seen += " (" + string(p) + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Status,
 			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
