@@ -49,7 +49,6 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	ours := render(c, src)
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("mirroring %s: %w", c.ID, err)
@@ -75,6 +74,7 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("mirroring %s: %w", c.ID, err)
 	}
+	ours := render(c, src, theirs)
 	doc := ours
 	if theirs != nil {
 		if base == nil {

@@ -226,3 +226,49 @@ func TestMirrorRefusesATrackIDOutsideTheTracks(t *testing.T) {
 		t.Errorf("something was written: %v", entries)
 	}
 }
+
+// One step's resume point does not leak into the next: the last_task
+// recorded during EXECUTE stays under EXECUTE when FIX starts, and FIX gets
+// its own once the agent records one.
+func TestMirrorKeepsLastTaskWithItsStep(t *testing.T) {
+	root := t.TempDir()
+	at := time.Date(2026, 2, 13, 12, 0, 0, 0, time.UTC)
+	min := func(m int) time.Time { return at.Add(time.Duration(m) * time.Minute) }
+	str := func(s string) *string { return &s }
+	events := []ckpt.Event{
+		adaptertest.Event(ckpt.EventCreated, min(0), ckpt.Created{Patch: ckpt.Patch{TaskID: str("t1")}, Steps: []ckpt.Step{{ID: "EXECUTE"}, {ID: "FIX"}}}),
+		adaptertest.Event(ckpt.EventStep, min(1), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress}),
+		adaptertest.Event(ckpt.EventUpdate, min(2), ckpt.Patch{LastProcessed: str("Task 5: wire the selector")}),
+	}
+	mirror := func(n int) map[string]map[string]any {
+		t.Helper()
+		if err := New().Mirror(root, adaptertest.Fold(t, "t1", events[:n]...)); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Loop struct {
+				Checkpoints map[string]map[string]any `json:"checkpoints"`
+			} `json:"loop_state"`
+		}
+		data := adaptertest.ReadFile(t, filepath.Join(root, "conductor", "tracks", "t1", "metadata.json"))
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Loop.Checkpoints
+	}
+	if cps := mirror(3); cps["EXECUTE"]["last_task"] != "Task 5: wire the selector" {
+		t.Fatalf("during EXECUTE: %v", cps)
+	}
+	events = append(events,
+		adaptertest.Event(ckpt.EventStep, min(3), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepDone}),
+		adaptertest.Event(ckpt.EventStep, min(4), ckpt.StepChange{ID: "FIX", Status: ckpt.StepInProgress}))
+	cps := mirror(5)
+	if cps["EXECUTE"]["last_task"] != "Task 5: wire the selector" || cps["FIX"]["last_task"] != nil {
+		t.Errorf("EXECUTE's last task moved to FIX: %v", cps)
+	}
+	events = append(events, adaptertest.Event(ckpt.EventUpdate, min(5), ckpt.Patch{LastProcessed: str("Fix 1: the overflow")}))
+	cps = mirror(6)
+	if cps["EXECUTE"]["last_task"] != "Task 5: wire the selector" || cps["FIX"]["last_task"] != "Fix 1: the overflow" {
+		t.Errorf("after FIX's own: %v", cps)
+	}
+}

@@ -425,7 +425,7 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ours := render(c, src)
+	ours := render(c, src, nil)
 	if src == nil {
 		return ours.Indented(), nil
 	}
@@ -439,7 +439,7 @@ func baseDocument(c *ckpt.Checkpoint) (base, src *jsondoc.Object, err error) {
 	if err != nil || src == nil {
 		return nil, nil, err
 	}
-	return render(s0, src), src, nil
+	return render(s0, src, nil), src, nil
 }
 
 // trackWords are the track status words written for each status.
@@ -490,7 +490,11 @@ func unattachedBlocker(c *ckpt.Checkpoint) int {
 // render writes c as the document. src, the file c was imported from (nil if
 // none), decides only names and places: camel or snake case, name or
 // description, where last_task lives.
-func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
+//
+// onDisk, the file as it is now (nil if unknown), keeps last_task under the
+// step that holds it there while it is unchanged, so the resume point of
+// one step does not move to the next step when that one starts.
+func render(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object {
 	o := jsondoc.NewObject()
 	// Fields a store fills in (an ID, a start time) are written for a file an
 	// import had only when that file had them.
@@ -517,12 +521,12 @@ func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 		o.Put(k, jsondoc.FormatTime(c.UpdatedAt))
 	}
 	if len(c.Steps) > 0 || c.CurrentStep != "" || c.Cycles != (ckpt.Cycles{}) || (src != nil && src.Has("loop_state")) {
-		o.Set("loop_state", renderLoop(c, src).Raw())
+		o.Set("loop_state", renderLoop(c, src, onDisk).Raw())
 	}
 	return o
 }
 
-func renderLoop(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
+func renderLoop(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object {
 	ls := jsondoc.NewObject()
 	ls.Put("current_step", c.CurrentStep)
 	cur := c.StepIndex(c.CurrentStep)
@@ -546,6 +550,9 @@ func renderLoop(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 		ls.Put("max_fix_cycles", c.Cycles.Max)
 	}
 	lastAt, lastInProgress := lastTaskPlace(c, src)
+	if at, inProgress, ok := unchangedLastTask(c, onDisk); ok {
+		lastAt, lastInProgress = at, inProgress
+	}
 	cps := jsondoc.NewObject()
 	for i, s := range c.Steps {
 		e := jsondoc.NewObject()
@@ -612,6 +619,36 @@ func hadLastUpdated(src *jsondoc.Object, step string) bool {
 	}
 	e, ok := jsondoc.AsObject(cps.Get(step))
 	return ok && e.Has("last_updated")
+}
+
+// unchangedLastTask finds the step of doc (the file as it is) whose
+// last_task is c's, unchanged: where it stays.
+func unchangedLastTask(c *ckpt.Checkpoint, doc *jsondoc.Object) (step string, inProgress, ok bool) {
+	if doc == nil || c.Context.LastProcessed == "" {
+		return "", false, false
+	}
+	ls, ok1 := jsondoc.AsObject(doc.Get("loop_state"))
+	if !ok1 {
+		return "", false, false
+	}
+	cps, ok1 := jsondoc.AsObject(ls.Get("checkpoints"))
+	if !ok1 {
+		return "", false, false
+	}
+	var discard jsondoc.Notes
+	for _, key := range cps.Keys() {
+		e, ok := jsondoc.AsObject(cps.Get(key))
+		if !ok || c.StepIndex(key) < 0 {
+			continue
+		}
+		if t, ok := (jsondoc.Fields{Obj: e, Notes: &discard}).Text("last_task"); ok && t == c.Context.LastProcessed {
+			return key, false, true
+		}
+		if t, ok := taskAt(cps, key, "last_task", &discard); ok && t == c.Context.LastProcessed {
+			return key, true, true
+		}
+	}
+	return "", false, false
 }
 
 // lastTaskPlace says where last_task is written: where the imported file had
