@@ -94,9 +94,15 @@ func startServe(t *testing.T, bin, store, addr string) *serveProcess {
 // empty directory (no local store to fall back on).
 func remoteRun(t *testing.T, bin, url, token string, args ...string) (string, int) {
 	t.Helper()
+	return remoteRunIn(t, bin, t.TempDir(), []string{"CKPT_STORE=" + url, "CKPT_TOKEN=" + token}, args...)
+}
+
+// remoteRunIn runs a ckpt command with HOME home and the extra environment.
+func remoteRunIn(t *testing.T, bin, home string, env []string, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CKPT_STORE=" + url, "CKPT_TOKEN=" + token, "CKPT_AGENT=claimed"}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CKPT_AGENT=claimed"}, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -106,6 +112,9 @@ func remoteRun(t *testing.T, bin, url, token string, args ...string) (string, in
 		return out.String() + errOut.String(), ee.ExitCode()
 	case err != nil:
 		t.Fatal(err)
+	}
+	if strings.Contains(errOut.String(), "spooled") {
+		return out.String() + errOut.String(), 0 // the warning is the result
 	}
 	return out.String(), 0
 }
@@ -168,7 +177,20 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("ckpt serve did not stop on SIGTERM")
 	}
-	again := startServe(t, bin, store, "127.0.0.1:0")
+	// With the server away, a write given CKPT_SPOOL=1 waits in this
+	// machine's spool (exit 0, a warning) and the next call delivers it.
+	home := t.TempDir()
+	away := []string{"CKPT_STORE=" + srv.url, "CKPT_TOKEN=" + agent, "CKPT_SPOOL=1"}
+	if out, code := remoteRunIn(t, bin, home, away, "note", "kai-7/task", "written while the server was away"); code != 0 || !strings.Contains(out, "spooled") {
+		t.Fatalf("a spooled note: exit %d: %s", code, out)
+	}
+	if out, code := remoteRunIn(t, bin, home, away[:2], "note", "kai-7/task", "not spooled"); code == 0 {
+		t.Errorf("a note without CKPT_SPOOL to an absent server: exit 0: %s", out)
+	}
+	again := startServe(t, bin, store, strings.TrimPrefix(srv.url, "http://"))
+	if out, code := remoteRunIn(t, bin, home, away, "show", "kai-7/task", "--json"); code != 0 || !strings.Contains(out, "written while the server was away") || !strings.Contains(out, `"rev": 3`) {
+		t.Errorf("show after the server came back did not deliver the spooled note: exit %d: %s", code, out)
+	}
 	if again.admin != "" {
 		t.Errorf("a restart printed a new admin token")
 	}

@@ -151,6 +151,7 @@ func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, error
 	env := *f.env
 	env.WorkDir = start
 	env.ErrOut = warn
+	env.Getenv = withSpooling(env.Getenv) // a hook never loses a write to an absent server
 	g.env = &env
 	if f.store == nil {
 		dir, err := g.hookStoreDir(start)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/remote"
 )
 
 // Main runs the command line in env.Args and returns the exit code (see
@@ -31,6 +33,12 @@ func run(f *factory) int {
 		// cobra failed before any command ran: an unknown command, a bad
 		// flag or a wrong number of arguments.
 		err = usageError{err}
+	}
+	var spooled *remote.SpooledError
+	if errors.As(err, &spooled) {
+		// Not lost, only late: the next ckpt call delivers it.
+		printWarning(env.ErrOut, spooled.Error())
+		return 0
 	}
 	if err != nil {
 		printError(env.ErrOut, err)

@@ -1,0 +1,240 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+)
+
+// Spool is a store that loses no write while its server is away. Before
+// each call it delivers, in order, the writes spooled earlier (by this
+// process or another one using the same directory); when Spooling is set,
+// an append the server cannot take (a retryable failure, after the
+// client's own retries) is written durably to the spool directory
+// (fsync'd) instead, and Append returns a *SpooledError, which a caller
+// reports as a warning: the write is not lost, only late.
+//
+// Every spooled event carries an idempotency key (one is made when it has
+// none), so a delivery repeated after a crash replays instead of appending
+// twice. A spooled write the server refuses for good (a conflict on its
+// If-Match, an invalid event, a forbidden ID) is moved to failed/ in the
+// spool directory with the reason, so it cannot block the writes after it.
+type Spool struct {
+	ckpt.Store
+	dir      string
+	spooling bool
+	seq      atomic.Int64
+	// Warn receives one line per spooled write that failed for good.
+	warn func(string)
+}
+
+// NewSpool wraps st with the spool directory dir. spooling says whether
+// appends that cannot reach the server are spooled (hooks, a write given
+// --spool) or fail as usual; spooled writes are delivered either way.
+func NewSpool(st ckpt.Store, dir string, spooling bool, warn func(string)) *Spool {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return &Spool{Store: st, dir: dir, spooling: spooling, warn: warn}
+}
+
+// SpooledError is returned by Append for a write kept in the spool.
+type SpooledError struct {
+	ID    string
+	Dir   string
+	Cause error
+}
+
+func (e *SpooledError) Error() string {
+	return fmt.Sprintf("the server is unreachable (%v): the write to %s is spooled in %s and the next ckpt call delivers it", e.Cause, e.ID, e.Dir)
+}
+
+// spooled is one spooled write as its file holds it.
+type spooled struct {
+	ID        string        `json:"id"`
+	Event     httpapi.Event `json:"event"`
+	IfRev     int64         `json:"if_rev,omitempty"`
+	SpooledAt time.Time     `json:"spooled_at"`
+}
+
+// Pending returns how many writes wait in the spool directory dir (0 when
+// it does not exist): what ckpt status reports.
+func Pending(dir string) (int, error) {
+	names, err := entries(dir)
+	return len(names), err
+}
+
+// entries lists the spooled files of dir in delivery order.
+func entries(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, de := range des {
+		if strings.HasSuffix(de.Name(), ".json") && de.Type().IsRegular() {
+			names = append(names, de.Name())
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// lock takes the spool's lock, so that one process delivers or adds at a
+// time and order is kept.
+func (s *Spool) lock(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, err
+	}
+	fl := flock.New(filepath.Join(s.dir, "lock"))
+	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("locking the spool %s: %v", s.dir, err)
+	}
+	return func() { fl.Unlock() }, nil
+}
+
+// Deliver sends the spooled writes in order until the spool is empty or
+// the server fails again (then the rest stay, and the failure is
+// returned). It is called before every operation; call it directly to
+// flush.
+func (s *Spool) Deliver(ctx context.Context) error {
+	names, err := entries(s.dir)
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if names, err = entries(s.dir); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := s.deliverOne(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Spool) deliverOne(ctx context.Context, name string) error {
+	path := filepath.Join(s.dir, name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var sp spooled
+	if err := json.Unmarshal(data, &sp); err != nil {
+		return s.fail(name, fmt.Errorf("%w: not a spooled write: %v", ckpt.ErrCorrupt, err))
+	}
+	_, err = s.Store.Append(ctx, sp.ID, sp.Event.Store(), ckpt.AppendOptions{IfRev: sp.IfRev})
+	switch {
+	case err == nil:
+		return os.Remove(path)
+	case ckpt.Retryable(err) || ctx.Err() != nil:
+		return err
+	}
+	return s.fail(name, err)
+}
+
+// fail moves a spooled write the server refused for good aside.
+func (s *Spool) fail(name string, why error) error {
+	failed := filepath.Join(s.dir, "failed")
+	if err := os.MkdirAll(failed, 0o700); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(s.dir, name), filepath.Join(failed, name)); err != nil {
+		return err
+	}
+	_ = os.WriteFile(filepath.Join(failed, strings.TrimSuffix(name, ".json")+".reason"), []byte(why.Error()+"\n"), 0o600)
+	s.warn(fmt.Sprintf("a spooled write was refused by the server and moved to %s: %v", failed, why))
+	return nil
+}
+
+// add writes one write to the spool, durably.
+func (s *Spool) add(ctx context.Context, id string, e ckpt.Event, ifRev int64) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	data, err := json.Marshal(spooled{ID: id, Event: httpapi.WireEvent(e), IfRev: ifRev, SpooledAt: time.Now().UTC()})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
+	}
+	name := fmt.Sprintf("%020d-%06d-%d.json", time.Now().UnixNano(), s.seq.Add(1), os.Getpid())
+	return atomicfile.WriteFile(filepath.Join(s.dir, name), data, 0o600)
+}
+
+// Append delivers the spool, then appends e; see Spool for what happens
+// when the server cannot be reached. While writes wait in the spool a new
+// one joins them, so the server receives them in order.
+func (s *Spool) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
+	if err := ckpt.ValidateID(id); err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	if e.Key == "" {
+		e.Key = NewKey()
+	}
+	derr := s.Deliver(ctx)
+	if derr == nil {
+		r, err := s.Store.Append(ctx, id, e, opts)
+		if err == nil || !s.spooling || !ckpt.Retryable(err) {
+			return r, err
+		}
+		derr = err
+	} else if !s.spooling {
+		return ckpt.AppendResult{}, derr
+	}
+	if !ckpt.Retryable(derr) {
+		return ckpt.AppendResult{}, derr
+	}
+	if _, err := json.Marshal(e); err != nil {
+		return ckpt.AppendResult{}, fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
+	}
+	if err := s.add(ctx, id, e, opts.IfRev); err != nil {
+		return ckpt.AppendResult{}, fmt.Errorf("the server is unreachable (%v) and the write could not be spooled: %w", derr, err)
+	}
+	return ckpt.AppendResult{}, &SpooledError{ID: id, Dir: s.dir, Cause: derr}
+}
+
+// Get delivers the spool first, so a read after a spooled write sees it
+// once the server is back.
+func (s *Spool) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint, error) {
+	_ = s.Deliver(ctx)
+	return s.Store.Get(ctx, id, rev)
+}
+
+// List delivers the spool first.
+func (s *Spool) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
+	_ = s.Deliver(ctx)
+	return s.Store.List(ctx, opts)
+}
+
+// Beat delivers the spool first. A beat is not spooled: a late sign of
+// life says nothing.
+func (s *Spool) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
+	_ = s.Deliver(ctx)
+	return s.Store.Beat(ctx, id, sig)
+}
+
+// Dir returns the spool directory.
+func (s *Spool) Dir() string { return s.dir }
