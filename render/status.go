@@ -25,7 +25,8 @@ const (
 // current step, when it was last seen ("2 min ago", "—" if never) and its
 // presence at now under th (ckpt.PresenceOf with alive: working, busy,
 // waiting, ended, dead, warn, stale, or "-" for a checkpoint that is not
-// live). A done checkpoint whose acceptance
+// live) with how long it has held and why (PresenceCell). A done
+// checkpoint whose acceptance
 // criteria are not all met shows its status as "done (partial)". Long cells
 // are shortened with "…". With no checkpoints it writes "No checkpoints.".
 // The only error is w's.
@@ -38,10 +39,9 @@ func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thre
 	fmt.Fprintln(tw, "ID\tAGENT\tTASK\tSTATUS\tPROGRESS\tCURRENT STEP\tLAST SEEN\tPRESENCE")
 	for _, c := range cs {
 		v := presenceOf(c, now, th, alive)
-		liv, age := v.State, v.Silent
 		seen := "—"
 		if !c.LastSeen().IsZero() {
-			seen = Age(age)
+			seen = Age(v.Silent)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %4s\t%s\t%s\t%s\n",
 			tableCell(c.ID, idWidth),
@@ -51,9 +51,41 @@ func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thre
 			bar(c.Progress.Percent, barWidth), percentText(c.Progress.Percent),
 			tableCell(currentStep(c), stepWidth),
 			seen,
-			liv)
+			PresenceCell(v, now))
 	}
 	return tw.Flush()
+}
+
+// presenceWidth bounds the presence cell of the status table, in runes.
+const presenceWidth = 48
+
+// PresenceCell is a presence in one short table cell: the state, how long
+// it has held when known and why, e.g. "waiting 12m: approve the schema",
+// "dead 3m: process 4242 on h1 is gone", "working", "-". Long reasons are
+// shortened with "…".
+func PresenceCell(v ckpt.PresenceView, now time.Time) string {
+	s := string(v.State)
+	if !v.Since.IsZero() {
+		s += " " + Span(now.Sub(v.Since))
+	}
+	if v.Why != "" {
+		s += ": " + v.Why
+	}
+	return clipRunes(s, presenceWidth)
+}
+
+// Span writes a duration coarsely, for cells: 45s, 12m, 3h, 2d (rounded
+// down; negative is 0s).
+func Span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(max(d, 0)/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 }
 
 // tableCell makes s one short line for the terminal table; "—" if empty.
@@ -117,8 +149,10 @@ var seedStatus = map[ckpt.Status]string{
 // started, in_progress, waiting, blocked, complete, failed, abandoned), with
 // "(partial)" for a complete checkpoint whose acceptance criteria are not all
 // met and, by its presence at now under th (ckpt.PresenceOf with alive),
-// "(warning)" or "(stalled)" for a live one silent past the thresholds and
-// "(dead)" for one whose agent's process is gone. Partially complete checkpoints are then listed with
+// "(warning)" or "(stalled)" for a live one silent past the thresholds,
+// "(dead)" for one whose agent's process is gone, "(waiting for a person:
+// why)" for one whose agent waits for a reply and "(session ended)" for one
+// whose session closed cleanly. Partially complete checkpoints are then listed with
 // their unmet criteria under "## Partially Complete".
 func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) string {
 	var b strings.Builder
@@ -146,10 +180,9 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 	var partial []*ckpt.Checkpoint
 	for _, c := range cs {
 		v := presenceOf(c, now, th, alive)
-		liv, age := v.State, v.Silent
 		last := "—"
 		if !c.LastSeen().IsZero() {
-			last = Age(age)
+			last = Age(v.Silent)
 		}
 		status, ok := seedStatus[c.Status]
 		if !ok {
@@ -159,7 +192,17 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 			status += " (partial)"
 			partial = append(partial, c)
 		}
-		switch liv {
+		switch v.State {
+		case ckpt.PresenceWaiting:
+			status += " (waiting for a person"
+			if v.Why != "" {
+				status += ": " + v.Why
+			}
+			status += ")"
+		case ckpt.PresenceEnded:
+			if c.Status != ckpt.StatusWaiting { // the seed's word says it already
+				status += " (session ended)"
+			}
 		case ckpt.PresenceWarn:
 			status += " (warning)"
 		case ckpt.PresenceStale:
@@ -172,7 +215,7 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 			task = goal(c)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
-			cell(AgentName(c.Agent), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 40))
+			cell(AgentName(c.Agent), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 80))
 	}
 	if len(partial) > 0 {
 		b.WriteString("\n## Partially Complete\n\n")

@@ -31,7 +31,9 @@ func newShowCmd(f *factory) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show a checkpoint: status, progress, steps, decisions, blockers, resume info",
 		Long: `Show checkpoint ID as a readable summary, or with --json as the full state
-(the same JSON the store keeps). --rev N shows it as it was after revision N.`,
+(the same JSON the store keeps, plus "presence": {state, since, why} as
+ckpt status derives it now, for a live checkpoint). --rev N shows it as it
+was after revision N.`,
 		Example: `  ckpt show kai-7/secondary-a
   ckpt show kai-7/secondary-a --json
   ckpt show kai-7/secondary-a --rev 3`,
@@ -64,13 +66,31 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 			return err
 		}
 		if o.JSON {
-			return writeJSON(o.IO.Out, c)
+			return writeJSON(o.IO.Out, showJSON(c, o.Rev, o.Now()))
 		}
 		var b strings.Builder
 		renderShow(&b, c, o.Now())
 		_, err = io.WriteString(o.IO.Out, render.Terminal(b.String()))
 		return err
 	})
+}
+
+// shownCheckpoint is `ckpt show --json`: the stored state, plus the
+// presence derived from it now (ckpt.PresenceOf, docs/design.md "Liveness
+// and presence") for the latest revision of a live checkpoint.
+type shownCheckpoint struct {
+	*ckpt.Checkpoint
+	Presence *ckpt.PresenceView `json:"presence,omitempty"`
+}
+
+func showJSON(c *ckpt.Checkpoint, rev int64, now time.Time) shownCheckpoint {
+	out := shownCheckpoint{Checkpoint: c}
+	if rev == 0 {
+		if v := presenceOf(c, now, ckpt.Thresholds{}); v.State != ckpt.PresenceNone {
+			out.Presence = &v
+		}
+	}
+	return out
 }
 
 // renderShow writes the readable summary of c as seen at now: a header of

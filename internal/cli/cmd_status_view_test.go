@@ -58,7 +58,7 @@ func TestStatusTableShowsLivenessAndPartialCompletion(t *testing.T) {
 	if r := row("technical-T040"); strings.Contains(r, "partial") || !strings.Contains(r, "[##########] 100%") {
 		t.Errorf("complete row: %q", r)
 	}
-	if r := row("migration-T060"); !strings.Contains(r, "[##--------]  25%") || !strings.Contains(r, "post-02") || !strings.Contains(r, "12 min ago") || !strings.HasSuffix(r, "warn") {
+	if r := row("migration-T060"); !strings.Contains(r, "[##--------]  25%") || !strings.Contains(r, "post-02") || !strings.Contains(r, "12 min ago") || !strings.HasSuffix(r, "warn 2m: silent for more than 10m") {
 		t.Errorf("working row: %q", r)
 	}
 	if strings.Contains(out, "old-run") {
