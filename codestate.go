@@ -37,13 +37,15 @@ type CodeState struct {
 }
 
 // SameCode reports whether a and b describe the same place: everything but
-// the time.
+// the time and the untracked count (build outputs and scratch files come
+// and go; recording each would grow the history for nothing).
 func SameCode(a, b *CodeState) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	x, y := *a, *b
 	x.At, y.At = time.Time{}, time.Time{}
+	x.Untracked, y.Untracked = 0, 0
 	return x == y
 }
 

@@ -81,3 +81,25 @@ func TestPresenceAlarm(t *testing.T) {
 		}
 	}
 }
+
+func TestSameCode(t *testing.T) {
+	a := &CodeState{Root: "/r", Branch: "main", Head: "h1", Uncommitted: 1, Untracked: 2, At: time.Unix(1, 0)}
+	b := *a
+	b.At, b.Untracked = time.Unix(2, 0), 5
+	if !SameCode(a, &b) {
+		t.Error("a new time or untracked count is a new place")
+	}
+	for _, change := range []func(*CodeState){
+		func(c *CodeState) { c.Head = "h2" }, func(c *CodeState) { c.Branch = "fix" },
+		func(c *CodeState) { c.Uncommitted = 2 }, func(c *CodeState) { c.Root = "/s" }, func(c *CodeState) { c.Ahead = 1 },
+	} {
+		c := *a
+		change(&c)
+		if SameCode(a, &c) {
+			t.Errorf("%+v is the same place as %+v", c, *a)
+		}
+	}
+	if !SameCode(nil, nil) || SameCode(a, nil) {
+		t.Error("nil handling")
+	}
+}
