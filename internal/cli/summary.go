@@ -8,6 +8,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // timeLayout is how times are printed: RFC 3339, UTC, to the second.
@@ -97,6 +98,11 @@ func describeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return fmt.Sprintf("cycle %d", c.Cycles.Count)
 	case ckpt.EventNote:
 		return "note added"
+	case ckpt.EventCode:
+		var cs ckpt.CodeState
+		if json.Unmarshal(e.Data, &cs) == nil && cs.Root != "" {
+			return "code at " + render.CodeLine(&cs)
+		}
 	}
 	return string(e.Type)
 }
