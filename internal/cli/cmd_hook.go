@@ -301,11 +301,7 @@ func (p *codeProbe) prompt(ctx context.Context, c *ckpt.Checkpoint) string {
 	pr := render.NewPrompt(c)
 	if c.Code != nil {
 		now, _ := p.state(ctx)
-		moved := 0
-		if now != nil {
-			moved = codestate.Since(ctx, c.Code, now).Moved
-		}
-		if w := render.CodeSince(c.Code, now, moved); w != "" {
+		if w := codeSince(ctx, c.Code, now); w != "" {
 			pr.Warnings = append(pr.Warnings, w)
 		}
 	}

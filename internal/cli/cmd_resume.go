@@ -25,6 +25,9 @@ type ResumeOptions struct {
 	Key       string // idempotency key of the session.resumed event
 	Force     bool   // resume a done, not-resumable or archived checkpoint anyway
 	JSON      bool
+	// WorkDir is where the new session works: the prompt says what changed
+	// in the code there since the checkpoint recorded it.
+	WorkDir string
 }
 
 func newResumeCmd(f *factory) *cobra.Command {
@@ -57,6 +60,7 @@ and in the prompt.`,
 		o.ID = args[0]
 		o.Actor = f.actor()
 		o.SessionID = o.Actor.Session
+		o.WorkDir = f.env.WorkDir
 		return runResume(ctx, o)
 	})
 	fl := cmd.Flags()
@@ -99,7 +103,7 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 		if agent != nil && was != "" {
 			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, was, agent.ID))
 		}
-		return writeContinuation(o.IO, newContinuation(c, ""), o.JSON)
+		return writeContinuation(o.IO, withCodeSince(ctx, newContinuation(c, ""), c, o.WorkDir), o.JSON)
 	})
 }
 

@@ -30,6 +30,9 @@ type TakeoverOptions struct {
 	Force     bool // take over even a done or not-resumable checkpoint
 	Key       string
 	JSON      bool
+	// WorkDir is where the new agent works: the prompt says what changed
+	// in the code there since the checkpoint recorded it.
+	WorkDir string
 }
 
 func newTakeoverCmd(f *factory) *cobra.Command {
@@ -56,6 +59,7 @@ an archived one always is (take over the live checkpoint instead).`,
 		o.ID = args[0]
 		o.Actor = f.actor()
 		o.SessionID = o.Actor.Session
+		o.WorkDir = f.env.WorkDir
 		return runTakeover(ctx, o)
 	})
 	fl := cmd.Flags()
@@ -86,7 +90,7 @@ func runTakeover(ctx context.Context, o *TakeoverOptions) error {
 		if err != nil {
 			return err
 		}
-		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
+		return writeContinuation(o.IO, withCodeSince(ctx, newContinuation(c, name), c, o.WorkDir), o.JSON)
 	})
 }
 

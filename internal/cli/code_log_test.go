@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -28,5 +30,38 @@ func TestCheckpointRecordsCodeState(t *testing.T) {
 	}
 	if out := h.ok("log", "a"); !strings.Contains(out, "code at branch main at ") {
 		t.Errorf("log:\n%s", out)
+	}
+}
+
+// TestResumeSaysWhatChangedInTheCode: the continuation prompt of resume
+// and takeover says what moved in the new session's code since the last
+// session recorded it, or that the new session is not in that repository.
+func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "a", "--title", "A")
+	repo := divergedRepo(t)
+	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
+	c := h.get("a")
+	cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-am", "more")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	out := withCodeSince(ctx, newContinuation(c, ""), c, repo)
+	md := out.Markdown()
+	for _, want := range []string{"The last session left the code on branch main at ", "HEAD moved 1 commit forward", "0 files are uncommitted now"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, md)
+		}
+	}
+	elsewhere := withCodeSince(ctx, newContinuation(c, ""), c, t.TempDir()).Markdown()
+	if !strings.Contains(elsewhere, "This session is not in that repository: fetch it and check out branch main at ") {
+		t.Errorf("prompt outside the repository:\n%s", elsewhere)
+	}
+	// The commands: the prompt printed by takeover says it too (the
+	// harness's work directory is outside the repository).
+	if out := h.ok("takeover", "a", "--agent", "b"); !strings.Contains(out, "This session is not in that repository") {
+		t.Errorf("takeover:\n%s", out)
 	}
 }
