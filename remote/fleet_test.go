@@ -75,7 +75,9 @@ func newFileStoreAt(t testing.TB, dir string, init bool) *filestore.Store {
 }
 
 // fleetTokens is one token file several servers share.
-func fleetTokens(t *testing.T) (*server.FileTokens, string) {
+func fleetTokens(t *testing.T) (*server.FileTokens, string) { return fleetTokensB(t) }
+
+func fleetTokensB(t testing.TB) (*server.FileTokens, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), server.TokenFileName)
 	tokens, err := server.OpenFileTokens(path)
@@ -384,3 +386,5 @@ func closeSoon(t *testing.T, st ckpt.Store) {
 		t.Errorf("closing the killed server's store handle (%T) did not return in 10 s", st)
 	}
 }
+
+func pgstoreOpen(dsn string) (*pgstore.Store, error) { return pgstore.Open(context.Background(), dsn) }

@@ -49,7 +49,7 @@ func (b *lockedBuffer) String() string {
 
 // startServe runs `ckpt serve --addr addr` over the store and waits until
 // it listens.
-func startServe(t *testing.T, bin, store, addr string) *serveProcess {
+func startServe(t testing.TB, bin, store, addr string) *serveProcess {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--addr", addr, "--store", store)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
