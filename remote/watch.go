@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -89,33 +90,51 @@ func (s *Store) stream(ctx context.Context, cursor *string, fn func(ckpt.Change)
 		n, _ := resp.Body.Read(buf[:])
 		return false, httpapi.DecodeError(resp.StatusCode, buf[:n])
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var event, data string
 	progressed := false
-	for sc.Scan() {
-		idle.Reset(s.opts.StreamIdle)
-		line := sc.Text()
-		switch {
-		case line == "":
-			if data != "" {
-				if err := s.dispatch(event, data, cursor, fn); err != nil {
-					return progressed, err
-				}
-				progressed = progressed || event == httpapi.SSEChange
-			}
-			event, data = "", ""
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "event:"):
-			event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			data += strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")
+	err = scanEvents(resp.Body, func() { idle.Reset(s.opts.StreamIdle) }, func(event, data string) error {
+		if err := s.dispatch(event, data, cursor, fn); err != nil {
+			return err
 		}
-	}
-	if err := sc.Err(); err != nil {
+		progressed = progressed || event == httpapi.SSEChange
+		return nil
+	})
+	if err != nil {
+		var fe fnError
+		var re *httpapi.RemoteError
+		if errors.As(err, &fe) || errors.As(err, &re) || ckpt.Retryable(err) {
+			return progressed, err
+		}
 		return progressed, transportError(ctx, err)
 	}
 	return progressed, fmt.Errorf("%w: the server ended the change feed", ckpt.ErrUnavailable)
+}
+
+// scanEvents reads a server-sent event stream: it calls line for every
+// line read and emit for every complete event that has data, until the
+// stream ends (nil) or emit or the reader fails.
+func scanEvents(r io.Reader, line func(), emit func(event, data string) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var event, data string
+	for sc.Scan() {
+		line()
+		l := sc.Text()
+		switch {
+		case l == "":
+			if data != "" {
+				if err := emit(event, data); err != nil {
+					return err
+				}
+			}
+			event, data = "", ""
+		case strings.HasPrefix(l, ":"):
+		case strings.HasPrefix(l, "event:"):
+			event = strings.TrimSpace(strings.TrimPrefix(l, "event:"))
+		case strings.HasPrefix(l, "data:"):
+			data += strings.TrimPrefix(strings.TrimPrefix(l, "data:"), " ")
+		}
+	}
+	return sc.Err()
 }
 
 // dispatch handles one complete server-sent event.

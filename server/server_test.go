@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -280,5 +281,108 @@ func TestOpenAPICoversTheRoutes(t *testing.T) {
 				t.Errorf("%s %s is documented but not served: %d %s", method, path, resp.StatusCode, body)
 			}
 		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	ctx := context.Background()
+	c := f.client(t, f.admin)
+	e := created("m")
+	e.Key = "k1"
+	for range 2 { // the second replays
+		if _, err := c.Append(ctx, "m", e, ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Append(ctx, "m", note("x"), ckpt.AppendOptions{IfRev: 9}); !errors.Is(err, ckpt.ErrConflict) {
+		t.Fatal(err)
+	}
+	if err := c.Beat(ctx, "m", ckpt.Signal{}); err != nil {
+		t.Fatal(err)
+	}
+	f.client(t, "ckpt_x_y").Get(ctx, "m", 0)
+	scrape := func(bearer string) (int, string) {
+		req, _ := http.NewRequest("GET", f.http.URL+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := scrape(f.token(t, server.ScopeRead, "", "")); code != http.StatusForbidden {
+		t.Errorf("a read token scraped metrics: %d", code)
+	}
+	code, body := scrape(f.admin)
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, want := range []string{
+		`ckpt_appends_total{result="appended"} 1`,
+		`ckpt_appends_total{result="replayed"} 1`,
+		`ckpt_appends_total{result="conflict"} 1`,
+		`ckpt_beats_total 1`,
+		`ckpt_checkpoints{liveness="live"} 1`,
+		`ckpt_auth_failures_total{reason="invalid"} 1`,
+		`ckpt_auth_failures_total{reason="forbidden"} 1`,
+		`ckpt_stream_subscribers 0`,
+		`ckpt_request_duration_seconds_count{code="2xx",route="/v1/events/{id...}"} 2`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestChangeFeedStream: the raw stream an EventSource meets: keepalive
+// comments while idle, then each change with its cursor as the event id;
+// a reconnect with Last-Event-ID resumes after it.
+func TestChangeFeedStream(t *testing.T) {
+	f := newFixture(t, server.Options{Keepalive: 20 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	open := func(lastID string) *bufio.Reader {
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.http.URL+"/v1/changes?from=now", nil)
+		req.Header.Set("Authorization", "Bearer "+f.admin)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("GET /v1/changes: %v %v", resp, err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return bufio.NewReader(resp.Body)
+	}
+	until := func(rd *bufio.Reader, prefix string) string {
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream ended before %q: %v", prefix, err)
+			}
+			if strings.HasPrefix(line, prefix) {
+				return strings.TrimSpace(strings.TrimPrefix(line, prefix))
+			}
+		}
+	}
+	rd := open("")
+	until(rd, ": keepalive")
+	c := f.client(t, f.admin)
+	for _, id := range []string{"s/1", "s/2"} {
+		if _, err := c.Append(ctx, id, created(id), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := until(rd, "id: ")
+	if data := until(rd, "data: "); !strings.Contains(data, `"id":"s/1"`) {
+		t.Errorf("first change %s", data)
+	}
+	resumed := open(first)
+	until(resumed, "id: ")
+	if data := until(resumed, "data: "); !strings.Contains(data, `"id":"s/2"`) {
+		t.Errorf("resuming after %s gave %s, want s/2", first, data)
 	}
 }
