@@ -40,8 +40,22 @@ func seedMany(b *testing.B, st ckpt.Store, n int) {
 // summary once from the same store in the same run: the counts need that.
 // Run: go test -run '^$' -bench Overview10k -benchtime 20x ./web
 func BenchmarkOverview10k(b *testing.B) {
-	st := memstore.New()
-	seedMany(b, st, 10_000)
+	b.Run("memstore", func(b *testing.B) {
+		st := memstore.New()
+		seedMany(b, st, 10_000)
+		benchOverview(b, st)
+	})
+	b.Run("filestore", func(b *testing.B) {
+		st, err := filestore.Init(b.TempDir()+"/.ckpt", filestore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seedMany(b, st, 10_000)
+		benchOverview(b, st)
+	})
+}
+
+func benchOverview(b *testing.B, st ckpt.Store) {
 	srv := httptest.NewServer(New(Options{Store: st}))
 	defer srv.Close()
 	ctx := context.Background()
