@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,10 +36,13 @@ type StatusViewOptions struct {
 	OutFile    string // write the view to this file atomically; "" for stdout
 	Watch      bool   // redraw until ctx ends
 	Every      time.Duration
-	// Ticks, when set, drives --watch instead of a ticker every Every.
+	// Ticks, when set, drives --watch's slow redraw (presence) instead of
+	// a ticker every Every; closing it ends the watch.
 	Ticks <-chan time.Time
-	// Terminal makes --watch clear the screen before each frame.
+	// Terminal makes --watch redraw in place, only the lines that changed.
 	Terminal bool
+
+	screen []string // the frame on the terminal, for Redraw
 }
 
 // statusRow is one checkpoint as `ckpt status --json` prints it.
@@ -60,8 +64,11 @@ type statusRow struct {
 	Archived *ckpt.Archive     `json:"archived,omitempty"`
 }
 
-// defaultWatchEvery is how often --watch redraws without --every.
-const defaultWatchEvery = 2 * time.Second
+// defaultWatchEvery is how often --watch re-derives presence without
+// --every. Writes redraw at once through the change feed; presence also
+// moves without writes (a process dies, a threshold passes), which a few
+// seconds' delay is fine for.
+const defaultWatchEvery = 5 * time.Second
 
 func newStatusViewCmd(f *factory) *cobra.Command {
 	o := &StatusViewOptions{common: f.common()}
@@ -81,8 +88,11 @@ Active Checkpoints table, Partially Complete); --json one JSON object per
 checkpoint in an array. --out FILE writes the view to FILE atomically (a
 reader never sees half a file) instead of stdout.
 
---watch redraws the view every --every (default 2s) until Ctrl-C, in place
-on a terminal; with --out it rewrites the file each time.`,
+--watch keeps the view up to date until Ctrl-C: it redraws on each change
+in the store's change feed, and every --every (default 5s) to follow
+presence, which moves without writes (a process dies, a threshold
+passes). On a terminal only the lines that changed are rewritten; with
+--out it rewrites the file each time.`,
 		Example: `  ckpt status
   ckpt status --md --out progress/STATUS.md
   ckpt status --watch --every 5s
@@ -126,8 +136,8 @@ on a terminal; with --out it rewrites the file each time.`,
 	fl.BoolVar(&o.Markdown, "md", false, "render seed 003's STATUS.md (Markdown)")
 	fl.BoolVar(&o.JSON, "json", false, "print a JSON array with one object per checkpoint")
 	fl.StringVar(&out, "out", "", "write the view to `FILE` atomically instead of stdout")
-	fl.BoolVar(&o.Watch, "watch", false, "redraw every --every until Ctrl-C")
-	fl.StringVar(&every, "every", "", "with --watch, redraw every `DURATION` (default 2s)")
+	fl.BoolVar(&o.Watch, "watch", false, "redraw on each change until Ctrl-C")
+	fl.StringVar(&every, "every", "", "with --watch, also redraw every `DURATION` to follow presence (default 5s)")
 	return cmd
 }
 
@@ -141,9 +151,6 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// ANSI sequences: cursor home, then clear the screen.
-const clearScreen = "\x1b[H\x1b[2J"
-
 func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 	if o.Markdown && o.JSON {
 		return usagef("--md and --json are two formats: give one of them")
@@ -152,40 +159,84 @@ func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 		return fmt.Errorf("%w: --every must be positive, e.g. --every 5s", ckpt.ErrInvalid)
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		ticks := o.Ticks
-		if o.Watch && ticks == nil {
-			t := time.NewTicker(o.Every)
-			defer t.Stop()
-			ticks = t.C
+		if o.Watch {
+			return o.watch(ctx, st)
 		}
-		for {
-			view, damaged, err := o.view(ctx, st)
-			if err != nil {
-				if o.Watch && ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			if err := o.emit(view); err != nil {
-				return err
-			}
-			if damaged != nil {
-				// Shown under the table each time; the watch goes on.
-				printWarning(o.IO.ErrOut, damaged.Error())
-			}
-			if !o.Watch {
-				return damaged
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case _, ok := <-ticks:
-				if !ok {
-					return nil
-				}
-			}
+		view, damaged, err := o.view(ctx, st)
+		if err != nil {
+			return err
 		}
+		if err := o.emit(view); err != nil {
+			return err
+		}
+		if damaged != nil {
+			printWarning(o.IO.ErrOut, damaged.Error())
+		}
+		return damaged
 	})
+}
+
+// watch draws the view, then again after each change in the store's feed
+// (several changes that arrive while a frame is drawn make one frame) and
+// on a slow timer, every Every (or on Ticks): presence moves without
+// writes, when a process dies or a threshold passes. It stops cleanly when
+// ctx ends or Ticks is closed; a feed that fails otherwise is an error.
+func (o *StatusViewOptions) watch(ctx context.Context, st ckpt.Store) error {
+	// The feed's end is taken before the first listing, so no change made
+	// after that listing is missed.
+	head, err := st.Head(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	feedDone := make(chan error, 1)
+	go func() {
+		feedDone <- st.Watch(ctx, head, func(ckpt.Change) error {
+			select {
+			case changed <- struct{}{}:
+			default: // a redraw is already due
+			}
+			return nil
+		})
+	}()
+	ticks := o.Ticks
+	if ticks == nil {
+		t := time.NewTicker(o.Every)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		view, damaged, err := o.view(ctx, st)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if err := o.emit(view); err != nil {
+			return err
+		}
+		if damaged != nil {
+			// Shown under the table each time; the watch goes on.
+			printWarning(o.IO.ErrOut, damaged.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case _, ok := <-ticks:
+			if !ok {
+				return nil
+			}
+		case err := <-feedDone:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("the store's change feed stopped: %w", err)
+		}
+	}
 }
 
 // view renders the checkpoints as they are now, in the chosen format; see
@@ -228,8 +279,10 @@ func newStatusRow(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) statusR
 	}
 }
 
-// emit writes one rendering of the view: to the file, or to stdout (on a
-// terminal under --watch, in place of the previous one).
+// emit writes one rendering of the view: to the file, or to stdout. Under
+// --watch each frame starts with a header line; on a terminal a frame
+// replaces the one before it, rewriting only the lines that changed
+// (render.Redraw), elsewhere frames follow each other.
 func (o *StatusViewOptions) emit(view []byte) error {
 	if o.OutFile != "" {
 		if err := atomicfile.WriteFile(o.OutFile, view, 0o644); err != nil {
@@ -243,17 +296,20 @@ func (o *StatusViewOptions) emit(view []byte) error {
 	}
 	var b bytes.Buffer
 	if o.Watch {
-		if o.Terminal {
-			b.WriteString(clearScreen)
-		}
-		fmt.Fprintf(&b, "Every %s: ckpt status  %s  (Ctrl-C stops)\n\n", o.Every, o.Now().Format(timeLayout))
+		fmt.Fprintf(&b, "ckpt status  %s, on each change and every %s  (Ctrl-C stops)\n\n", o.Now().Format(timeLayout), o.Every)
 	}
 	if o.JSON {
 		b.Write(view)
 	} else {
 		b.WriteString(render.Terminal(string(view)))
 	}
-	if o.Watch && !o.Terminal {
+	if o.Watch && o.Terminal {
+		frame := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		_, err := o.IO.Out.Write(render.Redraw(o.screen, frame))
+		o.screen = frame
+		return err
+	}
+	if o.Watch {
 		b.WriteString("\n")
 	}
 	_, err := o.IO.Out.Write(b.Bytes())
