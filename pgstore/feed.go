@@ -195,6 +195,9 @@ func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) err
 	}
 	backoff := 50 * time.Millisecond
 	for {
+		if s.closed.Load() {
+			return errClosed
+		}
 		var progressed bool
 		err := s.watchConn(ctx, &c, &progressed, fn)
 		if !errors.Is(err, ckpt.ErrUnavailable) || ctx.Err() != nil {
@@ -249,6 +252,9 @@ func (s *Store) watchConn(ctx context.Context, c *cursor, progressed *bool, fn f
 		return classify(err)
 	}
 	for {
+		if s.closed.Load() {
+			return errClosed
+		}
 		changes, err := s.readFeed(ctx, conn, *c)
 		if err != nil {
 			return classify(err)

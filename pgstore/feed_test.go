@@ -220,3 +220,25 @@ func TestFeedOrderAcrossDigits(t *testing.T) {
 		t.Errorf("feed across transaction %d: %s, want %s", p, d, want)
 	}
 }
+
+// TestCloseEndsWatch checks that closing the store ends a running Watch
+// (which gives its connection back, so that Close does not wait forever).
+func TestCloseEndsWatch(t *testing.T) {
+	s, _ := openStore(t)
+	watching := make(chan error, 1)
+	go func() {
+		watching <- s.Watch(context.Background(), ckpt.CursorNow, func(ckpt.Change) error { return nil })
+	}()
+	time.Sleep(200 * time.Millisecond)
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case err := <-watching:
+		if err == nil {
+			t.Error("Watch returned nil after Close")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch still runs 30 s after Close")
+	}
+	<-closed
+}

@@ -24,6 +24,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -44,7 +45,11 @@ type Store struct {
 	kick         chan struct{} // wakes the notifier (see wake)
 	notifierDone chan struct{}
 	closeOnce    sync.Once
+	closed       atomic.Bool // Close was called: watchers give their connections back
 }
+
+// errClosed is what a Watch returns once its store is closed.
+var errClosed = errors.New("pgstore: the store is closed")
 
 var (
 	_ ckpt.Store    = (*Store)(nil)
@@ -130,9 +135,12 @@ func (s *Store) clock(db time.Time) time.Time {
 	return db.UTC()
 }
 
-// Close sends the last wake-up and closes the store's connections.
+// Close sends the last wake-up and closes the store's connections. A
+// running Watch returns an error within a second (its poll) and gives its
+// connection back; Close waits for that.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		close(s.kick)
 		<-s.notifierDone
 		s.pool.Close()
@@ -177,7 +185,7 @@ func classify(err error) error {
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, pgconn.ErrConnClosed) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
-		strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "closed pool") {
+		strings.Contains(err.Error(), "conn closed") {
 		return unavailable(err)
 	}
 	return err
