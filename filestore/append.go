@@ -290,7 +290,11 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 		return nil
 	}
 	err := setTimes(f.beat(), at)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+	if err == nil {
+		s.hintBeat(id, at)
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if size, err := fileSize(f.history()); err != nil || size == 0 {
@@ -301,7 +305,11 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 		return fmt.Errorf("filestore: %s: creating beat file: %w", id, err)
 	}
 	b.Close()
-	return setTimes(f.beat(), at)
+	if err := setTimes(f.beat(), at); err != nil {
+		return err
+	}
+	s.hintBeat(id, at)
+	return nil
 }
 
 // Delete implements ckpt.Store. It moves the checkpoint's directory into the

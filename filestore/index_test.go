@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/storetest"
@@ -211,4 +212,45 @@ func TestJournalCompactsAndPrunes(t *testing.T) {
 		t.Errorf("Check: %+v", ps)
 	}
 	storetest.Verify(t, s)
+}
+
+// TestStaleListingWithAndWithoutBeatHints lists the checkpoints not seen
+// for a minute: the beat hints skip those that beat, and with the hints
+// gone the beat files give the same answer.
+func TestStaleListingWithAndWithoutBeatHints(t *testing.T) {
+	s := newStore(t, Options{})
+	ctx := context.Background()
+	old := time.Now().Add(-2 * time.Hour)
+	s.SetClock(func() time.Time { return old })
+	appendOK(t, s, "s/beating", createEvent())
+	appendOK(t, s, "s/silent", createEvent())
+	s.SetClock(nil)
+	if err := s.Beat(ctx, "s/beating", ckpt.Signal{}); err != nil {
+		t.Fatal(err)
+	}
+	stale := func() []string {
+		t.Helper()
+		got, err := ckpt.ListAll(ctx, s, ckpt.Filter{SeenBefore: time.Now().Add(-time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range got {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
+	if got := stale(); len(got) != 1 || got[0] != "s/silent" {
+		t.Errorf("stale with hints: %v, want s/silent", got)
+	}
+	os.Remove(s.journal().beats())
+	if got := stale(); len(got) != 1 || got[0] != "s/silent" {
+		t.Errorf("stale without hints: %v, want s/silent", got)
+	}
+	if err := s.Beat(ctx, "s/silent", ckpt.Signal{State: ckpt.PresenceWaiting}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stale(); len(got) != 0 {
+		t.Errorf("stale after both beat: %v, want none", got)
+	}
 }

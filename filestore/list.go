@@ -53,6 +53,10 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 	if opts.After == "" || flt.Prefix > from {
 		from = flt.Prefix
 	}
+	var hints map[string]int64
+	if !flt.SeenBefore.IsZero() {
+		hints = s.journal().beatHints()
+	}
 	var damaged *ckpt.DamagedError
 	addDamaged := func(id string, err error) {
 		if damaged == nil {
@@ -68,7 +72,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 			if !strings.HasPrefix(e.id, flt.Prefix) {
 				return false
 			}
-			if prefilter(&flt, &e) {
+			if prefilter(&flt, &e) && (hints == nil || hints[e.id] < flt.SeenBefore.UnixNano()) {
 				cands = append(cands, e)
 			}
 			from = e.id + "\x00"
