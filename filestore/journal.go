@@ -93,6 +93,9 @@ type jlock struct{ fd int }
 // journal directory when missing.
 func (j journal) lockJournal(exclusive bool) (*jlock, error) {
 	fd, err := openFile(j.lock(), syscall.O_RDWR|syscall.O_CREAT)
+	if !exclusive && errors.Is(err, fs.ErrPermission) {
+		fd, err = openFile(j.lock(), syscall.O_RDONLY) // a reader without write access
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(j.pending(), 0o755); err != nil {
 			return nil, fmt.Errorf("filestore: creating the change journal: %w", err)

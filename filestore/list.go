@@ -30,9 +30,10 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	if s.linked != nil {
 		return page, s.linked
 	}
-	if err := s.settle(); err != nil {
-		return page, err
-	}
+	// Resolving dead writers' markers needs write access; a reader
+	// without it lists what the view and the files say (a stale entry is
+	// still caught by its history's size).
+	_ = s.settle()
 	v, err := s.journal().loadView()
 	defer v.close()
 	if err != nil || v.pruned || v.snap == nil {

@@ -2,6 +2,8 @@ package filestore
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"strconv"
 	"time"
 
@@ -16,12 +18,13 @@ var _ ckpt.Watcher = (*Store)(nil)
 const pollInterval = 25 * time.Millisecond
 
 // Head implements ckpt.Watcher: the position just past the journal's last
-// change. Pending changes of writers that died are journaled first.
+// change. Pending changes of writers that died are journaled first (when
+// the caller may write the store).
 func (s *Store) Head(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if err := s.settle(); err != nil {
+	if err := s.settle(); err != nil && !errors.Is(err, fs.ErrPermission) {
 		return "", err
 	}
 	jl, err := s.journal().lockJournal(false)
@@ -47,7 +50,7 @@ func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.settle(); err != nil {
+	if err := s.settle(); err != nil && !errors.Is(err, fs.ErrPermission) {
 		return err
 	}
 	j := s.journal()
@@ -90,7 +93,7 @@ func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) err
 		case <-wake:
 		case <-tick.C:
 			if polls%8 == 7 {
-				if err := s.settle(); err != nil {
+				if err := s.settle(); err != nil && !errors.Is(err, fs.ErrPermission) {
 					return err
 				}
 			}
