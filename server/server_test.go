@@ -386,3 +386,33 @@ func TestChangeFeedStream(t *testing.T) {
 		t.Errorf("resuming after %s gave %s, want s/2", first, data)
 	}
 }
+
+// countingTokens counts lookups.
+type countingTokens struct {
+	server.TokenStore
+	lookups int
+}
+
+func (c *countingTokens) Lookup(ctx context.Context, id string) (server.Token, error) {
+	c.lookups++
+	return c.TokenStore.Lookup(ctx, id)
+}
+
+// TestEveryBearerCostsOneLookup: a right token, a wrong secret, an unknown
+// ID and garbage each cost one lookup by ID and one hash comparison: no
+// early return tells a caller which part was wrong.
+func TestEveryBearerCostsOneLookup(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	ct := &countingTokens{TokenStore: f.tokens}
+	id := f.admin[len("ckpt_"):strings.LastIndex(f.admin, "_")]
+	for _, b := range []string{f.admin, "ckpt_" + id + "_" + strings.Repeat("1", 64), "ckpt_ffffffffffff_" + strings.Repeat("1", 64), "garbage", ""} {
+		ct.lookups = 0
+		_, err := server.Authenticate(context.Background(), ct, b)
+		if ct.lookups != 1 {
+			t.Errorf("bearer %.20q: %d lookups", b, ct.lookups)
+		}
+		if (b == f.admin) != (err == nil) {
+			t.Errorf("bearer %.20q: %v", b, err)
+		}
+	}
+}
