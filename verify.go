@@ -21,12 +21,20 @@ type ChainVerifier interface {
 // VerifyChain verifies checkpoint id's whole history if st can (it
 // implements ChainVerifier), and reports whether it did. A store that
 // cannot (its records are not chained on disk, or it checks them on every
-// read) returns false and nil. A wrapper around a Store should implement
-// ChainVerifier by calling VerifyChain on what it wraps.
+// read) returns false and nil. A wrapper around a Store (a decorator that
+// mirrors, bounds or scopes its calls) either implements ChainVerifier
+// itself or has an Unwrap() Store method returning what it wraps:
+// VerifyChain looks through any number of such wrappers.
 func VerifyChain(ctx context.Context, st Store, id string) (verified bool, err error) {
-	v, ok := st.(ChainVerifier)
-	if !ok {
-		return false, nil
+	for st != nil {
+		if v, ok := st.(ChainVerifier); ok {
+			return true, v.Verify(ctx, id)
+		}
+		w, ok := st.(interface{ Unwrap() Store })
+		if !ok {
+			return false, nil
+		}
+		st = w.Unwrap()
 	}
-	return true, v.Verify(ctx, id)
+	return false, nil
 }

@@ -166,6 +166,9 @@ type ResumeOutput struct {
 	Session   int    `json:"session" jsonschema:"the new session's number (1 for the first session)"`
 	SessionID string `json:"session_id" jsonschema:"the new session's ID"`
 	Prompt    string `json:"prompt" jsonschema:"the continuation prompt (Markdown, under 10,000 characters): goal, status, progress, steps done and remaining, decisions, blockers, files, the next action"`
+	// Damaged is set when the history failed verification: no session
+	// was started, and the prompt opens with the damage.
+	Damaged string `json:"damaged,omitempty" jsonschema:"why the checkpoint's history failed verification; when set no session was started and the checkpoint takes no writes until it is repaired (ckpt check, ckpt repair)"`
 }
 
 // ListInput are ckpt_list's arguments; all filters are optional.
@@ -477,6 +480,11 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in Resume
 	if err := ckpt.ValidateID(in.ID); err != nil {
 		return nil, ResumeOutput{}, err
 	}
+	if _, err := ckpt.VerifyChain(ctx, s.store, in.ID); errors.Is(err, ckpt.ErrCorrupt) {
+		return s.resumeDamaged(ctx, in.ID, err)
+	} else if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
+		return nil, ResumeOutput{}, err
+	}
 	var agent *ckpt.Agent
 	if in.Agent != "" || in.AgentType != "" {
 		agent = &ckpt.Agent{ID: in.Agent, Type: in.AgentType}
@@ -488,6 +496,22 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in Resume
 	prompt := render.NewPrompt(c).Markdown()
 	out := ResumeOutput{ID: c.ID, Rev: c.Rev, Session: c.Session.Number, SessionID: c.Session.ID, Prompt: prompt}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: prompt}}}, out, nil
+}
+
+// resumeDamaged answers ckpt_resume for a checkpoint whose history failed
+// verification: no session is started (the store refuses writes to it),
+// and the result, marked an error, is the prompt of the state as last read
+// opening with the damage (render.DamagedLine).
+func (s *server) resumeDamaged(ctx context.Context, id string, damage error) (*sdk.CallToolResult, ResumeOutput, error) {
+	c, err := s.store.Get(ctx, id, 0)
+	if err != nil {
+		return nil, ResumeOutput{}, errors.Join(damage, err)
+	}
+	p := render.NewPrompt(c)
+	p.Damaged = damage.Error()
+	prompt := p.Markdown()
+	out := ResumeOutput{ID: c.ID, Rev: c.Rev, Session: c.Session.Number, SessionID: c.Session.ID, Prompt: prompt, Damaged: p.Damaged}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: prompt}}}, out, nil
 }
 
 func summarize(c *ckpt.Summary, now time.Time, th ckpt.Thresholds) (Summary, time.Duration) {

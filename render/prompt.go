@@ -74,6 +74,12 @@ type Prompt struct {
 	CrashLoop              bool      `json:"crash_loop"`
 	UpdatedAt              time.Time `json:"updated_at"`
 
+	// Damaged, when set, says why the checkpoint's history failed its
+	// whole-chain verification (ckpt.VerifyChain) as the session resumed:
+	// the state may be incomplete and the store takes no writes to it
+	// until it is repaired. The caller that verified sets it; Markdown
+	// then opens with DamagedLine.
+	Damaged string `json:"damaged,omitempty"`
 	// Warnings are things the new session must know before it acts, most
 	// important first: a crash loop, partially complete, archived, finished
 	// or failed, not resumable, blocked, the cycle limit reached. A caller

@@ -81,7 +81,19 @@ func fitPrompt(s string) string {
 	return s[:cut] + note
 }
 
+// DamagedLine is the first line of a continuation prompt whose history
+// failed verification: what was found and what to do. why is the
+// verification's error message.
+func DamagedLine(id, why string) string {
+	return "**Warning: the history of " + clip(id, fieldMax) + " is damaged** (" + clip(oneLine(why), fieldMax) +
+		"): the state below may be incomplete, and nothing can be recorded on it until it is repaired. " +
+		"Run `ckpt check` to see the damage and `ckpt repair` to mend it before you go on.\n\n"
+}
+
 func (p Prompt) writeHeader(b *strings.Builder) {
+	if p.Damaged != "" {
+		b.WriteString(DamagedLine(p.ID, p.Damaged))
+	}
 	g := clip(p.Goal, goalMax)
 	if g == "" {
 		g = "(untitled checkpoint)"

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -208,7 +209,6 @@ func runHook(ctx context.Context, o *HookOptions) {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	var storeWarnings lockedBuffer
 	h := &claude.Handler{
 		Client:   o.Client,
 		Now:      o.Now,
@@ -220,7 +220,9 @@ func runHook(ctx context.Context, o *HookOptions) {
 	}
 	code := &codeProbe{dir: start, now: o.Now}
 	h.Code = code.state
-	h.Prompt = func(c *ckpt.Checkpoint) string { return code.prompt(ctx, c) }
+	var storeWarnings lockedBuffer
+	// SessionStart's prompt: the whole history is verified first (issue 9).
+	h.Prompt = func(c *ckpt.Checkpoint) string { return code.prompt(ctx, h.Store, c, &storeWarnings) }
 	// Opening reads the store's config: bounded too, for a store on a
 	// network drive that stopped answering.
 	limit := claude.DefaultTimeout
@@ -297,8 +299,14 @@ func (p *codeProbe) state(ctx context.Context) (*ckpt.CodeState, error) {
 
 // prompt is c's continuation prompt, told what changed in the code since
 // the last session recorded it.
-func (p *codeProbe) prompt(ctx context.Context, c *ckpt.Checkpoint) string {
+func (p *codeProbe) prompt(ctx context.Context, st ckpt.Store, c *ckpt.Checkpoint, warn io.Writer) string {
 	pr := render.NewPrompt(c)
+	if st != nil {
+		if _, err := ckpt.VerifyChain(ctx, st, c.ID); errors.Is(err, ckpt.ErrCorrupt) {
+			pr.Damaged = err.Error()
+			printWarning(warn, fmt.Sprintf("%s: verifying its whole history found damage: %v", c.ID, err))
+		}
+	}
 	if c.Code != nil {
 		now, _ := p.state(ctx)
 		if w := codeSince(ctx, c.Code, now); w != "" {

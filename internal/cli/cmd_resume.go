@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -47,6 +48,12 @@ fresh random one. The resuming agent is --agent or $CKPT_AGENT; when it is not
 the checkpoint's agent it becomes the agent (use ckpt takeover instead to
 archive the old agent's state first).
 
+Before it starts the session it verifies the checkpoint's whole history
+(every record checks itself and chains on from the one before, where the
+store can: a local store). Damage is a warning on stderr and the first line
+of the prompt, no session is started (the store takes no writes to a
+damaged checkpoint until ckpt repair), and the exit code is 7.
+
 A checkpoint that is done, marked not resumable (update --resumable=false) or
 archived is refused with exit code 9 unless --force is given. Resuming more
 than 3 times without progress is flagged as a crash loop: a warning on stderr
@@ -80,6 +87,9 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 		return fmt.Errorf("%w: --agent-type and --agent-name describe a new agent: pass --agent NAME with them", ckpt.ErrInvalid)
 	}
 	return o.withStore(func(st ckpt.Store) error {
+		if _, err := ckpt.VerifyChain(ctx, st, o.ID); err != nil && !errors.Is(err, ckpt.ErrNotFound) {
+			return o.resumeDamaged(ctx, st, err)
+		}
 		var agent *ckpt.Agent
 		var was string
 		if a := o.Actor.Agent; a != "" {
@@ -105,6 +115,28 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 		}
 		return writeContinuation(o.IO, withCodeSince(ctx, newContinuation(c, ""), c, o.WorkDir), o.JSON)
 	})
+}
+
+// resumeDamaged is resume on a checkpoint whose history failed
+// verification (damage): the store refuses writes to it, so no session
+// starts. The warning says what was found; the prompt of the state as last
+// read opens with the damage (render.DamagedLine), so a session that reads
+// it knows; the command fails with exit code 7 (corrupt).
+func (o *ResumeOptions) resumeDamaged(ctx context.Context, st ckpt.Store, damage error) error {
+	printWarning(o.IO.ErrOut, fmt.Sprintf("%s: verifying its whole history found damage: %v", o.ID, damage))
+	if !errors.Is(damage, ckpt.ErrCorrupt) {
+		return damage // not a verdict (an I/O error): nothing to show
+	}
+	c, err := st.Get(ctx, o.ID, 0)
+	if err != nil {
+		return errors.Join(damage, err)
+	}
+	out := newContinuation(c, "")
+	out.Damaged = damage.Error()
+	if err := writeContinuation(o.IO, withCodeSince(ctx, out, c, o.WorkDir), o.JSON); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s: no session was started, its history is damaged; the prompt above is its state as last read", ckpt.ErrCorrupt, o.ID)
 }
 
 // continuation is what resume, takeover and restart print: the continuation

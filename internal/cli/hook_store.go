@@ -26,6 +26,10 @@ type boundedStore struct {
 	ckpt.Store
 }
 
+// Unwrap returns the store under the bound, so that capabilities such as
+// ckpt.VerifyChain find it.
+func (s *boundedStore) Unwrap() ckpt.Store { return s.Store }
+
 // Append implements ckpt.Store: it fails with an error saying the
 // checkpoint is locked, having written nothing, when the store is still
 // waiting for the lock when ctx ends.
