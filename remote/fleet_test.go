@@ -251,16 +251,10 @@ func wantHistory(t *testing.T, st ckpt.Store, id string, n int) {
 // same key, and succeed; every acknowledged write is there exactly once;
 // a change-feed consumer that was watching through the server all along
 // sees every change once, in each checkpoint's order.
-//
-// pgstore is not among its backends yet: over pgstore, under -race, the
-// consumer was handed one change twice across the restart and the clients
-// crawled (row locks of the killed server's transactions, it seems); the
-// same test passes over filestore and memstore, so that is for pgstore's
-// change feed to explain first.
 func TestServerKilledMidLoad(t *testing.T) {
 	t.Parallel()
 	mem := memstore.New()
-	kinds := []backendKind{sharedBackends(t)[0], {"memstore", func(*testing.T) func() ckpt.Store {
+	kinds := []backendKind{sharedBackends(t)[0], sharedBackends(t)[1], {"memstore", func(*testing.T) func() ckpt.Store {
 		return func() ckpt.Store { return mem }
 	}}}
 	for _, kind := range kinds {
