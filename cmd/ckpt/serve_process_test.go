@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ckpt-dev/ckpt/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A real `ckpt serve` and ckpt commands on "another machine" that reach it
@@ -196,5 +201,73 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	}
 	if out, code := remoteRun(t, bin, again.url, agent, "show", "kai-7/task"); code != 0 {
 		t.Errorf("show after a restart: exit %d: %s", code, out)
+	}
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeMountsMCPAndDashboard: the MCP server at /mcp answers only with
+// a token, a read token's write tools are refused, an agent-bound token's
+// writes record its agent; the dashboard answers at /.
+func TestServeMountsMCPAndDashboard(t *testing.T) {
+	bin := ckptBinary(t)
+	store := newProcessStore(t, bin)
+	srv := startServe(t, bin, store, "127.0.0.1:0")
+	resp, err := http.Post(srv.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/mcp without a token: %d, want 401", resp.StatusCode)
+	}
+	token := func(args ...string) string {
+		out, code := remoteRun(t, bin, srv.url, srv.admin, append([]string{"token", "create"}, args...)...)
+		if code != 0 {
+			t.Fatalf("token create: %s", out)
+		}
+		return strings.TrimSpace(out)
+	}
+	connect := func(tok string) *sdk.ClientSession {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		client := sdk.NewClient(&sdk.Implementation{Name: "ckpt-test", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok}}, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	reader := connect(token("--scope", "read"))
+	res, err := reader.CallTool(context.Background(), &sdk.CallToolParams{Name: "ckpt_start", Arguments: map[string]any{"id": "mcp/a"}})
+	if err != nil || !res.IsError || !strings.Contains(contentText(res.Content), "scope") {
+		t.Errorf("ckpt_start with a read token: %v %+v", err, res)
+	}
+	writer := connect(token("--scope", "write", "--agent", "kai-7"))
+	var st mcp.StateOutput
+	mcpCall(t, writer, "ckpt_start", map[string]any{"id": "mcp/a", "agent": "someone-else"}, &st)
+	if st.Rev != 1 {
+		t.Fatalf("ckpt_start over /mcp: rev %d", st.Rev)
+	}
+	log, err := ckptRun(t, bin, "--store", store, "log", "mcp/a", "--json")
+	if err != nil || !strings.Contains(log, `"actor":{"agent":"kai-7"`) {
+		t.Errorf("the MCP write's actor is not the token's agent: %v %s", err, log)
+	}
+	page, err := http.Get(srv.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if page.StatusCode != http.StatusOK || !strings.Contains(string(body), "<html") {
+		t.Errorf("the dashboard at /: %d %.200s", page.StatusCode, body)
 	}
 }
