@@ -75,10 +75,9 @@ const journalVersion = 1
 // journal names the journal's files.
 type journal struct{ dir string }
 
-func (j journal) lock() string            { return j.dir + sep + journalLockName }
-func (j journal) active() string          { return j.dir + sep + activeName }
-func (j journal) pending() string         { return j.dir + sep + pendingDir }
-func (j journal) marker(id string) string { return j.pending() + sep + dirName(id) }
+func (j journal) lock() string    { return j.dir + sep + journalLockName }
+func (j journal) active() string  { return j.dir + sep + activeName }
+func (j journal) pending() string { return j.dir + sep + pendingDir }
 func (j journal) archived(start int64) string {
 	return j.dir + sep + archivedPrefix + fmt.Sprintf("%020d", start) + ".jsonl"
 }

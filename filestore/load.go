@@ -296,9 +296,6 @@ func replayTo(f files, data []byte, base int64, chain ckpt.Chain, st *ckpt.Check
 	return st, nil
 }
 
-// lastBeat returns the modification time of f's beat file, or zero.
-func lastBeat(f files) time.Time { return modTime(f.beat()) }
-
 // readLiveness returns the last beat (the beat file's modification time)
 // and the presence record it holds. A beat file that is empty, torn by a
 // concurrent writer or damaged reads as no presence: liveness is a hint,
