@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,24 @@ func (f *factory) givenStoreDir() string {
 		dir = filepath.Join(f.env.WorkDir, dir)
 	}
 	return dir
+}
+
+// urlScheme matches a value that is written as a URL (SCHEME://…), which
+// is never meant as a relative directory.
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// checkStoreURL refuses a --store or CKPT_STORE written as a URL of a kind
+// ckpt does not speak (ftp://, htps://…), which would otherwise be taken
+// for a relative directory named "ftp:".
+func (f *factory) checkStoreURL() error {
+	v := f.storeFlag
+	if v == "" {
+		v = f.env.getenv(EnvStore)
+	}
+	if urlScheme.MatchString(v) && !remote.IsURL(v) && !pgstore.IsURL(v) {
+		return fmt.Errorf("%w: the store %q is a URL ckpt does not speak: give a directory, a postgres:// URL or a server's https:// URL (--store, CKPT_STORE)", ckpt.ErrInvalid, v)
+	}
+	return nil
 }
 
 // openStore opens the store commands use, with the seed-format mirrors of
@@ -68,6 +87,9 @@ type clockSetter interface{ SetClock(now func() time.Time) }
 
 // openFileStore opens the local .ckpt store, found as described above.
 func (f *factory) openFileStore() (*filestore.Store, error) {
+	if err := f.checkStoreURL(); err != nil {
+		return nil, err
+	}
 	dir := f.givenStoreDir()
 	if remote.IsURL(dir) {
 		return nil, fmt.Errorf("%w: the store is the server %s; this command works on a local store directory: run it where the server's store is (or pass --store DIR)", ckpt.ErrInvalid, dir)
@@ -131,9 +153,15 @@ commits); --gitignore adds the line for it (/.ckpt/), and init never changes
 		Args: exactArgs(0, "no arguments"),
 	}
 	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		if err := f.checkStoreURL(); err != nil {
+			return err
+		}
 		o.Dir = f.givenStoreDir()
 		if pgstore.IsURL(o.Dir) {
 			return usagef("a PostgreSQL store needs no init: ckpt migrate creates its schema (and every command does on first use)")
+		}
+		if remote.IsURL(o.Dir) {
+			return usagef("a server store needs no init here: the server's machine has the store (ckpt init there, or ckpt serve --pg); this machine uses it with CKPT_STORE and CKPT_TOKEN as it is")
 		}
 		if o.Dir == "" {
 			o.Dir = filepath.Join(f.env.WorkDir, filestore.StoreDirName)
