@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,8 +17,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestMain makes the test binary double as the ckpt command: scripts run
-// `exec ckpt …`, which runs the same main as the real binary.
+// TestMain lets the test binary double as the ckpt command (testscript's
+// way); the scripts themselves run the binary ckptBinary builds, which
+// scriptPath puts first on their PATH.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"ckpt": main,
@@ -25,14 +28,27 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the end-to-end scripts in testdata/script.
 func TestScripts(t *testing.T) {
+	bin := ckptBinary(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Setup:               func(env *testscript.Env) error { return scriptPath(env, bin) },
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits": cmdExits,
 			"json":  cmdJSON,
 		},
 	})
+}
+
+// scriptPath makes `exec ckpt` in a script run bin, the ckpt binary built
+// as a user builds it, rather than this test binary. Under go test -race
+// the test binary carries the race runtime, and the scripts' ~930 ckpt
+// processes in it took most of the suite's time (over 7 minutes of a
+// 9-minute package on 2 cores); the code they run is race-tested in
+// process by internal/cli's tests.
+func scriptPath(env *testscript.Env, bin string) error {
+	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+	return nil
 }
 
 // cmdExits runs a program and asserts its exit code:

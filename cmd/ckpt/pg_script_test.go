@@ -38,6 +38,7 @@ func TestPostgreSQL(t *testing.T) {
 // PostgreSQL store: each script gets a fresh database, named by CKPT_STORE
 // as a postgres:// URL (and PGSTORE, the same URL, for --store).
 func testPGScripts(t *testing.T) {
+	bin := ckptBinary(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/pgscript",
 		RequireExplicitExec: true,
@@ -49,7 +50,7 @@ func testPGScripts(t *testing.T) {
 			url := pgCluster.URL(pgCluster.NewDatabase(t))
 			env.Setenv("CKPT_STORE", url)
 			env.Setenv("PGSTORE", url)
-			return nil
+			return scriptPath(env, bin)
 		},
 	})
 }
