@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -252,12 +253,17 @@ func (s *Store) request(ctx context.Context, method, path string, query url.Valu
 }
 
 // transportError is a request that got no answer: unavailable (retryable)
-// unless the caller's context ended.
+// unless the caller's context ended, or the server's certificate is not
+// trusted (retrying cannot help, and no token was sent).
 func transportError(ctx context.Context, err error) error {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return ctx.Err()
 	}
-	return fmt.Errorf("%w: %v", ckpt.ErrUnavailable, err)
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &cv) {
+		return fmt.Errorf("the server's TLS certificate is not trusted here: %w (for a private CA or a self-signed certificate, point SSL_CERT_FILE at it)", err)
+	}
+	return fmt.Errorf("%w: %w", ckpt.ErrUnavailable, err)
 }
 
 // pause waits before try number attempt (1, 2…): Backoff doubled each time
