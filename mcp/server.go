@@ -2,8 +2,9 @@
 // the official Go SDK, so that an agent can record and read its work through
 // tool calls instead of shell commands.
 //
-// NewServer builds the server over any ckpt.Store; ServeStdio runs it on
-// stdin/stdout (what `ckpt mcp` does) and HTTPHandler or ServeHTTP on
+// NewServer builds the server over any ckpt.Store; the server's Run on an
+// IOTransport serves it on stdin/stdout (what `ckpt mcp` does), and
+// HTTPHandler or ServeHTTP on
 // streamable HTTP (`ckpt mcp --http ADDR`, loopback by default). The server
 // calls the library in-process and never runs the ckpt binary. The tools and
 // resources are listed in docs/mcp.md.
@@ -85,12 +86,6 @@ func NewServer(store ckpt.Store, opts Options) *sdk.Server {
 	s.addTools(srv)
 	s.addResources(srv)
 	return srv
-}
-
-// ServeStdio serves srv on stdin and stdout until the client disconnects or
-// ctx is cancelled.
-func ServeStdio(ctx context.Context, srv *sdk.Server) error {
-	return srv.Run(ctx, &sdk.StdioTransport{})
 }
 
 // HTTPHandler serves srv over streamable HTTP, every session on the same
