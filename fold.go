@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,7 +36,7 @@ func Fold(id string, events []Event) (*Checkpoint, error) {
 func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	if e.Type == EventCreated || c == nil && e.Type == EventImported {
 		if c != nil {
-			return nil, fmt.Errorf("%w: %s (revision %d); use a new ID, or ckpt restart %s to start it again", ErrExists, id, c.Rev, id)
+			return nil, fmt.Errorf("%w: %s (revision %d)", ErrExists, id, c.Rev)
 		}
 		if e.Seq != 1 {
 			return nil, fmt.Errorf("%w: %s event has seq %d, want 1", ErrCorrupt, e.Type, e.Seq)
@@ -46,7 +47,7 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 		return applyCreated(id, e)
 	}
 	if c == nil {
-		return nil, fmt.Errorf("%w: %s: create it first with ckpt start %s", ErrNotFound, id, id)
+		return nil, fmt.Errorf("%w: %s: it was never created", ErrNotFound, id)
 	}
 	if e.Seq != c.Rev+1 {
 		return nil, fmt.Errorf("%w: %s event has seq %d after revision %d", ErrCorrupt, e.Type, e.Seq, c.Rev)
@@ -134,8 +135,8 @@ func applyDecision(c *Checkpoint, d DecisionData, at time.Time) error {
 
 func applyCycle(id string, c *Checkpoint) error {
 	if c.Cycles.Max > 0 && c.Cycles.Count >= c.Cycles.Max {
-		return fmt.Errorf("%w: %s has used %d of %d cycles; raise the limit with ckpt update %s --max-cycles N, or stop and ask for help",
-			ErrCycleLimit, id, c.Cycles.Count, c.Cycles.Max, id)
+		return fmt.Errorf("%w: %s has used %d of %d cycles",
+			ErrCycleLimit, id, c.Cycles.Count, c.Cycles.Max)
 	}
 	c.Cycles.Count++
 	return nil
@@ -324,7 +325,7 @@ func applyPatch(c *Checkpoint, p Patch, at time.Time) error {
 	}
 	for k := range p.Meta {
 		if k == "" {
-			return fmt.Errorf("%w: a meta key is empty: use --meta key=value", ErrInvalid)
+			return fmt.Errorf("%w: a meta entry has an empty key (each is key=value)", ErrInvalid)
 		}
 	}
 	set := func(dst *string, v *string) {
@@ -496,7 +497,7 @@ func applyBlocker(c *Checkpoint, b BlockerChange, at time.Time) error {
 	}
 	if cleared == 0 {
 		if b.ID != "" {
-			return fmt.Errorf("%w: no active blocker %q: see the active ones with ckpt show %s", ErrInvalid, b.ID, c.ID)
+			return fmt.Errorf("%w: %s has no active blocker %q (active: %s)", ErrInvalid, c.ID, b.ID, activeBlockerIDs(c))
 		}
 		return fmt.Errorf("%w: %s has no active blocker to clear", ErrInvalid, c.ID)
 	}
@@ -619,4 +620,19 @@ func Derive(c *Checkpoint) {
 	default:
 		c.Progress.Percent = 0
 	}
+}
+
+// activeBlockerIDs lists c's active blockers' IDs for a message, "none"
+// when there are none.
+func activeBlockerIDs(c *Checkpoint) string {
+	var ids []string
+	for _, b := range c.ActiveBlockers() {
+		if b.ID != "" {
+			ids = append(ids, strconv.Quote(b.ID))
+		}
+	}
+	if len(ids) == 0 {
+		return "none with an ID"
+	}
+	return strings.Join(ids, ", ")
 }

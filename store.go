@@ -47,7 +47,7 @@ func (e *DamagedError) Error() string {
 	if len(ids) > 5 {
 		ids, more = ids[:5], fmt.Sprintf(" and %d more", len(e.IDs)-5)
 	}
-	return fmt.Sprintf("%v: %d checkpoint(s) could not be read (%s%s): %v; run ckpt check, then ckpt repair",
+	return fmt.Sprintf("%v: %d checkpoint(s) could not be read (%s%s): %v",
 		ErrCorrupt, len(e.IDs), strings.Join(ids, ", "), more, e.Err)
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 func notFound(id string) error {
-	return fmt.Errorf("%w: %s (see ckpt ls for the checkpoints there are)", ckpt.ErrNotFound, id)
+	return fmt.Errorf("%w: %s", ckpt.ErrNotFound, id)
 }
 
 // Append implements ckpt.Store, in the write order of docs/design.md. It
@@ -334,7 +334,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	if cur.state.Archived == nil {
 		unlock()
-		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted (ckpt archive %s first)", ckpt.ErrInvalid, id, id)
+		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted", ckpt.ErrInvalid, id)
 	}
 	tmp := filepath.Join(s.dir, tmpDir)
 	if err := realDir(tmp); errors.Is(err, fs.ErrNotExist) {

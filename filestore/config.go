@@ -19,7 +19,7 @@ import (
 func parseConfig(b []byte, path string) (config, error) {
 	var cfg config
 	notConfig := func(why string) error {
-		return fmt.Errorf("%w: %s is not a ckpt store config (%s): restore it or run ckpt init in a new directory", ckpt.ErrNoStore, path, why)
+		return fmt.Errorf("%w: %s is not a ckpt store config (%s): restore it from a backup", ckpt.ErrNoStore, path, why)
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return config{}, notConfig(err.Error())

@@ -155,8 +155,10 @@ func repairClean(t *testing.T, s *Store) *ckpt.Report {
 
 func wantCorrupt(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, ckpt.ErrCorrupt) || !strings.Contains(err.Error(), "ckpt repair") {
-		t.Errorf("%s: error %v, want ErrCorrupt naming ckpt repair", what, err)
+	// The library says what is damaged; the surfaces add what to do
+	// (ckpt check and repair on the CLI): no command in the message.
+	if !errors.Is(err, ckpt.ErrCorrupt) || !strings.Contains(err.Error(), "checkpoint "+corpusID+": ") || strings.Contains(err.Error(), "ckpt ") {
+		t.Errorf("%s: error %v, want ErrCorrupt naming the checkpoint and no command", what, err)
 	}
 }
 

@@ -174,7 +174,7 @@ func Init(dir string, opts Options) (*Store, error) {
 func Open(dir string) (*Store, error) {
 	b, err := readNoFollow(filepath.Join(dir, configName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w at %s (no %s): run ckpt init to create one", ckpt.ErrNoStore, dir, configName)
+		return nil, fmt.Errorf("%w at %s (no %s)", ckpt.ErrNoStore, dir, configName)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", dir, err)
@@ -210,7 +210,7 @@ func Find(start string) (string, error) {
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return "", fmt.Errorf("%w in %s or any parent directory: run ckpt init here, or pass --store / set CKPT_STORE", ckpt.ErrNoStore, start)
+			return "", fmt.Errorf("%w in %s or any parent directory", ckpt.ErrNoStore, start)
 		}
 		d = parent
 	}
@@ -279,8 +279,7 @@ const sep = string(filepath.Separator)
 
 // damaged formats an error wrapping ckpt.ErrCorrupt that names the repair.
 func damaged(id, format string, args ...any) error {
-	return fmt.Errorf("%w: checkpoint %s: %s; run ckpt check %s to see the damage and ckpt repair %s to fix it",
-		ckpt.ErrCorrupt, id, fmt.Sprintf(format, args...), id, id)
+	return fmt.Errorf("%w: checkpoint %s: %s", ckpt.ErrCorrupt, id, fmt.Sprintf(format, args...))
 }
 
 // reason returns err's text without a leading "store damaged: ", for

@@ -76,8 +76,8 @@ func TestInitOpen(t *testing.T) {
 func TestOpenNotAStore(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Open(dir)
-	if !errors.Is(err, ckpt.ErrNoStore) || !strings.Contains(err.Error(), "ckpt init") {
-		t.Errorf("Open of a plain directory: %v, want ErrNoStore saying to run ckpt init", err)
+	if !errors.Is(err, ckpt.ErrNoStore) || !strings.Contains(err.Error(), "no ckpt store at "+dir+" (no config.json)") {
+		t.Errorf("Open of a plain directory: %v, want ErrNoStore naming the directory", err)
 	}
 	os.WriteFile(filepath.Join(dir, configName), []byte("{garbage"), 0o644)
 	if _, err := Open(dir); !errors.Is(err, ckpt.ErrNoStore) {
@@ -110,7 +110,7 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find(.) = %s, %v; want %s", got, err, store)
 	}
 	_, err := Find(root)
-	if !errors.Is(err, ckpt.ErrNoStore) || !strings.Contains(err.Error(), "run ckpt init here, or pass --store / set CKPT_STORE") {
+	if !errors.Is(err, ckpt.ErrNoStore) || !strings.Contains(err.Error(), "no ckpt store in "+root+" or any parent directory") {
 		t.Errorf("Find outside any store: %v", err)
 	}
 }

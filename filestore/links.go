@@ -23,7 +23,7 @@ import (
 // linkError is the refusal to follow the symbolic link at path. It wraps
 // ckpt.ErrCorrupt: the store holds something it did not write.
 func linkError(path string) error {
-	return fmt.Errorf("%w: %s is a symbolic link; ckpt never follows a link inside a store (a .ckpt directory may come from a cloned repository): run ckpt check to list such links and ckpt repair to move them aside",
+	return fmt.Errorf("%w: %s is a symbolic link; ckpt never follows a link inside a store (a .ckpt directory may come from a cloned repository)",
 		ckpt.ErrCorrupt, path)
 }
 
@@ -38,7 +38,7 @@ func realDir(path string) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return linkError(path)
 	case !fi.IsDir():
-		return fmt.Errorf("%w: %s is not a directory: run ckpt check", ckpt.ErrCorrupt, path)
+		return fmt.Errorf("%w: %s is not a directory", ckpt.ErrCorrupt, path)
 	}
 	return nil
 }
@@ -52,7 +52,7 @@ func realFile(path string) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return linkError(path)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is not a regular file: run ckpt check", ckpt.ErrCorrupt, path)
+		return fmt.Errorf("%w: %s is not a regular file", ckpt.ErrCorrupt, path)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 		return nil, err
 	}
 	if rev < 0 {
-		return nil, fmt.Errorf("%w: revision %d is negative: give 0 for the latest or a revision from ckpt log %s", ckpt.ErrInvalid, rev, id)
+		return nil, fmt.Errorf("%w: revision %d of %s is negative: 0 is the latest, revisions count from 1", ckpt.ErrInvalid, rev, id)
 	}
 	f := s.files(id)
 	if err := realDir(f.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -173,7 +173,7 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 		return nil, err
 	}
 	if rev < 0 {
-		return nil, fmt.Errorf("%w: revision %d is negative: give 0 for the latest or a revision from ckpt log %s", ckpt.ErrInvalid, rev, id)
+		return nil, fmt.Errorf("%w: revision %d of %s is negative: 0 is the latest, revisions count from 1", ckpt.ErrInvalid, rev, id)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -280,7 +280,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if r.state.Archived == nil {
-		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted (ckpt archive %s first)", ckpt.ErrInvalid, id, id)
+		return fmt.Errorf("%w: %s is not archived; only archived checkpoints can be deleted", ckpt.ErrInvalid, id)
 	}
 	delete(s.cps, id)
 	s.publish(ckpt.Change{Kind: ckpt.ChangeDeleted, ID: id, At: s.now().UTC()})
@@ -293,7 +293,7 @@ func (s *Store) Close() error { return nil }
 func (s *Store) find(id string) (*record, error) {
 	r := s.cps[id]
 	if r == nil {
-		return nil, fmt.Errorf("%w: %s (see ckpt ls for the checkpoints there are)", ckpt.ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %s", ckpt.ErrNotFound, id)
 	}
 	return r, nil
 }

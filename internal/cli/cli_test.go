@@ -198,7 +198,7 @@ func TestErrorPathsSayWhatToDo(t *testing.T) {
 		{ExitUsage, []string{"update", "w", "--progress", "half"}, "DONE/TOTAL"},
 		{ExitUsage, []string{"update", "w", "--meta", "x"}, "KEY=VALUE"},
 		{ExitConflict, []string{"note", "w", "x", "--if-rev", "7"}, "retry with --if-rev 1"},
-		{ExitExists, []string{"start", "w"}, "use a new ID"},
+		{ExitExists, []string{"start", "w"}, "checkpoint already exists: w (revision 1): use another ID, or start it over with ckpt restart w"},
 		{ExitUsage, []string{"fail", "w"}, "--reason"},
 	}
 	for _, tc := range cases {

@@ -131,7 +131,7 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 	// otherwise the damage exits 7.
 	if verdict := (staleVerdict{stale: report.Stale, warn: report.Warn, live: report.Live}); verdict.stale+verdict.warn > 0 {
 		if damaged != nil {
-			printWarning(o.IO.ErrOut, damaged.Error())
+			printWarning(o.IO.ErrOut, errorLine(damaged))
 		}
 		return verdict
 	}

@@ -170,7 +170,7 @@ func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 			return err
 		}
 		if damaged != nil {
-			printWarning(o.IO.ErrOut, damaged.Error())
+			printWarning(o.IO.ErrOut, errorLine(damaged))
 		}
 		return damaged
 	})
@@ -220,7 +220,7 @@ func (o *StatusViewOptions) watch(ctx context.Context, st ckpt.Store) error {
 		}
 		if damaged != nil {
 			// Shown under the table each time; the watch goes on.
-			printWarning(o.IO.ErrOut, damaged.Error())
+			printWarning(o.IO.ErrOut, errorLine(damaged))
 		}
 		select {
 		case <-ctx.Done():

@@ -242,7 +242,7 @@ func TestCycleLimitErrorIsClear(t *testing.T) {
 	h.ok("cycle", "loop/T060")
 	h.ok("cycle", "loop/T060")
 	msg := h.fails(ExitCycleLimit, "cycle", "loop/T060")
-	if !strings.Contains(msg, "cycle limit reached: loop/T060 has used 2 of 2 cycles; raise the limit with ckpt update loop/T060 --max-cycles N, or stop and ask for help") {
+	if !strings.Contains(msg, "cycle limit reached: loop/T060 has used 2 of 2 cycles: raise the limit with ckpt update loop/T060 --max-cycles N, or stop and ask for help") {
 		t.Errorf("cycle limit message %q", msg)
 	}
 	out := h.ok("resume", "loop/T060")

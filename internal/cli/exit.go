@@ -40,7 +40,9 @@ func usagef(format string, args ...any) error {
 }
 
 // exitCodes maps the library's error codes (ckpt.ErrorCode) onto exit
-// codes and the hint the CLI adds: the one place both are decided.
+// codes and the hint the CLI adds: the one place both are decided. The
+// library's messages say what happened and never name a command or flag
+// (issue 8); each surface adds its own hint (MCP's are in package mcp).
 var exitCodes = map[ckpt.Code]struct {
 	code int
 	hint string
@@ -48,9 +50,9 @@ var exitCodes = map[ckpt.Code]struct {
 	ckpt.CodeConflict:     {ExitConflict, "read it again with ckpt show and retry with the new --if-rev"},
 	ckpt.CodeNoStore:      {ExitNoStore, "run ckpt init to create one here, or point to one with --store DIR or CKPT_STORE"},
 	ckpt.CodeCorrupt:      {ExitCorrupt, "run ckpt check to see the damage and ckpt repair to mend it"},
-	ckpt.CodeExists:       {ExitExists, "use another ID"},
-	ckpt.CodeNotFound:     {ExitNotFound, "list the checkpoints with ckpt ls --all"},
-	ckpt.CodeCycleLimit:   {ExitCycleLimit, "raise the limit with ckpt update ID --max-cycles N"},
+	ckpt.CodeExists:       {ExitExists, "use another ID, or start it over with ckpt restart ID"},
+	ckpt.CodeNotFound:     {ExitNotFound, "list the checkpoints with ckpt ls --all, or create it with ckpt start ID"},
+	ckpt.CodeCycleLimit:   {ExitCycleLimit, "raise the limit with ckpt update ID --max-cycles N, or stop and ask for help"},
 	ckpt.CodeNotResumable: {ExitNotResumable, "pass --force to go on anyway"},
 	ckpt.CodeInvalid:      {ExitUsage, "see ckpt help"},
 }
@@ -120,7 +122,36 @@ func hint(err error) string {
 	case errors.Is(err, errStaleFound), errors.Is(err, errWarnFound):
 		return "see ckpt stale --help"
 	}
-	return exitCodes[ckpt.ErrorCode(err)].hint
+	code := ckpt.ErrorCode(err)
+	return withSubject(exitCodes[code].hint, code, msg)
+}
+
+// withSubject puts the checkpoint a library error is about into its hint's
+// "ID" placeholder. The library's messages name it first, after the
+// sentinel ("checkpoint already exists: w (revision 1)"); a message that
+// does not leaves the placeholder.
+func withSubject(h string, code ckpt.Code, msg string) string {
+	if !strings.Contains(h, " ID") {
+		return h
+	}
+	sentinel := ckpt.SentinelOf(code)
+	if sentinel == nil {
+		return h
+	}
+	rest, ok := strings.CutPrefix(msg, sentinel.Error()+": ")
+	if !ok {
+		return h
+	}
+	id, _, _ := strings.Cut(rest, " ")
+	id = strings.TrimRight(id, ":;,")
+	if ckpt.ValidateID(id) != nil {
+		return h
+	}
+	h = strings.ReplaceAll(h, " ID ", " "+id+" ")
+	if strings.HasSuffix(h, " ID") {
+		h = strings.TrimSuffix(h, " ID") + " " + id
+	}
+	return h
 }
 
 // errorLine is the one line printed for err: its message on one line, with

@@ -84,3 +84,25 @@ func TestErrorLineAddsTheCLIsHintToLibraryErrors(t *testing.T) {
 		t.Errorf("refused archive exits %d, want %d", got, ExitUsage)
 	}
 }
+
+// TestLibraryErrorsGetTheCLIsHint: the library says what happened; the CLI
+// adds what to do, naming the checkpoint the message is about (issue 8).
+func TestLibraryErrorsGetTheCLIsHint(t *testing.T) {
+	h := newHarness(t)
+	h.ok("start", "kai-7/w", "--max-cycles", "1")
+	h.ok("cycle", "kai-7/w")
+	for _, tc := range []struct {
+		code int
+		args []string
+		want string
+	}{
+		{ExitExists, []string{"start", "kai-7/w"}, "ckpt: checkpoint already exists: kai-7/w (revision 2): use another ID, or start it over with ckpt restart kai-7/w\n"},
+		{ExitCycleLimit, []string{"cycle", "kai-7/w"}, "ckpt: cycle limit reached: kai-7/w has used 1 of 1 cycles: raise the limit with ckpt update kai-7/w --max-cycles N, or stop and ask for help\n"},
+		{ExitNotFound, []string{"note", "kai-7/nope", "x"}, "ckpt start kai-7/nope"},
+		{ExitUsage, []string{"unblock", "kai-7/w", "b9"}, `kai-7/w has no active blocker "b9" (active: none with an ID)`},
+	} {
+		if got := h.fails(tc.code, tc.args...); !strings.Contains(got, tc.want) {
+			t.Errorf("ckpt %v: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
