@@ -242,40 +242,47 @@ func (o *StatusViewOptions) watch(ctx context.Context, st ckpt.Store) error {
 // view renders the checkpoints as they are now, in the chosen format; see
 // listReadable for damaged.
 func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, damaged, err error) {
-	list, damaged, err := listReadable(ctx, st, ckpt.Filter{IncludeArchived: o.All, Prefix: o.Prefix, Parent: o.Parent})
-	if err != nil {
-		return nil, nil, err
-	}
+	f := ckpt.Filter{IncludeArchived: o.All, Prefix: o.Prefix, Parent: o.Parent}
 	now := o.Now()
 	var b bytes.Buffer
-	switch {
-	case o.Markdown:
-		b.WriteString(render.StatusMarkdown(list, now, o.Thresholds, process.Alive))
-	case o.JSON:
+	if o.JSON {
+		// Every field of a row is in the summaries: no state is read.
+		list, damaged, err := listSummaries(ctx, st, f)
+		if err != nil {
+			return nil, nil, err
+		}
 		rows := make([]statusRow, 0, len(list))
-		for _, c := range list {
-			rows = append(rows, newStatusRow(c, now, o.Thresholds))
+		for i := range list {
+			rows = append(rows, newStatusRow(&list[i], now, o.Thresholds))
 		}
 		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
 			return nil, nil, err
 		}
-	default:
-		if err := render.StatusTable(&b, list, now, o.Thresholds, process.Alive); err != nil {
-			return nil, nil, err
-		}
+		return b.Bytes(), damaged, nil
+	}
+	// The table and STATUS.md show the current step by the steps'
+	// rule and the unmet criteria: they need the states.
+	list, damaged, err := listReadable(ctx, st, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Markdown {
+		b.WriteString(render.StatusMarkdown(list, now, o.Thresholds, process.Alive))
+	} else if err := render.StatusTable(&b, list, now, o.Thresholds, process.Alive); err != nil {
+		return nil, nil, err
 	}
 	return b.Bytes(), damaged, nil
 }
 
-func newStatusRow(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds) statusRow {
-	v := presenceOf(c, now, th)
+func newStatusRow(s *ckpt.Summary, now time.Time, th ckpt.Thresholds) statusRow {
+	v := ckpt.PresenceOf(s, now, th, process.Alive)
 	return statusRow{
-		ID: c.ID, Agent: render.AgentName(c.Agent), TaskID: c.TaskID, Title: c.Title,
-		Status: c.Status, PartiallyComplete: c.PartiallyComplete(), Progress: c.Progress,
-		CurrentStep: c.CurrentStep, LastSeen: c.LastSeen(), SilentSeconds: int64(v.Silent / time.Second),
-		Liveness: v.Alarm(), Presence: v, Archived: c.Archived,
+		ID: s.ID, Agent: render.AgentName(s.Agent), TaskID: s.TaskID, Title: s.Title,
+		Status: s.Status, PartiallyComplete: s.Partial, Progress: s.Progress,
+		CurrentStep: s.CurrentStep, LastSeen: s.LastSeen(), SilentSeconds: int64(v.Silent / time.Second),
+		Liveness: v.Alarm(), Presence: v, Archived: s.Archived,
 	}
 }
 
