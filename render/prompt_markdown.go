@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -185,13 +184,10 @@ func agentText(a ckpt.Agent) string {
 	return name
 }
 
-// progressText renders progress as "65.5% (19 of 29 steps done)".
+// progressText renders progress as "66% (19 of 29 steps done)", the
+// percentage rounded as every other view rounds it (percentText).
 func progressText(pr ckpt.Progress, steps bool) string {
-	pct := pr.Percent
-	if math.IsNaN(pct) || pct < 0 {
-		pct = 0
-	}
-	s := strconv.FormatFloat(math.Round(min(pct, 100)*10)/10, 'f', -1, 64) + "%"
+	s := percentText(pr.Percent)
 	if pr.Total > 0 {
 		unit := "done"
 		if steps {

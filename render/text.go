@@ -29,24 +29,25 @@ func Age(d time.Duration) string {
 // percentText renders a percentage rounded down, so work that is not
 // finished never shows as 100%.
 func percentText(p float64) string {
-	if math.IsNaN(p) || p < 0 {
-		p = 0
+	return fmt.Sprintf("%d%%", roundPercent(p))
+}
+
+// roundPercent rounds a percentage as ckpt.Percent does, so every view
+// shows the same number: half up, never 0 for some progress nor 100 for
+// work not finished.
+func roundPercent(p float64) int {
+	switch {
+	case math.IsNaN(p) || p <= 0:
+		return 0
+	case p >= 100:
+		return 100
 	}
-	if p > 100 {
-		p = 100
-	}
-	return fmt.Sprintf("%d%%", int(math.Floor(p)))
+	return min(max(int(math.Floor(p+0.5)), 1), 99)
 }
 
 // bar renders a text progress bar of width cells, e.g. "[####------]".
 func bar(p float64, width int) string {
-	if math.IsNaN(p) || p < 0 {
-		p = 0
-	}
-	if p > 100 {
-		p = 100
-	}
-	full := int(math.Floor(p / 100 * float64(width)))
+	full := roundPercent(p) * width / 100
 	return "[" + strings.Repeat("#", full) + strings.Repeat("-", width-full) + "]"
 }
 
