@@ -98,7 +98,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		afterHistorySync()
 	}
 	if err := s.journalChange(entryOf(stored, end, next)); err != nil {
-		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but the change journal did not record it (%v); the next writer of %s or ckpt repair journals it", id, err, id))
+		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but the change journal did not record it (%v); the next writer of %s or a repair journals it", id, err, id))
 	} else {
 		mark.done()
 	}
@@ -106,11 +106,11 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		warnings = append(warnings, err.Error())
 	} else {
 		if err := overwrite(f.state(), env); err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until ckpt repair %s", id, err, id))
+			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until it is repaired", id, err))
 		}
 		if next.Rev%int64(s.cfg.BackupEvery) == 0 {
 			if err := s.writeBackup(f, next.Rev, env); err != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: the update is saved but its backup was not written (%v); ckpt repair %s rewrites it", id, err, id))
+				warnings = append(warnings, fmt.Sprintf("%s: the update is saved but its backup was not written (%v); a repair rewrites it", id, err))
 			}
 		}
 	}

@@ -127,7 +127,7 @@ func replayMoved(f files, cur current, m movedKey) ckpt.AppendResult {
 	st := cur.state.Clone()
 	fillLiveness(st, f)
 	return ckpt.AppendResult{State: st, Event: ckpt.Event{Seq: m.Seq, Type: m.Type, Key: m.Key}, Replayed: true,
-		Warnings: []string{fmt.Sprintf("%s: the write with key %q was event %d, which ckpt repair moved aside into %s; it is not applied again",
+		Warnings: []string{fmt.Sprintf("%s: the write with key %q was event %d, which a repair moved aside into %s; it is not applied again",
 			f.id, m.Key, m.Seq, m.Saved)}}
 }
 

@@ -120,7 +120,7 @@ func (e ientry) summaryOf() (ckpt.Summary, error) {
 	}
 	var s ckpt.Summary
 	if err := json.Unmarshal(e.summary, &s); err != nil {
-		return s, fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); ckpt repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
+		return s, fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); a repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
 	}
 	return s, nil
 }
@@ -150,7 +150,7 @@ func (j journal) readSnapshot() (*snapshot, error) {
 	var h indexHeader
 	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Index != indexVersion || data[len(data)-1] != '\n' {
 		unmapIndex(data)
-		return nil, fmt.Errorf("%w: journal/index has no valid header or a torn end; ckpt repair rebuilds it", ckpt.ErrCorrupt)
+		return nil, fmt.Errorf("%w: journal/index has no valid header or a torn end; a repair rebuilds it", ckpt.ErrCorrupt)
 	}
 	return &snapshot{pos: h.Pos, count: h.Count, data: data[nl+1:], mapped: data}, nil
 }
@@ -226,7 +226,7 @@ func (sn *snapshot) entryAt(p int) (ientry, error) {
 	l, _ := sn.lineAt(p)
 	e, ok := parseIndexLine(l)
 	if !ok {
-		return e, fmt.Errorf("%w: journal/index: the line at byte %d is damaged; ckpt repair rebuilds it", ckpt.ErrCorrupt, p)
+		return e, fmt.Errorf("%w: journal/index: the line at byte %d is damaged; a repair rebuilds it", ckpt.ErrCorrupt, p)
 	}
 	return e, nil
 }

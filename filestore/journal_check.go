@@ -164,7 +164,7 @@ func (s *Store) journalBehind(v *view, id string) (ckpt.Problem, bool) {
 	switch {
 	case !ok:
 		return ckpt.Problem{ID: id, Severity: ckpt.SeverityWarning,
-			What:   fmt.Sprintf("%s: the change journal and index do not know this checkpoint (revision %d): it is missing from ckpt ls and from the feed", id, cur.rev()),
+			What:   fmt.Sprintf("%s: the change journal and index do not know this checkpoint (revision %d): it is missing from listings and from the feed", id, cur.rev()),
 			Repair: "ckpt repair"}, true
 	case e.rev < cur.rev():
 		return ckpt.Problem{ID: id, Severity: ckpt.SeverityWarning,

@@ -286,14 +286,14 @@ func (s *Store) resolve(f files, m marker) error {
 	switch {
 	case m.Kind == ckpt.ChangeEvent && has && (!ok || journaled.rev < m.Rev):
 		if e, ok = s.currentEntry(f); !ok {
-			return fmt.Errorf("filestore: %s: its last event cannot be read to journal it; run ckpt check", f.id)
+			return fmt.Errorf("filestore: %s: its last event cannot be read to journal it", f.id)
 		}
 	case m.Kind == ckpt.ChangeDeleted && !has && ok && journaled.rev <= m.Rev:
 		e = jentry{Kind: ckpt.ChangeDeleted, ID: f.id, Rev: m.Rev, At: s.clock().UTC()}
 	case m.Kind == ckpt.ChangeDeleted && has && !ok:
 		// Journaled as deleted, then killed before the move: it is back.
 		if e, ok = s.currentEntry(f); !ok {
-			return fmt.Errorf("filestore: %s: its last event cannot be read to journal it; run ckpt check", f.id)
+			return fmt.Errorf("filestore: %s: its last event cannot be read to journal it", f.id)
 		}
 	default:
 		return nil

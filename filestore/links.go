@@ -102,7 +102,7 @@ func (s *Store) quarantine(path string) (string, error) {
 		return "", err
 	}
 	if err := realDir(q); err != nil {
-		return "", fmt.Errorf("%w (remove it by hand, then run ckpt repair again)", err)
+		return "", fmt.Errorf("%w (remove it by hand, then repair again)", err)
 	}
 	rel, err := filepath.Rel(s.dir, path)
 	if err != nil || strings.HasPrefix(rel, "..") {

@@ -115,7 +115,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 }
 
 func errIndexLine(id string) error {
-	return errors.New("journal/index: its line of " + id + " is damaged; run ckpt repair to rebuild the index")
+	return errors.New("journal/index: its line of " + id + " is damaged; a repair rebuilds the index")
 }
 
 // prefilter reports whether e may pass f, judged on the index's fields
