@@ -237,6 +237,8 @@ func toolHint(err error, code ckpt.Code) string {
 		return "the store needs ckpt check and ckpt repair, run by a person"
 	case ckpt.CodeCycleLimit:
 		return "stop and ask for help, or raise max_cycles with ckpt_update"
+	case ckpt.CodeExists:
+		return "use another id, or continue the existing work with ckpt_resume"
 	}
 	return ""
 }

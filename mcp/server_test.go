@@ -191,7 +191,7 @@ func TestStartAndShow(t *testing.T) {
 		t.Errorf("shown state (-store +tool):\n%s", d)
 	}
 
-	fails(t, f, "ckpt_start", map[string]any{"id": "kai-7/secondary-a"}, "already exists")
+	fails(t, f, "ckpt_start", map[string]any{"id": "kai-7/secondary-a"}, "already exists: kai-7/secondary-a (revision 1) [exists] (use another id, or continue the existing work with ckpt_resume)")
 	fails(t, f, "ckpt_start", map[string]any{"id": "x", "steps": []map[string]string{{"id": "a"}, {"id": "a"}}}, `step id "a" appears twice`)
 	fails(t, f, "ckpt_start", map[string]any{"id": "x", "steps": []map[string]string{{"id": " "}}}, "step 1 has no id")
 	fails(t, f, "ckpt_start", map[string]any{"id": "x", "interval": "soon"}, `interval "soon"`)
