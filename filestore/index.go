@@ -338,14 +338,18 @@ func (v *view) close() {
 // ids returns every ID the view holds a live entry for, in order.
 func (v *view) ids() []string {
 	var out []string
-	v.each("", func(e ientry) bool { out = append(out, e.id); return true }, func(string) {})
+	v.each("", nil, func(e ientry) bool { out = append(out, e.id); return true }, func(string) {})
 	return out
 }
 
 // each calls fn with the view's live entries whose ID is >= from, in ID
-// order, until fn returns false. A damaged index line goes to bad.
-func (v *view) each(from string, fn func(ientry) bool, bad func(id string)) {
+// order, until fn returns false. An index line whose ID skip (if not nil)
+// approves is passed over without being parsed; a damaged one goes to bad.
+func (v *view) each(from string, skip func(id string) bool, fn func(ientry) bool, bad func(id string)) {
 	v.merge(from, func(e ientry, line []byte) bool {
+		if line != nil && skip != nil && skip(e.id) {
+			return true
+		}
 		if line != nil {
 			parsed, ok := parseIndexLine(line)
 			if !ok {

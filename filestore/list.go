@@ -54,9 +54,12 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 	if opts.After == "" || flt.Prefix > from {
 		from = flt.Prefix
 	}
-	var hints map[string]int64
+	// A checkpoint whose beat hint shows it seen since SeenBefore cannot
+	// match: its index line is not even parsed.
+	var seen func(id string) bool
 	if !flt.SeenBefore.IsZero() {
-		hints = s.journal().beatHints()
+		hints, before := s.journal().beatHints(), flt.SeenBefore.UnixNano()
+		seen = func(id string) bool { return hints[id] >= before && strings.HasPrefix(id, flt.Prefix) }
 	}
 	var damaged *ckpt.DamagedError
 	addDamaged := func(id string, err error) {
@@ -69,11 +72,11 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 	for done := false; !done; {
 		var cands []ientry
 		end := true
-		v.each(from, func(e ientry) bool {
+		v.each(from, seen, func(e ientry) bool {
 			if !strings.HasPrefix(e.id, flt.Prefix) {
 				return false
 			}
-			if prefilter(&flt, &e) && (hints == nil || hints[e.id] < flt.SeenBefore.UnixNano()) {
+			if prefilter(&flt, &e) && (seen == nil || !seen(e.id)) {
 				cands = append(cands, e)
 			}
 			from = e.id + "\x00"
