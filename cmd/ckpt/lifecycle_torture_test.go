@@ -27,7 +27,7 @@ import (
 //
 // The run is counted in kills, never timed: 25 in the everyday suite
 // (go test ./..., a few seconds), CKPT_TORTURE=N for the long suite (.ci/run
-// runs 300, about a minute on a 2-core machine). Problems check finds after
+// runs 200 by default, about a minute on a 2-core machine). Problems check finds after
 // a kill (a state file behind the history, a missing backup, a leftover
 // temporary file) are logged with -v.
 func TestCrashTorture(t *testing.T) {
