@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ckpt-dev/ckpt"
@@ -112,6 +113,22 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	browsertest.WaitFor(t, ctx, "the killed agent seen dead", `document.querySelector('tr[data-id="kai-7/spec"] .badge')?.textContent === "dead"`)
 	browsertest.Screenshot(t, ctx, "overview-dead")
+
+	// On a phone, in the dark: the rows become cards and nothing overflows.
+	browsertest.Run(t, ctx, "a dark phone screen",
+		chromedp.EmulateViewport(390, 844),
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+		chromedp.Navigate(srv.URL+"/"))
+	browsertest.WaitFor(t, ctx, "the rows on a phone", `document.querySelectorAll("#rows tr[data-id]").length === 4`)
+	if w := browsertest.Eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("on a 390 px wide screen the page is %v px wide", w)
+	}
+	if bg := browsertest.Eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(13, 17, 23)" {
+		t.Errorf("dark scheme background %s, want the dark theme's", bg)
+	}
+	browsertest.Screenshot(t, ctx, "overview-phone-dark")
+	browsertest.Run(t, ctx, "back to a laptop screen", chromedp.EmulateViewport(1280, 900),
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}))
 
 	// A filter in the URL narrows the list.
 	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/?parent=kai-7")); err != nil {
