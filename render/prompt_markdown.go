@@ -127,7 +127,7 @@ func (p Prompt) writeHeader(b *strings.Builder) {
 		status += " — " + clip(p.StatusReason, fieldMax)
 	}
 	line("Status", status)
-	line("Progress", progressText(p.Progress, len(p.DoneSteps)+len(p.RemainingSteps) > 0))
+	line("Progress", progressText(p.Progress, len(p.DoneSteps)+len(p.RemainingSteps) > 0, p.Status))
 	if p.Stage != "" || p.Phase != "" {
 		var parts []string
 		if p.Stage != "" {
@@ -185,8 +185,14 @@ func agentText(a ckpt.Agent) string {
 }
 
 // progressText renders progress as "66% (19 of 29 steps done)", the
-// percentage rounded as every other view rounds it (percentText).
-func progressText(pr ckpt.Progress, steps bool) string {
+// percentage rounded as every other view rounds it (percentText). Work that
+// is not done never reads as 100%: when every recorded step is done but the
+// checkpoint is not (seed 002's files list only the steps completed so
+// far), it says so instead of a percentage.
+func progressText(pr ckpt.Progress, steps bool, status ckpt.Status) string {
+	if steps && pr.Total > 0 && pr.Done >= pr.Total && status != ckpt.StatusDone {
+		return fmt.Sprintf("all %d recorded steps done, but the work is not marked done: more steps may follow", pr.Total)
+	}
 	s := percentText(pr.Percent)
 	if pr.Total > 0 {
 		unit := "done"
