@@ -25,7 +25,7 @@ var ErrLocked = errors.New("metadata.json is locked")
 func MetadataPath(root string, c *ckpt.Checkpoint) (string, error) {
 	track := TrackID(c)
 	if ckpt.ValidateID(track) != nil || filepath.Base(track) != track || track[0] == '.' {
-		return "", fmt.Errorf("%w: track ID %q cannot name a directory of conductor/tracks: set a task ID of letters, digits, '.', '_' and '-' (ckpt update %s --task-id ID)", ckpt.ErrInvalid, track, c.ID)
+		return "", fmt.Errorf("%w: track ID %q cannot name a directory of conductor/tracks: set a task ID of letters, digits, '.', '_' and '-' (ckpt update %s --task ID)", ckpt.ErrInvalid, track, c.ID)
 	}
 	return filepath.Join(root, "conductor", "tracks", track, "metadata.json"), nil
 }
