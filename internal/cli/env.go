@@ -45,6 +45,10 @@ type Env struct {
 	// status --watch) run under it and stop cleanly with exit code 0; nil
 	// means they stop only when their own context ends.
 	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
+	// LookupUser names the account the process runs as, for an event's
+	// actor when neither an agent nor $USER/$LOGNAME names anyone; nil
+	// names no one.
+	LookupUser func() string
 }
 
 func (e *Env) getenv(key string) string {

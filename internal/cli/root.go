@@ -121,12 +121,16 @@ func (f *factory) actor() ckpt.Actor {
 }
 
 // user is the login name of the person running ckpt ($USER, else
-// $LOGNAME), or "" when neither is set.
+// $LOGNAME, else the account the process runs as: containers often set
+// neither variable), or "" when none can be found.
 func (f *factory) user() string {
 	for _, k := range []string{"USER", "LOGNAME"} {
 		if v := strings.TrimSpace(f.env.getenv(k)); v != "" {
 			return v
 		}
+	}
+	if f.env.LookupUser != nil {
+		return f.env.LookupUser()
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -29,7 +30,18 @@ func System() *Env {
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		},
+		LookupUser: accountName,
 	}
+}
+
+// accountName is the login name of the account the process runs as, ""
+// when the system cannot say.
+func accountName() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.Username
 }
 
 // executable is the absolute path of the running binary with symbolic links
