@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -12,6 +13,11 @@ import (
 // hubRing is how many recent changes the hub keeps for pages that join or
 // fall behind; a page further behind catches up on its own store watch.
 const hubRing = 4096
+
+// hubBatch is the least time between two deliveries to one page: under a
+// burst of writes each page wakes 20 times a second and takes what came
+// meanwhile, instead of waking once per change per page.
+const hubBatch = 50 * time.Millisecond
 
 // hub is the one store watch that every open page shares: a hundred pages
 // cost one read of the feed per change, not a hundred. It runs while some
@@ -195,6 +201,11 @@ func (h *hub) serve(ctx context.Context, gen, i int, fn func([]frame) error) err
 				return err
 			}
 			i += len(fs)
+			select { // let the next changes gather
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(hubBatch):
+			}
 			continue
 		}
 		select {
