@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
@@ -144,24 +143,9 @@ func (s *Store) resolveSummaries(ctx context.Context, cands []ientry, f *ckpt.Fi
 	sums := make([]*ckpt.Summary, len(cands))
 	errs := make([]error, len(cands))
 	workers := min(runtime.GOMAXPROCS(0), (len(cands)+63)/64)
-	var next sync.Mutex
-	i := 0
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				next.Lock()
-				j := i
-				i++
-				next.Unlock()
-				if j >= len(cands) || ctx.Err() != nil {
-					return
-				}
-				sums[j], errs[j] = s.summaryFor(cands[j], f)
-			}
-		})
-	}
-	wg.Wait()
+	parallel(ctx, len(cands), workers, func(j int) {
+		sums[j], errs[j] = s.summaryFor(cands[j], f)
+	})
 	return sums, errs
 }
 

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -146,37 +145,21 @@ func (s *Store) listFiles(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page
 func (s *Store) loadSummaries(ctx context.Context, ids []string, flt ckpt.Filter) ([]*ckpt.Summary, []error) {
 	results := make([]*ckpt.Summary, len(ids))
 	errs := make([]error, len(ids))
-	workers := min(runtime.GOMAXPROCS(0), len(ids))
-	var next sync.Mutex
-	i := 0
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				next.Lock()
-				j := i
-				i++
-				next.Unlock()
-				if j >= len(ids) || ctx.Err() != nil {
-					return
-				}
-				f := s.files(ids[j])
-				cur, err := s.load(f)
-				if err != nil {
-					errs[j] = err
-					continue
-				}
-				if cur.state == nil {
-					continue
-				}
-				fillLiveness(cur.state, f)
-				if sum := cur.state.Summary(); flt.MatchSummary(&sum) {
-					results[j] = &sum
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel(ctx, len(ids), runtime.GOMAXPROCS(0), func(j int) {
+		f := s.files(ids[j])
+		cur, err := s.load(f)
+		if err != nil {
+			errs[j] = err
+			return
+		}
+		if cur.state == nil {
+			return
+		}
+		fillLiveness(cur.state, f)
+		if sum := cur.state.Summary(); flt.MatchSummary(&sum) {
+			results[j] = &sum
+		}
+	})
 	return results, errs
 }
 

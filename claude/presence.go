@@ -1,0 +1,107 @@
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Presence: what each hook event says the agent is doing, as a beat.
+
+// signal beats with a presence state (docs/design.md, "Liveness and
+// presence"): no fsync, no history. It comes after the call's events, so
+// that the state is not older than the last update (a later update voids
+// a reported state).
+func (c *hookCall) signal(state ckpt.PresenceState, reason string) {
+	if err := c.h.Store.Beat(c.ctx, c.id, c.newSignal(state, reason)); err != nil {
+		c.warn("%s: heartbeat: %v", c.id, err)
+	}
+}
+
+func (c *hookCall) newSignal(state ckpt.PresenceState, reason string) ckpt.Signal {
+	sig := ckpt.Signal{At: c.now(), State: state, Reason: reason}
+	if c.h.Process != nil {
+		sig.Process = c.h.Process()
+	}
+	return sig
+}
+
+// recordCode appends the code's state when it moved since cp recorded it,
+// and returns the checkpoint as it is then.
+func (c *hookCall) recordCode(cp *ckpt.Checkpoint) *ckpt.Checkpoint {
+	if c.h.Code == nil || cp == nil {
+		return cp
+	}
+	cs, err := c.h.Code(c.ctx)
+	if err != nil {
+		c.warn("%s: reading the code's state: %v", c.id, err)
+		return cp
+	}
+	if cs == nil || ckpt.SameCode(cp.Code, cs) {
+		return cp
+	}
+	next, err := c.append(ckpt.EventCode, cs, "")
+	if err != nil {
+		c.warn("%s: recording the code's state: %v", c.id, err)
+		return cp
+	}
+	return next
+}
+
+// presence is the whole of a presence-only event: one beat, nothing read
+// and nothing created; a session without a checkpoint yet stays silent.
+func (c *hookCall) presence(state ckpt.PresenceState, reason string) {
+	err := c.h.Store.Beat(c.ctx, c.id, c.newSignal(state, reason))
+	if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
+		c.warn("%s: heartbeat: %v", c.id, err)
+	}
+}
+
+// toolReason names the tool a PreToolUse starts, with the first line of
+// its command or description when it has one: "Bash: go test ./...".
+func toolReason(in Input) string {
+	name := orDash(in.ToolName)
+	var args struct {
+		Command     json.RawMessage `json:"command"`
+		Description string          `json:"description"`
+	}
+	if json.Unmarshal(in.ToolInput, &args) == nil {
+		if cmd := firstLine(lenientString(args.Command), 80); cmd != "" {
+			return name + ": " + cmd
+		}
+		if d := firstLine(args.Description, 80); d != "" {
+			return name + ": " + d
+		}
+	}
+	return name
+}
+
+// waitingNotifications are the notifications that mean the agent waits
+// for a person (Gemini CLI's ToolPermission included).
+var waitingNotifications = map[string]bool{
+	"permission_prompt": true, "idle_prompt": true, "elicitation_dialog": true, "toolpermission": true,
+}
+
+// waitingReason is why a Notification means waiting, "" when it does not
+// (auth_success, …). A payload without a type (older clients) is read by
+// its message.
+func waitingReason(in Input) string {
+	typ := strings.TrimSpace(in.NotificationType)
+	if typ == "" {
+		switch msg := strings.ToLower(in.Message); {
+		case strings.Contains(msg, "permission"):
+			typ = "permission_prompt"
+		case strings.Contains(msg, "waiting for your input"):
+			typ = "idle_prompt"
+		}
+	}
+	if !waitingNotifications[strings.ToLower(typ)] {
+		return ""
+	}
+	if m := firstLine(in.Message, 120); m != "" {
+		return typ + ": " + m
+	}
+	return typ
+}
