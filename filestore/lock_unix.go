@@ -52,7 +52,7 @@ func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(
 		if err != nil {
 			return nil, err
 		}
-		lfd, err := openNoFollowFd(f.lock(), syscall.O_RDWR|syscall.O_CREAT)
+		lfd, err := openFile(f.lock(), syscall.O_RDWR|syscall.O_CREAT)
 		if err != nil {
 			syscall.Close(dfd)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -138,24 +138,7 @@ func tryLockDir(dir string, exclusive bool) (release func(), busy bool, err erro
 // openDir opens the directory at path for locking, refusing a symbolic
 // link. The error is a linkError for a link.
 func openDir(path string) (int, error) {
-	return openNoFollowFd(path, syscall.O_RDONLY|syscall.O_DIRECTORY)
-}
-
-// openNoFollowFd is open(2) with O_NOFOLLOW and O_CLOEXEC, retried when
-// interrupted; a symbolic link at path is a linkError.
-func openNoFollowFd(path string, flags int) (int, error) {
-	for {
-		fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o644)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.ELOOP:
-			return -1, linkError(path)
-		case err != nil:
-			return -1, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		return fd, nil
-	}
+	return openFile(path, syscall.O_RDONLY|syscall.O_DIRECTORY)
 }
 
 // flock is flock(2), retried when interrupted.
