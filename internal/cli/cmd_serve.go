@@ -3,16 +3,12 @@ package cli
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +17,6 @@ import (
 	"github.com/ckpt-dev/ckpt/mcp"
 	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/process"
-	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/server"
 	"github.com/ckpt-dev/ckpt/web"
 )
@@ -244,75 +239,4 @@ func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensP
 	opts.Web = web.New(web.Options{Store: st, Authenticate: authenticate, Anonymous: web.Principal{Name: "developer", Write: true},
 		Secure: o.TLSCert != "", Alive: process.Alive})
 	return opts, nil
-}
-
-// openRemote opens the server store at u with CKPT_TOKEN, behind the
-// spool of that server on this machine: every command first delivers the
-// writes spooled earlier, in order; with CKPT_SPOOL=1 (the hooks set it) a
-// write the server cannot take is spooled instead of failing, and the
-// command exits 0 with a warning (see run).
-func (f *factory) openRemote(u string) (ckpt.Store, error) {
-	token := strings.TrimSpace(f.env.getenv(EnvToken))
-	st, err := remote.New(u, remote.Options{Token: token})
-	if err != nil {
-		return nil, err
-	}
-	if token == "" {
-		printWarning(f.env.ErrOut, fmt.Sprintf("%s is a server store but %s is not set: the server will refuse every call (ask its admin for a token)", EnvStore, EnvToken))
-	}
-	dir := spoolDir(f.env, u)
-	if dir == "" {
-		return st, nil
-	}
-	spooling, _ := strconv.ParseBool(f.env.getenv(EnvSpool))
-	return remote.NewSpool(st, dir, spooling, func(w string) { printWarning(f.env.ErrOut, w) }), nil
-}
-
-// EnvSpool, when true, makes a write that cannot reach the server wait in
-// this machine's spool instead of failing.
-const EnvSpool = "CKPT_SPOOL"
-
-// withSpooling returns getenv with CKPT_SPOOL set: what hooks use, so that
-// a hook against an absent server spools its write and exits 0.
-func withSpooling(getenv func(string) string) func(string) string {
-	return func(k string) string {
-		if k == EnvSpool {
-			return "1"
-		}
-		if getenv == nil {
-			return ""
-		}
-		return getenv(k)
-	}
-}
-
-// spoolDir is the spool of server u on this machine: ckpt/spool/<hash of
-// u> in the XDG state directory ($XDG_STATE_HOME, else ~/.local/state);
-// "" when neither is known.
-func spoolDir(env *Env, u string) string {
-	base := env.getenv("XDG_STATE_HOME")
-	if base == "" {
-		h := env.getenv("HOME")
-		if h == "" {
-			return ""
-		}
-		base = filepath.Join(h, ".local", "state")
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSuffix(u, "/")))
-	return filepath.Join(base, "ckpt", "spool", hex.EncodeToString(sum[:8]))
-}
-
-// PendingSpool reports the writes waiting in this machine's spool for the
-// server store in use (0 and "" for a local store): ckpt status shows it.
-func (f *factory) PendingSpool() (n int, dir string) {
-	u := f.givenStoreDir()
-	if !remote.IsURL(u) {
-		return 0, ""
-	}
-	dir = spoolDir(f.env, u)
-	if dir == "" {
-		return 0, ""
-	}
-	n, _ = remote.Pending(dir)
-	return n, dir
 }
