@@ -85,10 +85,3 @@ func TestDemoStopsWhenInterrupted(t *testing.T) {
 		t.Errorf("an interrupted demo left its store behind")
 	}
 }
-
-func TestQuoteArgs(t *testing.T) {
-	got := quoteArgs([]string{"step", "demo/api", "--title", "Design the schema", "", "it's", "a=b"})
-	if want := `step demo/api --title 'Design the schema' '' 'it'\''s' a=b`; got != want {
-		t.Errorf("quoteArgs = %s, want %s", got, want)
-	}
-}

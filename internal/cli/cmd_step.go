@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // StepOptions are the inputs of `ckpt step`.
@@ -107,7 +108,7 @@ func runStep(ctx context.Context, o *StepOptions) error {
 	})
 	var nf *ckpt.StepNotFoundError
 	if errors.As(err, &nf) {
-		return fmt.Errorf("%w (to add it as a new step: ckpt step %s --add)", err, quoteArgs([]string{o.ID, o.Step}))
+		return fmt.Errorf("%w (to add it as a new step: ckpt step %s --add)", err, render.ShellArgs([]string{o.ID, o.Step}))
 	}
 	return err
 }
