@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,44 +15,20 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/claude"
 	"github.com/ckpt-dev/ckpt/codestate"
+	"github.com/ckpt-dev/ckpt/fourstep"
 	"github.com/ckpt-dev/ckpt/process"
+	"github.com/ckpt-dev/ckpt/protocols/plan"
 	"github.com/ckpt-dev/ckpt/render"
 )
 
-// Environment variables the hooks read besides CKPT_ID and CKPT_AGENT
-// (package claude).
-const (
-	// EnvLoop turns the task loop on for every checkpoint the hooks write
-	// (1, true, yes or on); a checkpoint's task_loop meta key overrides it.
-	EnvLoop = "CKPT_LOOP"
-	// EnvHookTimeout shortens the time a hook may take (a Go duration such
-	// as 500ms); it never lengthens the defaults of package claude.
-	EnvHookTimeout = "CKPT_HOOK_TIMEOUT"
-)
-
-// HookOptions are the inputs of `ckpt hook EVENT`.
+// HookOptions are the inputs of `ckpt hook EVENT`: one claude.Call, with
+// the parts of the hook that other packages own wired in (wireHook).
 type HookOptions struct {
-	IO     IOStreams
-	Event  string
-	Client claude.Client
-	Now    func() time.Time
-	Getenv func(string) string
-	// WorkDir is where the store and the repository are looked for when
-	// the payload has no usable cwd.
-	WorkDir string
-	// OpenStore opens the store found from start; warnings the store
-	// prints while working go to warn.
-	OpenStore func(start string, warn io.Writer) (ckpt.Store, error)
-	// Timeout, when > 0, shortens every hook call to at most this long.
-	Timeout time.Duration
-	Loop    claude.TaskLoop
-	// Warnings are problems found before the run (a bad flag or variable);
-	// they are reported with the run's own on the one stderr line.
-	Warnings []string
+	claude.Call
 }
 
 func newHookCmd(f *factory) *cobra.Command {
-	o := &HookOptions{IO: f.env.IOStreams, Getenv: f.env.getenv, WorkDir: f.env.WorkDir}
+	o := &HookOptions{Call: claude.Call{In: f.env.In, Out: f.env.Out, ErrOut: f.env.ErrOut, Getenv: f.env.getenv, WorkDir: f.env.WorkDir}}
 	var client string
 	cmd := &cobra.Command{
 		Use:   "hook EVENT",
@@ -118,30 +92,21 @@ and one warning line on stderr.`,
 		}
 		o.Now = func() time.Time { return f.now() }
 		o.OpenStore = f.openHookStore
-		o.Loop.Enabled = isTruthy(f.env.getenv(EnvLoop))
-		if v := strings.TrimSpace(f.env.getenv(EnvHookTimeout)); v != "" {
+		o.Loop.Enabled = claude.IsTruthy(f.env.getenv(claude.EnvLoop))
+		if v := strings.TrimSpace(f.env.getenv(claude.EnvHookTimeout)); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				o.Warnings = append(o.Warnings, fmt.Sprintf("%s=%q is not a positive duration such as 2s; using the default", EnvHookTimeout, v))
+				o.Warnings = append(o.Warnings, fmt.Sprintf("%s=%q is not a positive duration such as 2s; using the default", claude.EnvHookTimeout, v))
 			} else {
 				o.Timeout = d
 			}
 		}
-		runHook(ctx, o)
+		o.Wire = wireHook(o.Getenv)
+		claude.Run(ctx, o.Call)
 		return nil
 	})
 	cmd.Flags().StringVar(&client, "client", "", "the `CLIENT` that runs the hook: claude (default), codex or gemini")
 	return cmd
-}
-
-// isTruthy reads an on/off variable: 1, true, yes and on are on.
-func isTruthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	b, _ := strconv.ParseBool(v)
-	return b
 }
 
 // openHookStore opens the store a hook uses, found from start (the
@@ -164,122 +129,33 @@ func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, error
 	return g.openStore()
 }
 
-// runHook handles one hook event, fail-forward: it never returns an error
-// and never panics. The output goes to stdout, every warning on one line to
-// stderr.
-func runHook(ctx context.Context, o *HookOptions) {
-	warnings := append([]string(nil), o.Warnings...)
-	var output []byte
-	defer func() {
-		if p := recover(); p != nil {
-			output = nil
-			warnings = append(warnings, fmt.Sprintf("internal error: %v", p))
+// wireHook fills the parts of a hook's Handler that other packages own:
+// the client's process, the code state and the continuation prompt
+// (codestate, render), plan sync (protocols/plan) and the final
+// checkpoint's four steps (fourstep). A store that could not be opened is
+// reported with the CLI's hint.
+func wireHook(getenv func(string) string) func(context.Context, *claude.Handler, string, io.Writer) {
+	return func(ctx context.Context, h *claude.Handler, start string, warn io.Writer) {
+		h.Process = process.Client
+		code := &codeProbe{dir: start, now: h.Now}
+		h.Code = code.state
+		// SessionStart's prompt: the whole history is verified first (issue 9).
+		h.Prompt = func(c *ckpt.Checkpoint) string { return code.prompt(ctx, h.Store, c, warn) }
+		if h.OpenErr != nil {
+			h.OpenErr = errors.New(errorLine(h.OpenErr))
+			return
 		}
-		if len(output) > 0 {
-			o.IO.Out.Write(output)
+		project := h.RepoRoot
+		if project == "" {
+			project = start
 		}
-		if len(warnings) > 0 {
-			line := strings.Join(strings.Fields(strings.Join(warnings, "; ")), " ")
-			event := o.Event
-			if event == "" {
-				event = "?"
-			}
-			fmt.Fprintf(o.IO.ErrOut, "ckpt hook %s: warning: %s\n", event, line)
+		actor := ckpt.Actor{Agent: claude.AgentID(h.Client, getenv)}
+		h.SyncPlan = func(ctx context.Context, id, path string) error {
+			return plan.SyncTracked(ctx, h.Store, id, path, plan.TrackedSync{Project: project, Now: h.Now, Actor: actor})
 		}
-	}()
-	if o.Event == "" {
-		return
+		auto := fourstep.Auto{Store: h.Store, Dir: project, Getenv: getenv, Now: h.Now}
+		h.Final = []claude.FinalStep{{Name: "checkpoint (auto profile)", Run: auto.Run}}
 	}
-	ev, err := claude.ParseEvent(o.Event)
-	if err != nil {
-		warnings = append(warnings, err.Error())
-		return
-	}
-	in, err := claude.ParseInput(o.IO.In)
-	if err != nil {
-		warnings = append(warnings, err.Error())
-		return
-	}
-	start := o.WorkDir
-	if cwd := filepath.Clean(in.CWD); in.CWD != "" && filepath.IsAbs(cwd) && isDir(cwd) {
-		start = cwd
-	}
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
-	h := &claude.Handler{
-		Client:   o.Client,
-		Now:      o.Now,
-		Getenv:   o.Getenv,
-		RepoRoot: findRepoRoot(start),
-		Loop:     o.Loop,
-		StateDir: claude.StateDir(o.Getenv, getenvOr(o.Getenv, "HOME")),
-		Process:  process.Client,
-	}
-	code := &codeProbe{dir: start, now: o.Now}
-	h.Code = code.state
-	var storeWarnings lockedBuffer
-	// SessionStart's prompt: the whole history is verified first (issue 9).
-	h.Prompt = func(c *ckpt.Checkpoint) string { return code.prompt(ctx, h.Store, c, &storeWarnings) }
-	// Opening reads the store's config: bounded too, for a store on a
-	// network drive that stopped answering.
-	limit := claude.DefaultTimeout
-	if ev == claude.EventSessionEnd {
-		limit = claude.SessionEndTimeout
-	}
-	openCtx, cancelOpen := context.WithTimeout(ctx, limit)
-	defer cancelOpen()
-	var st ckpt.Store
-	err = bounded(openCtx, func() error {
-		var err error
-		st, err = o.OpenStore(start, &storeWarnings)
-		return err
-	})
-	if err != nil {
-		h.OpenErr = fmt.Errorf("%s", errorLine(err))
-	} else {
-		defer st.Close()
-		h.Store = &boundedStore{Store: st}
-		steps := &hookSteps{store: h.Store, now: o.Now, project: projectDir(h.RepoRoot, start), agent: hookAgent(o.Client, o.Getenv), getenv: o.Getenv}
-		h.SyncPlan = steps.syncPlan
-		h.Final = steps.final()
-	}
-	res := h.Handle(ctx, ev, in)
-	output = res.Output
-	warnings = append(warnings, res.Warnings...)
-	for _, l := range strings.Split(storeWarnings.String(), "\n") {
-		if l = strings.TrimSpace(strings.TrimPrefix(l, "ckpt: warning:")); l != "" {
-			warnings = append(warnings, l)
-		}
-	}
-}
-
-// hookAgent is the agent the hooks record, as package claude names it:
-// $CKPT_AGENT, else the client's name.
-func hookAgent(c claude.Client, getenv func(string) string) string {
-	if getenv != nil {
-		if a := strings.TrimSpace(getenv(claude.EnvAgent)); a != "" {
-			return a
-		}
-	}
-	switch c {
-	case claude.Codex:
-		return "codex"
-	case claude.Gemini:
-		return "gemini-cli"
-	}
-	return "claude-code"
-}
-
-// projectDir is the directory of the project a session works in: the
-// repository, else the directory the session works in.
-func projectDir(repoRoot, start string) string {
-	if repoRoot != "" {
-		return repoRoot
-	}
-	return start
 }
 
 // codeProbe reads the session's code state at most once per hook call:
@@ -314,13 +190,6 @@ func (p *codeProbe) prompt(ctx context.Context, st ckpt.Store, c *ckpt.Checkpoin
 		}
 	}
 	return pr.Markdown()
-}
-
-func getenvOr(getenv func(string) string, key string) string {
-	if getenv == nil {
-		return ""
-	}
-	return getenv(key)
 }
 
 func isDir(p string) bool {

@@ -91,7 +91,7 @@ without ckpt's hooks is left alone.`
 			return usageError{err}
 		}
 		o.HomeDir = f.env.getenv("HOME")
-		o.ProjectDir = findRepoRoot(f.env.WorkDir)
+		o.ProjectDir = claude.FindRepoRoot(f.env.WorkDir)
 		if o.ProjectDir == "" {
 			o.ProjectDir = f.env.WorkDir
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt-dev/ckpt/claude"
 	"github.com/ckpt-dev/ckpt/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -182,7 +183,7 @@ server and key. A file without it is left alone.`
 		if c := strings.ToLower(args[0]); c != "claude" && c != "claude-code" {
 			return usagef("ckpt mcp %s knows claude only; for Codex, Gemini CLI and other clients see docs/mcp.md (add command ckpt, args [mcp] to their MCP servers)", use)
 		}
-		o.ProjectDir = findRepoRoot(f.env.WorkDir)
+		o.ProjectDir = claude.FindRepoRoot(f.env.WorkDir)
 		if o.ProjectDir == "" {
 			o.ProjectDir = f.env.WorkDir
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,4 +327,22 @@ func TestMirrorsWithAStoreThatIsNotADirectory(t *testing.T) {
 	if json.Unmarshal(raw, &cfg) != nil || len(cfg.Mirrors) != 1 || cfg.Mirrors[0].Root != "." {
 		t.Errorf("the list (roots relative to its directory):\n%s", raw)
 	}
+}
+
+// lockedBuffer is a buffer a command may write while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

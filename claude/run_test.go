@@ -1,0 +1,196 @@
+package claude
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/gofrs/flock"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/memstore"
+)
+
+var runT0 = time.Date(2026, 1, 15, 14, 0, 0, 0, time.UTC)
+
+// checkFailForward asserts what every hook call guarantees: stdout empty
+// or one JSON object under the 10,000-character limit, at most one stderr
+// line.
+func checkFailForward(t testing.TB, out, errOut string) {
+	t.Helper()
+	if out != "" {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("stdout is not one JSON object: %v: %q", err, out)
+		}
+		if n := len(utf16.Encode([]rune(out))); n >= 10000 {
+			t.Fatalf("stdout is %d characters, over Claude Code's limit", n)
+		}
+	}
+	if strings.Count(errOut, "\n") > 1 || errOut != "" && !strings.HasSuffix(errOut, "\n") {
+		t.Fatalf("stderr is not one line: %q", errOut)
+	}
+}
+
+func createCheckpoint(t testing.TB, st ckpt.Store, id string) {
+	t.Helper()
+	title := "t"
+	e := ckpt.MustEvent(ckpt.EventCreated, runT0, ckpt.Actor{Agent: "t"}, ckpt.Created{Patch: ckpt.Patch{Title: &title}})
+	if _, err := st.Append(context.Background(), id, e, ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBoundedStoreLocked: while another open file description holds the
+// checkpoint's flock, Append gives up at the deadline, writing nothing;
+// after the release it writes.
+func TestBoundedStoreLocked(t *testing.T) {
+	st, err := filestore.Init(filepath.Join(t.TempDir(), ".ckpt"), filestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createCheckpoint(t, st, "kai-7/a")
+	lock := flock.New(filepath.Join(st.Dir(), "checkpoints", "kai-7+a", "lock"))
+	if err := lock.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	bs := &BoundedStore{Store: st}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	e := ckpt.MustEvent(ckpt.EventNote, runT0, ckpt.Actor{}, ckpt.Note{Text: "x"})
+	_, err = bs.Append(ctx, "kai-7/a", e, ckpt.AppendOptions{})
+	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
+		t.Fatalf("Append under a held lock: %v", err)
+	}
+	if c, _ := st.Get(context.Background(), "kai-7/a", 0); c.Rev != 1 {
+		t.Fatalf("rev %d after a refused append", c.Rev)
+	}
+	lock.Unlock()
+	res, err := bs.Append(context.Background(), "kai-7/a", e, ckpt.AppendOptions{})
+	if err != nil || res.State.Rev != 2 {
+		t.Fatalf("Append after the release: %v %+v", err, res)
+	}
+	// A new checkpoint has no lock file yet: nothing to wait for.
+	createCheckpoint(t, bs, "fresh")
+}
+
+func TestBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	block := make(chan struct{})
+	defer close(block)
+	if err := Bounded(ctx, func() error { <-block; return nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a blocked function: %v", err)
+	}
+	if err := Bounded(context.Background(), func() error { panic("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("a panicking function: %v", err)
+	}
+	want := errors.New("mine")
+	if err := Bounded(context.Background(), func() error { return want }); err != want {
+		t.Fatalf("the function's error: %v", err)
+	}
+}
+
+func TestFindRepoRoot(t *testing.T) {
+	dir := t.TempDir()
+	deep := filepath.Join(dir, "repo", "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := FindRepoRoot(deep); got != "" && strings.HasPrefix(got, dir) {
+		t.Fatalf("no repository yet, got %s", got)
+	}
+	// A worktree's .git is a file.
+	if err := os.WriteFile(filepath.Join(dir, "repo", ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := FindRepoRoot(deep); got != filepath.Join(dir, "repo") {
+		t.Fatalf("findRepoRoot = %q", got)
+	}
+	if FindRepoRoot("") != "" {
+		t.Fatal("an empty start has no repository")
+	}
+}
+
+func TestIsTruthy(t *testing.T) {
+	for _, v := range []string{"1", "true", "TRUE", " yes ", "on", "t"} {
+		if !IsTruthy(v) {
+			t.Errorf("IsTruthy(%q) = false", v)
+		}
+	}
+	for _, v := range []string{"", "0", "false", "off", "no", "2", "loop"} {
+		if IsTruthy(v) {
+			t.Errorf("IsTruthy(%q) = true", v)
+		}
+	}
+}
+
+// FuzzRun feeds arbitrary bytes to every event as its payload (as
+// `ckpt hook EVENT` runs it): it prints nothing
+// or one JSON object of the fields the event may print (additionalContext
+// for SessionStart and for the prompt that creates the checkpoint, a
+// decision for Stop), under the limit, and at most one warning line.
+func FuzzRun(f *testing.F) {
+	for _, seed := range []string{
+		`{"session_id":"s1","source":"startup"}`,
+		`{"session_id":"s1","tool_name":"Write","tool_input":{"file_path":"/a/b.go"},"tool_response":{"type":"create"},"tool_use_id":"t"}`,
+		`{"session_id":"s1","tool_name":"apply_patch","tool_input":{"command":"*** Add File: x\n*** Update File: ../../etc/passwd"}}`,
+		`{"session_id":"s1","agent_id":"a/../b","agent_type":"Explore","last_assistant_message":"done\nmore"}`,
+		`{"session_id":"s1","stop_hook_active":"yes","last_assistant_message":"TASK_COMPLETE"}`,
+		`{"sessionId":12,"trigger":"manual","custom_instructions":"` + strings.Repeat("x", 400) + `"}`,
+		`{"session_id":"..","cwd":"/"}`, `null`, `[]`, ``, `{"session_id":"\u0000"}`,
+	} {
+		f.Add(seed)
+	}
+	events := []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "SubagentStop", "Stop", "PreCompact", "SessionEnd"}
+	allowed := map[string]bool{"hookSpecificOutput": true, "decision": true, "reason": true}
+	f.Fuzz(func(t *testing.T, payload string) {
+		store := memstore.New()
+		for _, ev := range events {
+			var out, errOut bytes.Buffer
+			Run(context.Background(), Call{
+				In:        strings.NewReader(payload),
+				Out:       &out,
+				ErrOut:    &errOut,
+				Event:     ev,
+				Now:       func() time.Time { return runT0 },
+				Getenv:    func(string) string { return "" },
+				WorkDir:   "/nonexistent-ckpt-fuzz",
+				OpenStore: func(string, io.Writer) (ckpt.Store, error) { return store, nil },
+				Loop:      TaskLoop{Enabled: true},
+			})
+			checkFailForward(t, out.String(), errOut.String())
+			if out.Len() == 0 {
+				continue
+			}
+			var v map[string]json.RawMessage
+			json.Unmarshal(out.Bytes(), &v)
+			for k := range v {
+				if !allowed[k] {
+					t.Fatalf("%s printed field %q: %s", ev, k, out.String())
+				}
+			}
+			if _, ok := v["decision"]; ok && ev != "Stop" {
+				t.Fatalf("%s printed a decision: %s", ev, out.String())
+			}
+			if raw, ok := v["hookSpecificOutput"]; ok {
+				var specific struct {
+					HookEventName string `json:"hookEventName"`
+				}
+				json.Unmarshal(raw, &specific)
+				if ev != "SessionStart" && ev != "UserPromptSubmit" || specific.HookEventName != ev {
+					t.Fatalf("%s printed hookSpecificOutput for %q: %s", ev, specific.HookEventName, out.String())
+				}
+			}
+		}
+	})
+}
