@@ -38,9 +38,9 @@ func CodeLine(cs *ckpt.CodeState) string {
 		}
 		fmt.Fprintf(&b, " (%s, %s)", cs.Upstream, strings.Join(ab, ", "))
 	}
-	fmt.Fprintf(&b, ", %s uncommitted", plural(cs.Uncommitted, "file", "files"))
+	fmt.Fprintf(&b, ", %s uncommitted", Plural(cs.Uncommitted, "file", "files"))
 	if cs.Untracked > 0 {
-		fmt.Fprintf(&b, ", %s untracked", plural(cs.Untracked, "file", "files"))
+		fmt.Fprintf(&b, ", %s untracked", Plural(cs.Untracked, "file", "files"))
 	}
 	b.WriteString(", in " + cs.Root)
 	if cs.Host != "" {
@@ -72,12 +72,12 @@ func CodeSince(was, now *ckpt.CodeState, moved int) string {
 	}
 	switch {
 	case moved > 0:
-		changes = append(changes, fmt.Sprintf("HEAD moved %s forward (now %s)", plural(moved, "commit", "commits"), shortHash(now.Head)))
+		changes = append(changes, fmt.Sprintf("HEAD moved %s forward (now %s)", Plural(moved, "commit", "commits"), shortHash(now.Head)))
 	case moved < 0:
 		changes = append(changes, "HEAD is now "+shortHash(now.Head)+", not a descendant of "+shortHash(was.Head))
 	}
 	if now.Uncommitted != was.Uncommitted {
-		changes = append(changes, plural(now.Uncommitted, "file is", "files are")+" uncommitted now")
+		changes = append(changes, Plural(now.Uncommitted, "file is", "files are")+" uncommitted now")
 	}
 	if len(changes) == 0 {
 		return ""

@@ -262,19 +262,12 @@ func nextAction(c *ckpt.Checkpoint) string {
 func blockedNoun(b, e int) string {
 	var parts []string
 	if b > 0 {
-		parts = append(parts, plural(b, "active blocker", "active blockers"))
+		parts = append(parts, Plural(b, "active blocker", "active blockers"))
 	}
 	if e > 0 {
-		parts = append(parts, plural(e, "blocking error", "blocking errors"))
+		parts = append(parts, Plural(e, "blocking error", "blocking errors"))
 	}
 	return strings.Join(parts, " and ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func firstAction(c *ckpt.Checkpoint) string {

@@ -108,10 +108,16 @@ func taskText(c *ckpt.Checkpoint) string {
 	return c.TaskID + " " + c.Title
 }
 
-// statusWord is the status, with "(partial)" for partial completion.
+// statusWord is the status, with "(partial)" for partial completion and
+// "(archived)" for an archive, which only --all lists.
 func statusWord(c *ckpt.Checkpoint) string {
-	if c.PartiallyComplete() {
+	switch partial, archived := c.PartiallyComplete(), c.Archived != nil; {
+	case partial && archived:
+		return string(c.Status) + " (partial, archived)"
+	case partial:
 		return string(c.Status) + " (partial)"
+	case archived:
+		return string(c.Status) + " (archived)"
 	}
 	return string(c.Status)
 }

@@ -12,6 +12,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // CheckOptions are the inputs of `ckpt check` and `ckpt repair`.
@@ -225,7 +226,7 @@ func printReport(w io.Writer, rep *ckpt.Report, asJSON, repair bool) error {
 		return writeJSON(w, out)
 	}
 	for _, p := range rep.Problems {
-		line := fmt.Sprintf("%s  %s  ", dash(p.ID), p.Severity)
+		line := fmt.Sprintf("%s  %s  ", render.Dash(p.ID), p.Severity)
 		switch {
 		case p.Fixed:
 			line += "fixed: " + p.What

@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // ImportOptions are the inputs of `ckpt import`.
@@ -122,7 +123,7 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 				if r.Created {
 					verb = "created"
 				}
-				fmt.Fprintf(o.IO.Out, "imported %s as %s  rev %d  %s  (%s, %s)\n", r.Path, r.ID, r.Rev, verb, progressText(r.state.Progress), r.state.Status)
+				fmt.Fprintf(o.IO.Out, "imported %s as %s  rev %d  %s  (%s, %s)\n", r.Path, r.ID, r.Rev, verb, render.ProgressCount(r.state.Progress), r.state.Status)
 			}
 		}
 	}

@@ -91,7 +91,7 @@ func runLog(ctx context.Context, o *LogOptions) error {
 			desc := string(e.Type)
 			if next, err := ckpt.Apply(o.ID, state, e); err == nil {
 				state = next
-				desc = describeEvent(state, e)
+				desc = render.DescribeEvent(state, e)
 			}
 			who := e.Actor.Agent
 			if who == "" {
@@ -100,7 +100,7 @@ func runLog(ctx context.Context, o *LogOptions) error {
 			if e.Actor.Session != "" {
 				who += "@" + e.Actor.Session
 			}
-			line := fmt.Sprintf("%4d  %s  %-10s  %-14s  %s", e.Seq, e.At.Format(timeLayout), e.Type, who, desc)
+			line := fmt.Sprintf("%4d  %s  %-10s  %-14s  %s", e.Seq, e.At.Format(render.TimeLayout), e.Type, who, desc)
 			if e.Key != "" {
 				line += "  [key " + e.Key + "]"
 			}

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -126,33 +123,13 @@ func listPage(ctx context.Context, st ckpt.Store, opts ckpt.ListOptions) (list [
 // printList prints the listing, as a table or a JSON array of summaries.
 func (o *LsOptions) printList(list []ckpt.Summary) error {
 	if o.JSON {
-		return writeJSONArray(o.IO, list)
+		return render.SummariesJSON(o.IO.Out, list)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(o.IO.ErrOut, "ckpt: no checkpoints match (start one with ckpt start ID; ckpt ls --all shows archived ones)")
 		return err
 	}
-	now := o.Now()
-	out := render.NewTerminalWriter(o.IO.Out)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
-	for i := range list {
-		c := &list[i]
-		// The presence when it is news: not working, not "-", not the
-		// ended that a waiting status (ckpt wait) already says.
-		p := ckpt.PresenceOf(c, now, ckpt.Thresholds{}, process.Alive).State
-		seen := ago(c.LastSeen(), now)
-		if p != ckpt.PresenceWorking && p != ckpt.PresenceNone && (p != ckpt.PresenceEnded || c.Status != ckpt.StatusWaiting) {
-			seen += " (" + string(p) + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Status,
-			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
-			dash(clip(render.AgentName(c.Agent), 40)), dash(clip(c.CurrentStep, 40)), seen)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return out.Flush()
+	return render.ListTable(o.IO.Out, list, o.Now(), process.Alive)
 }
 
 // listSummaries lists the checkpoints f matches. When some cannot be read,
@@ -200,35 +177,4 @@ func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []*ck
 		return list, d, nil
 	}
 	return list, nil, nil
-}
-
-// writeJSONArray prints list as a JSON array, one compact summary per line
-// (so a listing of thousands stays fast and greppable), [] when empty.
-func writeJSONArray(io IOStreams, list []ckpt.Summary) error {
-	w := bufio.NewWriterSize(io.Out, 64<<10)
-	if len(list) == 0 {
-		w.WriteString("[]\n")
-		return w.Flush()
-	}
-	w.WriteString("[\n")
-	for i := range list {
-		b, err := json.Marshal(&list[i])
-		if err != nil {
-			return err
-		}
-		w.Write(b)
-		if i < len(list)-1 {
-			w.WriteString(",")
-		}
-		w.WriteString("\n")
-	}
-	w.WriteString("]\n")
-	return w.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

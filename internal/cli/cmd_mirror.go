@@ -15,6 +15,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols/mirror"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // MirrorOptions are the inputs of the `ckpt mirror` commands.
@@ -238,9 +239,9 @@ func runMirrorAdd(ctx context.Context, o *MirrorOptions) error {
 	if err != nil {
 		return fmt.Errorf("the mirror was added, but writing the existing checkpoints failed: %w (ckpt mirror sync retries)", err)
 	}
-	fmt.Fprintf(o.IO.Out, "mirroring %s under %s for %s: wrote %s\n", e.Format, l.RootDir(e), e.Selector(), plural(written, "checkpoint", "checkpoints"))
+	fmt.Fprintf(o.IO.Out, "mirroring %s under %s for %s: wrote %s\n", e.Format, l.RootDir(e), e.Selector(), render.Plural(written, "checkpoint", "checkpoints"))
 	if failed > 0 {
-		return fmt.Errorf("the mirror was added, but %s could not be written (see the warnings above); fix the cause and run ckpt mirror sync", plural(failed, "checkpoint", "checkpoints"))
+		return fmt.Errorf("the mirror was added, but %s could not be written (see the warnings above); fix the cause and run ckpt mirror sync", render.Plural(failed, "checkpoint", "checkpoints"))
 	}
 	return nil
 }
@@ -329,9 +330,9 @@ func runMirrorSync(ctx context.Context, o *MirrorOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.IO.Out, "wrote the mirrors of %s\n", plural(written, "checkpoint", "checkpoints"))
+	fmt.Fprintf(o.IO.Out, "wrote the mirrors of %s\n", render.Plural(written, "checkpoint", "checkpoints"))
 	if failed > 0 {
-		return fmt.Errorf("the mirrors of %s could not be written (see the warnings above): fix the cause and run ckpt mirror sync again", plural(failed, "checkpoint", "checkpoints"))
+		return fmt.Errorf("the mirrors of %s could not be written (see the warnings above): fix the cause and run ckpt mirror sync again", render.Plural(failed, "checkpoint", "checkpoints"))
 	}
 	return nil
 }
@@ -345,7 +346,7 @@ func runMirrorFollow(ctx context.Context, o *MirrorOptions) error {
 	if len(m.Entries()) == 0 {
 		return fmt.Errorf("%w: no mirrors to follow: add one with ckpt mirror add FORMAT", ckpt.ErrNotFound)
 	}
-	fmt.Fprintf(o.IO.ErrOut, "ckpt: following %s (interrupt to stop)\n", plural(len(m.Entries()), "mirror", "mirrors"))
+	fmt.Fprintf(o.IO.ErrOut, "ckpt: following %s (interrupt to stop)\n", render.Plural(len(m.Entries()), "mirror", "mirrors"))
 	return m.Follow(ctx, mirror.FollowOptions{Poll: o.Poll, Written: func(id string) {
 		fmt.Fprintf(o.IO.Out, "wrote the mirrors of %s\n", id)
 	}})
@@ -355,7 +356,7 @@ func runMirrorFollow(ctx context.Context, o *MirrorOptions) error {
 type mirrorMismatchError struct{ n int }
 
 func (e mirrorMismatchError) Error() string {
-	return fmt.Sprintf("%s not match the state: run the repair each names", plural(e.n, "mirror does", "mirrors do"))
+	return fmt.Sprintf("%s not match the state: run the repair each names", render.Plural(e.n, "mirror does", "mirrors do"))
 }
 
 func (e mirrorMismatchError) Unwrap() error { return ckpt.ErrCorrupt }
@@ -381,7 +382,7 @@ func runMirrorCheck(ctx context.Context, o *MirrorOptions) error {
 		for _, p := range problems {
 			fmt.Fprintf(o.IO.Out, "%s %s: %s: %s (repair: %s)\n", p.Format, p.ID, p.Path, p.What, p.Repair)
 		}
-		fmt.Fprintf(o.IO.Out, "%s checked, %s\n", plural(checked, "mirror file", "mirror files"), plural(len(problems), "problem", "problems"))
+		fmt.Fprintf(o.IO.Out, "%s checked, %s\n", render.Plural(checked, "mirror file", "mirror files"), render.Plural(len(problems), "problem", "problems"))
 	}
 	if len(problems) > 0 {
 		return mirrorMismatchError{len(problems)}

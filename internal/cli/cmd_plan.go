@@ -16,6 +16,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // PlanOptions are the inputs of the `ckpt plan` commands.
@@ -200,9 +201,9 @@ func runPlanSync(ctx context.Context, o *PlanOptions) error {
 		}
 		rep.Rev, rep.Stored, rep.Progress, rep.Status = c.Rev, stored, c.Progress, c.Status
 		if stored {
-			line = fmt.Sprintf("synced %s: %s  rev %d  %s  (%s, %s)", o.Path, c.ID, c.Rev, syncVerb(c), progressText(c.Progress), c.Status)
+			line = fmt.Sprintf("synced %s: %s  rev %d  %s  (%s, %s)", o.Path, c.ID, c.Rev, syncVerb(c), render.ProgressCount(c.Progress), c.Status)
 		} else {
-			line = fmt.Sprintf("synced %s: %s unchanged at rev %d  (%s, %s)", o.Path, c.ID, c.Rev, progressText(c.Progress), c.Status)
+			line = fmt.Sprintf("synced %s: %s unchanged at rev %d  (%s, %s)", o.Path, c.ID, c.Rev, render.ProgressCount(c.Progress), c.Status)
 		}
 	}
 	if o.JSON {

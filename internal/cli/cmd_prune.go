@@ -100,7 +100,7 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 					verb = "would remove"
 				}
 				fmt.Fprintf(human, "%s %s  (archived %s at %s, %s)\n", verb, p.ID, p.Reason,
-					p.ArchivedAt.Format(timeLayout), plural(int(p.Revisions), "revision", "revisions"))
+					p.ArchivedAt.Format(render.TimeLayout), render.Plural(int(p.Revisions), "revision", "revisions"))
 			}
 		}
 		if o.JSON {
@@ -114,7 +114,7 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 			}
 		}
 		if len(failed) > 0 {
-			return fmt.Errorf("prune could not remove %s: %w", plural(len(failed), "checkpoint", "checkpoints"), errors.Join(failed...))
+			return fmt.Errorf("prune could not remove %s: %w", render.Plural(len(failed), "checkpoint", "checkpoints"), errors.Join(failed...))
 		}
 		return nil
 	})
@@ -124,10 +124,10 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 func writePruneSummary(w io.Writer, o *PruneOptions, n int) {
 	switch {
 	case n == 0:
-		fmt.Fprintf(w, "nothing to prune: no checkpoint was archived more than %s ago\n", shortDuration(o.OlderThan))
+		fmt.Fprintf(w, "nothing to prune: no checkpoint was archived more than %s ago\n", render.ShortDuration(o.OlderThan))
 	case o.DryRun:
-		fmt.Fprintf(w, "would remove %s (dry run: nothing deleted; run again without --dry-run to delete)\n", plural(n, "archived checkpoint", "archived checkpoints"))
+		fmt.Fprintf(w, "would remove %s (dry run: nothing deleted; run again without --dry-run to delete)\n", render.Plural(n, "archived checkpoint", "archived checkpoints"))
 	default:
-		fmt.Fprintf(w, "removed %s\n", plural(n, "archived checkpoint and its history", "archived checkpoints and their history"))
+		fmt.Fprintf(w, "removed %s\n", render.Plural(n, "archived checkpoint and its history", "archived checkpoints and their history"))
 	}
 }

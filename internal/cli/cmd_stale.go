@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,16 +39,16 @@ type staleVerdict struct{ stale, warn, live int }
 func (v staleVerdict) Error() string {
 	var parts []string
 	if v.stale > 0 {
-		parts = append(parts, plural(v.stale, "checkpoint is stale", "checkpoints are stale"))
+		parts = append(parts, render.Plural(v.stale, "checkpoint is stale", "checkpoints are stale"))
 	}
 	switch {
 	case v.warn > 0 && v.stale > 0:
-		parts = append(parts, plural(v.warn, "is", "are")+" past the warn threshold")
+		parts = append(parts, render.Plural(v.warn, "is", "are")+" past the warn threshold")
 	case v.warn > 0:
-		parts = append(parts, plural(v.warn, "checkpoint is", "checkpoints are")+" past the warn threshold")
+		parts = append(parts, render.Plural(v.warn, "checkpoint is", "checkpoints are")+" past the warn threshold")
 	}
 	return fmt.Sprintf("%s (of %s): take over a dead agent's work with ckpt takeover ID --agent NEW, or ask the agent to run ckpt beat ID",
-		strings.Join(parts, " and "), plural(v.live, "live checkpoint", "live checkpoints"))
+		strings.Join(parts, " and "), render.Plural(v.live, "live checkpoint", "live checkpoints"))
 }
 
 func (v staleVerdict) Unwrap() error {
@@ -57,14 +56,6 @@ func (v staleVerdict) Unwrap() error {
 		return errStaleFound
 	}
 	return errWarnFound
-}
-
-// plural is "1 thing" or "N things".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 func newStaleCmd(f *factory) *cobra.Command {
@@ -123,7 +114,7 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 		if err := writeJSON(o.IO.Out, report.Entries); err != nil {
 			return err
 		}
-	} else if err := writeStaleTable(o.IO, report, now); err != nil {
+	} else if err := render.StaleTable(o.IO.Out, report, now); err != nil {
 		return err
 	}
 	// The readable checkpoints are judged even when others are damaged: a
@@ -136,32 +127,6 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 		return verdict
 	}
 	return damaged
-}
-
-// writeStaleTable prints the silent checkpoints, or one line saying that
-// none is.
-func writeStaleTable(streams IOStreams, r render.StaleReport, now time.Time) error {
-	if len(r.Entries) == 0 {
-		_, err := fmt.Fprintf(streams.Out, "no agent is quiet: all %s showed a sign of life within their warn threshold\n",
-			plural(r.Live, "live checkpoint", "live checkpoints"))
-		return err
-	}
-	out := render.NewTerminalWriter(streams.Out)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tPRESENCE\tSILENT\tLAST SEEN\tWARN/STALE AFTER")
-	for _, e := range r.Entries {
-		seen := "never"
-		if !e.LastSeen.IsZero() {
-			seen = render.Age(now.Sub(e.LastSeen))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", e.ID, dash(clip(e.Agent, 24)), e.Status, e.Presence,
-			shortDuration(time.Duration(e.SilentSeconds)*time.Second), seen,
-			shortDuration(e.WarnAfter.D()), shortDuration(e.StaleAfter.D()))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return out.Flush()
 }
 
 // thresholdFlags are --warn and --stale, shared by stale, monitor and status.

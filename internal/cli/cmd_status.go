@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // StatusOptions are the inputs of `ckpt done`, `ckpt fail` and `ckpt wait`.
@@ -124,7 +125,7 @@ func runBeat(ctx context.Context, o *BeatOptions) error {
 			}
 			return writeJSON(o.IO.Out, c)
 		}
-		line := fmt.Sprintf("%s  beat at %s", o.ID, sig.At.Format(timeLayout))
+		line := fmt.Sprintf("%s  beat at %s", o.ID, sig.At.Format(render.TimeLayout))
 		if sig.State != "" {
 			line += "  " + string(sig.State)
 			if sig.Reason != "" {

@@ -296,14 +296,14 @@ func (o *StatusViewOptions) emit(view []byte) error {
 			return fmt.Errorf("writing %s: %w", o.OutFile, err)
 		}
 		if o.Watch {
-			_, err := fmt.Fprintf(o.IO.ErrOut, "ckpt: wrote %s at %s\n", o.OutFile, o.Now().Format(timeLayout))
+			_, err := fmt.Fprintf(o.IO.ErrOut, "ckpt: wrote %s at %s\n", o.OutFile, o.Now().Format(render.TimeLayout))
 			return err
 		}
 		return nil
 	}
 	var b bytes.Buffer
 	if o.Watch {
-		fmt.Fprintf(&b, "ckpt status  %s, on each change and every %s  (Ctrl-C stops)\n\n", o.Now().Format(timeLayout), o.Every)
+		fmt.Fprintf(&b, "ckpt status  %s, on each change and every %s  (Ctrl-C stops)\n\n", o.Now().Format(render.TimeLayout), o.Every)
 	}
 	if o.JSON {
 		b.Write(view)

@@ -226,7 +226,7 @@ func runArchive(ctx context.Context, o *ArchiveOptions) error {
 		switch {
 		case already:
 			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was archived already (%s at %s): nothing appended",
-				o.ID, c.Archived.Reason, c.Archived.At.Format(timeLayout)))
+				o.ID, c.Archived.Reason, c.Archived.At.Format(render.TimeLayout)))
 		case r.Replayed:
 			printWarning(o.IO.ErrOut, fmt.Sprintf("key %q was applied already as revision %d: nothing appended", o.Key, r.Event.Seq))
 		}
@@ -237,7 +237,7 @@ func runArchive(ctx context.Context, o *ArchiveOptions) error {
 			_, err = io.WriteString(o.IO.Out, render.Terminal(fmt.Sprintf("%s  rev %d  archived (%s)\n", c.ID, c.Rev, c.Archived.Reason)))
 			return err
 		}
-		_, err = fmt.Fprintln(o.IO.Out, summaryLine(c, r.Event))
+		_, err = fmt.Fprintln(o.IO.Out, render.SummaryLine(c, r.Event))
 		return err
 	})
 }
@@ -298,7 +298,7 @@ func runRestore(ctx context.Context, o *RestoreOptions) error {
 		if o.JSON {
 			return writeJSON(o.IO.Out, c)
 		}
-		_, err = fmt.Fprintf(o.IO.Out, "%s  rev %d  restored to revision %d  (%s, %s)\n", c.ID, c.Rev, o.Rev, progressText(c.Progress), c.Status)
+		_, err = fmt.Fprintf(o.IO.Out, "%s  rev %d  restored to revision %d  (%s, %s)\n", c.ID, c.Rev, o.Rev, render.ProgressCount(c.Progress), c.Status)
 		return err
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/httpapi"
 	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/render"
 	"github.com/ckpt-dev/ckpt/server"
 )
 
@@ -172,7 +173,7 @@ func runTokenList(ctx context.Context, o *TokenOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSCOPE\tPREFIX\tAGENT\tCREATED\tNOTE")
 	for _, t := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, dash(t.Prefix), dash(t.Agent), t.CreatedAt.Format(time.RFC3339), t.Note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, render.Dash(t.Prefix), render.Dash(t.Agent), t.CreatedAt.Format(time.RFC3339), t.Note)
 	}
 	return tw.Flush()
 }

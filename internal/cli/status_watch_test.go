@@ -10,6 +10,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // fakeTerminal is a terminal screen that understands what --watch writes:
@@ -148,7 +149,7 @@ func TestStatusWatchFollowsTheFeed(t *testing.T) {
 
 	// The screen is exactly what ckpt status prints, under the header.
 	frame := func() string {
-		return "ckpt status  " + o.Now().Format(timeLayout) + ", on each change and every 5s  (Ctrl-C stops)\n\n" +
+		return "ckpt status  " + o.Now().Format(render.TimeLayout) + ", on each change and every 5s  (Ctrl-C stops)\n\n" +
 			strings.TrimSuffix(h.ok("status"), "\n")
 	}
 	want := frame()

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // writeOptions are shared by every command that appends an event.
@@ -97,7 +98,7 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, t ckpt.EventT
 	if o.JSON {
 		return writeJSON(o.IO.Out, res.State)
 	}
-	_, err = fmt.Fprintln(o.IO.Out, summaryLine(res.State, res.Event))
+	_, err = fmt.Fprintln(o.IO.Out, render.SummaryLine(res.State, res.Event))
 	return err
 }
 

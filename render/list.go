@@ -1,0 +1,83 @@
+package render
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// ListTable writes `ckpt ls`'s table of list, one row per summary in the
+// order given: ID, status, progress, agent (AgentName), current step and
+// when it was last seen (Ago). An archived checkpoint's status reads
+// "done (archived)", so a listing that includes archives tells them apart.
+// The presence is added to LAST SEEN when it is news (ListPresence). An
+// empty list writes only the header; the caller says what to do instead.
+// Stored text goes through Terminal. The only error is w's.
+func ListTable(w io.Writer, list []ckpt.Summary, now time.Time, alive ckpt.AliveFunc) error {
+	out := NewTerminalWriter(w)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tPROGRESS\tAGENT\tCURRENT\tLAST SEEN")
+	for i := range list {
+		c := &list[i]
+		seen := Ago(c.LastSeen(), now)
+		if p := ListPresence(c, now, alive); p != "" {
+			seen += " (" + string(p) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, listStatus(c),
+			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
+			Dash(squeeze(AgentName(c.Agent), 40)), Dash(squeeze(c.CurrentStep, 40)), seen)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// ListPresence is c's presence at now when a listing should say it: not
+// working, not "-", not the ended that a waiting status (ckpt wait)
+// already says; "" otherwise.
+func ListPresence(c *ckpt.Summary, now time.Time, alive ckpt.AliveFunc) ckpt.PresenceState {
+	p := ckpt.PresenceOf(c, now, ckpt.Thresholds{}, alive).State
+	if p == ckpt.PresenceWorking || p == ckpt.PresenceNone || (p == ckpt.PresenceEnded && c.Status == ckpt.StatusWaiting) {
+		return ""
+	}
+	return p
+}
+
+// listStatus is the status, with "(archived)" for an archive.
+func listStatus(c *ckpt.Summary) string {
+	if c.Archived != nil {
+		return string(c.Status) + " (archived)"
+	}
+	return string(c.Status)
+}
+
+// SummariesJSON writes list as a JSON array, one compact ckpt.Summary per
+// line (so a listing of thousands stays fast and greppable), "[]" when
+// empty. The only error is w's.
+func SummariesJSON(w io.Writer, list []ckpt.Summary) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if len(list) == 0 {
+		bw.WriteString("[]\n")
+		return bw.Flush()
+	}
+	bw.WriteString("[\n")
+	for i := range list {
+		b, err := json.Marshal(&list[i])
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+		if i < len(list)-1 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
