@@ -74,7 +74,7 @@ func (g Grant) actor(a ckpt.Actor) ckpt.Actor {
 }
 
 // scopedStore is the store as one grant sees it: every write is checked
-// against the grant and records the grant's agent. The handlers and the
+// against the grant and records the grant's agent (see Grant.bind). The handlers and the
 // mounted MCP server both go through it, so there is one enforcement
 // point whatever the surface.
 type scopedStore struct {
@@ -86,7 +86,10 @@ func (s scopedStore) Append(ctx context.Context, id string, e ckpt.Event, opts c
 	if err := s.g.mayWrite(id); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	e.Actor = s.g.actor(e.Actor)
+	e, err := s.g.bind(e)
+	if err != nil {
+		return ckpt.AppendResult{}, err
+	}
 	return s.Store.Append(ctx, id, e, opts)
 }
 
