@@ -59,6 +59,112 @@ func (l Lifecycle) session() Session {
 	return Session{ID: id, StartedAt: l.at()}
 }
 
+// As finds, in s or in a store s wraps, the first that is a T: a decorator
+// (one that mirrors, bounds, spools or scopes calls) has an Unwrap() Store
+// method returning what it wraps, and As looks through any number of them.
+// It is how a capability (Checker, Repairer, LifecycleRunner) reaches the
+// caller through wrappers that do not offer it themselves.
+func As[T any](s Store) (T, bool) {
+	for s != nil {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+		w, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			break
+		}
+		s = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// LifecycleRunner is a store that runs the lifecycle operations itself,
+// next to its data: a server's client sends each one to the server, which
+// runs it there under its own rules and token grants in one round trip
+// instead of the reads and compare-and-swaps an operation is made of. Every
+// lifecycle function of this package (and so every surface: CLI, MCP, the
+// monitor) hands its operation to the store's runner when it has one (see
+// As) and runs it itself otherwise. A runner answers exactly what the
+// function would, errors included.
+type LifecycleRunner interface {
+	RunLifecycle(ctx context.Context, op LifecycleOp) (LifecycleOutcome, error)
+}
+
+// The lifecycle operations' names, as LifecycleOp.Verb.
+const (
+	OpResume   = "resume"
+	OpTakeover = "takeover"
+	OpRestart  = "restart"
+	OpArchive  = "archive"
+	OpRestore  = "restore"
+	OpAbandon  = "abandon"
+)
+
+// LifecycleOp is one lifecycle operation with its arguments.
+type LifecycleOp struct {
+	Verb      string // one of the Op constants
+	ID        string
+	Lifecycle Lifecycle
+	Agent     *Agent // resume: replaces the recorded agent details
+	Force     bool   // resume: its force argument (besides Lifecycle.Force)
+	To        Agent  // takeover: the new agent
+	Rev       int64  // restore: the revision to go back to
+	// Note is archive's and abandon's reason (a few words); Lifecycle.Reason
+	// is the one word a takeover or restart names its archive with.
+	Note        string
+	QuietBefore time.Time // abandon: the agent is quiet if last seen before this
+}
+
+// LifecycleOutcome is what a lifecycle operation returns.
+type LifecycleOutcome struct {
+	State      *Checkpoint
+	ArchivedAs string // takeover, restart: the archive's ID
+	// Changed is false when archive found the checkpoint archived already,
+	// or abandon found it not quiet (nothing was appended).
+	Changed  bool
+	Replayed bool  // archive: the key was applied already
+	Event    Event // archive: the event appended (or replayed)
+}
+
+// runElsewhere hands op to s's LifecycleRunner if it has one (ok true).
+func runElsewhere(ctx context.Context, s Store, op LifecycleOp) (LifecycleOutcome, bool, error) {
+	r, ok := As[LifecycleRunner](s)
+	if !ok {
+		return LifecycleOutcome{}, false, nil
+	}
+	out, err := r.RunLifecycle(ctx, op)
+	return out, true, err
+}
+
+// RunLifecycle runs op over s: by s's LifecycleRunner when it has one,
+// else here, by the function of its verb. It is what a decorator that
+// offers LifecycleRunner itself calls for the store it wraps.
+func RunLifecycle(ctx context.Context, s Store, op LifecycleOp) (LifecycleOutcome, error) {
+	var out LifecycleOutcome
+	var err error
+	switch op.Verb {
+	case OpResume:
+		out.State, err = ResumeCheckpoint(ctx, s, op.ID, op.Lifecycle, op.Agent, op.Force)
+	case OpTakeover:
+		out.State, out.ArchivedAs, err = TakeOverCheckpoint(ctx, s, op.ID, op.To, op.Lifecycle)
+	case OpRestart:
+		out.State, out.ArchivedAs, err = RestartCheckpoint(ctx, s, op.ID, op.Lifecycle)
+	case OpRestore:
+		out.State, err = RestoreCheckpoint(ctx, s, op.ID, op.Rev, op.Lifecycle)
+	case OpArchive:
+		var r AppendResult
+		var already bool
+		r, already, err = ArchiveCheckpoint(ctx, s, op.ID, op.Note, op.Lifecycle)
+		out = LifecycleOutcome{State: r.State, Changed: !already, Replayed: r.Replayed, Event: r.Event}
+	case OpAbandon:
+		out.State, out.Changed, err = AbandonCheckpoint(ctx, s, op.ID, op.QuietBefore, op.Note, op.Lifecycle)
+	default:
+		err = fmt.Errorf("%w: no lifecycle operation %q: use resume, takeover, restart, archive, restore or abandon", ErrInvalid, op.Verb)
+	}
+	return out, err
+}
+
 // RefusedError is a lifecycle operation its rules refuse: taking over,
 // resuming or restarting finished or archived work, archiving live work.
 // It wraps Err (ErrNotResumable, or ErrInvalid for archiving live work) and
@@ -160,6 +266,9 @@ func (l Lifecycle) update(ctx context.Context, s Store, id string, fn func(c *Ch
 // resumable unless force (or l.Force) is set. agent, when not nil, replaces
 // the recorded agent details.
 func ResumeCheckpoint(ctx context.Context, s Store, id string, l Lifecycle, agent *Agent, force bool) (*Checkpoint, error) {
+	if out, ok, err := runElsewhere(ctx, s, LifecycleOp{Verb: OpResume, ID: id, Lifecycle: l, Agent: agent, Force: force}); ok {
+		return out.State, err
+	}
 	r, err := l.update(ctx, s, id, func(c *Checkpoint) (Event, error) {
 		if err := checkResume("resume", c, force || l.Force); err != nil {
 			return Event{}, err
@@ -319,6 +428,9 @@ func handOver(ctx context.Context, s Store, id string, l Lifecycle, check func(*
 // *RefusedError). Concurrent writers do not make it fail: it reads again
 // and retries (see handOver). With l.Key set, a retry is safe.
 func TakeOverCheckpoint(ctx context.Context, s Store, id string, to Agent, l Lifecycle) (*Checkpoint, string, error) {
+	if out, ok, err := runElsewhere(ctx, s, LifecycleOp{Verb: OpTakeover, ID: id, Lifecycle: l, To: to}); ok {
+		return out.State, out.ArchivedAs, err
+	}
 	if strings.TrimSpace(to.ID) == "" && strings.TrimSpace(to.Name) == "" {
 		return nil, "", fmt.Errorf("%w: a takeover needs the new agent (the one that continues the work)", ErrInvalid)
 	}
@@ -338,6 +450,9 @@ func TakeOverCheckpoint(ctx context.Context, s Store, id string, to Agent, l Lif
 // event resets the work. It refuses an archive, and done work unless
 // l.Force; it retries under concurrent writers like TakeOverCheckpoint.
 func RestartCheckpoint(ctx context.Context, s Store, id string, l Lifecycle) (*Checkpoint, string, error) {
+	if out, ok, err := runElsewhere(ctx, s, LifecycleOp{Verb: OpRestart, ID: id, Lifecycle: l}); ok {
+		return out.State, out.ArchivedAs, err
+	}
 	if l.Reason == "" {
 		l.Reason = "aborted"
 	}
@@ -356,6 +471,9 @@ func RestartCheckpoint(ctx context.Context, s Store, id string, l Lifecycle) (*C
 // already is left alone: already is true, nothing is appended and r.State is
 // the state as it is.
 func ArchiveCheckpoint(ctx context.Context, s Store, id, reason string, l Lifecycle) (r AppendResult, already bool, err error) {
+	if out, ok, err := runElsewhere(ctx, s, LifecycleOp{Verb: OpArchive, ID: id, Lifecycle: l, Note: reason}); ok {
+		return AppendResult{State: out.State, Event: out.Event, Replayed: out.Replayed}, !out.Changed, err
+	}
 	reason = strings.Join(strings.Fields(reason), " ")
 	if reason == "" {
 		return AppendResult{}, false, fmt.Errorf("%w: an archive needs a reason, e.g. complete", ErrInvalid)
@@ -379,9 +497,12 @@ func ArchiveCheckpoint(ctx context.Context, s Store, id, reason string, l Lifecy
 
 // RestoreCheckpoint brings checkpoint id back to the state it had at revision rev by
 // appending a restored event; the history keeps everything. It refuses a
-// revision past the last (ErrNotFound), the current revision without a key
-// (nothing to restore: ErrInvalid), and an archive unless l.Force.
+// revision past the last (ErrNotFound), the current revision (nothing to
+// restore: ErrInvalid), and an archive unless l.Force.
 func RestoreCheckpoint(ctx context.Context, s Store, id string, rev int64, l Lifecycle) (*Checkpoint, error) {
+	if out, ok, err := runElsewhere(ctx, s, LifecycleOp{Verb: OpRestore, ID: id, Lifecycle: l, Rev: rev}); ok {
+		return out.State, err
+	}
 	if rev < 1 {
 		return nil, fmt.Errorf("%w: revision %d: a revision to restore is 1 or more", ErrInvalid, rev)
 	}
@@ -390,7 +511,7 @@ func RestoreCheckpoint(ctx context.Context, s Store, id string, rev int64, l Lif
 		switch {
 		case rev > c.Rev:
 			return Event{}, fmt.Errorf("%w: %s has no revision %d: it is at revision %d", ErrNotFound, id, rev, c.Rev)
-		case rev == c.Rev && l.Key == "":
+		case rev == c.Rev:
 			return Event{}, fmt.Errorf("%w: %s is at revision %d already: nothing to restore", ErrInvalid, id, rev)
 		case c.Archived != nil && !l.Force:
 			return Event{}, refuse("restore", id, RuleArchived, ErrNotResumable, true, "is an archive (%s): restoring it changes a record", c.Archived.Reason)
@@ -417,6 +538,9 @@ func RestoreCheckpoint(ctx context.Context, s Store, id string, rev int64, l Lif
 // that has ended, an archive, and an agent seen at or after quietBefore
 // (it wrote or beat in the meantime) are left alone, and abandoned is false.
 func AbandonCheckpoint(ctx context.Context, s Store, id string, quietBefore time.Time, reason string, l Lifecycle) (c *Checkpoint, abandoned bool, err error) {
+	if out, ok, err := runElsewhere(ctx, s, LifecycleOp{Verb: OpAbandon, ID: id, Lifecycle: l, Note: reason, QuietBefore: quietBefore}); ok {
+		return out.State, out.Changed, err
+	}
 	r, err := l.update(ctx, s, id, func(c *Checkpoint) (Event, error) {
 		if c.Archived != nil || c.Status.Final() || !c.LastSeen().Before(quietBefore) {
 			return Event{}, ErrNoChange

@@ -62,9 +62,10 @@ type Capabilities struct {
 	Repair bool `json:"repair"`
 }
 
-// CapabilitiesOf reports what s offers.
+// CapabilitiesOf reports what s offers, itself or through a store it
+// wraps (see As).
 func CapabilitiesOf(s Store) Capabilities {
-	_, c := s.(Checker)
-	_, r := s.(Repairer)
+	_, c := As[Checker](s)
+	_, r := As[Repairer](s)
 	return Capabilities{Check: c, Repair: r}
 }

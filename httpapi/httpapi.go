@@ -24,10 +24,11 @@ const (
 	PathCheckpoints = "/v1/checkpoints"    // GET: list; /{id}: GET one, DELETE
 	PathEvents      = "/v1/events/"        // {id}: POST append, GET history
 	PathBeats       = "/v1/beats/"         // {id}: POST a beat
-	PathLifecycle   = "/v1/lifecycle/"     // {verb}/{id}: POST resume, takeover, restart, restore
+	PathLifecycle   = "/v1/lifecycle/"     // {verb}/{id}: POST resume, takeover, restart, restore, archive, abandon
 	PathChanges     = "/v1/changes"        // GET: the change feed as server-sent events
 	PathHead        = "/v1/changes/head"   // GET: the feed's current end
 	PathCheck       = "/v1/check"          // POST: check the store (read-only)
+	PathRepair      = "/v1/repair"         // POST: repair the store (admin)
 	PathStale       = "/v1/stale"          // GET: the silent checkpoints
 	PathInfo        = "/v1/info"           // GET: version and capabilities
 	PathOpenAPI     = "/openapi.json"      // GET: this API in OpenAPI 3.1
@@ -107,32 +108,42 @@ func BeatOf(sig ckpt.Signal) Beat {
 }
 
 // Lifecycle is the body of a lifecycle call: ckpt.Lifecycle plus the
-// arguments of each verb (Agent and Force for resume, To for takeover, Rev
-// for restore).
+// arguments of each verb (ckpt.LifecycleOp). Force is Lifecycle.Force (for
+// resume also its force argument).
 type Lifecycle struct {
-	At        time.Time   `json:"at,omitzero"`
-	Actor     ckpt.Actor  `json:"actor,omitzero"`
-	SessionID string      `json:"session_id,omitempty"`
-	Key       string      `json:"key,omitempty"`
-	Reason    string      `json:"reason,omitempty"`
-	Agent     *ckpt.Agent `json:"agent,omitempty"` // resume: replaces the recorded agent
-	Force     bool        `json:"force,omitempty"` // resume: even a done or not resumable one
-	To        ckpt.Agent  `json:"to,omitzero"`     // takeover: the new agent
-	Rev       int64       `json:"rev,omitempty"`   // restore: the revision to go back to
+	At          time.Time   `json:"at,omitzero"`
+	Actor       ckpt.Actor  `json:"actor,omitzero"`
+	SessionID   string      `json:"session_id,omitempty"`
+	Key         string      `json:"key,omitempty"`
+	Reason      string      `json:"reason,omitempty"` // takeover, restart: the archive's one-word reason
+	Force       bool        `json:"force,omitempty"`
+	IfRev       int64       `json:"if_rev,omitempty"`      // one compare-and-swap on this revision (or If-Match)
+	Agent       *ckpt.Agent `json:"agent,omitempty"`       // resume: replaces the recorded agent
+	To          ckpt.Agent  `json:"to,omitzero"`           // takeover: the new agent
+	Rev         int64       `json:"rev,omitempty"`         // restore: the revision to go back to
+	Note        string      `json:"note,omitempty"`        // archive, abandon: the reason recorded
+	QuietBefore time.Time   `json:"quiet_before,omitzero"` // abandon: quiet if last seen before this
 }
 
-// Lifecycle verbs (the segment after PathLifecycle).
+// Lifecycle verbs (the segment after PathLifecycle): ckpt's Op constants.
 const (
-	VerbResume   = "resume"
-	VerbTakeover = "takeover"
-	VerbRestart  = "restart"
-	VerbRestore  = "restore"
+	VerbResume   = ckpt.OpResume
+	VerbTakeover = ckpt.OpTakeover
+	VerbRestart  = ckpt.OpRestart
+	VerbRestore  = ckpt.OpRestore
+	VerbArchive  = ckpt.OpArchive
+	VerbAbandon  = ckpt.OpAbandon
 )
 
 // LifecycleResult is the answer to a lifecycle call.
 type LifecycleResult struct {
 	State      *ckpt.Checkpoint `json:"state"`
-	ArchivedAs string           `json:"archived_as,omitempty"`
+	ArchivedAs string           `json:"archived_as,omitempty"` // takeover, restart
+	// Changed is false when archive found the checkpoint archived already
+	// or abandon found it not quiet.
+	Changed  bool   `json:"changed"`
+	Replayed bool   `json:"replayed,omitempty"`
+	Event    *Event `json:"event,omitempty"` // archive: the event appended or replayed
 }
 
 // Head is the answer to PathHead.
@@ -167,6 +178,18 @@ type Error struct {
 	Conflict *Conflict `json:"conflict,omitempty"`
 	// IDs names the damaged checkpoints of a listing (CodeCorrupt).
 	IDs []string `json:"ids,omitempty"`
+	// Refused is set for a lifecycle operation its rules refuse.
+	Refused *Refused `json:"refused,omitempty"`
+}
+
+// Refused is the detail of a *ckpt.RefusedError: which rule refused the
+// operation and whether forcing it (force: true, --force) would go on.
+type Refused struct {
+	Op       string    `json:"op"`
+	ID       string    `json:"id"`
+	Rule     ckpt.Rule `json:"rule"`
+	Why      string    `json:"why"`
+	Forcible bool      `json:"forcible"`
 }
 
 // Conflict is the detail of a *ckpt.ConflictError.
@@ -213,18 +236,26 @@ func ErrorOf(err error) *Error {
 	if errors.As(err, &de) {
 		e.IDs = de.IDs
 	}
+	var re *ckpt.RefusedError
+	if errors.As(err, &re) {
+		e.Refused = &Refused{Op: re.Op, ID: re.ID, Rule: re.Rule, Why: re.Why, Forcible: re.Forcible}
+	}
 	return e
 }
 
 // Err rebuilds the error a wire Error describes, so that errors.Is with the
-// root package's sentinels and errors.As with *ckpt.ConflictError and
-// *ckpt.DamagedError work on the client as on the server.
+// root package's sentinels and errors.As with *ckpt.ConflictError,
+// *ckpt.DamagedError and *ckpt.RefusedError work on the client as on the
+// server.
 func (e *Error) Err() error {
 	if e.Message == "" {
 		e.Message = fmt.Sprintf("the server reported %s with no message", e.Code)
 	}
 	if e.Conflict != nil {
 		return &ckpt.ConflictError{ID: e.Conflict.ID, Want: e.Conflict.Want, Have: e.Conflict.Have}
+	}
+	if r := e.Refused; r != nil && ckpt.SentinelOf(e.Code) != nil {
+		return &ckpt.RefusedError{Op: r.Op, ID: r.ID, Rule: r.Rule, Why: r.Why, Forcible: r.Forcible, Err: ckpt.SentinelOf(e.Code)}
 	}
 	if e.Code == ckpt.CodeCorrupt && len(e.IDs) > 0 {
 		return &ckpt.DamagedError{IDs: e.IDs, Err: &RemoteError{Code: e.Code, Message: e.Message}}

@@ -36,3 +36,9 @@ func (p plain) Watch(ctx context.Context, from string, fn func(ckpt.Change) erro
 	return p.s.Watch(ctx, from, fn)
 }
 func (p plain) Head(ctx context.Context) (string, error) { return p.s.Head(ctx) }
+
+// RunLifecycle implements ckpt.LifecycleRunner: every server runs the
+// lifecycle verbs, whatever its store offers.
+func (p plain) RunLifecycle(ctx context.Context, op ckpt.LifecycleOp) (ckpt.LifecycleOutcome, error) {
+	return p.s.RunLifecycle(ctx, op)
+}

@@ -73,9 +73,11 @@ type Store struct {
 }
 
 var (
-	_ ckpt.Store   = (*Store)(nil)
-	_ ckpt.Watcher = (*Store)(nil)
-	_ ckpt.Checker = (*Store)(nil)
+	_ ckpt.Store           = (*Store)(nil)
+	_ ckpt.Watcher         = (*Store)(nil)
+	_ ckpt.Checker         = (*Store)(nil)
+	_ ckpt.Repairer        = (*Store)(nil)
+	_ ckpt.LifecycleRunner = (*Store)(nil)
 )
 
 // IsURL reports whether s names a server (http:// or https://) rather than
@@ -476,6 +478,16 @@ func (s *Store) Info(ctx context.Context) (httpapi.Info, error) {
 func (s *Store) Check(ctx context.Context, ids []string) (*ckpt.Report, error) {
 	var rep ckpt.Report
 	if _, err := s.do(ctx, call{method: http.MethodPost, path: httpapi.PathCheck, body: httpapi.Check{IDs: ids}, out: &rep}); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// Repair implements ckpt.Repairer: the server's store repairs itself. It
+// needs an admin token: repair rewrites stored data.
+func (s *Store) Repair(ctx context.Context, ids []string) (*ckpt.Report, error) {
+	var rep ckpt.Report
+	if _, err := s.do(ctx, call{method: http.MethodPost, path: httpapi.PathRepair, body: httpapi.Check{IDs: ids}, out: &rep}); err != nil {
 		return nil, err
 	}
 	return &rep, nil

@@ -238,3 +238,18 @@ func (s *Spool) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 
 // Dir returns the spool directory.
 func (s *Spool) Dir() string { return s.dir }
+
+// Unwrap returns the client under the spool, so that its capabilities
+// (ckpt.Checker, ckpt.Repairer) reach callers through ckpt.As.
+func (s *Spool) Unwrap() ckpt.Store { return s.Store }
+
+// RunLifecycle implements ckpt.LifecycleRunner: the spool is delivered
+// first, so the server runs the operation after the writes made before it,
+// and then the server runs it. A lifecycle operation is not spooled: it
+// reads before it writes, so it needs the server.
+func (s *Spool) RunLifecycle(ctx context.Context, op ckpt.LifecycleOp) (ckpt.LifecycleOutcome, error) {
+	if err := s.Deliver(ctx); err != nil {
+		return ckpt.LifecycleOutcome{}, err
+	}
+	return ckpt.RunLifecycle(ctx, s.Store, op)
+}

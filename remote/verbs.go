@@ -10,7 +10,7 @@ import (
 )
 
 // lifecycle runs a lifecycle verb on the server, next to the data. A call
-// without a key gets one, so a retry is exactly-once.
+// without a key gets one, so a retry is exactly-once (the server replays it).
 func (s *Store) lifecycle(ctx context.Context, verb, id string, in httpapi.Lifecycle) (httpapi.LifecycleResult, error) {
 	var out httpapi.LifecycleResult
 	path, err := idPath(httpapi.PathLifecycle+verb+"/", id)
@@ -24,38 +24,22 @@ func (s *Store) lifecycle(ctx context.Context, verb, id string, in httpapi.Lifec
 	return out, err
 }
 
-func wireLifecycle(l ckpt.Lifecycle) httpapi.Lifecycle {
-	return httpapi.Lifecycle{At: l.At, Actor: l.Actor, SessionID: l.SessionID, Key: l.Key, Reason: l.Reason}
-}
-
-// Resume is ckpt.ResumeCheckpoint run by the server.
-func (s *Store) Resume(ctx context.Context, id string, l ckpt.Lifecycle, agent *ckpt.Agent, force bool) (*ckpt.Checkpoint, error) {
-	in := wireLifecycle(l)
-	in.Agent, in.Force = agent, force
-	out, err := s.lifecycle(ctx, httpapi.VerbResume, id, in)
-	return out.State, err
-}
-
-// TakeOver is ckpt.TakeOverCheckpoint run by the server.
-func (s *Store) TakeOver(ctx context.Context, id string, to ckpt.Agent, l ckpt.Lifecycle) (*ckpt.Checkpoint, string, error) {
-	in := wireLifecycle(l)
-	in.To = to
-	out, err := s.lifecycle(ctx, httpapi.VerbTakeover, id, in)
-	return out.State, out.ArchivedAs, err
-}
-
-// Restart is ckpt.RestartCheckpoint run by the server.
-func (s *Store) Restart(ctx context.Context, id string, l ckpt.Lifecycle) (*ckpt.Checkpoint, string, error) {
-	out, err := s.lifecycle(ctx, httpapi.VerbRestart, id, wireLifecycle(l))
-	return out.State, out.ArchivedAs, err
-}
-
-// Restore is ckpt.RestoreCheckpoint run by the server.
-func (s *Store) Restore(ctx context.Context, id string, rev int64, l ckpt.Lifecycle) (*ckpt.Checkpoint, error) {
-	in := wireLifecycle(l)
-	in.Rev = rev
-	out, err := s.lifecycle(ctx, httpapi.VerbRestore, id, in)
-	return out.State, err
+// RunLifecycle implements ckpt.LifecycleRunner: the operation runs on the
+// server, next to the data, in one keyed call (so ckpt.TakeOverCheckpoint
+// and the other lifecycle functions over this store cost one round trip).
+func (s *Store) RunLifecycle(ctx context.Context, op ckpt.LifecycleOp) (ckpt.LifecycleOutcome, error) {
+	l := op.Lifecycle
+	in := httpapi.Lifecycle{At: l.At, Actor: l.Actor, SessionID: l.SessionID, Key: l.Key, Reason: l.Reason,
+		Force: l.Force || op.Force, IfRev: l.IfRev, Agent: op.Agent, To: op.To, Rev: op.Rev, Note: op.Note, QuietBefore: op.QuietBefore}
+	out, err := s.lifecycle(ctx, op.Verb, op.ID, in)
+	if err != nil {
+		return ckpt.LifecycleOutcome{}, err
+	}
+	res := ckpt.LifecycleOutcome{State: out.State, ArchivedAs: out.ArchivedAs, Changed: out.Changed, Replayed: out.Replayed}
+	if out.Event != nil {
+		res.Event = out.Event.Store()
+	}
+	return res, nil
 }
 
 // CreateToken asks the server for a new token (admin). The answer's Token

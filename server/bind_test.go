@@ -30,10 +30,10 @@ func TestAgentBoundTokenOverridesClaims(t *testing.T) {
 			t.Fatalf("append %s: %v", e.Type, err)
 		}
 	}
-	if _, err := bound.Resume(ctx, "w", ckpt.Lifecycle{Actor: claim}, mallory, true); err != nil {
+	if _, err := ckpt.ResumeCheckpoint(ctx, bound, "w", ckpt.Lifecycle{Actor: claim}, mallory, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := bound.TakeOver(ctx, "w", *mallory, ckpt.Lifecycle{Actor: claim, Force: true}); err != nil {
+	if _, _, err := ckpt.TakeOverCheckpoint(ctx, bound, "w", *mallory, ckpt.Lifecycle{Actor: claim, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -187,6 +187,7 @@ func (s *Server) apiRoutes() []route {
 		{"POST", httpapi.PathLifecycle + "{verb}/{id...}", s.lifecycle},
 		{"GET", httpapi.PathHead, s.head},
 		{"POST", httpapi.PathCheck, s.check},
+		{"POST", httpapi.PathRepair, s.repair},
 		{"GET", httpapi.PathStale, s.stale},
 		{"GET", httpapi.PathInfo, s.info},
 		{"GET", httpapi.PathTokens, s.listTokens},

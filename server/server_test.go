@@ -149,7 +149,7 @@ func TestScopes(t *testing.T) {
 			t.Errorf("a kai-7/ token wrote %s: %v", other, err)
 		}
 	}
-	if _, _, err := kai.Restart(ctx, "team/a", ckpt.Lifecycle{}); !errors.Is(err, ckpt.ErrForbidden) {
+	if _, _, err := ckpt.RestartCheckpoint(ctx, kai, "team/a", ckpt.Lifecycle{}); !errors.Is(err, ckpt.ErrForbidden) {
 		t.Errorf("a kai-7/ token restarted team/a: %v", err)
 	}
 	if err := kai.Delete(ctx, "kai-7/task"); !errors.Is(err, ckpt.ErrForbidden) {
@@ -175,7 +175,7 @@ func TestAgentBoundTokenIsTheActor(t *testing.T) {
 	if h[0].Actor.Agent != "kai-7" {
 		t.Errorf("stored actor %q", h[0].Actor.Agent)
 	}
-	c, err := bound.Resume(ctx, "a", ckpt.Lifecycle{Actor: ckpt.Actor{Agent: "someone-else"}}, nil, true)
+	c, err := ckpt.ResumeCheckpoint(ctx, bound, "a", ckpt.Lifecycle{Actor: ckpt.Actor{Agent: "someone-else"}}, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

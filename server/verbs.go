@@ -9,10 +9,12 @@ import (
 	"github.com/ckpt-dev/ckpt/httpapi"
 )
 
-// lifecycle: POST /v1/lifecycle/{verb}/{id}: the lifecycle verbs of the
-// root package, run here next to the data over the grant's view of the
-// store (so a prefix-bound token cannot take over outside its prefix, and
-// an agent-bound token's agent is the actor).
+// lifecycle: POST /v1/lifecycle/{verb}/{id}: the lifecycle operations of
+// the root package (ckpt.RunLifecycle), run here next to the data over the
+// grant's view of the store (so a prefix-bound token cannot take over
+// outside its prefix, and an agent-bound token's agent is the actor, the
+// resumed session's agent and a takeover's new agent). If-Match, like
+// if_rev, makes the operation one compare-and-swap on that revision.
 func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request) error {
 	id, verb := r.PathValue("id"), r.PathValue("verb")
 	var in httpapi.Lifecycle
@@ -22,31 +24,38 @@ func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request) error {
 	if k := r.Header.Get(httpapi.HeaderIdempotencyKey); k != "" {
 		in.Key = k
 	}
+	rev, err := ifMatch(r)
+	if err != nil {
+		return err
+	}
+	if rev > 0 {
+		in.IfRev = rev
+	}
 	st := s.storeFor(r.Context())
 	if err := st.g.mayWrite(id); err != nil {
 		return err
 	}
-	l := ckpt.Lifecycle{At: in.At, Actor: st.g.actor(in.Actor), SessionID: in.SessionID, Key: in.Key, Reason: in.Reason}
+	l := ckpt.Lifecycle{At: in.At, Actor: st.g.actor(in.Actor), SessionID: in.SessionID, Key: in.Key, Reason: in.Reason, Force: in.Force, IfRev: in.IfRev}
 	if l.At.IsZero() {
 		l.At = s.now()
 	}
-	var out httpapi.LifecycleResult
-	var err error
-	ctx := r.Context()
+	op := ckpt.LifecycleOp{Verb: verb, ID: id, Lifecycle: l, Agent: in.Agent, Force: in.Force, To: in.To, Rev: in.Rev, Note: in.Note, QuietBefore: in.QuietBefore}
 	switch verb {
-	case httpapi.VerbResume:
-		out.State, err = ckpt.ResumeCheckpoint(ctx, st, id, l, in.Agent, in.Force)
-	case httpapi.VerbTakeover:
-		out.State, out.ArchivedAs, err = ckpt.TakeOverCheckpoint(ctx, st, id, in.To, l)
-	case httpapi.VerbRestart:
-		out.State, out.ArchivedAs, err = ckpt.RestartCheckpoint(ctx, st, id, l)
-	case httpapi.VerbRestore:
-		out.State, err = ckpt.RestoreCheckpoint(ctx, st, id, in.Rev, l)
+	case httpapi.VerbResume, httpapi.VerbTakeover, httpapi.VerbRestart, httpapi.VerbRestore, httpapi.VerbArchive, httpapi.VerbAbandon:
 	default:
-		return fmt.Errorf("%w: no lifecycle verb %q: use resume, takeover, restart or restore (archive is an append of an archived event)", ckpt.ErrNotFound, verb)
+		return fmt.Errorf("%w: no lifecycle verb %q: use resume, takeover, restart, restore, archive or abandon", ckpt.ErrNotFound, verb)
 	}
+	if op.Verb == httpapi.VerbAbandon && op.QuietBefore.IsZero() {
+		return fmt.Errorf("%w: abandon needs quiet_before: the time before which the agent's last sign of life makes it quiet", ckpt.ErrInvalid)
+	}
+	res, err := ckpt.RunLifecycle(r.Context(), st, op)
 	if err != nil {
 		return err
+	}
+	out := httpapi.LifecycleResult{State: res.State, ArchivedAs: res.ArchivedAs, Changed: res.Changed, Replayed: res.Replayed}
+	if res.Event.Type != "" {
+		ev := httpapi.WireEvent(res.Event)
+		out.Event = &ev
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -62,6 +71,27 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rep, err := c.Check(r.Context(), in.IDs)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rep)
+}
+
+// repair: POST /v1/repair {ids} (admin): the store mends what check
+// reports; it rewrites stored data, so it needs an admin token.
+func (s *Server) repair(w http.ResponseWriter, r *http.Request) error {
+	if !grantOf(r.Context()).Scope.Allows(ScopeAdmin) {
+		return fmt.Errorf("%w: repair rewrites stored data, so it needs an admin token (this one's scope is %s): run ckpt repair with CKPT_TOKEN set to an admin token (ckpt token create --scope admin), or on the server's machine over its store", ckpt.ErrForbidden, grantOf(r.Context()).Scope)
+	}
+	rp, ok := s.store.(ckpt.Repairer)
+	if !ok {
+		return fmt.Errorf("%w: this server's store cannot repair itself", ckpt.ErrInvalid)
+	}
+	var in httpapi.Check
+	if err := readJSON(r, &in); err != nil {
+		return err
+	}
+	rep, err := rp.Repair(r.Context(), in.IDs)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func errNoCapability(what string) error {
 
 func runCheck(ctx context.Context, o *CheckOptions) error {
 	return o.withStore(func(st ckpt.Store, dir string) error {
-		chk, ok := st.(ckpt.Checker)
+		chk, ok := ckpt.As[ckpt.Checker](st)
 		if !ok {
 			return errNoCapability("check")
 		}
@@ -141,7 +141,7 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 
 func runRepair(ctx context.Context, o *CheckOptions) error {
 	return o.withStore(func(st ckpt.Store, dir string) error {
-		rp, ok := st.(ckpt.Repairer)
+		rp, ok := ckpt.As[ckpt.Repairer](st)
 		if !ok {
 			return errNoCapability("repair")
 		}

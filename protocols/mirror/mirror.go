@@ -107,6 +107,22 @@ func (m *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	return res, nil
 }
 
+// RunLifecycle implements ckpt.LifecycleRunner. Over a store that runs the
+// lifecycle operations itself (a server's client), the operation runs
+// there and the mirrors are written from the state it returns; over any
+// other store it runs here, through the mirrors' Append, as without them.
+func (m *Store) RunLifecycle(ctx context.Context, op ckpt.LifecycleOp) (ckpt.LifecycleOutcome, error) {
+	if _, ok := ckpt.As[ckpt.LifecycleRunner](m.Store); !ok {
+		// Hide this method (and Unwrap) so the operation does not come back here.
+		return ckpt.RunLifecycle(ctx, struct{ ckpt.Store }{m}, op)
+	}
+	out, err := ckpt.RunLifecycle(ctx, m.Store, op)
+	if err == nil && out.State != nil {
+		m.Write(ctx, out.State, nil)
+	}
+	return out, err
+}
+
 // Beat records the heartbeat and rewrites the mirrors, whose files carry
 // the last sign of life the seed systems' own stale checks read (seed 002's
 // last_checkpoint, seed 003's heartbeat.last_beat).
