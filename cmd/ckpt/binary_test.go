@@ -20,7 +20,9 @@ var (
 	buildErr  error
 )
 
-// ckptBinary builds ./cmd/ckpt once per test process and returns its path.
+// ckptBinary builds ./cmd/ckpt and ./cmd/ckpt-server into one directory,
+// once per test process, as the README installs them (static, cgo off),
+// and returns the path of ckpt: its dispatcher finds ckpt-server beside it.
 func ckptBinary(tb testing.TB) string {
 	tb.Helper()
 	buildOnce.Do(func() {
@@ -31,8 +33,8 @@ func ckptBinary(tb testing.TB) string {
 		}
 		builtPath = filepath.Join(dir, "ckpt")
 		// go test puts the go command that runs it first on PATH.
-		goTool := "go"
-		cmd := exec.Command(goTool, "build", "-o", builtPath, ".")
+		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../ckpt-server")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -49,6 +49,12 @@ type Env struct {
 	// actor when neither an agent nor $USER/$LOGNAME names anyone; nil
 	// names no one.
 	LookupUser func() string
+	// Exec replaces the process with the program at path, given args
+	// (args[0] included), the process's environment with the KEY=VALUE
+	// pairs of env added, and its standard streams; it returns only on
+	// failure. ckpt runs its server commands this way (see dispatch.go);
+	// nil: it cannot.
+	Exec func(path string, args, env []string) error
 }
 
 func (e *Env) getenv(key string) string {

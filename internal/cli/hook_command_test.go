@@ -96,9 +96,6 @@ func TestInstallCommandDefault(t *testing.T) {
 		{goRun, []string{"hooks", "install", "claude", "--print", "--scope", "local"}, `"command": "ckpt hook Stop"`},
 		{installed, []string{"hooks", "install", "codex", "--print", "--command", "ckpt"}, `"command": "ckpt hook Stop --client codex"`},
 		{goRun, []string{"hooks", "install", "gemini", "--print", "--command", "/usr/bin/ckpt"}, `"command": "/usr/bin/ckpt hook AfterAgent --client gemini"`},
-		{installed, []string{"mcp", "install", "claude", "--print"}, "claude mcp add ckpt -- /opt/ckpt/bin/ckpt mcp\n"},
-		{goRun, []string{"mcp", "install", "claude", "--print"}, "claude mcp add ckpt -- ckpt mcp\n"},
-		{installed, []string{"mcp", "install", "claude", "--print", "--command", "ckpt"}, "claude mcp add ckpt -- ckpt mcp\n"},
 	} {
 		if out := run1(tc.exe, tc.args...); !strings.Contains(out, tc.want) {
 			t.Errorf("ckpt %s run as %s:\n%s\nwant it to contain %q", strings.Join(tc.args, " "), tc.exe, out, tc.want)

@@ -29,6 +29,9 @@ func run(f *factory) int {
 	root.SetOut(env.Out)
 	root.SetErr(env.ErrOut)
 	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		err = f.deferred
+	}
 	if err != nil && !f.reached {
 		// cobra failed before any command ran: an unknown command, a bad
 		// flag or a wrong number of arguments.
@@ -59,6 +62,11 @@ type factory struct {
 	// store, when set, is the store every command uses instead of finding
 	// one (tests run commands against a memstore this way).
 	store ckpt.Store
+	// commands are the commands built outside this package that replace
+	// the dispatchers to ckpt-server (see MainWith); nil in ckpt itself.
+	commands map[string]func(*factory) *cobra.Command
+	// deferred is an error a help function met (it cannot return one).
+	deferred error
 }
 
 // prepare runs before every command: it resolves the clock.
@@ -200,14 +208,14 @@ func verbs() []verb {
 		{"done", "record", statusVerb("done")}, {"fail", "record", statusVerb("fail")}, {"wait", "record", statusVerb("wait")},
 		{"show", "read", newShowCmd}, {"ls", "read", newLsCmd}, {"log", "read", newLogCmd},
 		{"init", "store", newInitCmd}, {"check", "store", newCheckCmd}, {"repair", "store", newRepairCmd},
-		{"migrate", "store", newMigrateCmd}, {"serve", "store", newServeCmd}, {"token", "store", newTokenCmd},
+		{"migrate", "store", newMigrateCmd}, {"serve", "store", serverVerb("serve")}, {"token", "store", serverVerb("token")},
 		{"resume", "lifecycle", newResumeCmd}, {"takeover", "lifecycle", newTakeoverCmd}, {"restart", "lifecycle", newRestartCmd},
 		{"archive", "lifecycle", newArchiveCmd}, {"restore", "lifecycle", newRestoreCmd}, {"prune", "lifecycle", newPruneCmd},
 		{"status", "watch", newStatusViewCmd}, {"progress", "watch", newProgressCmd}, {"stale", "watch", newStaleCmd},
 		{"monitor", "watch", newMonitorCmd},
 		{"import", "protocols", newImportCmd}, {"export", "protocols", newExportCmd}, {"mirror", "protocols", newMirrorCmd},
 		{"plan", "protocols", newPlanCmd}, {"checkpoint", "protocols", newCheckpointCmd},
-		{"hooks", "integrations", newHooksCmd}, {"hook", "integrations", newHookCmd}, {"mcp", "integrations", newMCPCmd},
+		{"hooks", "integrations", newHooksCmd}, {"hook", "integrations", newHookCmd}, {"mcp", "integrations", serverVerb("mcp")},
 		{"demo", "", newDemoCmd}, {"version", "", newVersionCmd},
 	}
 }

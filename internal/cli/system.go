@@ -31,6 +31,7 @@ func System() *Env {
 			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		},
 		LookupUser: accountName,
+		Exec:       execProgram,
 	}
 }
 

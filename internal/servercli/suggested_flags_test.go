@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"go/ast"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -21,9 +22,10 @@ var suggestion = regexp.MustCompile("ckpt((?: [^ ();`,\"]+)+)")
 // TestSuggestedFlagsExist reads every string in the module's Go sources
 // (tests aside) and checks that each `ckpt VERB … --flag` it suggests names
 // a flag that VERB has: no message may send a user to a flag that does not
-// exist.
+// exist. (It lives here, where the whole tree, serve, mcp and token
+// included, is built.)
 func TestSuggestedFlagsExist(t *testing.T) {
-	root := newRootCmd(&factory{env: &Env{}}, nil)
+	root := cli.Tree(Commands()...)
 	checked := 0
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/mcp"
 	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/process"
@@ -27,7 +28,7 @@ const DefaultServeAddr = "127.0.0.1:8470"
 
 // ServeOptions are the inputs of `ckpt serve`.
 type ServeOptions struct {
-	IO        IOStreams
+	IO        cli.IOStreams
 	Now       func() time.Time
 	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
 	// OpenLocal opens the local file store (--store, CKPT_STORE, or found).
@@ -46,8 +47,8 @@ type ServeOptions struct {
 	Ready func(addr net.Addr)
 }
 
-func newServeCmd(f *factory) *cobra.Command {
-	o := &ServeOptions{IO: f.env.IOStreams, Interrupt: f.env.Interrupt}
+func newServeCmd(f *cli.Factory) *cobra.Command {
+	o := &ServeOptions{IO: f.Env().IOStreams, Interrupt: f.Env().Interrupt}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the store over HTTP to agents on other machines (API, change feed, MCP, dashboard)",
@@ -74,18 +75,18 @@ tokens, on a loopback address only, for development.`,
   ckpt serve --addr 0.0.0.0:8470 --tls-cert cert.pem --tls-key key.pem
   ckpt serve --pg postgres://ckpt@db/ckpt --tokens /etc/ckpt/tokens.json
   ckpt serve --addr 8470 --insecure-dev`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cli.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.Now = f.now
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
+		o.Now = f.Now
 		o.OpenLocal = func() (ckpt.Store, string, error) {
-			st, err := f.openFileStore()
+			st, err := f.OpenFileStore()
 			if err != nil {
 				return nil, "", err
 			}
 			return st, st.Dir(), nil
 		}
-		o.ConfigDir = configDir(f.env)
+		o.ConfigDir = configDir(f.Env())
 		return runServe(ctx, o)
 	})
 	fl := cmd.Flags()
@@ -103,11 +104,11 @@ tokens, on a loopback address only, for development.`,
 
 // configDir is the user's configuration directory ($XDG_CONFIG_HOME, else
 // ~/.config), "" when neither is known.
-func configDir(env *Env) string {
-	if d := env.getenv("XDG_CONFIG_HOME"); d != "" {
+func configDir(env *cli.Env) string {
+	if d := env.Var("XDG_CONFIG_HOME"); d != "" {
 		return d
 	}
-	if h := env.getenv("HOME"); h != "" {
+	if h := env.Var("HOME"); h != "" {
 		return filepath.Join(h, ".config")
 	}
 	return ""
@@ -116,14 +117,14 @@ func configDir(env *Env) string {
 func runServe(ctx context.Context, o *ServeOptions) error {
 	addr, err := mcp.ListenAddr(o.Addr)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	host, _, _ := net.SplitHostPort(addr)
 	if o.Insecure && !isLoopback(host) {
-		return usagef("--insecure-dev serves without tokens, so it listens only on a loopback address, not %s: use --addr 127.0.0.1:PORT, or create tokens (ckpt token create) and drop --insecure-dev", addr)
+		return cli.Usagef("--insecure-dev serves without tokens, so it listens only on a loopback address, not %s: use --addr 127.0.0.1:PORT, or create tokens (ckpt token create) and drop --insecure-dev", addr)
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
-		return usagef("give both --tls-cert and --tls-key, or neither")
+		return cli.Usagef("give both --tls-cert and --tls-key, or neither")
 	}
 	st, tokensPath, err := o.openBackend(ctx)
 	if err != nil {
@@ -154,7 +155,7 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if tlsConfig != nil {
 		scheme = "https"
 	} else if !isLoopback(host) {
-		printWarning(o.IO.ErrOut, fmt.Sprintf("serving plain HTTP on %s: tokens cross the network in clear unless a TLS proxy is in front (or use --tls-cert and --tls-key)", addr))
+		cli.PrintWarning(o.IO.ErrOut, fmt.Sprintf("serving plain HTTP on %s: tokens cross the network in clear unless a TLS proxy is in front (or use --tls-cert and --tls-key)", addr))
 	}
 	fmt.Fprintf(o.IO.ErrOut, "ckpt serve: serving %s://%s (API /v1, dashboard /, MCP /mcp, metrics /metrics; Ctrl-C stops)\n", scheme, ln.Addr())
 	if o.Ready != nil {
@@ -172,7 +173,7 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, error) {
 	if o.PG != "" {
 		if !pgstore.IsURL(o.PG) {
-			return nil, "", usagef("--pg %q is not a PostgreSQL URL: use postgres://USER@HOST/DB", o.PG)
+			return nil, "", cli.Usagef("--pg %q is not a PostgreSQL URL: use postgres://USER@HOST/DB", o.PG)
 		}
 		st, err := pgstore.Open(ctx, o.PG)
 		if err != nil {
@@ -182,7 +183,7 @@ func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, err
 		if path == "" {
 			if o.ConfigDir == "" {
 				st.Close()
-				return nil, "", usagef("no config directory to keep tokens in ($HOME and $XDG_CONFIG_HOME are unset): pass --tokens FILE")
+				return nil, "", cli.Usagef("no config directory to keep tokens in ($HOME and $XDG_CONFIG_HOME are unset): pass --tokens FILE")
 			}
 			path = filepath.Join(o.ConfigDir, "ckpt", server.TokenFileName)
 		}

@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt-dev/ckpt/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/render"
 	"github.com/ckpt-dev/ckpt/server"
@@ -18,7 +19,7 @@ import (
 
 // TokenOptions are the inputs of `ckpt token create|ls|revoke`.
 type TokenOptions struct {
-	IO  IOStreams
+	IO  cli.IOStreams
 	Now func() time.Time
 	// Tokens opens where the tokens are: the server's API (admin token)
 	// when the store is a URL, else the token file.
@@ -36,12 +37,12 @@ type tokenAdmin interface {
 	where() string
 }
 
-func newTokenCmd(f *factory) *cobra.Command {
+func newTokenCmd(f *cli.Factory) *cobra.Command {
 	var file string
-	o := &TokenOptions{IO: f.env.IOStreams}
+	o := &TokenOptions{IO: f.Env().IOStreams}
 	open := func() (tokenAdmin, error) {
-		if u := f.givenStoreDir(); remote.IsURL(u) && file == "" {
-			st, err := remote.New(u, remote.Options{Token: f.env.getenv(EnvToken)})
+		if u := f.GivenStoreDir(); remote.IsURL(u) && file == "" {
+			st, err := remote.New(u, remote.Options{Token: f.Env().Var(cli.EnvToken)})
 			if err != nil {
 				return nil, err
 			}
@@ -49,7 +50,7 @@ func newTokenCmd(f *factory) *cobra.Command {
 		}
 		path := file
 		if path == "" {
-			st, err := f.openFileStore()
+			st, err := f.OpenFileStore()
 			if err != nil {
 				return nil, fmt.Errorf("%w (a server over PostgreSQL keeps its tokens where its --tokens says: pass the same --tokens FILE)", err)
 			}
@@ -85,10 +86,10 @@ A revoked token is refused from the next request on.`,
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a token and print it (the only time it is shown)",
-		Args:  exactArgs(0, "no arguments"),
+		Args:  cli.ExactArgs(0, "no arguments"),
 	}
-	create.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.Now, o.Tokens = f.now, open
+	create.RunE = f.RunE(func(ctx context.Context, args []string) error {
+		o.Now, o.Tokens = f.Now, open
 		return runTokenCreate(ctx, o)
 	})
 	create.Flags().StringVar(&o.Scope, "scope", "", "read, write or admin (required)")
@@ -96,14 +97,14 @@ A revoked token is refused from the next request on.`,
 	create.Flags().StringVar(&o.Agent, "agent", "", "record `AGENT` as the actor of every write made with the token")
 	create.Flags().StringVar(&o.Note, "note", "", "what the token is for (shown by ls)")
 	create.Flags().BoolVar(&o.JSON, "json", false, "print the token as JSON")
-	ls := &cobra.Command{Use: "ls", Short: "List the tokens (never their secrets)", Args: exactArgs(0, "no arguments")}
-	ls.RunE = f.runE(func(ctx context.Context, args []string) error {
+	ls := &cobra.Command{Use: "ls", Short: "List the tokens (never their secrets)", Args: cli.ExactArgs(0, "no arguments")}
+	ls.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Tokens = open
 		return runTokenList(ctx, o)
 	})
 	ls.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a token: refused from the next request on", Args: exactArgs(1, "the token's ID (ckpt token ls)")}
-	revoke.RunE = f.runE(func(ctx context.Context, args []string) error {
+	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a token: refused from the next request on", Args: cli.ExactArgs(1, "the token's ID (ckpt token ls)")}
+	revoke.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Tokens = open
 		return runTokenRevoke(ctx, o, args[0])
 	})
@@ -113,10 +114,10 @@ A revoked token is refused from the next request on.`,
 
 func runTokenCreate(ctx context.Context, o *TokenOptions) error {
 	if o.Scope == "" {
-		return usagef("give the token's scope: --scope read, write or admin")
+		return cli.Usagef("give the token's scope: --scope read, write or admin")
 	}
 	if _, err := server.ParseScope(o.Scope); err != nil {
-		return usageError{err}
+		return cli.UsageError(err)
 	}
 	ta, err := o.Tokens()
 	if err != nil {
@@ -145,7 +146,7 @@ func describeGrant(t httpapi.TokenInfo) string {
 	return s
 }
 
-func writeTokenJSON(io IOStreams, v any) error {
+func writeTokenJSON(io cli.IOStreams, v any) error {
 	enc := json.NewEncoder(io.Out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -231,3 +232,11 @@ func (s serverTokens) create(ctx context.Context, in httpapi.TokenInfo, _ time.T
 func (s serverTokens) list(ctx context.Context) ([]httpapi.TokenInfo, error) { return s.st.Tokens(ctx) }
 func (s serverTokens) revoke(ctx context.Context, id string) error           { return s.st.RevokeToken(ctx, id) }
 func (s serverTokens) where() string                                         { return s.st.URL() }
+
+// dash is s, or "-" for nothing.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

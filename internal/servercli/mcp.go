@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"context"
@@ -7,18 +7,25 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/claude"
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MCPOptions are the inputs of `ckpt mcp`.
 type MCPOptions struct {
-	common
+	IO  cli.IOStreams
+	Now func() time.Time
+	// Store opens the store; the caller closes it.
+	Store func() (ckpt.Store, error)
 	// Interrupt ends the server on Ctrl-C or SIGTERM (Env.Interrupt); nil:
 	// it ends when the client disconnects or ctx ends.
 	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
@@ -28,8 +35,8 @@ type MCPOptions struct {
 	Agent       string // the default actor of the events the tools write
 }
 
-func newMCPCmd(f *factory) *cobra.Command {
-	o := &MCPOptions{common: f.common(), Interrupt: f.env.Interrupt}
+func newMCPCmd(f *cli.Factory) *cobra.Command {
+	o := &MCPOptions{IO: f.Env().IOStreams, Now: f.Now, Store: f.OpenStore, Interrupt: f.Env().Interrupt}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve ckpt's tools over the Model Context Protocol (stdio, or HTTP)",
@@ -54,10 +61,10 @@ unless a tool call names its agent.`,
   ckpt mcp --http 127.0.0.1:8765
   ckpt mcp install claude
   claude mcp add ckpt -- ckpt mcp`,
-		Args: exactArgs(0, "no arguments (did you mean ckpt mcp install claude?)"),
+		Args: cli.ExactArgs(0, "no arguments (did you mean ckpt mcp install claude?)"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.Agent = f.actor().Agent
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
+		o.Agent = f.Actor().Agent
 		return runMCP(ctx, o)
 	})
 	fl := cmd.Flags()
@@ -66,9 +73,6 @@ unless a tool call names its agent.`,
 	cmd.AddCommand(newMCPInstallCmd(f, true), newMCPInstallCmd(f, false))
 	return cmd
 }
-
-// mcpVersion is the version the server reports to clients.
-const mcpVersion = "dev"
 
 func runMCP(ctx context.Context, o *MCPOptions) error {
 	var addr string
@@ -108,13 +112,13 @@ func runMCP(ctx context.Context, o *MCPOptions) error {
 func httpAddr(addr string, allowRemote bool) (string, error) {
 	full, err := mcp.ListenAddr(addr)
 	if err != nil {
-		return "", usageError{err}
+		return "", cli.UsageError(err)
 	}
 	host, _, _ := net.SplitHostPort(full)
 	if allowRemote || isLoopback(host) {
 		return full, nil
 	}
-	return "", usagef("refusing to serve MCP on %s: it is not a loopback address and the server has no authentication, so anyone who can reach it could read and rewrite your checkpoints; use 127.0.0.1 (e.g. --http 127.0.0.1:%s), or pass --allow-remote once it is behind a proxy that authenticates",
+	return "", cli.Usagef("refusing to serve MCP on %s: it is not a loopback address and the server has no authentication, so anyone who can reach it could read and rewrite your checkpoints; use 127.0.0.1 (e.g. --http 127.0.0.1:%s), or pass --allow-remote once it is behind a proxy that authenticates",
 		full, portOf(full))
 }
 
@@ -141,18 +145,18 @@ func (nopWriteCloser) Close() error { return nil }
 
 // MCPInstallOptions are the inputs of `ckpt mcp install|uninstall claude`.
 type MCPInstallOptions struct {
-	IO         IOStreams
+	IO         cli.IOStreams
 	Install    bool
 	Print      bool   // print the `claude mcp add` line instead of writing
 	Scope      string // project (.mcp.json), local or user (Claude Code's own files)
 	ProjectDir string
 	Command    string // empty: installCommand's default for the scope
 	// Env is where the default command comes from (the running binary).
-	Env *Env
+	Env *cli.Env
 }
 
-func newMCPInstallCmd(f *factory, install bool) *cobra.Command {
-	o := &MCPInstallOptions{IO: f.env.IOStreams, Install: install, Env: f.env}
+func newMCPInstallCmd(f *cli.Factory, install bool) *cobra.Command {
+	o := &MCPInstallOptions{IO: f.Env().IOStreams, Install: install, Env: f.Env()}
 	use, short := "install", "Register ckpt's MCP server with Claude Code (.mcp.json)"
 	long := `Register ckpt's MCP server with Claude Code for this project: add
 {"command": "ckpt", "args": ["mcp"]} as mcpServers.ckpt in the project's
@@ -177,15 +181,15 @@ server and key. A file without it is left alone.`
 		Short:   short,
 		Long:    long,
 		Example: "  ckpt mcp " + use + " claude" + map[bool]string{true: "\n  ckpt mcp install claude --print\n  ckpt mcp install claude --scope user", false: ""}[install],
-		Args:    exactArgs(1, "the client: claude"),
+		Args:    cli.ExactArgs(1, "the client: claude"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		if c := strings.ToLower(args[0]); c != "claude" && c != "claude-code" {
-			return usagef("ckpt mcp %s knows claude only; for Codex, Gemini CLI and other clients see docs/mcp.md (add command ckpt, args [mcp] to their MCP servers)", use)
+			return cli.Usagef("ckpt mcp %s knows claude only; for Codex, Gemini CLI and other clients see docs/mcp.md (add command ckpt, args [mcp] to their MCP servers)", use)
 		}
-		o.ProjectDir = claude.FindRepoRoot(f.env.WorkDir)
+		o.ProjectDir = claude.FindRepoRoot(f.Env().WorkDir)
 		if o.ProjectDir == "" {
-			o.ProjectDir = f.env.WorkDir
+			o.ProjectDir = f.Env().WorkDir
 		}
 		return runMCPInstall(o)
 	})
@@ -193,14 +197,14 @@ server and key. A file without it is left alone.`
 		fl := cmd.Flags()
 		fl.BoolVar(&o.Print, "print", false, "print the claude mcp add command instead of writing .mcp.json")
 		fl.StringVar(&o.Scope, "scope", "project", "`SCOPE`: project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
-		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+installCommand(f.env, true)+")")
+		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+cli.InstallCommand(asCkpt(f.Env()), true)+")")
 	}
 	return cmd
 }
 
 func runMCPInstall(o *MCPInstallOptions) error {
 	if o.Command == "" {
-		o.Command = installCommand(o.Env, o.Print || o.Scope != "project")
+		o.Command = cli.InstallCommand(asCkpt(o.Env), o.Print || o.Scope != "project")
 	}
 	if !o.Install {
 		changed, path, err := mcp.UninstallClaudeProject(o.ProjectDir)
@@ -217,7 +221,7 @@ func runMCPInstall(o *MCPInstallOptions) error {
 	switch o.Scope {
 	case "project", "local", "user":
 	default:
-		return usagef("unknown scope %q: use project, local or user", o.Scope)
+		return cli.Usagef("unknown scope %q: use project, local or user", o.Scope)
 	}
 	if o.Print || o.Scope != "project" {
 		scope := o.Scope
@@ -226,7 +230,7 @@ func runMCPInstall(o *MCPInstallOptions) error {
 		}
 		_, err := fmt.Fprintln(o.IO.Out, shellLine(mcp.ClaudeAddArgs(scope, o.Command)))
 		if err == nil && !o.Print {
-			printWarning(o.IO.ErrOut, fmt.Sprintf("Claude Code keeps %s-scope MCP servers in ~/.claude.json, which ckpt does not write: run the command above", o.Scope))
+			cli.PrintWarning(o.IO.ErrOut, fmt.Sprintf("Claude Code keeps %s-scope MCP servers in ~/.claude.json, which ckpt does not write: run the command above", o.Scope))
 		}
 		return err
 	}
@@ -256,4 +260,21 @@ func shellLine(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
+}
+
+// asCkpt is env as ckpt's own. Run by ckpt's dispatcher, this is
+// ckpt-server, and a client's settings should name that ckpt (given in
+// CKPT_EXECUTABLE), which every ckpt command goes through; run directly, the
+// ckpt installed beside it.
+func asCkpt(env *cli.Env) *cli.Env {
+	base := filepath.Base(env.Executable)
+	if strings.TrimSuffix(base, ".exe") != cli.ServerProgram {
+		return env
+	}
+	e := *env
+	e.Executable = env.Var(cli.EnvExecutable)
+	if e.Executable == "" {
+		e.Executable = filepath.Join(filepath.Dir(env.Executable), "ckpt"+strings.TrimPrefix(base, cli.ServerProgram))
+	}
+	return &e
 }

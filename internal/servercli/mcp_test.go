@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -38,7 +39,7 @@ func TestHTTPAddr(t *testing.T) {
 		got, err := httpAddr(tc.in, tc.remote)
 		switch {
 		case tc.err != "":
-			if err == nil || !strings.Contains(err.Error(), tc.err) || ExitCode(err) != ExitUsage {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || cli.ExitCode(err) != cli.ExitUsage {
 				t.Errorf("httpAddr(%q) = %q, %v; want a usage error with %q", tc.in, got, err, tc.err)
 			}
 		case err != nil || got != tc.want:
@@ -91,11 +92,12 @@ func TestMCPStdio(t *testing.T) {
 	store := memstore.New()
 	clientOut, serverIn := io.Pipe()
 	serverOut, clientIn := io.Pipe()
-	o := &MCPOptions{common: common{
-		IO:    IOStreams{In: clientOut, Out: clientIn, ErrOut: io.Discard},
+	o := &MCPOptions{
+		IO:    cli.IOStreams{In: clientOut, Out: clientIn, ErrOut: io.Discard},
 		Now:   func() time.Time { return t0 },
 		Store: func() (ckpt.Store, error) { return store, nil },
-	}, Agent: "tester"}
+		Agent: "tester",
+	}
 	done := make(chan error, 1)
 	go func() { done <- runMCP(context.Background(), o) }()
 

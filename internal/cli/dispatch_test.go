@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestDispatchToServer: ckpt runs serve, mcp and token by replacing itself
+// with the ckpt-server beside it (else on PATH), given the whole command
+// line, help included; without one it says how to install it.
+func TestDispatchToServer(t *testing.T) {
+	beside, onPath := t.TempDir(), t.TempDir()
+	exe := filepath.Join(beside, "ckpt")
+	writeProgram := func(path string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeProgram(filepath.Join(onPath, ServerProgram))
+	// A ckpt-server that is not executable, or a relative PATH entry, is never taken.
+	if err := os.WriteFile(filepath.Join(beside, ServerProgram), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type call struct {
+		path      string
+		args, env []string
+	}
+	run1 := func(execErr error, args ...string) (int, []call, string) {
+		var calls []call
+		var out, errOut bytes.Buffer
+		env := &Env{
+			IOStreams:  IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+			Getenv:     func(k string) string { return map[string]string{"PATH": "bin:" + onPath}[k] },
+			WorkDir:    t.TempDir(),
+			Args:       args,
+			Executable: exe,
+			Exec: func(path string, args, env []string) error {
+				calls = append(calls, call{path, args, env})
+				return execErr
+			},
+		}
+		code := run(&factory{env: env})
+		return code, calls, errOut.String()
+	}
+	server := filepath.Join(onPath, ServerProgram)
+	for _, args := range [][]string{
+		{"serve"},
+		{"--store", "/x/.ckpt", "serve", "--addr", "8470", "--insecure-dev"},
+		{"mcp", "--help"},
+		{"help", "mcp"},
+		{"token", "create", "--scope", "read"},
+		{"--agent=kai", "mcp", "install", "claude", "--print"},
+	} {
+		code, calls, errOut := run1(nil, args...)
+		want := []call{{server, append([]string{server}, args...), []string{EnvExecutable + "=" + exe}}}
+		if code != 0 || !reflect.DeepEqual(calls, want) {
+			t.Errorf("ckpt %s: exit %d, exec %v (%s); want %v", strings.Join(args, " "), code, calls, errOut, want)
+		}
+	}
+	// The one beside ckpt wins over PATH.
+	if err := os.Chmod(filepath.Join(beside, ServerProgram), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, calls, _ := run1(nil, "mcp"); len(calls) != 1 || calls[0].path != filepath.Join(beside, ServerProgram) {
+		t.Errorf("exec %v, want the ckpt-server beside ckpt", calls)
+	}
+	// Other commands stay in ckpt.
+	if code, calls, _ := run1(nil, "version"); code != 0 || len(calls) != 0 {
+		t.Errorf("ckpt version: exit %d, exec %v; want no exec", code, calls)
+	}
+	if code, _, errOut := run1(errors.New("exec format error"), "serve"); code != ExitFailure || !strings.Contains(errOut, "exec format error") {
+		t.Errorf("a failed exec: exit %d, %q", code, errOut)
+	}
+	os.Remove(filepath.Join(beside, ServerProgram))
+	os.Remove(server)
+	for _, args := range [][]string{{"serve"}, {"help", "serve"}} {
+		code, calls, errOut := run1(nil, args...)
+		if code != ExitFailure || len(calls) != 0 || !strings.Contains(errOut, "ckpt-server is not installed beside "+exe) ||
+			!strings.Contains(errOut, "go install github.com/ckpt-dev/ckpt/cmd/...") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("ckpt %s without ckpt-server: exit %d, exec %v, stderr %q; want one line saying how to install it", strings.Join(args, " "), code, calls, errOut)
+		}
+	}
+}
+
+// TestHelpListsServerCommands: ckpt --help lists the commands ckpt-server
+// runs with their one-line help.
+func TestHelpListsServerCommands(t *testing.T) {
+	h := newHarness(t)
+	out := h.ok("--help")
+	for verb, short := range serverCommands {
+		if !strings.Contains(out, "  "+verb+" ") || !strings.Contains(out, short) {
+			t.Errorf("ckpt --help does not list %s (%q):\n%s", verb, short, out)
+		}
+	}
+}

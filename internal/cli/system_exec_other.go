@@ -1,0 +1,7 @@
+//go:build !unix
+
+package cli
+
+// execProgram is nil where a process cannot replace itself: ckpt then says
+// to run ckpt-server directly.
+var execProgram func(path string, args, env []string) error
