@@ -83,6 +83,7 @@ type Store struct {
 	written map[string]*written // this Store's last write per checkpoint
 	wake    chan struct{}       // closed at this Store's next journal write
 	markers *procMarkers        // this Store's pending-marker file, once it wrote
+	listed  *view               // the last List's view, which the next continues (loadViewAfter)
 	jmu     sync.Mutex          // guards jf
 	jf      jfast               // cached journal files of Append's hot path
 

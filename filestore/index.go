@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"sort"
 	"strconv"
 	"time"
@@ -49,6 +50,48 @@ type ientry struct {
 	deleted  bool
 	summary  []byte        // the summary's JSON (an index line)
 	decoded  *ckpt.Summary // the summary (a journal line)
+	// raw is a journal line not yet decoded (see lazyEntry): only its ID
+	// is known until resolved decodes it.
+	raw []byte
+	// unknown marks a journal line that did not decode after all: the
+	// checkpoint is read from its files (no size matches -1).
+	unknown bool
+}
+
+// lazyEntry returns the view entry of a journal line (an event's) with
+// only its ID read, leaving the rest to resolved: loading the view then
+// costs a scan of each line, not a JSON decode of its summary, and a page
+// decodes only the tail entries it reaches. ok is false for a line not in
+// the form Append writes ({"kind":"event","id":"…",…}), or a deletion:
+// decode those at once.
+func lazyEntry(line []byte) (ientry, bool) {
+	const head = `{"kind":"event","id":"`
+	if !bytes.HasPrefix(line, []byte(head)) {
+		return ientry{}, false
+	}
+	rest := line[len(head):]
+	q := bytes.IndexByte(rest, '"')
+	if q <= 0 || bytes.IndexByte(rest[:q], '\\') >= 0 {
+		return ientry{}, false
+	}
+	id := string(rest[:q])
+	if ckpt.ValidateID(id) != nil {
+		return ientry{}, false
+	}
+	return ientry{id: id, raw: bytes.Clone(line)}, true
+}
+
+// resolved returns e decoded, if it is a lazy entry. A line that does not
+// decode (or names another ID) resolves to an unknown entry.
+func (e ientry) resolved() ientry {
+	if e.raw == nil {
+		return e
+	}
+	var je jentry
+	if json.Unmarshal(e.raw, &je) != nil || je.ID != e.id || je.Kind != ckpt.ChangeEvent {
+		return ientry{id: e.id, rev: -1, size: -1, unknown: true}
+	}
+	return ientryOf(je)
 }
 
 // encodeIndexLine returns e's index line.
@@ -129,6 +172,7 @@ func (e ientry) summaryOf() (ckpt.Summary, error) {
 // and its lines, found by offset. Close it (view.close) when done; nothing
 // taken from it may outlive that but copies.
 type snapshot struct {
+	ident  fileIdent
 	pos    int64
 	count  int
 	data   []byte // the lines after the header
@@ -139,7 +183,7 @@ type snapshot struct {
 // header does not parse or that does not end in a newline wraps
 // ckpt.ErrCorrupt. Lines are parsed when used.
 func (j journal) readSnapshot() (*snapshot, error) {
-	data, err := mmapIndex(j.index())
+	data, ident, err := mmapIndex(j.index())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -152,7 +196,7 @@ func (j journal) readSnapshot() (*snapshot, error) {
 		unmapIndex(data)
 		return nil, fmt.Errorf("%w: journal/index has no valid header or a torn end; a repair rebuilds it", ckpt.ErrCorrupt)
 	}
-	return &snapshot{pos: h.Pos, count: h.Count, data: data[nl+1:], mapped: data}, nil
+	return &snapshot{ident: ident, pos: h.Pos, count: h.Count, data: data[nl+1:], mapped: data}, nil
 }
 
 func (sn *snapshot) close() {
@@ -271,10 +315,19 @@ type view struct {
 	tailN   int               // lines after the snapshot
 	end     int64
 	pruned  bool // the journal no longer holds the snapshot's position
+
+	snapIdent fileIdent // the index the tail continues (loadViewAfter)
+	snapPos   int64
 }
 
 // loadView reads the index and the journal after it.
-func (j journal) loadView() (*view, error) {
+func (j journal) loadView() (*view, error) { return j.loadViewAfter(nil) }
+
+// loadViewAfter is loadView continuing prev (a view of an earlier call,
+// closed or not) when the index is still the one prev mapped: only the
+// journal lines after prev's end are read. prev's tail is shared, never
+// changed: a view that read more has a copy.
+func (j journal) loadViewAfter(prev *view) (*view, error) {
 	sn, err := j.readSnapshot()
 	if err != nil {
 		return nil, err
@@ -283,6 +336,13 @@ func (j journal) loadView() (*view, error) {
 	from := int64(0)
 	if sn != nil {
 		from = sn.pos
+	}
+	shared := false
+	if prev != nil && !prev.pruned && sn != nil && prev.snapIdent == sn.ident && prev.snapPos == sn.pos {
+		v.tail, v.tailIDs, v.tailN, from, shared = prev.tail, prev.tailIDs, prev.tailN, prev.end, true
+	}
+	if sn != nil {
+		v.snapIdent, v.snapPos = sn.ident, sn.pos
 	}
 	r, err := j.openReader(from, "")
 	if err != nil {
@@ -294,9 +354,22 @@ func (j journal) loadView() (*view, error) {
 		return nil, err
 	}
 	defer r.close()
-	err = r.readAll(func(e jentry, end int64) error {
-		v.tail[e.ID] = ientryOf(e)
+	added := false
+	err = r.readAllLines(func(line []byte, end int64) error {
+		e, ok := lazyEntry(line)
+		if !ok {
+			var je jentry
+			if json.Unmarshal(line, &je) != nil || je.ID == "" {
+				return nil // skipped, as by every reader
+			}
+			e = ientryOf(je)
+		}
+		if shared {
+			v.tail, shared = maps.Clone(v.tail), false
+		}
+		v.tail[e.id] = e
 		v.tailN++
+		added = true
 		return nil
 	})
 	v.end = r.pos
@@ -304,10 +377,13 @@ func (j journal) loadView() (*view, error) {
 		v.close()
 		return nil, err
 	}
-	for id := range v.tail {
-		v.tailIDs = append(v.tailIDs, id)
+	if added {
+		v.tailIDs = v.tailIDs[:0:0]
+		for id := range v.tail {
+			v.tailIDs = append(v.tailIDs, id)
+		}
+		sort.Strings(v.tailIDs)
 	}
-	sort.Strings(v.tailIDs)
 	return v, err
 }
 
@@ -315,6 +391,7 @@ func (j journal) loadView() (*view, error) {
 // journal holds none or the last is a deletion.
 func (v *view) latest(id string) (ientry, bool) {
 	if e, ok := v.tail[id]; ok {
+		e = e.resolved()
 		return e, !e.deleted
 	}
 	if v.snap == nil {
@@ -388,7 +465,7 @@ func (v *view) merge(from string, fn func(e ientry, line []byte) bool) {
 				_, p = v.snap.lineAt(p)
 			}
 		}
-		e := v.tail[v.tailIDs[k]]
+		e := v.tail[v.tailIDs[k]].resolved()
 		k++
 		if !fn(e, nil) {
 			return

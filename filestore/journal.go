@@ -470,6 +470,24 @@ func (r *reader) close() {
 // does not decode is skipped, the same way by every reader. It returns the
 // number of lines consumed.
 func (r *reader) next(fn func(e jentry, end int64) error) (int, error) {
+	return r.nextLines(decoded(fn))
+}
+
+// decoded turns fn into a line callback that decodes each line and skips
+// one that does not decode.
+func decoded(fn func(e jentry, end int64) error) func(line []byte, end int64) error {
+	return func(line []byte, end int64) error {
+		var e jentry
+		if json.Unmarshal(line, &e) != nil || e.ID == "" {
+			return nil
+		}
+		return fn(e, end)
+	}
+}
+
+// nextLines is next with each line undecoded (without its newline; valid
+// only during the call).
+func (r *reader) nextLines(fn func(line []byte, end int64) error) (int, error) {
 	if r.f == nil {
 		segs, err := r.j.segments()
 		if err != nil || len(segs) == 0 {
@@ -492,21 +510,18 @@ func (r *reader) next(fn func(e jentry, end int64) error) (int, error) {
 	if last < 0 {
 		if n == cap(r.buf) {
 			r.buf = make([]byte, 2*cap(r.buf)) // a line longer than the buffer
-			return r.next(fn)
+			return r.nextLines(fn)
 		}
 		return 0, nil
 	}
 	lines := 0
 	for pos := 0; pos <= last; {
 		nl := pos + bytes.IndexByte(data[pos:], '\n')
-		var e jentry
 		lineEnd := r.seg.start + r.off + int64(nl+1)
-		if json.Unmarshal(data[pos:nl], &e) == nil && e.ID != "" {
-			if err := fn(e, lineEnd); err != nil {
-				r.off += int64(nl + 1)
-				r.pos = lineEnd
-				return lines + 1, err
-			}
+		if err := fn(data[pos:nl], lineEnd); err != nil {
+			r.off += int64(nl + 1)
+			r.pos = lineEnd
+			return lines + 1, err
 		}
 		lines++
 		pos = nl + 1
@@ -519,8 +534,13 @@ func (r *reader) next(fn func(e jentry, end int64) error) (int, error) {
 // readAll calls fn for every entry from r's position to the journal's
 // current end, across segments.
 func (r *reader) readAll(fn func(e jentry, end int64) error) error {
+	return r.readAllLines(decoded(fn))
+}
+
+// readAllLines is readAll with each line undecoded (see nextLines).
+func (r *reader) readAllLines(fn func(line []byte, end int64) error) error {
 	for {
-		n, err := r.next(fn)
+		n, err := r.nextLines(fn)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package filestore
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -33,11 +32,19 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	// without it lists what the view and the files say (a stale entry is
 	// still caught by its history's size).
 	_ = s.settle()
-	v, err := s.journal().loadView()
+	// Paging through a store (ListAll) reads the journal's tail once, not
+	// once per page.
+	s.mu.Lock()
+	prev := s.listed
+	s.mu.Unlock()
+	v, err := s.journal().loadViewAfter(prev)
 	defer v.close()
 	if err != nil || v.pruned || v.snap == nil {
 		return s.listFiles(ctx, opts)
 	}
+	s.mu.Lock()
+	s.listed = v
+	s.mu.Unlock()
 	page, err = s.listView(ctx, v, opts)
 	if v.tailN > compactLines && err == nil {
 		s.compact(v) // best effort: a failure leaves a longer tail
@@ -68,6 +75,8 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 		damaged.IDs = append(damaged.IDs, id)
 	}
 	batch := max(opts.Limit+1, 256)
+	dir := s.openListDir()
+	defer dir.close()
 	for done := false; !done; {
 		var cands []ientry
 		end := true
@@ -88,7 +97,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 			addDamaged(id, errIndexLine(id))
 			from = id + "\x00"
 		})
-		sums, errs := s.resolveSummaries(ctx, cands, &flt)
+		sums, errs := s.resolveSummaries(ctx, dir, cands, &flt)
 		if err := ctx.Err(); err != nil {
 			return ckpt.Page{Items: []ckpt.Summary{}}, err
 		}
@@ -123,6 +132,9 @@ func errIndexLine(id string) error {
 // prefilter reports whether e may pass f, judged on the index's fields
 // only; the summary itself is matched later.
 func prefilter(f *ckpt.Filter, e *ientry) bool {
+	if e.unknown {
+		return true // judged on what its files say
+	}
 	if e.archived && !f.IncludeArchived {
 		return false
 	}
@@ -139,30 +151,34 @@ func prefilter(f *ckpt.Filter, e *ientry) bool {
 // resolveSummaries turns candidates into summaries with liveness, in
 // parallel, and returns those f matches (nil for the others and for
 // checkpoints gone) and each one's error.
-func (s *Store) resolveSummaries(ctx context.Context, cands []ientry, f *ckpt.Filter) ([]*ckpt.Summary, []error) {
+func (s *Store) resolveSummaries(ctx context.Context, dir listDir, cands []ientry, f *ckpt.Filter) ([]*ckpt.Summary, []error) {
 	sums := make([]*ckpt.Summary, len(cands))
 	errs := make([]error, len(cands))
 	workers := min(runtime.GOMAXPROCS(0), (len(cands)+63)/64)
 	parallel(ctx, len(cands), workers, func(j int) {
-		sums[j], errs[j] = s.summaryFor(cands[j], f)
+		sums[j], errs[j] = s.summaryFor(dir, cands[j], f)
 	})
 	return sums, errs
 }
 
 // summaryFor returns e's summary with liveness if f matches it.
-func (s *Store) summaryFor(e ientry, flt *ckpt.Filter) (*ckpt.Summary, error) {
-	fs := s.files(e.id)
-	at, presence := readLiveness(fs)
+func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter) (*ckpt.Summary, error) {
+	at, size := dir.beat(e.id)
 	if !flt.SeenBefore.IsZero() && !at.Before(flt.SeenBefore) {
 		return nil, nil // seen since: no need to read more
 	}
-	sum, err := s.currentSummary(fs, e)
+	sum, err := s.currentSummary(dir, e)
 	if err != nil || sum == nil {
 		return nil, err
 	}
 	sum.Heartbeat.LastBeat, sum.Heartbeat.Presence = at, nil
-	if !presence.IsZero() {
-		sum.Heartbeat.Presence = &presence
+	if size > 0 {
+		// Only a beat file that holds a presence record is read.
+		if b, err := readNoFollow(s.files(e.id).beat()); err == nil {
+			if p := parsePresence(b); !p.IsZero() {
+				sum.Heartbeat.Presence = &p
+			}
+		}
 	}
 	if !flt.MatchSummary(sum) {
 		return nil, nil
@@ -170,21 +186,22 @@ func (s *Store) summaryFor(e ientry, flt *ckpt.Filter) (*ckpt.Summary, error) {
 	return sum, nil
 }
 
-// currentSummary returns f's summary without liveness: e's when e is
-// current, else from the files; nil when the checkpoint is gone.
-func (s *Store) currentSummary(f files, e ientry) (*ckpt.Summary, error) {
-	size, err := fileSize(f.history())
-	if errors.Is(err, fs.ErrNotExist) {
+// currentSummary returns the summary of e's checkpoint without liveness:
+// e's own when e is current (its history has the size e records and
+// state.json exists: two stats), else read from the files, which finds
+// damage a missing state.json would otherwise hide; nil when the
+// checkpoint is gone.
+func (s *Store) currentSummary(dir listDir, e ientry) (*ckpt.Summary, error) {
+	size, missing, ok := dir.historySize(e.id)
+	if missing {
 		return nil, nil
 	}
-	if err == nil && size == e.size {
-		if _, err := os.Lstat(f.state()); err == nil {
-			if sum, err := e.summaryOf(); err == nil {
-				return &sum, nil
-			}
+	if ok && size == e.size && dir.exists(e.id, stateName) {
+		if sum, err := e.summaryOf(); err == nil {
+			return &sum, nil
 		}
 	}
-	cur, err := s.load(f)
+	cur, err := s.load(s.files(e.id))
 	if err != nil || cur.state == nil {
 		return nil, err
 	}
