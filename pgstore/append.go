@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -47,13 +48,25 @@ type current struct {
 // Append implements ckpt.Store: one transaction that locks the checkpoint's
 // row, looks the key up, checks IfRev, applies the event in Go (ckpt.Apply)
 // and stores the event's history line, the new state row and a change, and
-// returns only after COMMIT.
+// returns only after COMMIT. When this Store wrote the checkpoint last, it
+// first tries the one-statement fast path (fastpath.go), which writes
+// nothing unless that is still so.
 func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	if err := begin(ctx, id); err != nil {
 		return ckpt.AppendResult{}, err
 	}
 	if opts.IfRev < 0 {
 		return ckpt.AppendResult{}, fmt.Errorf("%w: if-rev %d is negative: give the revision you read, or 0 for none", ckpt.ErrInvalid, opts.IfRev)
+	}
+	if k, ok := s.cache.take(id); ok {
+		res, err := s.fastAppend(ctx, id, k, e, opts)
+		if err == nil {
+			return res, nil
+		}
+		s.cache.forget(id, errors.Is(err, errContended))
+		if !errors.Is(err, errStale) && !errors.Is(err, errContended) {
+			return res, err
+		}
 	}
 	return retry(ctx, func() (res ckpt.AppendResult, err error) {
 		err = s.withConn(ctx, func(conn *pgxpool.Conn) error {
@@ -69,6 +82,7 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
+	s.dbNow.set(cur.dbNow)
 	var before *ckpt.Checkpoint
 	if cur.state != nil {
 		if before, err = decodeState(id, cur.state); err != nil {
@@ -98,6 +112,7 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 		return ckpt.AppendResult{}, err
 	}
 	s.wake()
+	s.cache.put(id, known{rev: stored.Seq, lastSum: stored.Sum, state: next.Clone()})
 	if err := fillLiveness(next, cur.beat, cur.presence); err != nil {
 		return ckpt.AppendResult{}, err
 	}

@@ -127,6 +127,7 @@ func (s *Store) deleteOnce(ctx context.Context, conn *pgxpool.Conn, id string) e
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
+	s.cache.forget(id, false)
 	s.wake()
 	return nil
 }

@@ -40,6 +40,7 @@ func (s *Store) Check(ctx context.Context, ids []string) (*ckpt.Report, error) {
 // the lost bytes, so it reports the error and leaves every row as it is.
 func (s *Store) Repair(ctx context.Context, ids []string) (*ckpt.Report, error) {
 	return s.checkEach(ctx, ids, func(conn *pgxpool.Conn, id string) ([]ckpt.Problem, error) {
+		s.cache.forget(id, false)
 		var found []ckpt.Problem
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "SELECT 1 FROM ckpt_checkpoints WHERE id = $1 FOR UPDATE", id); err != nil {

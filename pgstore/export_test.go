@@ -54,3 +54,6 @@ func BulkLoad(ctx context.Context, s *Store, histories map[string][]ckpt.Event) 
 		return err
 	})
 }
+
+// FastAppends is how many appends s made by its fast path.
+func FastAppends(s *Store) int64 { return s.fast.Load() }

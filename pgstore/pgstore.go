@@ -42,6 +42,10 @@ type Store struct {
 	mu  sync.RWMutex
 	now func() time.Time // nil: the database's clock
 
+	cache stateCache   // the last state written per checkpoint (fastpath.go)
+	dbNow dbClock      // the database's clock as last read
+	fast  atomic.Int64 // appends the fast path made
+
 	kick         chan struct{} // wakes the notifier (see wake)
 	notifierDone chan struct{}
 	closeOnce    sync.Once

@@ -1,0 +1,137 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/pgstore"
+)
+
+// openSecond opens another Store on the database of dsn: another process
+// writing to the same checkpoints.
+func openSecond(t *testing.T, dsn string) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// verified fails unless id's history verifies (History checks each line's
+// checksum and the chain), its state is the fold of that history, and
+// Check finds nothing wrong; it returns the state.
+func verified(t *testing.T, s *pgstore.Store, id string) *ckpt.Checkpoint {
+	t.Helper()
+	ctx := context.Background()
+	h, err := s.History(ctx, id, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded, err := ckpt.Fold(id, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Rev != folded.Rev || got.Context.Notes != folded.Context.Notes || got.Title != folded.Title {
+		t.Fatalf("%s: state rev %d notes %q title %q, fold of the history: rev %d notes %q title %q",
+			id, got.Rev, got.Context.Notes, got.Title, folded.Rev, folded.Context.Notes, folded.Title)
+	}
+	rep, err := s.Check(ctx, []string{id})
+	if err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("%s: Check: %+v, %v", id, rep, err)
+	}
+	return got
+}
+
+// TestFastPathOtherWriters: a Store appends by its fast path only while
+// nothing else wrote the checkpoint since its own last append. Another
+// Store's append in between, a deletion and re-creation at the same
+// revision, a compare-and-swap on a revision that moved and a repeated key
+// each make the statement match nothing, and the locking path then does
+// exactly what it does without the fast path.
+func TestFastPathOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	s1, dsn := openStore(t)
+	defer s1.Close()
+	s2 := openSecond(t, dsn)
+
+	mustAppend(t, s1, "x", created("x"))
+	mustAppend(t, s1, "x", note("a"))
+	if n := pgstore.FastAppends(s1); n != 1 {
+		t.Fatalf("fast appends after create+note: %d, want 1", n)
+	}
+	b := mustAppend(t, s2, "x", note("b"))
+	c := mustAppend(t, s1, "x", note("c")) // s1 remembers rev 2: misses, locks
+	if c.Event.Seq != 4 || c.Event.Prev != b.Event.Sum || c.State.Context.Notes != "a\nb\nc" {
+		t.Fatalf("after another Store's append: seq %d prev %q (want 4, %q), notes %q", c.Event.Seq, c.Event.Prev, b.Event.Sum, c.State.Context.Notes)
+	}
+	verified(t, s1, "x")
+
+	// Compare-and-swap against a revision that moved meanwhile.
+	mustAppend(t, s2, "x", note("d"))
+	_, err := s1.Append(ctx, "x", note("e"), ckpt.AppendOptions{IfRev: 4})
+	var ce *ckpt.ConflictError
+	if !errors.As(err, &ce) || ce.Have != 5 {
+		t.Fatalf("IfRev 4 at revision 5: %v", err)
+	}
+
+	// A key among the last KeyWindow events replays, fast path or not.
+	mustAppend(t, s1, "k", created("k"))
+	first := note("keyed")
+	first.Key = "key-1"
+	r1 := mustAppend(t, s1, "k", first)
+	r2 := mustAppend(t, s1, "k", first)
+	if !r2.Replayed || r2.Event.Seq != r1.Event.Seq || r2.State.Rev != 2 {
+		t.Fatalf("repeated key: replayed %v seq %d (want %d), rev %d", r2.Replayed, r2.Event.Seq, r1.Event.Seq, r2.State.Rev)
+	}
+	verified(t, s1, "k")
+
+	// Deleted and made again up to the same revision by another Store:
+	// the remembered revision matches, the chain does not.
+	mustAppend(t, s1, "d", created("old"))
+	mustAppend(t, s1, "d", note("old note"))
+	if _, _, err := ckpt.ArchiveCheckpoint(ctx, s2, "d", "complete", ckpt.Lifecycle{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Delete(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s2, "d", created("new"))
+	renewed := mustAppend(t, s2, "d", note("new note"))
+	after := mustAppend(t, s1, "d", note("s1 again"))
+	if after.Event.Seq != 3 || after.Event.Prev != renewed.Event.Sum || after.State.Title != "new" {
+		t.Fatalf("after delete and re-create: seq %d prev %q (want 3, %q), title %q", after.Event.Seq, after.Event.Prev, renewed.Event.Sum, after.State.Title)
+	}
+	verified(t, s1, "d")
+}
+
+// TestFastPathClock: an event with no time gets the database's clock and
+// one too far ahead is clamped to it, on the fast path as on the locking
+// one (the fast path seals with its estimate of the server's clock and the
+// statement checks the bound against the server's own).
+func TestFastPathClock(t *testing.T) {
+	s, _ := openStore(t)
+	defer s.Close()
+	mustAppend(t, s, "t", created("t"))
+	for i, at := range []time.Time{{}, time.Now().Add(time.Hour), {}, time.Now().Add(time.Hour)} {
+		e := ckpt.MustEvent(ckpt.EventNote, at, ckpt.Actor{Agent: "test"}, ckpt.Note{Text: "n"})
+		before := time.Now()
+		r := mustAppend(t, s, "t", e)
+		// The cluster runs on this machine: its clock is this one.
+		if r.Event.At.Before(before.Add(-2*time.Second)) || r.Event.At.After(time.Now().Add(2*time.Second)) {
+			t.Errorf("append %d (at %v): stored at %v, not the server's now", i, at, r.Event.At)
+		}
+	}
+	if n := pgstore.FastAppends(s); n != 4 {
+		t.Errorf("fast appends: %d, want 4", n)
+	}
+	verified(t, s, "t")
+}
