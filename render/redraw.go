@@ -2,7 +2,9 @@ package render
 
 import (
 	"bytes"
+	"io"
 	"strconv"
+	"strings"
 )
 
 // Redraw returns the bytes that turn a terminal showing frame old into
@@ -44,4 +46,31 @@ func moveTo(b *bytes.Buffer, row int) {
 	b.WriteString("\x1b[")
 	b.WriteString(strconv.Itoa(row))
 	b.WriteString(";1H")
+}
+
+// Screen shows successive frames of a view on w, as `ckpt status --watch`
+// does. On a terminal a frame replaces the one before it, rewriting only
+// the lines that changed (Redraw); elsewhere (a pipe, a file) frames
+// follow each other, each ended by an empty line. A Screen is not safe for
+// concurrent use.
+type Screen struct {
+	w        io.Writer
+	terminal bool
+	shown    []string // the frame on the terminal
+}
+
+// NewScreen returns a Screen drawing on w; terminal says w is one.
+func NewScreen(w io.Writer, terminal bool) *Screen { return &Screen{w: w, terminal: terminal} }
+
+// Draw shows frame, text already made safe for the terminal (Terminal),
+// its lines shorter than the terminal is wide. The only error is w's.
+func (s *Screen) Draw(frame string) error {
+	if !s.terminal {
+		_, err := io.WriteString(s.w, frame+"\n")
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(frame, "\n"), "\n")
+	_, err := s.w.Write(Redraw(s.shown, lines))
+	s.shown = lines
+	return err
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -249,4 +250,47 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 func presenceOf(c *ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) ckpt.PresenceView {
 	s := c.Summary()
 	return ckpt.PresenceOf(&s, now, th, alive)
+}
+
+// StatusRow is one checkpoint as `ckpt status --json` prints it.
+type StatusRow struct {
+	ID                string        `json:"id"`
+	Agent             string        `json:"agent,omitempty"` // AgentName
+	TaskID            string        `json:"task_id,omitempty"`
+	Title             string        `json:"title,omitempty"`
+	Status            ckpt.Status   `json:"status"`
+	PartiallyComplete bool          `json:"partially_complete"`
+	Progress          ckpt.Progress `json:"progress"`
+	CurrentStep       string        `json:"current_step,omitempty"`
+	LastSeen          time.Time     `json:"last_seen,omitzero"`
+	SilentSeconds     int64         `json:"silent_seconds"`
+	Liveness          ckpt.Liveness `json:"liveness"` // PresenceView.Alarm
+	// Presence is {state, since, why} (docs/design.md, "Liveness and
+	// presence").
+	Presence ckpt.PresenceView `json:"presence"`
+	Archived *ckpt.Archive     `json:"archived,omitempty"`
+}
+
+// NewStatusRow is s's row at now under th (ckpt.PresenceOf with alive).
+func NewStatusRow(s *ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) StatusRow {
+	v := ckpt.PresenceOf(s, now, th, alive)
+	return StatusRow{
+		ID: s.ID, Agent: AgentName(s.Agent), TaskID: s.TaskID, Title: s.Title,
+		Status: s.Status, PartiallyComplete: s.Partial, Progress: s.Progress,
+		CurrentStep: s.CurrentStep, LastSeen: s.LastSeen(), SilentSeconds: int64(v.Silent / time.Second),
+		Liveness: v.Alarm(), Presence: v, Archived: s.Archived,
+	}
+}
+
+// StatusJSON writes `ckpt status --json`: an indented JSON array of
+// NewStatusRow for each summary, in list's order ("[]" for none). Every
+// field is in the summaries: no state is read. The only error is w's.
+func StatusJSON(w io.Writer, list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) error {
+	rows := make([]StatusRow, 0, len(list))
+	for i := range list {
+		rows = append(rows, NewStatusRow(&list[i], now, th, alive))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rows)
 }

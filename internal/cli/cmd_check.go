@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,21 +23,6 @@ type CheckOptions struct {
 	// with none, whose mirrors are not checked). Check and repair run
 	// through the store's ckpt.Checker and ckpt.Repairer capabilities.
 	Open func() (ckpt.Store, string, error)
-}
-
-// problemJSON and reportJSON are the --json form of a ckpt.Report.
-type problemJSON struct {
-	ID       string `json:"id"`
-	Severity string `json:"severity"`
-	What     string `json:"what"`
-	Repair   string `json:"repair,omitempty"`
-	Fixed    bool   `json:"fixed"`
-}
-
-type reportJSON struct {
-	Checked  int           `json:"checked"`
-	Errors   int           `json:"errors"`
-	Problems []problemJSON `json:"problems"`
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
@@ -190,28 +174,13 @@ func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []ckpt.Pr
 			}
 		}
 	}
-	var cs []*ckpt.Checkpoint
+	var out []ckpt.Problem
 	for _, id := range ids {
 		if c, err := st.Get(ctx, id, 0); err == nil {
-			cs = append(cs, c)
-		}
-	}
-	var out []ckpt.Problem
-	for _, c := range cs {
-		if !c.PartiallyComplete() {
-			continue
-		}
-		var unmet []string
-		for _, a := range c.Acceptance {
-			if !a.Met {
-				unmet = append(unmet, a.ID)
+			if p, ok := render.PartialProblem(c); ok {
+				out = append(out, p)
 			}
 		}
-		out = append(out, ckpt.Problem{
-			ID: c.ID, Severity: "warning",
-			What:   fmt.Sprintf("partially complete: marked done but %d acceptance criteria unmet (%s)", len(unmet), strings.Join(unmet, ", ")),
-			Repair: fmt.Sprintf("finish them and record each with ckpt accept %s CRIT, or reopen with ckpt update %s --status in_progress", c.ID, c.ID),
-		})
 	}
 	return out
 }
@@ -219,38 +188,7 @@ func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []ckpt.Pr
 // printReport prints a check or repair report.
 func printReport(w io.Writer, rep *ckpt.Report, asJSON, repair bool) error {
 	if asJSON {
-		out := reportJSON{Checked: rep.Checked, Errors: rep.Errors(), Problems: []problemJSON{}}
-		for _, p := range rep.Problems {
-			out.Problems = append(out.Problems, problemJSON{ID: p.ID, Severity: string(p.Severity), What: p.What, Repair: p.Repair, Fixed: p.Fixed})
-		}
-		return writeJSON(w, out)
+		return render.ReportJSON(w, rep)
 	}
-	for _, p := range rep.Problems {
-		line := fmt.Sprintf("%s  %s  ", render.Dash(p.ID), p.Severity)
-		switch {
-		case p.Fixed:
-			line += "fixed: " + p.What
-		case p.Repair != "":
-			line += p.What + "  (repair: " + p.Repair + ")"
-		default:
-			line += p.What
-		}
-		fmt.Fprintln(w, line)
-	}
-	verb := "checked"
-	if repair {
-		verb = "repaired"
-	}
-	fixed := 0
-	for _, p := range rep.Problems {
-		if p.Fixed {
-			fixed++
-		}
-	}
-	summary := fmt.Sprintf("%s %d checkpoint(s): %d problem(s), %d error(s) left", verb, rep.Checked, len(rep.Problems), rep.Errors())
-	if repair {
-		summary += fmt.Sprintf(", %d fixed", fixed)
-	}
-	_, err := fmt.Fprintln(w, summary)
-	return err
+	return render.ReportText(w, rep, repair)
 }

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,19 +16,6 @@ type LogOptions struct {
 	ID   string
 	From int64 // first seq shown; 0 or 1: from the start
 	JSON bool
-}
-
-// logEntry is one event as `ckpt log --json` prints it: the history line's
-// fields, checksum included.
-type logEntry struct {
-	Seq   int64           `json:"seq"`
-	At    time.Time       `json:"at"`
-	Type  ckpt.EventType  `json:"type"`
-	Actor ckpt.Actor      `json:"actor"`
-	Key   string          `json:"key,omitempty"`
-	Data  json.RawMessage `json:"data,omitempty"`
-	Prev  string          `json:"prev,omitempty"`
-	Sum   string          `json:"sum"`
 }
 
 func newLogCmd(f *factory) *cobra.Command {
@@ -68,47 +52,15 @@ func runLog(ctx context.Context, o *LogOptions) error {
 		if err != nil {
 			return err
 		}
-		w := bufio.NewWriter(o.IO.Out)
 		if o.JSON {
-			enc := json.NewEncoder(w)
-			for _, e := range events {
-				if err := enc.Encode(logEntry{Seq: e.Seq, At: e.At, Type: e.Type, Actor: e.Actor, Key: e.Key, Data: e.Data, Prev: e.Prev, Sum: e.Sum}); err != nil {
-					return err
-				}
-			}
-			return w.Flush()
+			return render.LogJSON(o.IO.Out, events)
 		}
-		// Replaying the history gives each event's resulting state, which
-		// names what it did (a step's status, a cycle count).
-		human := render.NewTerminalWriter(w)
-		var state *ckpt.Checkpoint
+		var before *ckpt.Checkpoint
 		if o.From > 1 {
-			if state, err = st.Get(ctx, o.ID, o.From-1); err != nil {
+			if before, err = st.Get(ctx, o.ID, o.From-1); err != nil {
 				return err
 			}
 		}
-		for _, e := range events {
-			desc := string(e.Type)
-			if next, err := ckpt.Apply(o.ID, state, e); err == nil {
-				state = next
-				desc = render.DescribeEvent(state, e)
-			}
-			who := e.Actor.Agent
-			if who == "" {
-				who = "-"
-			}
-			if e.Actor.Session != "" {
-				who += "@" + e.Actor.Session
-			}
-			line := fmt.Sprintf("%4d  %s  %-10s  %-14s  %s", e.Seq, e.At.Format(render.TimeLayout), e.Type, who, desc)
-			if e.Key != "" {
-				line += "  [key " + e.Key + "]"
-			}
-			fmt.Fprintln(human, line)
-		}
-		if err := human.Flush(); err != nil {
-			return err
-		}
-		return w.Flush()
+		return render.LogText(o.IO.Out, o.ID, before, events)
 	})
 }

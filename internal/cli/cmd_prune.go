@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,15 +19,6 @@ type PruneOptions struct {
 	Prefix    string
 	DryRun    bool
 	JSON      bool
-}
-
-// pruned is one checkpoint prune removed (or, with --dry-run, would remove).
-type pruned struct {
-	ID         string    `json:"id"`
-	Reason     string    `json:"reason"`
-	ArchivedAt time.Time `json:"archived_at"`
-	Revisions  int64     `json:"revisions"`
-	Removed    bool      `json:"removed"` // false with --dry-run
 }
 
 func newPruneCmd(f *factory) *cobra.Command {
@@ -78,56 +68,29 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 		if err != nil {
 			return err
 		}
-		out := []pruned{}
-		human := render.NewTerminalWriter(o.IO.Out) // archive reasons are stored text
+		done := []render.PruneEntry{}
 		var failed []error
-		for _, c := range list {
-			if c.Archived == nil || now.Sub(c.Archived.At) <= o.OlderThan {
-				continue
-			}
-			p := pruned{ID: c.ID, Reason: c.Archived.Reason, ArchivedAt: c.Archived.At, Revisions: c.Rev}
+		for _, p := range render.PrunePlan(list, now, o.OlderThan) {
 			if !o.DryRun {
-				if err := st.Delete(ctx, c.ID); err != nil {
-					failed = append(failed, fmt.Errorf("%s: %w", c.ID, err))
+				if err := st.Delete(ctx, p.ID); err != nil {
+					failed = append(failed, fmt.Errorf("%s: %w", p.ID, err))
 					continue
 				}
 				p.Removed = true
 			}
-			out = append(out, p)
-			if !o.JSON {
-				verb := "removed"
-				if o.DryRun {
-					verb = "would remove"
-				}
-				fmt.Fprintf(human, "%s %s  (archived %s at %s, %s)\n", verb, p.ID, p.Reason,
-					p.ArchivedAt.Format(render.TimeLayout), render.Plural(int(p.Revisions), "revision", "revisions"))
-			}
+			done = append(done, p)
 		}
 		if o.JSON {
-			if err := writeJSON(o.IO.Out, out); err != nil {
-				return err
-			}
+			err = writeJSON(o.IO.Out, done)
 		} else {
-			writePruneSummary(human, o, len(out))
-			if err := human.Flush(); err != nil {
-				return err
-			}
+			err = render.PruneText(o.IO.Out, done, o.DryRun, o.OlderThan)
+		}
+		if err != nil {
+			return err
 		}
 		if len(failed) > 0 {
 			return fmt.Errorf("prune could not remove %s: %w", render.Plural(len(failed), "checkpoint", "checkpoints"), errors.Join(failed...))
 		}
 		return nil
 	})
-}
-
-// writePruneSummary prints the last line of a prune.
-func writePruneSummary(w io.Writer, o *PruneOptions, n int) {
-	switch {
-	case n == 0:
-		fmt.Fprintf(w, "nothing to prune: no checkpoint was archived more than %s ago\n", render.ShortDuration(o.OlderThan))
-	case o.DryRun:
-		fmt.Fprintf(w, "would remove %s (dry run: nothing deleted; run again without --dry-run to delete)\n", render.Plural(n, "archived checkpoint", "archived checkpoints"))
-	default:
-		fmt.Fprintf(w, "removed %s\n", render.Plural(n, "archived checkpoint and its history", "archived checkpoints and their history"))
-	}
 }

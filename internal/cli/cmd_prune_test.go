@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 func TestPruneRemovesOnlyOldArchives(t *testing.T) {
@@ -50,7 +51,7 @@ func TestPruneRemovesOnlyOldArchives(t *testing.T) {
 	}
 
 	js := h.ok("prune", "--older-than", "30d", "--json")
-	var got []pruned
+	var got []render.PruneEntry
 	if err := json.Unmarshal([]byte(js), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -3,17 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/follow"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
@@ -42,26 +41,7 @@ type StatusViewOptions struct {
 	// Terminal makes --watch redraw in place, only the lines that changed.
 	Terminal bool
 
-	screen []string // the frame on the terminal, for Redraw
-}
-
-// statusRow is one checkpoint as `ckpt status --json` prints it.
-type statusRow struct {
-	ID                string        `json:"id"`
-	Agent             string        `json:"agent,omitempty"`
-	TaskID            string        `json:"task_id,omitempty"`
-	Title             string        `json:"title,omitempty"`
-	Status            ckpt.Status   `json:"status"`
-	PartiallyComplete bool          `json:"partially_complete"`
-	Progress          ckpt.Progress `json:"progress"`
-	CurrentStep       string        `json:"current_step,omitempty"`
-	LastSeen          time.Time     `json:"last_seen,omitzero"`
-	SilentSeconds     int64         `json:"silent_seconds"`
-	Liveness          ckpt.Liveness `json:"liveness"` // PresenceView.Alarm
-	// Presence is {state, since, why} (docs/design.md, "Liveness and
-	// presence").
-	Presence ckpt.PresenceView `json:"presence"`
-	Archived *ckpt.Archive     `json:"archived,omitempty"`
+	screen *render.Screen // --watch's frames
 }
 
 // defaultWatchEvery is how often --watch re-derives presence without
@@ -177,42 +157,18 @@ func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 }
 
 // watch draws the view, then again after each change in the store's feed
-// (several changes that arrive while a frame is drawn make one frame) and
-// on a slow timer, every Every (or on Ticks): presence moves without
-// writes, when a process dies or a threshold passes. It stops cleanly when
-// ctx ends or Ticks is closed; a feed that fails otherwise is an error.
+// and every Every (or on Ticks), until ctx ends or Ticks is closed
+// (follow.Redraw).
 func (o *StatusViewOptions) watch(ctx context.Context, st ckpt.Store) error {
-	// The feed's end is taken before the first listing, so no change made
-	// after that listing is missed.
-	head, err := st.Head(ctx)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	changed := make(chan struct{}, 1)
-	feedDone := make(chan error, 1)
-	go func() {
-		feedDone <- st.Watch(ctx, head, func(ckpt.Change) error {
-			select {
-			case changed <- struct{}{}:
-			default: // a redraw is already due
-			}
-			return nil
-		})
-	}()
 	ticks := o.Ticks
 	if ticks == nil {
 		t := time.NewTicker(o.Every)
 		defer t.Stop()
 		ticks = t.C
 	}
-	for {
+	return follow.Redraw(ctx, st, ticks, func(ctx context.Context) error {
 		view, damaged, err := o.view(ctx, st)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			return err
 		}
 		if err := o.emit(view); err != nil {
@@ -222,21 +178,8 @@ func (o *StatusViewOptions) watch(ctx context.Context, st ckpt.Store) error {
 			// Shown under the table each time; the watch goes on.
 			printWarning(o.IO.ErrOut, errorLine(damaged))
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		case _, ok := <-ticks:
-			if !ok {
-				return nil
-			}
-		case err := <-feedDone:
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("the store's change feed stopped: %w", err)
-		}
-	}
+		return nil
+	})
 }
 
 // view renders the checkpoints as they are now, in the chosen format; see
@@ -246,18 +189,11 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 	now := o.Now()
 	var b bytes.Buffer
 	if o.JSON {
-		// Every field of a row is in the summaries: no state is read.
 		list, damaged, err := listSummaries(ctx, st, f)
 		if err != nil {
 			return nil, nil, err
 		}
-		rows := make([]statusRow, 0, len(list))
-		for i := range list {
-			rows = append(rows, newStatusRow(&list[i], now, o.Thresholds))
-		}
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rows); err != nil {
+		if err := render.StatusJSON(&b, list, now, o.Thresholds, process.Alive); err != nil {
 			return nil, nil, err
 		}
 		return b.Bytes(), damaged, nil
@@ -276,20 +212,9 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 	return b.Bytes(), damaged, nil
 }
 
-func newStatusRow(s *ckpt.Summary, now time.Time, th ckpt.Thresholds) statusRow {
-	v := ckpt.PresenceOf(s, now, th, process.Alive)
-	return statusRow{
-		ID: s.ID, Agent: render.AgentName(s.Agent), TaskID: s.TaskID, Title: s.Title,
-		Status: s.Status, PartiallyComplete: s.Partial, Progress: s.Progress,
-		CurrentStep: s.CurrentStep, LastSeen: s.LastSeen(), SilentSeconds: int64(v.Silent / time.Second),
-		Liveness: v.Alarm(), Presence: v, Archived: s.Archived,
-	}
-}
-
 // emit writes one rendering of the view: to the file, or to stdout. Under
-// --watch each frame starts with a header line; on a terminal a frame
-// replaces the one before it, rewriting only the lines that changed
-// (render.Redraw), elsewhere frames follow each other.
+// --watch each frame starts with a header line and goes to a
+// render.Screen.
 func (o *StatusViewOptions) emit(view []byte) error {
 	if o.OutFile != "" {
 		if err := atomicfile.WriteFile(o.OutFile, view, 0o644); err != nil {
@@ -301,26 +226,18 @@ func (o *StatusViewOptions) emit(view []byte) error {
 		}
 		return nil
 	}
-	var b bytes.Buffer
-	if o.Watch {
-		fmt.Fprintf(&b, "ckpt status  %s, on each change and every %s  (Ctrl-C stops)\n\n", o.Now().Format(render.TimeLayout), o.Every)
+	body := string(view)
+	if !o.JSON {
+		body = render.Terminal(body)
 	}
-	if o.JSON {
-		b.Write(view)
-	} else {
-		b.WriteString(render.Terminal(string(view)))
+	if !o.Watch {
+		return writeString(o.IO.Out, body)
 	}
-	if o.Watch && o.Terminal {
-		frame := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-		_, err := o.IO.Out.Write(render.Redraw(o.screen, frame))
-		o.screen = frame
-		return err
+	if o.screen == nil {
+		o.screen = render.NewScreen(o.IO.Out, o.Terminal)
 	}
-	if o.Watch {
-		b.WriteString("\n")
-	}
-	_, err := o.IO.Out.Write(b.Bytes())
-	return err
+	header := fmt.Sprintf("ckpt status  %s, on each change and every %s  (Ctrl-C stops)\n\n", o.Now().Format(render.TimeLayout), o.Every)
+	return o.screen.Draw(header + body)
 }
 
 // ProgressOptions are the inputs of `ckpt progress`.

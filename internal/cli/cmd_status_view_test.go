@@ -12,6 +12,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // orchestration sets up seed 003's picture: migration working on T060,
@@ -113,11 +114,11 @@ func TestStatusJSONRows(t *testing.T) {
 	h := newHarness(t)
 	orchestration(h)
 	h.now = t0.Add(25 * time.Minute)
-	var rows []statusRow
+	var rows []render.StatusRow
 	if err := json.Unmarshal([]byte(h.ok("status", "--json")), &rows); err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]statusRow{}
+	byID := map[string]render.StatusRow{}
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
