@@ -37,6 +37,10 @@ func TestToolsSpeakPresence(t *testing.T) {
 	if show := ok[ShowOutput](t, f, "ckpt_show", map[string]any{"id": "d"}); show.Presence != "dead" || show.Liveness != "stale" {
 		t.Errorf("ckpt_show d: presence %q liveness %q", show.Presence, show.Liveness)
 	}
+	// An older revision has no presence now, as in ckpt show --rev N --json.
+	if show := ok[ShowOutput](t, f, "ckpt_show", map[string]any{"id": "w", "rev": 1}); show.Presence != "-" || show.Liveness != "-" || show.Rev != 1 {
+		t.Errorf("ckpt_show w at rev 1: presence %q liveness %q rev %d", show.Presence, show.Liveness, show.Rev)
+	}
 	list := ok[ListOutput](t, f, "ckpt_list", map[string]any{})
 	if len(list.Checkpoints) != 2 || list.Checkpoints[0].Presence != "dead" || list.Checkpoints[1].Presence != "waiting" {
 		t.Errorf("ckpt_list: %+v", list.Checkpoints)

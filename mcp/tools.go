@@ -142,8 +142,8 @@ type ShowInput struct {
 type ShowOutput struct {
 	ID            string    `json:"id" jsonschema:"the checkpoint ID"`
 	Rev           int64     `json:"rev" jsonschema:"the revision shown"`
-	Liveness      string    `json:"liveness" jsonschema:"live, warn, stale (dead counts as stale), or - for a checkpoint that cannot go stale (pending, finished, archived)"`
-	Presence      string    `json:"presence" jsonschema:"working, busy, waiting (for a person), ended, dead (its process is gone), warn, stale, or -"`
+	Liveness      string    `json:"liveness" jsonschema:"live, warn, stale (dead counts as stale), or - for a checkpoint that cannot go stale (pending, finished, archived) and for an older revision"`
+	Presence      string    `json:"presence" jsonschema:"working, busy, waiting (for a person), ended, dead (its process is gone), warn, stale, or - (not live, or an older revision)"`
 	PresenceWhy   string    `json:"presence_why,omitempty" jsonschema:"what the agent runs or waits on, which process is gone, which threshold passed"`
 	LastSeen      time.Time `json:"last_seen" jsonschema:"the later of the last heartbeat and the last update"`
 	SilentSeconds float64   `json:"silent_seconds" jsonschema:"seconds since last_seen"`
@@ -469,9 +469,13 @@ func (s *server) show(ctx context.Context, _ *sdk.CallToolRequest, in ShowInput)
 	if err != nil {
 		return nil, ShowOutput{}, err
 	}
+	// The one show view (render.NewShown): an older revision has no
+	// presence now, as in ckpt show --json.
 	now := s.now()
-	sum := c.Summary()
-	v := ckpt.PresenceOf(&sum, now, s.opts.Thresholds, process.Alive)
+	v := ckpt.PresenceView{State: ckpt.PresenceNone, Silent: max(now.Sub(c.LastSeen()), 0)}
+	if p := render.NewShown(c, in.Rev == 0, now, s.opts.Thresholds, process.Alive).Presence; p != nil {
+		v = *p
+	}
 	return nil, ShowOutput{ID: c.ID, Rev: c.Rev, Liveness: string(v.Alarm()), Presence: string(v.State), PresenceWhy: v.Why,
 		LastSeen: c.LastSeen(), SilentSeconds: v.Silent.Seconds(), Checkpoint: st}, nil
 }

@@ -20,14 +20,15 @@ type Shown struct {
 	Presence *ckpt.PresenceView `json:"presence,omitempty"`
 }
 
-// NewShown is c as `ckpt show --json` prints it. latest says c is the
-// checkpoint's latest revision: an older one has no presence now. alive
-// checks the agent's process (nil checks none).
-func NewShown(c *ckpt.Checkpoint, latest bool, now time.Time, alive ckpt.AliveFunc) Shown {
+// NewShown is c as `ckpt show --json` and MCP's ckpt_show see it: its
+// presence at now under th (ckpt.PresenceOf; alive checks the agent's
+// process, nil checks none) when latest says c is the checkpoint's latest
+// revision and it is live; an older revision has no presence now.
+func NewShown(c *ckpt.Checkpoint, latest bool, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) Shown {
 	out := Shown{Checkpoint: c}
 	if latest {
 		s := c.Summary()
-		if v := ckpt.PresenceOf(&s, now, ckpt.Thresholds{}, alive); v.State != ckpt.PresenceNone {
+		if v := ckpt.PresenceOf(&s, now, th, alive); v.State != ckpt.PresenceNone {
 			out.Presence = &v
 		}
 	}

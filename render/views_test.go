@@ -133,10 +133,10 @@ func TestShowEscapesStoredTextAndOmitsPresenceOfOldRevisions(t *testing.T) {
 	if strings.ContainsRune(out, 0x1b) {
 		t.Errorf("show wrote a raw escape:\n%q", out)
 	}
-	if s := NewShown(c, true, now, nil); s.Presence == nil || s.Presence.State != ckpt.PresenceStale {
+	if s := NewShown(c, true, now, ckpt.Thresholds{}, nil); s.Presence == nil || s.Presence.State != ckpt.PresenceStale {
 		t.Errorf("latest revision's presence = %+v, want stale", s.Presence)
 	}
-	if s := NewShown(c, false, now, nil); s.Presence != nil {
+	if s := NewShown(c, false, now, ckpt.Thresholds{}, nil); s.Presence != nil {
 		t.Errorf("an old revision has a presence now: %+v", s.Presence)
 	}
 }

@@ -61,7 +61,7 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 			return err
 		}
 		if o.JSON {
-			return writeJSON(o.IO.Out, render.NewShown(c, o.Rev == 0, o.Now(), process.Alive))
+			return writeJSON(o.IO.Out, render.NewShown(c, o.Rev == 0, o.Now(), ckpt.Thresholds{}, process.Alive))
 		}
 		return render.Show(o.IO.Out, c, o.Now(), process.Alive)
 	})
