@@ -168,6 +168,16 @@ type call struct {
 	onRetry func(err error) error
 }
 
+type attemptsKey struct{}
+
+// WithAttempts returns ctx with the number of attempts a call under it
+// makes (Options.Attempts otherwise): the spool makes one when the server
+// was unreachable a moment ago, so a hook does not spend its time limit
+// retrying every call.
+func WithAttempts(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, attemptsKey{}, n)
+}
+
 // do runs c, retrying transport failures and retryable errors.
 func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 	var body []byte
@@ -177,8 +187,12 @@ func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 			return nil, fmt.Errorf("%w: encoding the request: %v", ckpt.ErrInvalid, err)
 		}
 	}
+	attempts := s.opts.Attempts
+	if n, ok := ctx.Value(attemptsKey{}).(int); ok && n > 0 {
+		attempts = n
+	}
 	var err error
-	for attempt := 0; attempt < s.opts.Attempts; attempt++ {
+	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
 			if werr := s.pause(ctx, attempt); werr != nil {
 				return nil, werr

@@ -2,12 +2,15 @@ package remote
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,6 +30,15 @@ import (
 // (fsync'd) instead, and Append returns a *SpooledError, which a caller
 // reports as a warning: the write is not lost, only late.
 //
+// A write that reads first (ckpt.Update, plan sync, the four-step
+// checkpoint) works offline too when spooling: the spool keeps the last
+// state of each checkpoint written through it, or read while spooling (in
+// state/ under the spool directory), and while the server is unreachable Get returns that state
+// with the writes spooled since laid over it. The write made from it is
+// spooled with its If-Match (the revision it read), so it lands as made
+// or, if another writer moved the checkpoint meanwhile, is refused and
+// moved to failed/ rather than laid over work it never saw.
+//
 // Every spooled event carries an idempotency key (one is made when it has
 // none), so a delivery repeated after a crash replays instead of appending
 // twice. A spooled write the server refuses for good (a conflict on its
@@ -37,6 +49,9 @@ type Spool struct {
 	dir      string
 	spooling bool
 	seq      atomic.Int64
+	// down is set while the server has just been unreachable: calls then
+	// make one attempt instead of the client's retries.
+	down atomic.Bool
 	// Warn receives one line per spooled write that failed for good.
 	warn func(string)
 }
@@ -75,6 +90,32 @@ type spooled struct {
 func Pending(dir string) (int, error) {
 	names, err := entries(dir)
 	return len(names), err
+}
+
+// Waiting is what a spool directory holds: what ckpt status reports.
+type Waiting struct {
+	Writes int       // spooled writes not delivered yet
+	Oldest time.Time // when the oldest of them was spooled
+	Failed int       // writes the server refused for good, kept in failed/
+}
+
+// Look reports what the spool directory dir holds (nothing when it does
+// not exist).
+func Look(dir string) (Waiting, error) {
+	names, err := entries(dir)
+	if err != nil {
+		return Waiting{}, err
+	}
+	w := Waiting{Writes: len(names)}
+	if len(names) > 0 {
+		// The name starts with the time it was spooled (see add).
+		if ns, err := strconv.ParseInt(strings.SplitN(names[0], "-", 2)[0], 10, 64); err == nil {
+			w.Oldest = time.Unix(0, ns).UTC()
+		}
+	}
+	failed, err := entries(filepath.Join(dir, "failed"))
+	w.Failed = len(failed)
+	return w, err
 }
 
 // entries lists the spooled files of dir in delivery order.
@@ -127,12 +168,28 @@ func (s *Spool) Deliver(ctx context.Context) error {
 	if names, err = entries(s.dir); err != nil {
 		return err
 	}
+	ctx = s.attempts(ctx)
 	for _, name := range names {
 		if err := s.deliverOne(ctx, name); err != nil {
+			s.observe(err)
 			return err
 		}
 	}
+	s.observe(nil)
 	return nil
+}
+
+// attempts returns ctx with one attempt per call while the server is down.
+func (s *Spool) attempts(ctx context.Context) context.Context {
+	if s.down.Load() {
+		return WithAttempts(ctx, 1)
+	}
+	return ctx
+}
+
+// observe notes whether the server answered (err nil or not retryable).
+func (s *Spool) observe(err error) {
+	s.down.Store(err != nil && ckpt.Retryable(err))
 }
 
 func (s *Spool) deliverOne(ctx context.Context, name string) error {
@@ -196,7 +253,11 @@ func (s *Spool) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	derr := s.Deliver(ctx)
 	if derr == nil {
-		r, err := s.Store.Append(ctx, id, e, opts)
+		r, err := s.Store.Append(s.attempts(ctx), id, e, opts)
+		s.observe(err)
+		if err == nil {
+			s.remember(r.State) // every write: the state an offline hook builds on
+		}
 		if err == nil || !s.spooling || !ckpt.Retryable(err) {
 			return r, err
 		}
@@ -217,23 +278,111 @@ func (s *Spool) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 }
 
 // Get delivers the spool first, so a read after a spooled write sees it
-// once the server is back.
+// once the server is back. When spooling and the server cannot be reached,
+// the latest state comes from the spool's own record (see Spool); a
+// checkpoint this machine never read or wrote gets the server's error.
 func (s *Spool) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint, error) {
 	_ = s.Deliver(ctx)
-	return s.Store.Get(ctx, id, rev)
+	c, err := s.Store.Get(s.attempts(ctx), id, rev)
+	s.observe(err)
+	if !s.spooling || rev != 0 {
+		return c, err
+	}
+	if err == nil {
+		s.remember(c)
+		return c, nil
+	}
+	if !ckpt.Retryable(err) {
+		return nil, err
+	}
+	if known := s.recall(id); known != nil {
+		return known, nil
+	}
+	return nil, err
+}
+
+// statePath is where the spool keeps the last state of id it saw.
+func (s *Spool) statePath(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return filepath.Join(s.dir, "state", hex.EncodeToString(sum[:12])+".json")
+}
+
+// remember keeps c as the last state of its checkpoint this machine saw.
+// It is a cache, not a record: it is written without fsync, and a torn or
+// missing file only means an offline read fails as it would without it.
+func (s *Spool) remember(c *ckpt.Checkpoint) {
+	if c == nil {
+		return
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	path := s.statePath(c.ID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return
+	}
+	if os.Rename(tmp, path) != nil {
+		os.Remove(tmp)
+	}
+}
+
+// recall returns the last state of id the spool saw with the writes
+// spooled for id since laid over it in order, or nil when it knows none.
+func (s *Spool) recall(id string) *ckpt.Checkpoint {
+	var c *ckpt.Checkpoint
+	if data, err := os.ReadFile(s.statePath(id)); err == nil {
+		var known ckpt.Checkpoint
+		if json.Unmarshal(data, &known) == nil && known.ID == id && known.Rev > 0 {
+			c = &known
+		}
+	}
+	names, err := entries(s.dir)
+	if err != nil {
+		return nil
+	}
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(s.dir, name))
+		var sp spooled
+		if err != nil || json.Unmarshal(data, &sp) != nil || sp.ID != id {
+			continue
+		}
+		e := sp.Event.Store()
+		if e.At.IsZero() {
+			e.At = sp.SpooledAt
+		}
+		e.Seq = 1
+		if c != nil {
+			e.Seq = c.Rev + 1
+		}
+		next, err := ckpt.Apply(id, c, e)
+		if err != nil {
+			return nil // the server will refuse it too: do not build on it
+		}
+		c = next
+	}
+	return c
 }
 
 // List delivers the spool first.
 func (s *Spool) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
 	_ = s.Deliver(ctx)
-	return s.Store.List(ctx, opts)
+	p, err := s.Store.List(s.attempts(ctx), opts)
+	s.observe(err)
+	return p, err
 }
 
 // Beat delivers the spool first. A beat is not spooled: a late sign of
 // life says nothing.
 func (s *Spool) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	_ = s.Deliver(ctx)
-	return s.Store.Beat(ctx, id, sig)
+	err := s.Store.Beat(s.attempts(ctx), id, sig)
+	s.observe(err)
+	return err
 }
 
 // Dir returns the spool directory.

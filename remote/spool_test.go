@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,5 +96,63 @@ func TestSpoolOff(t *testing.T) {
 	}
 	if n, _ := remote.Pending(dir); n != 0 {
 		t.Errorf("%d writes spooled with spooling off", n)
+	}
+}
+
+// TestSpoolReadsOffline: with spooling on, a read-modify-write (ckpt.Update,
+// what plan sync and the hooks do) while the server is away builds on the
+// last state this machine wrote, with the writes spooled since laid over
+// it, and is spooled with its If-Match; the writes land in order when the
+// server is back. One that another writer overtook meanwhile is refused
+// and kept in failed/, never laid over work it did not see.
+func TestSpoolReadsOffline(t *testing.T) {
+	ctx := context.Background()
+	tokens, admin := fleetTokens(t)
+	backend := memstore.New()
+	srv := run(t, backend, tokens, "127.0.0.1:0")
+	dir := filepath.Join(t.TempDir(), "spool")
+	var warnings []string
+	sp := remote.NewSpool(dial(t, srv.url(), admin, 2), dir, true, func(w string) { warnings = append(warnings, w) })
+	for _, id := range []string{"mine", "shared"} {
+		if _, err := sp.Append(ctx, id, ckpt.MustEvent(ckpt.EventCreated, time.Time{}, ckpt.Actor{}, ckpt.Created{}), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.stop(t)
+	if _, err := sp.Get(ctx, "never-seen", 0); !ckpt.Retryable(err) {
+		t.Errorf("reading a checkpoint this machine never saw, offline: %v, want the server's unavailable error", err)
+	}
+	addNote := func(id, text string) error {
+		_, err := ckpt.Update(ctx, sp, id, func(c *ckpt.Checkpoint) (ckpt.Event, error) {
+			return ckpt.MustEvent(ckpt.EventNote, time.Time{}, ckpt.Actor{}, ckpt.Note{Text: fmt.Sprintf("%s after rev %d", text, c.Rev)}), nil
+		})
+		return err
+	}
+	var spooledErr *remote.SpooledError
+	for _, w := range []struct{ id, text string }{{"mine", "first"}, {"mine", "second"}, {"shared", "late"}} {
+		if err := addNote(w.id, w.text); !errors.As(err, &spooledErr) {
+			t.Fatalf("update of %s offline: %v, want a SpooledError", w.id, err)
+		}
+	}
+	// Another writer moves "shared" while this machine is cut off.
+	if _, err := backend.Append(ctx, "shared", ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: "theirs"}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, backend, tokens, srv.addr)
+	c, err := sp.Get(ctx, "mine", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rev != 3 || c.Context.Notes != "first after rev 1\nsecond after rev 2" {
+		t.Errorf("after delivery: rev %d, notes %q; want both writes, each built on the one before", c.Rev, c.Context.Notes)
+	}
+	if c := mustRev(t, backend, "shared"); c != 2 {
+		t.Errorf("shared is at rev %d: the offline write was laid over a change it never saw", c)
+	}
+	if failed, _ := filepath.Glob(filepath.Join(dir, "failed", "*.json")); len(failed) != 1 || len(warnings) != 1 {
+		t.Errorf("the overtaken write: failed/ %v, warnings %q", failed, warnings)
+	}
+	if w, err := remote.Look(dir); err != nil || w.Writes != 0 || w.Failed != 1 {
+		t.Errorf("Look = %+v, %v; want nothing waiting and one failed", w, err)
 	}
 }

@@ -102,7 +102,9 @@ passes). On a terminal only the lines that changed are rewritten; with
 		}
 		o.Terminal = isTerminal(o.IO.Out)
 		if !o.Watch {
-			return runStatusView(ctx, o)
+			err := runStatusView(ctx, o)
+			f.noteSpool(o.IO.ErrOut) // after the listing, which delivers what it can
+			return err
 		}
 		ctx, stop := f.untilInterrupted(ctx)
 		defer stop()

@@ -4,12 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // openRemote opens the server store at u with CKPT_TOKEN, behind the
@@ -69,16 +72,38 @@ func spoolDir(env *Env, u string) string {
 }
 
 // PendingSpool reports the writes waiting in this machine's spool for the
-// server store in use (0 and "" for a local store): ckpt status shows it.
+// server store in use (0 and "" for a local store).
 func (f *factory) PendingSpool() (n int, dir string) {
+	w, dir := f.spoolWaiting()
+	return w.Writes, dir
+}
+
+// spoolWaiting reports what this machine's spool for the server store in
+// use holds, and where it is ("" for a local store).
+func (f *factory) spoolWaiting() (remote.Waiting, string) {
 	u := f.givenStoreDir()
 	if !remote.IsURL(u) {
-		return 0, ""
+		return remote.Waiting{}, ""
 	}
-	dir = spoolDir(f.env, u)
+	dir := spoolDir(f.env, u)
 	if dir == "" {
-		return 0, ""
+		return remote.Waiting{}, ""
 	}
-	n, _ = remote.Pending(dir)
-	return n, dir
+	w, _ := remote.Look(dir)
+	return w, dir
+}
+
+// noteSpool says on w when writes wait in this machine's spool for the
+// server store in use, and when some were refused for good: what ckpt
+// status adds below its view (on stderr, so --json and --md stay clean).
+func (f *factory) noteSpool(w io.Writer) {
+	sp, dir := f.spoolWaiting()
+	if sp.Writes > 0 {
+		fmt.Fprintf(w, "note: %d write(s) to %s wait in the spool %s (the oldest spooled %s): the server could not be reached; the next ckpt call that reaches it delivers them in order\n",
+			sp.Writes, f.givenStoreDir(), dir, render.Ago(sp.Oldest, time.Now()))
+	}
+	if sp.Failed > 0 {
+		fmt.Fprintf(w, "note: the server refused %d spooled write(s) for good: they are kept in %s with the reason of each (.reason)\n",
+			sp.Failed, filepath.Join(dir, "failed"))
+	}
 }
