@@ -192,8 +192,8 @@ func TestStartAndShow(t *testing.T) {
 	}
 
 	fails(t, f, "ckpt_start", map[string]any{"id": "kai-7/secondary-a"}, "already exists: kai-7/secondary-a (revision 1) [exists] (use another id, or continue the existing work with ckpt_resume)")
-	fails(t, f, "ckpt_start", map[string]any{"id": "x", "steps": []map[string]string{{"id": "a"}, {"id": "a"}}}, `step id "a" appears twice`)
-	fails(t, f, "ckpt_start", map[string]any{"id": "x", "steps": []map[string]string{{"id": " "}}}, "step 1 has no id")
+	fails(t, f, "ckpt_start", map[string]any{"id": "x", "steps": []map[string]string{{"id": "a"}, {"id": "a"}}}, `step id "a" is given twice`)
+	fails(t, f, "ckpt_start", map[string]any{"id": "x", "steps": []map[string]string{{"id": " "}}}, "step id: a step has no ID")
 	fails(t, f, "ckpt_start", map[string]any{"id": "x", "interval": "soon"}, `interval "soon"`)
 	fails(t, f, "ckpt_show", map[string]any{"id": "nope"}, "not found")
 	fails(t, f, "ckpt_show", map[string]any{"id": "kai-7/secondary-a", "rev": 9}, "not found")
@@ -274,7 +274,7 @@ func TestStepDecisionBlockerHeartbeat(t *testing.T) {
 		t.Errorf("steps %+v progress %+v", c.Steps, c.Progress)
 	}
 	fails(t, f, "ckpt_step", map[string]any{"id": "job", "step": "spec", "status": "halfway"}, `step status "halfway"`)
-	fails(t, f, "ckpt_step", map[string]any{"id": "job", "step": ""}, "step is empty")
+	fails(t, f, "ckpt_step", map[string]any{"id": "job", "step": ""}, "the step ID is empty")
 
 	ok[StateOutput](t, f, "ckpt_decision", map[string]any{"id": "job", "text": "Use the v2 API", "reason": "v1 is rate limited"})
 	if c := f.get(t, "job"); len(c.Decisions) != 1 || c.Decisions[0] != (ckpt.Decision{At: t0, Text: "Use the v2 API", Reason: "v1 is rate limited"}) {

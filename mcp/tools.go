@@ -11,6 +11,7 @@ import (
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -263,31 +264,32 @@ func (s *server) addTools(srv *sdk.Server) {
 	add(srv, s, &sdk.Tool{Name: "ckpt_stale", Description: "List the live checkpoints (in_progress, waiting, blocked) whose agent has gone quiet: warn after 2x and stale after 4x the heartbeat interval, or the given thresholds."}, s.stale)
 }
 
-// write appends one event to checkpoint id and returns its state.
-func (s *server) write(ctx context.Context, req *sdk.CallToolRequest, id, agent string, t ckpt.EventType, data any, ifRev int64, key string) (*sdk.CallToolResult, StateOutput, error) {
-	if err := ckpt.ValidateID(id); err != nil {
-		return nil, StateOutput{}, err
+// argName names a request's fields as the tools' arguments do.
+func argName(field string) string {
+	if field == "step" {
+		return "step id"
 	}
+	return field
+}
+
+// write appends the event of request r (package request: the same rules
+// as the CLI's) to checkpoint id and returns its state.
+func (s *server) write(ctx context.Context, req *sdk.CallToolRequest, id, agent string, r request.Request, ifRev int64, key string) (*sdk.CallToolResult, StateOutput, error) {
 	if ifRev < 0 {
 		return nil, StateOutput{}, fmt.Errorf("%w: if_rev %d is negative: give the revision ckpt_show reported, or leave it out", ckpt.ErrInvalid, ifRev)
 	}
-	e, err := ckpt.NewEvent(t, s.now(), s.actor(req, agent), data)
+	res, err := request.Append(ctx, s.store, id, r, request.Write{At: s.now(), Actor: s.actor(req, agent), Key: key, IfRev: ifRev, Names: argName})
 	if err != nil {
 		return nil, StateOutput{}, err
 	}
-	e.Key = key
-	r, err := s.store.Append(ctx, id, e, ckpt.AppendOptions{IfRev: ifRev})
-	if err != nil {
-		return nil, StateOutput{}, err
-	}
-	for _, w := range r.Warnings {
+	for _, w := range res.Warnings {
 		s.log.Warn("store warning", "id", id, "warning", w)
 	}
-	st, err := stateOf(r.State)
+	st, err := stateOf(res.State)
 	if err != nil {
 		return nil, StateOutput{}, err
 	}
-	return nil, StateOutput{ID: id, Rev: r.State.Rev, Replayed: r.Replayed, Checkpoint: st}, nil
+	return nil, StateOutput{ID: id, Rev: res.State.Rev, Replayed: res.Replayed, Checkpoint: st}, nil
 }
 
 // stateOf is c's JSON form as a map.
@@ -303,53 +305,19 @@ func stateOf(c *ckpt.Checkpoint) (State, error) {
 	return st, nil
 }
 
-func parseInterval(s string) (*ckpt.Duration, error) {
-	if s == "" {
-		return nil, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return nil, fmt.Errorf("%w: interval %q: give a positive duration such as 90s, 5m or 1h", ckpt.ErrInvalid, s)
-	}
-	v := ckpt.Duration(d)
-	return &v, nil
-}
-
 func (s *server) start(ctx context.Context, req *sdk.CallToolRequest, in StartInput) (*sdk.CallToolResult, StateOutput, error) {
-	var cr ckpt.Created
-	set := func(dst **string, v string) {
-		if v != "" {
-			*dst = &v
-		}
+	r := request.Start{
+		Title: in.Title, TaskID: in.TaskID, Parent: in.Parent, Labels: in.Labels, Interval: in.Interval,
+		Agent: ckpt.Agent{ID: in.Agent, Type: in.AgentType}, Session: ckpt.NewSessionID(),
 	}
-	set(&cr.Title, in.Title)
-	set(&cr.TaskID, in.TaskID)
-	set(&cr.Parent, in.Parent)
-	if in.Agent != "" || in.AgentType != "" {
-		cr.Agent = &ckpt.Agent{ID: in.Agent, Type: in.AgentType}
+	for _, st := range in.Steps {
+		r.Steps = append(r.Steps, ckpt.Step{ID: st.ID, Title: st.Title})
 	}
-	cr.AddLabels = in.Labels
-	var err error
-	if cr.Interval, err = parseInterval(in.Interval); err != nil {
-		return nil, StateOutput{}, err
-	}
-	seen := map[string]bool{}
-	for i, st := range in.Steps {
-		if strings.TrimSpace(st.ID) == "" {
-			return nil, StateOutput{}, fmt.Errorf("%w: step %d has no id: give each step an id such as research", ckpt.ErrInvalid, i+1)
-		}
-		if seen[st.ID] {
-			return nil, StateOutput{}, fmt.Errorf("%w: step id %q appears twice: step ids must be unique", ckpt.ErrInvalid, st.ID)
-		}
-		seen[st.ID] = true
-		cr.Steps = append(cr.Steps, ckpt.Step{ID: st.ID, Title: st.Title})
-	}
-	cr.Session = ckpt.Session{ID: ckpt.NewSessionID()}
-	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventCreated, cr, 0, in.Key)
+	return s.write(ctx, req, in.ID, in.Agent, r, 0, in.Key)
 }
 
 func (s *server) update(ctx context.Context, req *sdk.CallToolRequest, in UpdateInput) (*sdk.CallToolResult, StateOutput, error) {
-	p := ckpt.Patch{
+	r := request.Update{
 		Title: in.Title, TaskID: in.TaskID, Parent: in.Parent, Stage: in.Stage, Phase: in.Phase, CurrentStep: in.CurrentStep,
 		StatusReason: in.StatusReason, AddLabels: in.AddLabels, RemoveLabels: in.RemoveLabels,
 		FilesCreated: in.FilesCreated, FilesModified: in.FilesModified,
@@ -357,68 +325,45 @@ func (s *server) update(ctx context.Context, req *sdk.CallToolRequest, in Update
 		Instructions: in.Instructions, Resumable: in.Resumable, MaxCycles: in.MaxCycles,
 	}
 	if in.Status != "" {
-		st, err := ckpt.ParseStatus(in.Status)
-		if err != nil {
-			return nil, StateOutput{}, err
-		}
-		p.Status = &st
+		r.Status = &in.Status
+	}
+	if in.Interval != "" {
+		r.Interval = &in.Interval
 	}
 	if in.Progress != nil {
-		p.Progress = &ckpt.ProgressSet{Done: in.Progress.Done, Total: in.Progress.Total}
+		r.Progress = &ckpt.ProgressSet{Done: in.Progress.Done, Total: in.Progress.Total}
 	}
 	if in.NextSteps != nil {
-		next := in.NextSteps
-		p.NextSteps = &next
-	}
-	var err error
-	if p.Interval, err = parseInterval(in.Interval); err != nil {
-		return nil, StateOutput{}, err
+		r.NextSteps = &in.NextSteps
 	}
 	for k, v := range in.Meta {
 		raw, err := json.Marshal(v)
 		if err != nil {
 			return nil, StateOutput{}, fmt.Errorf("%w: meta %q: %v", ckpt.ErrInvalid, k, err)
 		}
-		if p.Meta == nil {
-			p.Meta = map[string]json.RawMessage{}
+		if r.Meta == nil {
+			r.Meta = map[string]json.RawMessage{}
 		}
-		p.Meta[k] = raw
+		r.Meta[k] = raw
 	}
-	if b, _ := json.Marshal(p); string(b) == "{}" {
+	_, out, err := s.write(ctx, req, in.ID, in.Agent, r, in.IfRev, in.Key)
+	if errors.Is(err, request.ErrEmpty) {
 		return nil, StateOutput{}, fmt.Errorf("%w: nothing to update: give at least one field to change, such as status, current_step or next_steps", ckpt.ErrInvalid)
 	}
-	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventUpdate, p, in.IfRev, in.Key)
-}
-
-// stepStatuses maps the words ckpt_step accepts to step statuses.
-var stepStatuses = map[string]ckpt.StepStatus{
-	"pending": ckpt.StepPending, "todo": ckpt.StepPending,
-	"in_progress": ckpt.StepInProgress, "in-progress": ckpt.StepInProgress, "start": ckpt.StepInProgress, "started": ckpt.StepInProgress, "running": ckpt.StepInProgress,
-	"done": ckpt.StepDone, "complete": ckpt.StepDone, "completed": ckpt.StepDone, "passed": ckpt.StepDone,
-	"failed": ckpt.StepFailed, "fail": ckpt.StepFailed,
-	"skipped": ckpt.StepSkipped, "skip": ckpt.StepSkipped,
+	return nil, out, err
 }
 
 func (s *server) step(ctx context.Context, req *sdk.CallToolRequest, in StepChangeInput) (*sdk.CallToolResult, StateOutput, error) {
-	if strings.TrimSpace(in.Step) == "" {
-		return nil, StateOutput{}, fmt.Errorf("%w: step is empty: give the step's id, e.g. research", ckpt.ErrInvalid)
+	st, err := request.ParseStepStatus("step status", in.Status)
+	if err != nil {
+		return nil, StateOutput{}, err
 	}
-	sc := ckpt.StepChange{ID: in.Step, Title: in.Title, Phase: in.Phase, By: in.By, Output: in.Output, Notes: in.Notes}
-	if in.Status != "" {
-		st, ok := stepStatuses[strings.ToLower(strings.TrimSpace(in.Status))]
-		if !ok {
-			return nil, StateOutput{}, fmt.Errorf("%w: step status %q: use pending, in_progress, done, failed or skipped", ckpt.ErrInvalid, in.Status)
-		}
-		sc.Status = st
-	}
-	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventStep, sc, in.IfRev, in.Key)
+	r := request.Step{Step: in.Step, Status: st, Title: in.Title, Phase: in.Phase, By: in.By, Output: in.Output, Notes: in.Notes, Add: true, Actor: s.actor(req, in.Agent).Agent}
+	return s.write(ctx, req, in.ID, in.Agent, r, in.IfRev, in.Key)
 }
 
 func (s *server) decision(ctx context.Context, req *sdk.CallToolRequest, in DecisionInput) (*sdk.CallToolResult, StateOutput, error) {
-	if strings.TrimSpace(in.Text) == "" {
-		return nil, StateOutput{}, fmt.Errorf("%w: text is empty: give the decision, e.g. Use the v2 API", ckpt.ErrInvalid)
-	}
-	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventDecision, ckpt.DecisionData{Text: in.Text, Reason: in.Reason}, in.IfRev, in.Key)
+	return s.write(ctx, req, in.ID, in.Agent, request.Decision{Text: in.Text, Reason: in.Reason}, in.IfRev, in.Key)
 }
 
 func (s *server) blocker(ctx context.Context, req *sdk.CallToolRequest, in BlockerInput) (*sdk.CallToolResult, StateOutput, error) {
@@ -426,21 +371,18 @@ func (s *server) blocker(ctx context.Context, req *sdk.CallToolRequest, in Block
 	if action == "" && in.Text != "" {
 		action = "add"
 	}
-	var bc ckpt.BlockerChange
+	var r request.Request
 	switch action {
 	case "add":
-		if strings.TrimSpace(in.Text) == "" {
-			return nil, StateOutput{}, fmt.Errorf("%w: text is empty: say what blocks the work", ckpt.ErrInvalid)
-		}
-		bc = ckpt.BlockerChange{ID: in.BlockerID, Text: in.Text}
+		r = request.Block{ID: in.BlockerID, Text: in.Text}
 	case "clear":
-		bc = ckpt.BlockerChange{ID: in.BlockerID, Clear: true}
+		r = request.Unblock{ID: in.BlockerID}
 	case "":
 		return nil, StateOutput{}, fmt.Errorf("%w: nothing to do: give text to add a blocker, or action clear to clear one", ckpt.ErrInvalid)
 	default:
 		return nil, StateOutput{}, fmt.Errorf("%w: action %q: use add or clear", ckpt.ErrInvalid, in.Action)
 	}
-	return s.write(ctx, req, in.ID, in.Agent, ckpt.EventBlocker, bc, in.IfRev, in.Key)
+	return s.write(ctx, req, in.ID, in.Agent, r, in.IfRev, in.Key)
 }
 
 func (s *server) heartbeat(ctx context.Context, _ *sdk.CallToolRequest, in IDInput) (*sdk.CallToolResult, HeartbeatOutput, error) {

@@ -10,6 +10,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // LsOptions are the inputs of `ckpt ls`.
@@ -67,7 +68,7 @@ when nothing matches); ckpt show ID --json prints a full state.`,
 func runLs(ctx context.Context, o *LsOptions) error {
 	filter := ckpt.Filter{Agent: o.Agent, Parent: o.Parent, Label: o.Label, Prefix: o.Prefix, IncludeArchived: o.All}
 	for _, w := range o.Statuses {
-		s, err := parseStatus("--status", w)
+		s, err := request.ParseStatus("--status", w)
 		if err != nil {
 			return err
 		}

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
+	"github.com/ckpt-dev/ckpt/request"
 	"github.com/spf13/cobra"
-
-	ckpt "github.com/ckpt-dev/ckpt"
 )
 
 // Commands that record one item: decision, block, unblock, error, accept,
@@ -37,10 +34,7 @@ func newDecisionCmd(f *factory) *cobra.Command {
 }
 
 func runDecision(ctx context.Context, o *DecisionOptions) error {
-	if strings.TrimSpace(o.Text) == "" {
-		return fmt.Errorf("%w: the decision's text is empty: say what was decided", ckpt.ErrInvalid)
-	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventDecision, ckpt.DecisionData{Text: o.Text, Reason: o.Reason})
+	return o.appendEvent(ctx, o.ID, request.Decision{Text: o.Text, Reason: o.Reason})
 }
 
 // BlockOptions are the inputs of `ckpt block`.
@@ -72,10 +66,7 @@ active). Blockers get the IDs b1, b2, … unless --id names one.`,
 }
 
 func runBlock(ctx context.Context, o *BlockOptions) error {
-	if strings.TrimSpace(o.Text) == "" {
-		return fmt.Errorf("%w: the blocker's text is empty: say what blocks the work", ckpt.ErrInvalid)
-	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventBlocker, ckpt.BlockerChange{ID: o.BlockerID, Text: o.Text})
+	return o.appendEvent(ctx, o.ID, request.Block{ID: o.BlockerID, Text: o.Text})
 }
 
 // UnblockOptions are the inputs of `ckpt unblock`.
@@ -108,7 +99,7 @@ is named. A blocked checkpoint returns to in_progress once nothing blocks it.`,
 }
 
 func runUnblock(ctx context.Context, o *UnblockOptions) error {
-	return o.appendEvent(ctx, o.ID, ckpt.EventBlocker, ckpt.BlockerChange{ID: o.BlockerID, Clear: true})
+	return o.appendEvent(ctx, o.ID, request.Unblock{ID: o.BlockerID})
 }
 
 // ErrorOptions are the inputs of `ckpt error`.
@@ -148,16 +139,7 @@ active error.`,
 }
 
 func runError(ctx context.Context, o *ErrorOptions) error {
-	if o.Clear {
-		if o.Message != "" || o.Type != "" || o.Blocking {
-			return fmt.Errorf("%w: --clear takes no message, --type or --blocking: clear first, then record the new error", ckpt.ErrInvalid)
-		}
-		return o.appendEvent(ctx, o.ID, ckpt.EventError, ckpt.ErrorChange{Clear: true})
-	}
-	if strings.TrimSpace(o.Message) == "" {
-		return fmt.Errorf("%w: the error message is empty: give it as the second argument, or pass --clear", ckpt.ErrInvalid)
-	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventError, ckpt.ErrorChange{Type: o.Type, Message: o.Message, Blocking: o.Blocking})
+	return o.appendEvent(ctx, o.ID, request.Error{Message: o.Message, Type: o.Type, Blocking: o.Blocking, Clear: o.Clear})
 }
 
 // AcceptOptions are the inputs of `ckpt accept`.
@@ -187,10 +169,7 @@ func newAcceptCmd(f *factory) *cobra.Command {
 }
 
 func runAccept(ctx context.Context, o *AcceptOptions) error {
-	if strings.TrimSpace(o.Criterion) == "" {
-		return fmt.Errorf("%w: the criterion ID is empty: give one, e.g. tests", ckpt.ErrInvalid)
-	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventAccept, ckpt.AcceptChange{ID: o.Criterion, Title: o.Title, Met: !o.Unmet})
+	return o.appendEvent(ctx, o.ID, request.Accept{ID: o.Criterion, Title: o.Title, Unmet: o.Unmet})
 }
 
 // CycleOptions are the inputs of `ckpt cycle`.
@@ -220,7 +199,7 @@ and ckpt exits with code 8: stop looping and ask for help, or raise the limit.`,
 }
 
 func runCycle(ctx context.Context, o *CycleOptions) error {
-	return o.appendEvent(ctx, o.ID, ckpt.EventCycle, ckpt.CycleChange{Note: o.Note})
+	return o.appendEvent(ctx, o.ID, request.Cycle{Note: o.Note})
 }
 
 // NoteOptions are the inputs of `ckpt note`.
@@ -246,8 +225,5 @@ func newNoteCmd(f *factory) *cobra.Command {
 }
 
 func runNote(ctx context.Context, o *NoteOptions) error {
-	if strings.TrimSpace(o.Text) == "" {
-		return fmt.Errorf("%w: the note is empty: give its text", ckpt.ErrInvalid)
-	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventNote, ckpt.Note{Text: o.Text})
+	return o.appendEvent(ctx, o.ID, request.Note{Text: o.Text})
 }

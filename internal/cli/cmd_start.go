@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // StartOptions are the inputs of `ckpt start`.
@@ -72,74 +72,28 @@ Fails with exit 5 if ID exists already.`,
 }
 
 func runStart(ctx context.Context, o *StartOptions) error {
-	var cr ckpt.Created
-	p := &cr.Patch
-	p.Title = optional(o.Title)
-	p.TaskID = optional(o.Task)
-	p.Stage = optional(o.Stage)
-	p.Phase = optional(o.Phase)
-	if o.Parent != "" {
-		if err := ckpt.ValidateID(o.Parent); err != nil {
-			return fmt.Errorf("--parent: %w", err)
-		}
-		p.Parent = &o.Parent
+	r := request.Start{
+		Title: o.Title, TaskID: o.Task, Stage: o.Stage, Phase: o.Phase, Parent: o.Parent, Status: o.Status,
+		Agent:   ckpt.Agent{ID: o.Actor.Agent, Type: o.AgentType, Name: o.AgentName},
+		Session: o.Actor.Session, Interval: o.Interval, Labels: o.Labels, MaxCycles: o.MaxCycles,
 	}
-	if o.Status != "" {
-		s, err := parseStatus("--status", o.Status)
-		if err != nil {
-			return err
-		}
-		p.Status = &s
-	}
-	if o.Interval != "" {
-		d, err := parseInterval("--interval", o.Interval)
-		if err != nil {
-			return err
-		}
-		p.Interval = &d
-	}
-	if o.MaxCycles < 0 {
-		return fmt.Errorf("%w: --max-cycles %d: give 0 (no limit) or more", ckpt.ErrInvalid, o.MaxCycles)
-	}
-	if o.MaxCycles > 0 {
-		p.MaxCycles = &o.MaxCycles
-	}
-	p.AddLabels = nonEmpty(o.Labels)
-	meta, err := parseMeta(o.Meta, o.MetaJSON)
-	if err != nil {
+	var err error
+	if r.Meta, err = request.ParseMeta(flagName, o.Meta, o.MetaJSON); err != nil {
 		return err
 	}
-	p.Meta = meta
-	if o.Actor.Agent != "" || o.AgentType != "" || o.AgentName != "" {
-		p.Agent = &ckpt.Agent{ID: o.Actor.Agent, Type: o.AgentType, Name: o.AgentName}
-	}
-	seen := map[string]bool{}
 	for _, s := range o.Steps {
-		id, title, err := parseIDTitle("--step", s)
+		id, title, err := request.ParseIDTitle("--step", s)
 		if err != nil {
 			return err
 		}
-		if seen[id] {
-			return fmt.Errorf("%w: --step %q is given twice: step IDs must be unique", ckpt.ErrInvalid, id)
-		}
-		seen[id] = true
-		cr.Steps = append(cr.Steps, ckpt.Step{ID: id, Title: title, Status: ckpt.StepPending})
+		r.Steps = append(r.Steps, ckpt.Step{ID: id, Title: title})
 	}
 	for _, a := range o.Accept {
-		id, title, err := parseIDTitle("--accept", a)
+		id, title, err := request.ParseIDTitle("--accept", a)
 		if err != nil {
 			return err
 		}
-		cr.Acceptance = append(cr.Acceptance, ckpt.Criterion{ID: id, Title: title})
+		r.Accept = append(r.Accept, ckpt.Criterion{ID: id, Title: title})
 	}
-	cr.Session = ckpt.Session{ID: o.Actor.Session}
-	return o.appendEvent(ctx, o.ID, ckpt.EventCreated, cr)
-}
-
-// optional returns a pointer to s, or nil when s is empty.
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+	return o.appendEvent(ctx, o.ID, r)
 }

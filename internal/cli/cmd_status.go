@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // StatusOptions are the inputs of `ckpt done`, `ckpt fail` and `ckpt wait`.
@@ -56,10 +56,7 @@ func newStatusCmd(f *factory, verb string) *cobra.Command {
 }
 
 func runStatus(ctx context.Context, o *StatusOptions) error {
-	if o.NeedReason && strings.TrimSpace(o.Reason) == "" {
-		return fmt.Errorf("%w: say why with --reason, e.g. --reason \"waiting for review\"", ckpt.ErrInvalid)
-	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventStatus, ckpt.StatusChange{Status: o.Status, Reason: o.Reason})
+	return o.appendEvent(ctx, o.ID, request.Status{Status: o.Status, Reason: o.Reason, NeedReason: o.NeedReason})
 }
 
 // BeatOptions are the inputs of `ckpt beat`.

@@ -10,6 +10,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // StepOptions are the inputs of `ckpt step`.
@@ -93,18 +94,9 @@ current, or clears the current step when every step is finished.
 }
 
 func runStep(ctx context.Context, o *StepOptions) error {
-	if strings.TrimSpace(o.Step) == "" {
-		return fmt.Errorf("%w: the step ID is empty: give the step's ID, e.g. research", ckpt.ErrInvalid)
-	}
-	if o.Status != "" && !o.Status.Valid() {
-		return fmt.Errorf("%w: step status %q: use pending, in_progress, done, failed or skipped", ckpt.ErrInvalid, o.Status)
-	}
-	by := o.By
-	if by == "" && o.Status != "" {
-		by = o.Actor.Agent
-	}
-	err := o.appendEvent(ctx, o.ID, ckpt.EventStep, ckpt.StepChange{
-		ID: o.Step, MustExist: !o.Add, Title: o.Title, Status: o.Status, Phase: o.Phase, By: by, Output: o.Output, Notes: o.Notes,
+	err := o.appendEvent(ctx, o.ID, request.Step{
+		Step: o.Step, Status: o.Status, Title: o.Title, Phase: o.Phase, By: o.By, Output: o.Output, Notes: o.Notes,
+		Add: o.Add, Actor: o.Actor.Agent,
 	})
 	var nf *ckpt.StepNotFoundError
 	if errors.As(err, &nf) {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // UpdateOptions are the inputs of `ckpt update`. A nil pointer leaves the
@@ -142,19 +143,24 @@ func changed[T any](fl *pflag.FlagSet, name string, v T) *T {
 }
 
 func runUpdate(ctx context.Context, o *UpdateOptions) error {
-	p, err := o.patch()
+	r, err := o.request()
 	if err != nil {
 		return err
 	}
-	if p.Progress != nil {
+	if _, _, err := r.Build(flagName); errors.Is(err, request.ErrEmpty) {
+		return fmt.Errorf("%w: nothing to update: give at least one field, e.g. --stage S2.P2 or --status done (see ckpt update --help)", ckpt.ErrInvalid)
+	} else if err != nil {
+		return err
+	}
+	if r.Progress != nil {
 		// Progress is derived from steps: a figure given for a checkpoint
 		// with steps would be ignored, so it is refused. Only this flag
 		// costs the extra read.
-		if err := o.refuseDerivedProgress(ctx, p); err != nil {
+		if err := o.refuseDerivedProgress(ctx, ckpt.Patch{Progress: r.Progress}); err != nil {
 			return err
 		}
 	}
-	return o.appendEvent(ctx, o.ID, ckpt.EventUpdate, p)
+	return o.appendEvent(ctx, o.ID, r)
 }
 
 // refuseDerivedProgress returns ckpt.CheckProgressPatch's refusal for the
@@ -178,86 +184,28 @@ func (o *UpdateOptions) refuseDerivedProgress(ctx context.Context, p ckpt.Patch)
 	})
 }
 
-// patch turns the options into the event's Patch, checking every value.
-func (o *UpdateOptions) patch() (ckpt.Patch, error) {
-	p := ckpt.Patch{
+// request is the update the options ask for, with the flags' text forms
+// (N/M, KEY=VALUE) parsed.
+func (o *UpdateOptions) request() (request.Update, error) {
+	r := request.Update{
 		Title: o.Title, TaskID: o.Task, Stage: o.Stage, Phase: o.Phase, CurrentStep: o.CurrentStep,
-		StatusReason: o.Reason, LastProcessed: o.LastProcessed, NextToProcess: o.NextToProcess,
-		Notes: o.Notes, Resumable: o.Resumable, Instructions: o.Instructions,
-		AddLabels: nonEmpty(o.Labels), RemoveLabels: nonEmpty(o.Unlabels),
-		FilesCreated: nonEmpty(o.FilesCreated), FilesModified: nonEmpty(o.FilesModified),
-	}
-	if o.Status != nil {
-		s, err := parseStatus("--status", *o.Status)
-		if err != nil {
-			return p, err
-		}
-		p.Status = &s
+		Status: o.Status, StatusReason: o.Reason, Parent: o.Parent,
+		FilesCreated: o.FilesCreated, FilesModified: o.FilesModified, AddLabels: o.Labels, RemoveLabels: o.Unlabels,
+		LastProcessed: o.LastProcessed, NextToProcess: o.NextToProcess, Notes: o.Notes,
+		Resumable: o.Resumable, Instructions: o.Instructions, NextSteps: o.NextSteps,
+		Interval: o.Interval, MaxCycles: o.MaxCycles, Assign: o.Assign, AgentType: o.AgentType, AgentName: o.AgentName,
 	}
 	if o.Progress != nil {
-		ps, err := parseProgress("--progress", *o.Progress)
+		ps, err := request.ParseProgress("--progress", *o.Progress)
 		if err != nil {
-			return p, err
+			return r, err
 		}
-		p.Progress = &ps
+		r.Progress = &ps
 	}
-	if o.Parent != nil {
-		if *o.Parent != "" {
-			if err := ckpt.ValidateID(*o.Parent); err != nil {
-				return p, fmt.Errorf("--parent: %w", err)
-			}
-		}
-		p.Parent = o.Parent
+	var err error
+	if r.Meta, err = request.ParseMeta(flagName, o.Meta, o.MetaJSON); err != nil {
+		return r, err
 	}
-	if o.NextSteps != nil {
-		steps := nonEmpty(*o.NextSteps)
-		p.NextSteps = &steps
-	}
-	if o.Interval != nil {
-		d, err := parseInterval("--interval", *o.Interval)
-		if err != nil {
-			return p, err
-		}
-		p.Interval = &d
-	}
-	if o.MaxCycles != nil {
-		if *o.MaxCycles < 0 {
-			return p, fmt.Errorf("%w: --max-cycles %d: give 0 (no limit) or more", ckpt.ErrInvalid, *o.MaxCycles)
-		}
-		p.MaxCycles = o.MaxCycles
-	}
-	meta, err := parseMeta(o.Meta, o.MetaJSON)
-	if err != nil {
-		return p, err
-	}
-	p.Meta = meta
-	if p.ReviewScores, err = parseReviewScores(o.ReviewScores); err != nil {
-		return p, err
-	}
-	switch {
-	case o.Assign != nil:
-		a := ckpt.Agent{ID: *o.Assign}
-		if o.AgentType != nil {
-			a.Type = *o.AgentType
-		}
-		if o.AgentName != nil {
-			a.Name = *o.AgentName
-		}
-		p.Agent = &a
-	case o.AgentType != nil || o.AgentName != nil:
-		return p, fmt.Errorf("%w: --agent-type and --agent-name need --assign AGENT: the agent record is replaced whole", ckpt.ErrInvalid)
-	}
-	if isEmptyPatch(p) {
-		return p, fmt.Errorf("%w: nothing to update: give at least one field, e.g. --stage S2.P2 or --status done (see ckpt update --help)", ckpt.ErrInvalid)
-	}
-	return p, nil
-}
-
-func isEmptyPatch(p ckpt.Patch) bool {
-	return p.Title == nil && p.TaskID == nil && p.Parent == nil && p.Stage == nil && p.Phase == nil &&
-		p.CurrentStep == nil && p.Status == nil && p.StatusReason == nil && p.Agent == nil && p.Progress == nil &&
-		len(p.AddLabels) == 0 && len(p.RemoveLabels) == 0 && len(p.FilesCreated) == 0 && len(p.FilesModified) == 0 &&
-		p.LastProcessed == nil && p.NextToProcess == nil && p.Notes == nil && p.Resumable == nil &&
-		p.Instructions == nil && p.NextSteps == nil && p.MaxCycles == nil && len(p.ReviewScores) == 0 &&
-		len(p.Meta) == 0 && p.Interval == nil
+	r.ReviewScores, err = request.ParseReviewScores("--review-score", o.ReviewScores)
+	return r, err
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // writeOptions are shared by every command that appends an event.
@@ -59,20 +61,28 @@ func (o *writeOptions) eventActor() ckpt.Actor {
 	return a
 }
 
-// appendEvent builds one event of type t with payload data, appends it to
-// checkpoint id in one store call (one durable write) and prints the result.
-func (o *writeOptions) appendEvent(ctx context.Context, id string, t ckpt.EventType, data any) error {
+// flagName names a request's fields as ckpt's flags do (request.Names).
+func flagName(field string) string {
+	if field == "message" {
+		return "the second argument"
+	}
+	return "--" + strings.ReplaceAll(field, "_", "-")
+}
+
+// appendEvent builds r's event (package request), appends it to
+// checkpoint id in one store call (one durable write) and prints the
+// result.
+func (o *writeOptions) appendEvent(ctx context.Context, id string, r request.Request) error {
 	if err := ckpt.ValidateID(id); err != nil {
 		return err
 	}
 	if o.IfRev < 0 {
 		return fmt.Errorf("%w: --if-rev %d: give a revision of 1 or more (see ckpt show %s)", ckpt.ErrInvalid, o.IfRev, id)
 	}
-	e, err := ckpt.NewEvent(t, o.Now(), o.eventActor(), data)
+	e, err := request.NewEvent(r, request.Write{At: o.Now(), Actor: o.eventActor(), Key: o.Key, Names: flagName})
 	if err != nil {
 		return err
 	}
-	e.Key = o.Key
 	st, err := o.Store()
 	if err != nil {
 		return err
@@ -85,7 +95,7 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, t ckpt.EventT
 		// The event is durable; only releasing the store failed.
 		printWarning(o.IO.ErrOut, "closing the store: "+cerr.Error())
 	}
-	if errors.Is(err, ckpt.ErrNotFound) && t != ckpt.EventCreated {
+	if errors.Is(err, ckpt.ErrNotFound) && e.Type != ckpt.EventCreated {
 		// The same advice whichever backend said it.
 		return fmt.Errorf("%w: %s: create it first with ckpt start %s (ckpt ls lists the ones there are)", ckpt.ErrNotFound, id, id)
 	}

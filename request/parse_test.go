@@ -1,4 +1,4 @@
-package cli
+package request
 
 import (
 	"encoding/json"
@@ -13,30 +13,30 @@ import (
 func TestParseProgress(t *testing.T) {
 	good := map[string]ckpt.ProgressSet{"3/10": {Done: 3, Total: 10}, " 0/0 ": {}, "10 / 10": {Done: 10, Total: 10}}
 	for in, want := range good {
-		if got, err := parseProgress("--progress", in); err != nil || got != want {
-			t.Errorf("parseProgress(%q) = %v, %v", in, got, err)
+		if got, err := ParseProgress("--progress", in); err != nil || got != want {
+			t.Errorf("ParseProgress(%q) = %v, %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"", "3", "3/", "/3", "a/b", "4/3", "-1/3", "1/-3", "1/2/3", "1.5/3"} {
-		if _, err := parseProgress("--progress", in); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "DONE/TOTAL") {
-			t.Errorf("parseProgress(%q) error %v", in, err)
+		if _, err := ParseProgress("--progress", in); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "DONE/TOTAL") {
+			t.Errorf("ParseProgress(%q) error %v", in, err)
 		}
 	}
 }
 
 func TestParseInterval(t *testing.T) {
-	if d, err := parseInterval("--interval", "1h30m"); err != nil || d.D() != 90*time.Minute {
+	if d, err := ParseInterval("--interval", "1h30m"); err != nil || d.D() != 90*time.Minute {
 		t.Errorf("1h30m: %v %v", d, err)
 	}
 	for _, in := range []string{"", "15", "0s", "-5m", "soon"} {
-		if _, err := parseInterval("--interval", in); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "15m") {
-			t.Errorf("parseInterval(%q) error %v", in, err)
+		if _, err := ParseInterval("--interval", in); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "15m") {
+			t.Errorf("ParseInterval(%q) error %v", in, err)
 		}
 	}
 }
 
 func TestParseMeta(t *testing.T) {
-	m, err := parseMeta([]string{"a=b=c", "gone=", "s= spaced "}, []string{`n=42`, `o={"x": [1, 2]}`, "z=null"})
+	m, err := ParseMeta(nil, []string{"a=b=c", "gone=", "s= spaced "}, []string{`n=42`, `o={"x": [1, 2]}`, "z=null"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,36 +46,36 @@ func TestParseMeta(t *testing.T) {
 			t.Errorf("meta[%s] = %s, want %s", k, m[k], v)
 		}
 	}
-	if m, err := parseMeta(nil, nil); m != nil || err != nil {
+	if m, err := ParseMeta(nil, nil, nil); m != nil || err != nil {
 		t.Errorf("no pairs: %v %v", m, err)
 	}
 	for _, bad := range [][2][]string{{{"novalue"}, nil}, {{"=v"}, nil}, {nil, {"k=oops"}}, {nil, {"k="}}} {
-		if _, err := parseMeta(bad[0], bad[1]); !errors.Is(err, ckpt.ErrInvalid) {
-			t.Errorf("parseMeta(%q, %q) error %v", bad[0], bad[1], err)
+		if _, err := ParseMeta(nil, bad[0], bad[1]); !errors.Is(err, ckpt.ErrInvalid) {
+			t.Errorf("ParseMeta(nil, %q, %q) error %v", bad[0], bad[1], err)
 		}
 	}
 }
 
 func TestParseReviewScores(t *testing.T) {
-	s, err := parseReviewScores([]string{"code=85", "docs=", "perf=92.5"})
+	s, err := ParseReviewScores("--review-score", []string{"code=85", "docs=", "perf=92.5"})
 	if err != nil || *s["code"] != 85 || s["docs"] != nil || *s["perf"] != 92.5 {
 		t.Fatalf("%v %v", s, err)
 	}
 	for _, bad := range []string{"code", "=3", "code=high", "code=NaN", "code=Inf"} {
-		if _, err := parseReviewScores([]string{bad}); !errors.Is(err, ckpt.ErrInvalid) {
-			t.Errorf("parseReviewScores(%q) error %v", bad, err)
+		if _, err := ParseReviewScores("--review-score", []string{bad}); !errors.Is(err, ckpt.ErrInvalid) {
+			t.Errorf("ParseReviewScores(%q) error %v", bad, err)
 		}
 	}
 }
 
 func TestParseIDTitle(t *testing.T) {
-	if id, title, err := parseIDTitle("--step", "research = Read the docs = all"); err != nil || id != "research" || title != "Read the docs = all" {
+	if id, title, err := ParseIDTitle("--step", "research = Read the docs = all"); err != nil || id != "research" || title != "Read the docs = all" {
 		t.Errorf("%q %q %v", id, title, err)
 	}
-	if id, title, err := parseIDTitle("--step", "plan"); err != nil || id != "plan" || title != "" {
+	if id, title, err := ParseIDTitle("--step", "plan"); err != nil || id != "plan" || title != "" {
 		t.Errorf("%q %q %v", id, title, err)
 	}
-	if _, _, err := parseIDTitle("--step", " =x"); !errors.Is(err, ckpt.ErrInvalid) {
+	if _, _, err := ParseIDTitle("--step", " =x"); !errors.Is(err, ckpt.ErrInvalid) {
 		t.Errorf("empty ID accepted: %v", err)
 	}
 }
@@ -88,7 +88,7 @@ func FuzzParseProgress(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := parseProgress("--progress", s)
+		p, err := ParseProgress("--progress", s)
 		if err != nil {
 			if !errors.Is(err, ckpt.ErrInvalid) {
 				t.Fatalf("error does not wrap ErrInvalid: %v", err)
@@ -107,7 +107,7 @@ func FuzzParseMeta(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pair, jsonPair string) {
-		m, err := parseMeta([]string{pair}, []string{jsonPair})
+		m, err := ParseMeta(nil, []string{pair}, []string{jsonPair})
 		if err != nil {
 			if !errors.Is(err, ckpt.ErrInvalid) {
 				t.Fatalf("error does not wrap ErrInvalid: %v", err)
@@ -115,7 +115,7 @@ func FuzzParseMeta(f *testing.F) {
 			return
 		}
 		for k, v := range m {
-			if k == "" || !json.Valid(v) || jsonDepth(string(v)) > maxMetaDepth {
+			if k == "" || !json.Valid(v) || jsonDepth(string(v)) > MaxMetaDepth {
 				t.Fatalf("accepted key %q value %q", k, v)
 			}
 		}
@@ -124,12 +124,12 @@ func FuzzParseMeta(f *testing.F) {
 
 func TestParseMetaDepth(t *testing.T) {
 	deep := "k=" + strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
-	_, err := parseMeta(nil, []string{deep})
+	_, err := ParseMeta(nil, nil, []string{deep})
 	if !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "too deeply nested") || len(err.Error()) > 400 {
 		t.Fatalf("20,000 levels: %v", err)
 	}
 	ok := "k=" + strings.Repeat(`{"a":`, 64) + `"[[[{{{"` + strings.Repeat("}", 64)
-	if _, err := parseMeta(nil, []string{ok}); err != nil {
+	if _, err := ParseMeta(nil, nil, []string{ok}); err != nil {
 		t.Fatalf("64 levels, brackets in a string: %v", err)
 	}
 }
@@ -139,7 +139,7 @@ func FuzzParseReviewScores(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := parseReviewScores([]string{s})
+		m, err := ParseReviewScores("--review-score", []string{s})
 		if err != nil {
 			if !errors.Is(err, ckpt.ErrInvalid) {
 				t.Fatalf("error does not wrap ErrInvalid: %v", err)
@@ -157,7 +157,7 @@ func FuzzParseInterval(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := parseInterval("--interval", s)
+		d, err := ParseInterval("--interval", s)
 		if err != nil {
 			if !errors.Is(err, ckpt.ErrInvalid) {
 				t.Fatalf("error does not wrap ErrInvalid: %v", err)
@@ -175,7 +175,7 @@ func FuzzParseIDTitle(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		id, _, err := parseIDTitle("--step", s)
+		id, _, err := ParseIDTitle("--step", s)
 		if err != nil {
 			if !errors.Is(err, ckpt.ErrInvalid) {
 				t.Fatalf("error does not wrap ErrInvalid: %v", err)
