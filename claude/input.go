@@ -129,21 +129,14 @@ func ParseInput(r io.Reader) (Input, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Input{}, nil
 	}
-	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&fields); err != nil {
-		return Input{}, fmt.Errorf("hook payload is not a JSON object: %v", err)
-	}
-	if fields == nil {
-		return Input{}, fmt.Errorf("hook payload is null, not a JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Input{}, fmt.Errorf("hook payload has data after its JSON object")
+	fields, ok := objectMembers(body)
+	if !ok {
+		return Input{}, notAnObject(body)
 	}
 	var in Input
 	for _, a := range inputAliases {
 		for _, name := range a.names {
-			raw, ok := fields[name]
+			raw, ok := fields.get(name)
 			if !ok || isNull(raw) {
 				continue
 			}
@@ -164,6 +157,20 @@ func ParseInput(r io.Reader) (Input, error) {
 	return in, nil
 }
 
+// notAnObject says why body, which is not one valid JSON object, was
+// refused.
+func notAnObject(body []byte) error {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&fields); err != nil {
+		return fmt.Errorf("hook payload is not a JSON object: %v", err)
+	}
+	if fields == nil {
+		return fmt.Errorf("hook payload is null, not a JSON object")
+	}
+	return fmt.Errorf("hook payload has data after its JSON object")
+}
+
 func isNull(raw json.RawMessage) bool {
 	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
 }
@@ -177,6 +184,9 @@ func lenientString(raw json.RawMessage) string {
 	}
 	switch raw[0] {
 	case '"':
+		if s, ok := plainString(raw); ok {
+			return s
+		}
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			return s

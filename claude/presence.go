@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -63,16 +62,12 @@ func (c *hookCall) presence(state ckpt.PresenceState, reason string) {
 // its command or description when it has one: "Bash: go test ./...".
 func toolReason(in Input) string {
 	name := orDash(in.ToolName)
-	var args struct {
-		Command     json.RawMessage `json:"command"`
-		Description string          `json:"description"`
-	}
-	if json.Unmarshal(in.ToolInput, &args) == nil {
-		if cmd := firstLine(lenientString(args.Command), 80); cmd != "" {
-			return name + ": " + cmd
-		}
-		if d := firstLine(args.Description, 80); d != "" {
-			return name + ": " + d
+	if args, ok := objectMembers(in.ToolInput); ok {
+		for _, key := range []string{"command", "description"} {
+			raw, _ := args.get(key)
+			if s := firstLine(lenientString(raw), 80); s != "" {
+				return name + ": " + s
+			}
 		}
 	}
 	return name

@@ -276,15 +276,13 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	}
 	at := ckpt.NextBeat(last, sig.At, s.clock())
 	if sig.State != "" || sig.Process != nil {
-		if err := realFile(f.history()); err != nil {
-			return notFound(id)
-		}
-		b, err := json.Marshal(seen.ApplySignal(sig, at))
-		if err != nil {
-			return fmt.Errorf("filestore: %s: presence: %w", id, err)
-		}
-		if err := overwrite(f.beat(), b); err != nil {
-			return fmt.Errorf("filestore: %s: writing the beat file: %w", id, err)
+		// A signal that changes nothing but the time (the same tool again,
+		// the same process) is a plain beat: the record as read is the
+		// record, and the time is the file's modification time.
+		if next := seen.ApplySignal(sig, at); !samePresence(next, seen) {
+			if err := s.writePresence(f, next); err != nil {
+				return err
+			}
 		}
 	} else if !last.IsZero() && !at.After(last) {
 		return nil
@@ -310,6 +308,31 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	}
 	s.hintBeat(id, at)
 	return nil
+}
+
+// writePresence rewrites the beat file's presence record in place (no
+// fsync: liveness, not history), for a checkpoint that exists.
+func (s *Store) writePresence(f files, p ckpt.Presence) error {
+	if err := realFile(f.history()); err != nil {
+		return notFound(f.id)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("filestore: %s: presence: %w", f.id, err)
+	}
+	if err := overwrite(f.beat(), b); err != nil {
+		return fmt.Errorf("filestore: %s: writing the beat file: %w", f.id, err)
+	}
+	return nil
+}
+
+// samePresence reports whether a and b are the same record: writing a over
+// a file that reads as b would change nothing.
+func samePresence(a, b ckpt.Presence) bool {
+	if a.State != b.State || a.Reason != b.Reason || !a.Since.Equal(b.Since) || (a.Process == nil) != (b.Process == nil) {
+		return false
+	}
+	return a.Process == nil || *a.Process == *b.Process
 }
 
 // Delete implements ckpt.Store. It moves the checkpoint's directory into the
