@@ -1,24 +1,27 @@
 // Package monitor watches a store for agents that go quiet. It reports each
-// liveness transition (live→warn→stale→live…) once, not at every tick, runs
-// a command or posts JSON to a webhook for it, and can mark a checkpoint
-// abandoned once it has been stale for a grace period.
+// presence transition (working→waiting, →warn→stale→working, →dead, →ended)
+// once, not at every look, runs a command or posts JSON to a webhook for
+// it, and can mark a checkpoint abandoned once it has been stale for a
+// grace period.
+//
+// It lists the store once, then follows the change feed for what writes
+// change, and looks again on each tick only at what time can change: the
+// checkpoints silent since the previous look (a pushed-down
+// ckpt.Filter{SeenBefore} query), those whose recorded process is gone,
+// and those it last reported as anything but working.
 package monitor
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
-	"sort"
-	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // DefaultActionTimeout bounds an action when Options.ActionTimeout is 0.
@@ -81,109 +84,6 @@ func (t Transition) String() string {
 		to += " (" + t.Why + ")"
 	}
 	return fmt.Sprintf("%s %s: %s → %s, silent %s", t.At.Format(time.RFC3339), who, t.From, to, t.Silent.Round(time.Second))
-}
-
-// Monitor remembers each checkpoint's last presence between ticks. It is
-// not safe for concurrent use; Run drives it from one goroutine.
-type Monitor struct {
-	opts    Options
-	last    map[string]ckpt.PresenceState
-	damaged string // the damaged IDs last reported
-}
-
-// New returns a Monitor. It fails if opts.Store is nil.
-func New(opts Options) (*Monitor, error) {
-	if opts.Store == nil {
-		return nil, fmt.Errorf("%w: monitor needs a store", ckpt.ErrInvalid)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
-	}
-	if opts.ActionTimeout < 0 {
-		return nil, fmt.Errorf("%w: action timeout %s is negative: give a positive duration, or 0 for the default %s", ckpt.ErrInvalid, opts.ActionTimeout, DefaultActionTimeout)
-	}
-	if opts.ActionTimeout == 0 {
-		opts.ActionTimeout = DefaultActionTimeout
-	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	return &Monitor{opts: opts, last: map[string]ckpt.PresenceState{}}, nil
-}
-
-// Tick looks at every checkpoint once and returns the transitions since the
-// previous tick, after acting on them. The first tick reports every
-// checkpoint that is not live (a monitor started late still warns). Action
-// failures (command, webhook) are logged, not returned: one bad hook must
-// not stop the watch. Only a failure to read the store is returned.
-func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
-	now := m.opts.Now().UTC()
-	cs, err := ckpt.ListAll(ctx, m.opts.Store, m.opts.Filter)
-	var damaged *ckpt.DamagedError
-	if errors.As(err, &damaged) {
-		// One damaged checkpoint must not blind the watch over the others:
-		// say so when the damage changes, and go on with what was read.
-		if key := strings.Join(damaged.IDs, " "); key != m.damaged {
-			fmt.Fprintf(m.opts.Log, "monitor: %v\n", damaged)
-			m.damaged = key
-		}
-	} else if err != nil {
-		return nil, err
-	} else {
-		m.damaged = ""
-	}
-	seen := make(map[string]bool, len(cs))
-	var out []Transition
-	for i := range cs {
-		c := &cs[i]
-		seen[c.ID] = true
-		v := ckpt.PresenceOf(c, now, m.opts.Thresholds, m.opts.Alive)
-		lv, age := v.State, v.Silent
-		if lv == ckpt.PresenceBusy {
-			lv = ckpt.PresenceWorking
-		}
-		if v.Alarm() == ckpt.Stale && m.opts.AbandonAfter > 0 {
-			_, stale := m.opts.Thresholds.ForInterval(c.Heartbeat.Interval.D())
-			if age > stale+m.opts.AbandonAfter {
-				if done, err := m.abandon(ctx, c, age, now); err != nil {
-					fmt.Fprintf(m.opts.Log, "monitor: marking %s abandoned: %v\n", c.ID, err)
-				} else if done {
-					lv = Abandoned
-				}
-			}
-		}
-		from, known := m.last[c.ID]
-		if !known {
-			from = ckpt.PresenceWorking
-		}
-		if lv == ckpt.PresenceNone {
-			delete(m.last, c.ID)
-			continue
-		}
-		m.last[c.ID] = lv
-		if lv == from {
-			continue
-		}
-		out = append(out, Transition{ID: c.ID, Agent: render.AgentName(c.Agent), Title: c.Title, Status: c.Status, From: from, To: lv, Why: v.Why, Silent: age, LastSeen: c.LastSeen(), At: now})
-	}
-	for id := range m.last {
-		if !seen[id] {
-			delete(m.last, id)
-		}
-	}
-	// The order of every stale report (render.SilenceLess): dead and stale
-	// first, then warn, then the rest, each by ID.
-	sort.Slice(out, func(i, j int) bool {
-		return render.SilenceLess(alarm(out[i].To), out[i].ID, alarm(out[j].To), out[j].ID)
-	})
-	for _, t := range out {
-		fmt.Fprintln(m.opts.Log, t)
-		m.act(ctx, t)
-	}
-	return out, nil
 }
 
 // abandon marks c abandoned through the library's lifecycle rule, a
@@ -250,27 +150,6 @@ func (m *Monitor) postWebhook(ctx context.Context, t Transition, body []byte) {
 	}
 	if err != nil {
 		fmt.Fprintf(m.opts.Log, "monitor: --webhook for %s failed: %v\n", t.ID, err)
-	}
-}
-
-// Run ticks on every value from ticks until ctx is done or ticks is closed,
-// and returns nil then (Ctrl-C is a clean stop). It ticks once at the start.
-func (m *Monitor) Run(ctx context.Context, ticks <-chan time.Time) error {
-	for {
-		if _, err := m.Tick(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-ticks:
-			if !ok {
-				return nil
-			}
-		}
 	}
 }
 

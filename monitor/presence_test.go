@@ -14,7 +14,8 @@ import (
 
 // TestPresenceTransitionsWithFakeClock: the monitor reports presence
 // changes once each (busy counts as working: a tool call is not news), a
-// dead agent at the next look, a session that ended never as stale.
+// dead agent at the next look, a session that ended never as stale. The
+// monitor reads only what may have changed at each look (see Tick).
 func TestPresenceTransitionsWithFakeClock(t *testing.T) {
 	ctx := context.Background()
 	s := memstore.New()
@@ -59,7 +60,10 @@ func TestPresenceTransitionsWithFakeClock(t *testing.T) {
 	step(time.Minute) // busy is working: nothing to say
 	clk.now = t0.Add(2 * time.Minute)
 	beat("b", ckpt.PresenceWaiting, "permission_prompt: Claude needs your permission to use Bash", procB)
-	step(2*time.Minute, "b:working>waiting")
+	// A beat is not in the change feed: the waiting is seen at the first
+	// look after b has been silent since the previous one.
+	step(2*time.Minute + 30*time.Second)
+	step(3*time.Minute+30*time.Second, "b:working>waiting")
 	step(15 * time.Minute) // quiet past the warn threshold (10m), but busy and waiting: nothing
 	gone[1] = true
 	step(16*time.Minute, "a:working>dead")
@@ -68,7 +72,7 @@ func TestPresenceTransitionsWithFakeClock(t *testing.T) {
 	step(17*time.Minute, "b:waiting>ended")
 	gone[2] = true
 	step(48 * time.Hour) // ended: never stale, never dead
-	if !strings.Contains(log.String(), "b (b-agent): working → waiting (permission_prompt: Claude needs your permission to use Bash), silent 0s") ||
+	if !strings.Contains(log.String(), "b (b-agent): working → waiting (permission_prompt: Claude needs your permission to use Bash), silent 1m30s") ||
 		!strings.Contains(log.String(), "a (a-agent): working → dead (process 1 on h is gone), silent 15m0s") {
 		t.Errorf("log:\n%s", log.String())
 	}

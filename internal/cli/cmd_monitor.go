@@ -48,7 +48,9 @@ func newMonitorCmd(f *factory) *cobra.Command {
 happens (working → waiting → working, working → warn → stale → working, → dead
 when the agent's process is gone from this host, → ended), not at every look:
 one line per transition on stdout; busy counts as working. Thresholds are those
-of ckpt stale.
+of ckpt stale. The store is listed once; then writes come from its change
+feed, and every --every the monitor looks only at what time can change (the
+checkpoints silent since the last look, and the few it reported not working).
 
 For each transition, --exec runs a shell command (sh -c) with the transition
 as JSON on its standard input and CKPT_ID, CKPT_AGENT, CKPT_FROM and CKPT_TO
