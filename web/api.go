@@ -194,7 +194,9 @@ func (h *Handler) overview(r *http.Request, p Principal) (any, error) {
 		return nil, err
 	}
 	if q.after == "" {
-		counts, err := h.counts(r.Context(), q.filter, now)
+		counts, err := h.countsCache.get(q.filter, func() (map[string]int, error) {
+			return h.counts(r.Context(), q.filter, now)
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -263,6 +265,21 @@ func (h *Handler) row(r *http.Request, _ Principal) (any, error) {
 	}
 	s := c.Summary()
 	return h.rowOf(&s, h.opts.Now()), nil
+}
+
+// rowJSON returns id's row as JSON, nil when it cannot be read (deleted
+// since, damaged): the page then fetches it and shows what that says.
+func (h *Handler) rowJSON(ctx context.Context, id string) []byte {
+	c, err := h.opts.Store.Get(ctx, id, 0)
+	if err != nil {
+		return nil
+	}
+	s := c.Summary()
+	b, err := json.Marshal(h.rowOf(&s, h.opts.Now()))
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 func (h *Handler) get(r *http.Request, rev int64) (*ckpt.Checkpoint, error) {

@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,74 +80,6 @@ func benchOverview(b *testing.B, st ckpt.Store) {
 	b.ReportMetric(float64(floor.Microseconds())/1000, "listall-floor-ms")
 	b.ReportMetric(float64(page)/float64(floor), "x-floor")
 	b.ReportMetric(float64(bytes)/1024, "page-KiB")
-}
-
-// BenchmarkWritersWithOpenDashboards measures durable appends to a local
-// store with 0 and with 100 dashboards open on the change feed, in one run:
-// the ratio is what the open pages cost the writers.
-// Run: go test -run '^$' -bench OpenDashboards -benchtime 400x ./web
-func BenchmarkWritersWithOpenDashboards(b *testing.B) {
-	st, err := filestore.Init(b.TempDir()+"/.ckpt", filestore.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, ok := ckpt.Store(st).(ckpt.Watcher); !ok {
-		b.Skip("this filestore has no change feed yet")
-	}
-	seedMany(b, st, 200)
-	srv := httptest.NewServer(New(Options{Store: st, PresenceEvery: time.Second}))
-	defer srv.Close()
-	ctx := context.Background()
-	write := func(i int) {
-		e := ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{Agent: "bench"}, ckpt.Note{Text: "n"})
-		if _, err := st.Append(ctx, fmt.Sprintf("fleet/%06d", i%200), e, ckpt.AppendOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	n := max(b.N, 50)
-	i := 0
-	alone := medianOf(b, n, func() { write(i); i++ })
-	stop := openDashboards(b, srv.URL, 100)
-	watched := medianOf(b, n, func() { write(i); i++ })
-	time.Sleep(2 * time.Second) // let the last changes reach the pages
-	delivered := stop()
-	if delivered < int64(100*n) {
-		b.Errorf("the 100 dashboards received %d changes, want %d each", delivered, n)
-	}
-	b.ReportMetric(float64(alone.Microseconds()), "append-us-alone")
-	b.ReportMetric(float64(watched.Microseconds()), "append-us-100-dashboards")
-	b.ReportMetric(float64(watched)/float64(alone), "x-alone")
-}
-
-// openDashboards opens n event streams, as n open pages do, reading every
-// event; stop closes them and returns how many changes they received.
-func openDashboards(b *testing.B, url string, n int) (stop func() int64) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var changes atomic.Int64
-	ready := make(chan struct{}, n)
-	for range n {
-		wg.Go(func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/ui/api/events", nil)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				ready <- struct{}{}
-				return
-			}
-			defer res.Body.Close()
-			ready <- struct{}{}
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() {
-				if sc.Text() == "event: change" {
-					changes.Add(1)
-				}
-			}
-		})
-	}
-	for range n {
-		<-ready
-	}
-	return func() int64 { cancel(); wg.Wait(); return changes.Load() }
 }
 
 // medianOf runs fn n times and returns the median duration.

@@ -11,10 +11,6 @@ import (
 	"github.com/ckpt-dev/ckpt"
 )
 
-// flushEvery bounds how often a page's stream is flushed while changes
-// pour in: a burst costs each page one write, not one per change.
-const flushEvery = 100 * time.Millisecond
-
 // events streams the store's change feed to the page as server-sent
 // events: one "change" event per change, its id the feed's cursor, so the
 // browser's automatic reconnect resumes with Last-Event-ID. Every page
@@ -53,14 +49,14 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	changes := make(chan []frame, 64)
+	changes := make(chan []byte, 64)
 	watchErr := make(chan error, 1)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		watchErr <- h.feed.follow(wctx, from, func(fs []frame) error {
 			select {
-			case changes <- fs:
+			case changes <- coalesce(fs):
 				return nil
 			case <-wctx.Done():
 				return wctx.Err()
@@ -71,39 +67,24 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // stream writes the events of one page until the page goes or the feed
-// fails. Changes are flushed at most every flushEvery; the rest at once.
-func (h *Handler) stream(w http.ResponseWriter, rc *http.ResponseController, changes <-chan []frame,
+// fails. Each batch of changes the hub hands over (at most one every
+// hubBatch) is one write and one flush.
+func (h *Handler) stream(w http.ResponseWriter, rc *http.ResponseController, changes <-chan []byte,
 	nudges <-chan string, watchErr <-chan error, done <-chan struct{}) {
 	keepalive := time.NewTicker(h.opts.Keepalive)
 	defer keepalive.Stop()
-	flush := time.NewTimer(flushEvery)
-	flush.Stop()
-	pending := false
 	for {
 		var err error
-		now := false
 		select {
-		case fs := <-changes:
-			for _, f := range fs {
-				if _, err = w.Write(f.bytes); err != nil {
-					break
-				}
-			}
-			if !pending {
-				pending = true
-				flush.Reset(flushEvery)
-			}
-		case <-flush.C:
-			pending, now = false, true
+		case b := <-changes:
+			_, err = w.Write(b)
 		case id := <-nudges:
 			// Not a change of the store: no id, so a reconnect resumes
 			// from the last change, not from here.
 			b, _ := json.Marshal(map[string]string{"id": id})
 			_, err = fmt.Fprintf(w, "event: presence\ndata: %s\n\n", b)
-			now = true
 		case <-keepalive.C:
 			_, err = fmt.Fprint(w, ": keepalive\n\n")
-			now = true
 		case err = <-watchErr:
 			if err != nil && !errors.Is(err, context.Canceled) {
 				fmt.Fprintf(w, "event: feed-error\ndata: %q\n\n", err.Error())
@@ -113,7 +94,7 @@ func (h *Handler) stream(w http.ResponseWriter, rc *http.ResponseController, cha
 		case <-done:
 			return
 		}
-		if err == nil && now {
+		if err == nil {
 			err = rc.Flush()
 		}
 		if err != nil {

@@ -29,6 +29,10 @@ const hubBatch = 50 * time.Millisecond
 // the store itself until its own feed reaches such a cursor, then joins.
 type hub struct {
 	store ckpt.Store
+	// row returns the overview row of checkpoint id as JSON, nil when it
+	// cannot be read: each change carries its row, read once for every
+	// page, so no page fetches it (nil: changes carry no row).
+	row func(ctx context.Context, id string) []byte
 
 	mu      sync.Mutex
 	gen     int // counts the hub's watches, so a finished one changes nothing
@@ -76,13 +80,14 @@ func (h *hub) leave() {
 
 func (h *hub) run(ctx context.Context, gen int, start string) {
 	err := h.store.Watch(ctx, start, func(c ckpt.Change) error {
+		f := h.frameOf(ctx, c) // outside the lock: it may read the store
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.gen != gen {
 			return context.Canceled
 		}
 		h.index[c.Cursor] = h.base + len(h.ring)
-		h.ring = append(h.ring, frameOf(c))
+		h.ring = append(h.ring, f)
 		if len(h.ring) > hubRing {
 			delete(h.index, h.ring[0].cursor)
 			h.ring = h.ring[1:]
@@ -162,7 +167,7 @@ func (h *hub) follow(ctx context.Context, from string, fn func([]frame) error) e
 			continue // fell out of the ring: catch up on the store
 		}
 		err := h.store.Watch(ctx, last, func(c ckpt.Change) error {
-			if err := fn([]frame{frameOf(c)}); err != nil {
+			if err := fn([]frame{h.frameOf(ctx, c)}); err != nil {
 				return err
 			}
 			last = c.Cursor
@@ -220,10 +225,46 @@ func (h *hub) serve(ctx context.Context, gen, i int, fn func([]frame) error) err
 // pages.
 type frame struct {
 	cursor string
+	id     string // the checkpoint's ID
 	bytes  []byte
 }
 
-func frameOf(c ckpt.Change) frame {
-	b, _ := json.Marshal(c)
-	return frame{cursor: c.Cursor, bytes: fmt.Appendf(nil, "id: %s\nevent: change\ndata: %s\n\n", c.Cursor, b)}
+// changeOut is a change as the page reads it: the change, and for an
+// event the checkpoint's row as it was read after the change.
+type changeOut struct {
+	ckpt.Change
+	Row json.RawMessage `json:"row,omitempty"`
+}
+
+func (h *hub) frameOf(ctx context.Context, c ckpt.Change) frame {
+	out := changeOut{Change: c}
+	if c.Kind == ckpt.ChangeEvent && h.row != nil {
+		out.Row = h.row(ctx, c.ID)
+	}
+	b, _ := json.Marshal(out)
+	return frame{cursor: c.Cursor, id: c.ID, bytes: fmt.Appendf(nil, "id: %s\nevent: change\ndata: %s\n\n", c.Cursor, b)}
+}
+
+// coalesce returns the events of frames fs as one write: only the last
+// change of each checkpoint (each change carries the whole row, so an
+// earlier one of the same checkpoint says nothing the later does not),
+// in feed order. The last change is always kept, so a reconnect resumes
+// (Last-Event-ID) after everything written.
+func coalesce(fs []frame) []byte {
+	if len(fs) == 1 {
+		return fs[0].bytes
+	}
+	last := make(map[string]int, len(fs))
+	n := 0
+	for i, f := range fs {
+		last[f.id] = i
+		n += len(f.bytes)
+	}
+	out := make([]byte, 0, n)
+	for i, f := range fs {
+		if last[f.id] == i {
+			out = append(out, f.bytes...)
+		}
+	}
+	return out
 }

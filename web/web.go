@@ -90,6 +90,8 @@ type Handler struct {
 	mux      *http.ServeMux
 	presence presenceWatch
 	feed     hub
+	// countsCache shares the presence counts among the open pages.
+	countsCache countsCache
 }
 
 const (
@@ -112,6 +114,7 @@ func New(opts Options) *Handler {
 	h := &Handler{opts: opts, mux: http.NewServeMux()}
 	h.presence.h = h
 	h.feed.store = opts.Store
+	h.feed.row = h.rowJSON
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", cacheable(http.FileServerFS(static))))
 	h.mux.HandleFunc("GET /login", h.loginPage)

@@ -250,8 +250,12 @@ async function onChangeOverview(c) {
   const known = state.rows.has(c.id);
   const inRange = !state.next || c.id < state.next;
   if (!known && !inRange) return;
-  let row;
-  try { row = await api("/ui/api/row?id=" + encodeURIComponent(c.id)); } catch { return; }
+  // A change carries its row (read once by the server for every page);
+  // one that could not be read then is fetched.
+  let row = c.row;
+  if (!row) {
+    try { row = await api("/ui/api/row?id=" + encodeURIComponent(c.id)); } catch { return; }
+  }
   if (matches(row, state.filters)) state.rows.set(row.id, row);
   else state.rows.delete(row.id);
   drawRows(row.id);
