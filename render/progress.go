@@ -51,14 +51,7 @@ const keyFiles = 6
 func ProgressMarkdown(c *ckpt.Checkpoint, now time.Time) string {
 	var b strings.Builder
 	b.WriteString("# Session Progress\n\n")
-	issue := oneLine(c.TaskID)
-	if issue == "" {
-		issue = oneLine(c.ID)
-	}
-	if t := oneLine(c.Title); t != "" && t != issue {
-		issue += " — " + t
-	}
-	fmt.Fprintf(&b, "**Issue:** %s\n", issue)
+	fmt.Fprintf(&b, "**Issue:** %s\n", progressIssue(c))
 	stamp := now
 	if stamp.IsZero() {
 		stamp = c.UpdatedAt
@@ -70,8 +63,46 @@ func ProgressMarkdown(c *ckpt.Checkpoint, now time.Time) string {
 	fmt.Fprintf(&b, "**Session:** %s\n", session)
 	fmt.Fprintf(&b, "**Execution Mode:** %s\n", executionMode(c))
 
+	completed, remaining := progressTasks(c)
+	writeItems(&b, "Completed Tasks", completed)
+	writeItems(&b, "Current Task", progressCurrent(c))
+	writeItems(&b, "Remaining Tasks", remaining)
+	var decisions []string
+	for _, d := range c.Decisions {
+		s := oneLine(d.Text)
+		if r := oneLine(d.Reason); r != "" {
+			s += ": " + r
+		}
+		decisions = append(decisions, s)
+	}
+	writeItems(&b, "Decisions Made", decisions)
+	writeItems(&b, "Blockers", progressBlockers(c))
+
+	b.WriteString("\n## Continuation Prompt\n")
+	b.WriteString(ContinuationLine(c))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// progressIssue is "T060 — Convert the PDFs": the task ID (else the ID)
+// and the title.
+func progressIssue(c *ckpt.Checkpoint) string {
+	issue := oneLine(c.TaskID)
+	if issue == "" {
+		issue = oneLine(c.ID)
+	}
+	if t := oneLine(c.Title); t != "" && t != issue {
+		issue += " — " + t
+	}
+	return issue
+}
+
+// progressTasks sorts the steps into the completed tasks and the remaining
+// ones (the active step is neither: it is the current task). With no step
+// left, the resume next steps remain; a partially complete checkpoint's
+// unmet criteria remain too.
+func progressTasks(c *ckpt.Checkpoint) (completed, remaining []string) {
 	active := activeStep(c)
-	var completed, remaining []string
 	for i, s := range c.Steps {
 		label := oneLine(s.Label())
 		switch {
@@ -98,36 +129,33 @@ func ProgressMarkdown(c *ckpt.Checkpoint, now time.Time) string {
 			}
 		}
 	}
-	writeItems(&b, "Completed Tasks", completed)
+	return completed, remaining
+}
 
-	var current []string
-	if cur := currentStep(c); cur != "" {
-		if active >= 0 {
-			cur = c.Steps[active].Label()
-		}
-		detail := "in progress"
-		switch c.Status {
-		case ckpt.StatusBlocked, ckpt.StatusWaiting:
-			detail = string(c.Status)
-		}
-		if active >= 0 && c.Steps[active].Notes != "" {
-			detail = c.Steps[active].Notes
-		}
-		current = append(current, oneLine(cur)+" — "+oneLine(detail))
+// progressCurrent is the current task with what holds it ("in progress",
+// blocked, waiting, or the step's notes); none when nothing is current.
+func progressCurrent(c *ckpt.Checkpoint) []string {
+	cur := currentStep(c)
+	if cur == "" {
+		return nil
 	}
-	writeItems(&b, "Current Task", current)
-	writeItems(&b, "Remaining Tasks", remaining)
-
-	var decisions []string
-	for _, d := range c.Decisions {
-		s := oneLine(d.Text)
-		if r := oneLine(d.Reason); r != "" {
-			s += ": " + r
-		}
-		decisions = append(decisions, s)
+	active := activeStep(c)
+	if active >= 0 {
+		cur = c.Steps[active].Label()
 	}
-	writeItems(&b, "Decisions Made", decisions)
+	detail := "in progress"
+	switch c.Status {
+	case ckpt.StatusBlocked, ckpt.StatusWaiting:
+		detail = string(c.Status)
+	}
+	if active >= 0 && c.Steps[active].Notes != "" {
+		detail = c.Steps[active].Notes
+	}
+	return []string{oneLine(cur) + " — " + oneLine(detail)}
+}
 
+// progressBlockers are the active blockers and blocking errors.
+func progressBlockers(c *ckpt.Checkpoint) []string {
 	var blockers []string
 	for _, x := range c.ActiveBlockers() {
 		blockers = append(blockers, oneLine(x.Text))
@@ -141,12 +169,7 @@ func ProgressMarkdown(c *ckpt.Checkpoint, now time.Time) string {
 			blockers = append(blockers, s)
 		}
 	}
-	writeItems(&b, "Blockers", blockers)
-
-	b.WriteString("\n## Continuation Prompt\n")
-	b.WriteString(ContinuationLine(c))
-	b.WriteString("\n")
-	return b.String()
+	return blockers
 }
 
 // writeItems writes a section of one-line list items, or "None".

@@ -325,7 +325,15 @@ func stepRange(steps []ckpt.Step, noun string) func(from, to int) string {
 	}
 }
 
+// sections are the prompt's parts after the header, in order: what to do
+// now first (sectionsNow), then the record of the work (sectionsRecord).
 func (p Prompt) sections() []section {
+	return append(p.sectionsNow(), p.sectionsRecord()...)
+}
+
+// sectionsNow: warnings, the next action, resume instructions, active
+// blockers and errors, next steps.
+func (p Prompt) sectionsNow() []section {
 	var secs []section
 	if n := len(p.Warnings); n > 0 {
 		secs = append(secs, list("Warnings", 1400, n, func(i int) string {
@@ -364,6 +372,13 @@ func (p Prompt) sections() []section {
 			return "- " + blockStart(clip(p.NextSteps[i], itemMax))
 		}, false, moreOf("next steps", "")))
 	}
+	return secs
+}
+
+// sectionsRecord: remaining steps, decisions, done steps, acceptance
+// criteria, files, notes.
+func (p Prompt) sectionsRecord() []section {
+	var secs []section
 	if n := len(p.RemainingSteps); n > 0 {
 		secs = append(secs, list("Remaining steps", 1600, n, func(i int) string {
 			s := p.RemainingSteps[i]
@@ -402,18 +417,7 @@ func (p Prompt) sections() []section {
 		}, true, stepRange(p.DoneSteps, "done steps")))
 	}
 	if n := len(p.Acceptance); n > 0 {
-		// Unmet criteria first: they are the work left.
-		order := make([]ckpt.Criterion, 0, n)
-		for _, a := range p.Acceptance {
-			if !a.Met {
-				order = append(order, a)
-			}
-		}
-		for _, a := range p.Acceptance {
-			if a.Met {
-				order = append(order, a)
-			}
-		}
+		order := unmetFirst(p.Acceptance)
 		secs = append(secs, list("Acceptance criteria", 800, n, func(i int) string {
 			if a := order[i]; !a.Met {
 				return "- [ ] " + clip(criterionText(a), itemMax) + " (unmet)"
@@ -435,4 +439,20 @@ func (p Prompt) sections() []section {
 		secs = append(secs, section{title: "Notes", max: 900, text: notes, keepEnd: true})
 	}
 	return secs
+}
+
+// unmetFirst orders criteria unmet first: they are the work left.
+func unmetFirst(acc []ckpt.Criterion) []ckpt.Criterion {
+	order := make([]ckpt.Criterion, 0, len(acc))
+	for _, a := range acc {
+		if !a.Met {
+			order = append(order, a)
+		}
+	}
+	for _, a := range acc {
+		if a.Met {
+			order = append(order, a)
+		}
+	}
+	return order
 }

@@ -191,31 +191,9 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 		if !c.LastSeen().IsZero() {
 			last = Age(v.Silent)
 		}
-		status, ok := seedStatus[c.Status]
-		if !ok {
-			status = string(c.Status)
-		}
+		status := seedStatusWord(c, v)
 		if c.PartiallyComplete() {
-			status += " (partial)"
 			partial = append(partial, c)
-		}
-		switch v.State {
-		case ckpt.PresenceWaiting:
-			status += " (waiting for a person"
-			if v.Why != "" {
-				status += ": " + v.Why
-			}
-			status += ")"
-		case ckpt.PresenceEnded:
-			if c.Status != ckpt.StatusWaiting { // the seed's word says it already
-				status += " (session ended)"
-			}
-		case ckpt.PresenceWarn:
-			status += " (warning)"
-		case ckpt.PresenceStale:
-			status += " (stalled)"
-		case ckpt.PresenceDead:
-			status += " (dead)"
 		}
 		task := c.TaskID
 		if task == "" {
@@ -224,25 +202,7 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
 			cell(AgentName(c.Agent), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 80))
 	}
-	if len(partial) > 0 {
-		b.WriteString("\n## Partially Complete\n\n")
-		for _, c := range partial {
-			var unmet []string
-			for _, a := range c.Acceptance {
-				if !a.Met {
-					unmet = append(unmet, a.ID)
-				}
-			}
-			name := clip(c.TaskID, 60)
-			if name == "" {
-				name = clip(goal(c), 60)
-			}
-			if a := clip(AgentName(c.Agent), 40); a != "" {
-				name = a + " " + name
-			}
-			fmt.Fprintf(&b, "- %s: unmet %s\n", blockStart(name), clip(strings.Join(unmet, ", "), 400))
-		}
-	}
+	writePartial(&b, partial)
 	return b.String()
 }
 
@@ -293,4 +253,60 @@ func StatusJSON(w io.Writer, list []ckpt.Summary, now time.Time, th ckpt.Thresho
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rows)
+}
+
+// seedStatusWord is a row's Status in STATUS.md: the seed's word, marked
+// partial, and the presence v when it is news (StatusMarkdown).
+func seedStatusWord(c *ckpt.Checkpoint, v ckpt.PresenceView) string {
+	status, ok := seedStatus[c.Status]
+	if !ok {
+		status = string(c.Status)
+	}
+	if c.PartiallyComplete() {
+		status += " (partial)"
+	}
+	switch v.State {
+	case ckpt.PresenceWaiting:
+		status += " (waiting for a person"
+		if v.Why != "" {
+			status += ": " + v.Why
+		}
+		status += ")"
+	case ckpt.PresenceEnded:
+		if c.Status != ckpt.StatusWaiting { // the seed's word says it already
+			status += " (session ended)"
+		}
+	case ckpt.PresenceWarn:
+		status += " (warning)"
+	case ckpt.PresenceStale:
+		status += " (stalled)"
+	case ckpt.PresenceDead:
+		status += " (dead)"
+	}
+	return status
+}
+
+// writePartial writes "## Partially Complete": each checkpoint with its
+// unmet criteria.
+func writePartial(b *strings.Builder, partial []*ckpt.Checkpoint) {
+	if len(partial) == 0 {
+		return
+	}
+	b.WriteString("\n## Partially Complete\n\n")
+	for _, c := range partial {
+		var unmet []string
+		for _, a := range c.Acceptance {
+			if !a.Met {
+				unmet = append(unmet, a.ID)
+			}
+		}
+		name := clip(c.TaskID, 60)
+		if name == "" {
+			name = clip(goal(c), 60)
+		}
+		if a := clip(AgentName(c.Agent), 40); a != "" {
+			name = a + " " + name
+		}
+		fmt.Fprintf(b, "- %s: unmet %s\n", blockStart(name), clip(strings.Join(unmet, ", "), 400))
+	}
 }
