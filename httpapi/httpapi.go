@@ -165,8 +165,12 @@ type Info struct {
 // StaleEntry is one silent checkpoint in the answer to PathStale.
 type StaleEntry struct {
 	ckpt.Summary
-	Liveness      ckpt.Liveness `json:"liveness"`
-	SilentSeconds int64         `json:"silent_seconds"`
+	// Liveness is warn or stale (ckpt.PresenceView.Alarm); Presence says
+	// which (dead, stale or warn) and Why names the process or threshold.
+	Liveness      ckpt.Liveness      `json:"liveness"`
+	Presence      ckpt.PresenceState `json:"presence"`
+	Why           string             `json:"why,omitempty"`
+	SilentSeconds int64              `json:"silent_seconds"`
 }
 
 // Error is every error body: a stable code (ckpt.Code), the message, and

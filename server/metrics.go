@@ -70,15 +70,22 @@ func (m *metrics) countAppend(replayed bool, err error) {
 	}
 }
 
-// livenessCollector counts checkpoints by liveness at scrape time. It pages
-// through the store's summaries (a scrape costs a listing, not a read of
-// every checkpoint) and gives up after a few seconds rather than hold the
-// scrape.
+// livenessCollector counts checkpoints by presence at scrape time
+// (ckpt.PresenceOf, the rule of every view), and by the liveness alarm that
+// presence raises. It pages through the store's summaries (a scrape costs a
+// listing, not a read of every checkpoint) and gives up after a few seconds
+// rather than hold the scrape.
 type livenessCollector struct{ s *Server }
 
-var livenessDesc = prometheus.NewDesc("ckpt_checkpoints", "Checkpoints that are not archived, by liveness (live, warn, stale, or - for those that cannot go stale).", []string{"liveness"}, nil)
+var (
+	livenessDesc = prometheus.NewDesc("ckpt_checkpoints", "Checkpoints that are not archived, by the liveness alarm of their presence: live (working, busy, waiting, ended), warn, stale (stale or dead), or - for those that cannot go stale.", []string{"liveness"}, nil)
+	presenceDesc = prometheus.NewDesc("ckpt_checkpoints_presence", "Checkpoints that are not archived, by presence: working, busy, waiting, ended, dead, warn, stale, or - for those that cannot go stale.", []string{"presence"}, nil)
+)
 
-func (c *livenessCollector) Describe(ch chan<- *prometheus.Desc) { ch <- livenessDesc }
+func (c *livenessCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- livenessDesc
+	ch <- presenceDesc
+}
 
 func (c *livenessCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -86,15 +93,25 @@ func (c *livenessCollector) Collect(ch chan<- prometheus.Metric) {
 	all, err := ckpt.ListAll(ctx, c.s.store, ckpt.Filter{})
 	if err != nil && len(all) == 0 {
 		ch <- prometheus.NewInvalidMetric(livenessDesc, err)
+		ch <- prometheus.NewInvalidMetric(presenceDesc, err)
 		return
 	}
 	now := c.s.now()
-	counts := map[ckpt.Liveness]float64{ckpt.Live: 0, ckpt.Warn: 0, ckpt.Stale: 0, ckpt.NotLive: 0}
-	for i := range all {
-		l, _ := all[i].Liveness(now, c.s.opts.Thresholds)
-		counts[l]++
+	alarms := map[ckpt.Liveness]float64{ckpt.Live: 0, ckpt.Warn: 0, ckpt.Stale: 0, ckpt.NotLive: 0}
+	states := map[ckpt.PresenceState]float64{}
+	for _, p := range []ckpt.PresenceState{ckpt.PresenceWorking, ckpt.PresenceBusy, ckpt.PresenceWaiting, ckpt.PresenceEnded,
+		ckpt.PresenceDead, ckpt.PresenceWarn, ckpt.PresenceStale, ckpt.PresenceNone} {
+		states[p] = 0
 	}
-	for l, n := range counts {
+	for i := range all {
+		v := ckpt.PresenceOf(&all[i], now, c.s.opts.Thresholds, c.s.opts.Alive)
+		alarms[v.Alarm()]++
+		states[v.State]++
+	}
+	for l, n := range alarms {
 		ch <- prometheus.MustNewConstMetric(livenessDesc, prometheus.GaugeValue, n, string(l))
+	}
+	for p, n := range states {
+		ch <- prometheus.MustNewConstMetric(presenceDesc, prometheus.GaugeValue, n, string(p))
 	}
 }

@@ -57,8 +57,12 @@ type Options struct {
 	// time.Now. (Event times are the store's.)
 	Now func() time.Time
 	// Thresholds are the default liveness limits of /v1/stale and the
-	// ckpt_checkpoints metric.
+	// ckpt_checkpoints metrics.
 	Thresholds ckpt.Thresholds
+	// Alive checks an agent's recorded process for /v1/stale and the
+	// metrics (process.Alive: on the server's own host only); nil checks
+	// none, and no agent is seen dead before its stale threshold.
+	Alive ckpt.AliveFunc
 	// MaxBody bounds a request body; 0 means 1 MiB.
 	MaxBody int64
 	// RequestTimeout bounds a request other than a change-feed stream;

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/httpapi"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // lifecycle: POST /v1/lifecycle/{verb}/{id}: the lifecycle operations of
@@ -98,9 +99,10 @@ func (s *Server) repair(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, rep)
 }
 
-// stale: GET /v1/stale?warn=&stale=&prefix=&parent=: the live checkpoints
-// silent past their warn threshold, most silent first. warn and stale are
-// Go durations (e.g. 30m) overriding the server's thresholds.
+// stale: GET /v1/stale?warn=&stale=&prefix=&parent=: the one stale report
+// (render.Stale): the live checkpoints whose presence is dead, stale or
+// warn, stale and dead first, then warn, each by ID. warn and stale are Go
+// durations (e.g. 30m) overriding the server's thresholds.
 func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
 	t := s.opts.Thresholds
 	for name, d := range map[string]*time.Duration{"warn": &t.Warn, "stale": &t.Stale} {
@@ -117,15 +119,12 @@ func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && len(all) == 0 {
 		return err
 	}
-	now := s.now()
+	rep := render.Stale(all, s.now(), t, s.opts.Alive)
 	out := struct {
 		Items []httpapi.StaleEntry `json:"items"`
-	}{Items: []httpapi.StaleEntry{}}
-	for i := range all {
-		l, age := all[i].Liveness(now, t)
-		if l == ckpt.Warn || l == ckpt.Stale {
-			out.Items = append(out.Items, httpapi.StaleEntry{Summary: all[i], Liveness: l, SilentSeconds: int64(age / time.Second)})
-		}
+	}{Items: make([]httpapi.StaleEntry, 0, len(rep.Entries))}
+	for _, e := range rep.Entries {
+		out.Items = append(out.Items, httpapi.StaleEntry{Summary: *e.Summary, Liveness: e.Liveness, Presence: e.Presence, Why: e.Why, SilentSeconds: e.SilentSeconds})
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

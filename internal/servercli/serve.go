@@ -204,7 +204,7 @@ func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, err
 // Host names, the MCP mount and the dashboard.
 func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensPath, host string) (server.Options, error) {
 	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := server.Options{Insecure: o.Insecure, Version: mcpVersion, Logger: logger, Now: o.Now, Origins: o.Origins}
+	opts := server.Options{Insecure: o.Insecure, Version: mcpVersion, Logger: logger, Now: o.Now, Origins: o.Origins, Alive: process.Alive}
 	if isLoopback(host) {
 		opts.Hosts = append([]string{"127.0.0.1", "localhost", "::1"}, o.Hosts...)
 	} else if len(o.Hosts) > 0 {
