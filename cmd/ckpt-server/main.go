@@ -12,4 +12,4 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/servercli"
 )
 
-func main() { os.Exit(cli.MainWith(cli.System(), servercli.Commands()...)) }
+func main() { os.Exit(cli.MainWith(cli.System(), servercli.Extensions())) }

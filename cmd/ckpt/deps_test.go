@@ -9,13 +9,17 @@ import (
 // heavyPackages are the libraries ckpt must not link: every hook and agent
 // call starts a ckpt process, and these cost each one its package
 // initialisation (Prometheus alone ~0.7 ms), size and page faults. They
-// belong to ckpt-server (serve, mcp, token). A prefix ending in "/" matches
+// belong to ckpt-server (serve, mcp, token, migrate, and every command
+// over a PostgreSQL store). A prefix ending in "/" matches
 // the packages under it.
 var heavyPackages = []string{
 	"github.com/ckpt-dev/ckpt/server",
 	"github.com/ckpt-dev/ckpt/web",
 	"github.com/ckpt-dev/ckpt/mcp",
 	"github.com/ckpt-dev/ckpt/internal/servercli",
+	"github.com/ckpt-dev/ckpt/pgstore", // with the driver and x/text: a third of the binary
+	"github.com/jackc/",
+	"golang.org/x/text/",
 	"github.com/prometheus/",
 	"github.com/modelcontextprotocol/",
 	"github.com/google/jsonschema-go/",

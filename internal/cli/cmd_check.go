@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/render"
 )
@@ -82,7 +81,7 @@ func (o *CheckOptions) validate() error {
 // itself (not the mirroring wrapper commands write through), or whatever
 // store the command is pointed at, which may not offer the capability.
 func (f *factory) openCheckedStore() (ckpt.Store, string, error) {
-	if u := f.givenStoreDir(); f.store != nil || remote.IsURL(u) || pgstore.IsURL(u) {
+	if u := f.givenStoreDir(); f.store != nil || remote.IsURL(u) || isPGURL(u) {
 		st, err := f.openStore()
 		return st, "", err
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // The commands whose libraries (the HTTP server, the dashboard, the MCP SDK,
-// Prometheus) would cost every ckpt process their package initialisation and
+// Prometheus, the PostgreSQL driver) would cost every ckpt process their package initialisation and
 // page faults are run by a sibling binary, ckpt-server, as git runs
 // git-remote-http. In ckpt they are dispatchers: ckpt replaces itself with
 // ckpt-server, same arguments, environment and standard streams, so an MCP
@@ -29,9 +29,10 @@ const EnvExecutable = "CKPT_EXECUTABLE"
 // `ckpt --help` shows for them (the real commands' Short; a test in
 // servercli keeps the two the same).
 var serverCommands = map[string]string{
-	"serve": "Serve the store over HTTP to agents on other machines (API, change feed, MCP, dashboard)",
-	"mcp":   "Serve ckpt's tools over the Model Context Protocol (stdio, or HTTP)",
-	"token": "Create, list and revoke the tokens of ckpt serve",
+	"serve":   "Serve the store over HTTP to agents on other machines (API, change feed, MCP, dashboard)",
+	"mcp":     "Serve ckpt's tools over the Model Context Protocol (stdio, or HTTP)",
+	"token":   "Create, list and revoke the tokens of ckpt serve",
+	"migrate": "Create or upgrade a PostgreSQL store's schema",
 }
 
 // IsServerCommand reports whether ckpt leaves verb to ckpt-server.
@@ -116,6 +117,6 @@ func findServer(env *Env) (string, error) {
 	if env.Executable != "" {
 		where = "beside " + env.Executable + " or on $PATH"
 	}
-	return "", fmt.Errorf("%w %s: ckpt serve, ckpt mcp and ckpt token are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (or go install ./cmd/... in a checkout)",
+	return "", fmt.Errorf("%w %s: ckpt serve, mcp, token and migrate, and every command over a PostgreSQL store, are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (or go install ./cmd/... in a checkout)",
 		errNoServer, where)
 }

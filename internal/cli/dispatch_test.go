@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ckpt-dev/ckpt/pgstore"
 )
 
 // TestDispatchToServer: ckpt runs serve, mcp and token by replacing itself
@@ -96,6 +98,71 @@ func TestHelpListsServerCommands(t *testing.T) {
 	for verb, short := range serverCommands {
 		if !strings.Contains(out, "  "+verb+" ") || !strings.Contains(out, short) {
 			t.Errorf("ckpt --help does not list %s (%q):\n%s", verb, short, out)
+		}
+	}
+}
+
+// TestPostgresStoreDispatch: a command over a PostgreSQL store (--store or
+// CKPT_STORE) is handed to ckpt-server before it runs, so it reads nothing
+// (a hook's payload on stdin stays for ckpt-server); a local store is not.
+func TestPostgresStoreDispatch(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, ServerProgram)
+	if err := os.WriteFile(server, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		vars map[string]string
+		args []string
+		exec bool
+	}{
+		{map[string]string{EnvStore: "postgres://ckpt@db/ckpt"}, []string{"note", "a", "hi"}, true},
+		{map[string]string{EnvStore: "postgresql://db/ckpt"}, []string{"hook", "Stop"}, true},
+		{nil, []string{"--store", "postgres://db/ckpt", "ls"}, true},
+		{nil, []string{"ls", "--store=postgres://db/ckpt"}, true},
+		{map[string]string{EnvStore: "/x/.ckpt"}, []string{"version"}, false},
+	} {
+		var calls [][]string
+		unread := -1 // the stdin left when ckpt-server is started
+		stdin := strings.NewReader("payload")
+		var out, errOut bytes.Buffer
+		env := &Env{
+			IOStreams:  IOStreams{In: stdin, Out: &out, ErrOut: &errOut},
+			Getenv:     func(k string) string { return tc.vars[k] },
+			WorkDir:    dir,
+			Args:       tc.args,
+			Executable: filepath.Join(dir, "ckpt"),
+			Exec: func(path string, args, env []string) error {
+				calls = append(calls, args)
+				unread = stdin.Len()
+				return errors.New("stop here")
+			},
+		}
+		code := run(&factory{env: env})
+		if !tc.exec {
+			if len(calls) != 0 || code != 0 {
+				t.Errorf("ckpt %v with %v: exit %d, exec %v; want it run here", tc.args, tc.vars, code, calls)
+			}
+			continue
+		}
+		if want := append([]string{server}, tc.args...); len(calls) != 1 || !reflect.DeepEqual(calls[0], want) {
+			t.Errorf("ckpt %v with %v: exec %v, want %v", tc.args, tc.vars, calls, want)
+		}
+		if unread != len("payload") {
+			t.Errorf("ckpt %v read stdin before handing over to ckpt-server", tc.args)
+		}
+		if tc.args[0] != "hook" && code != ExitFailure {
+			t.Errorf("ckpt %v: a failed exec exits %d, want %d", tc.args, code, ExitFailure)
+		}
+	}
+}
+
+// TestPGURLIsPgstoreRule: ckpt recognises a PostgreSQL store by pgstore's
+// own rule, without linking pgstore.
+func TestPGURLIsPgstoreRule(t *testing.T) {
+	for _, s := range []string{"postgres://a", "postgresql://a/b", "postgres:/a", "Postgres://a", "pg://a", "", "https://x", "./postgres://"} {
+		if isPGURL(s) != pgstore.IsURL(s) {
+			t.Errorf("isPGURL(%q) = %v, pgstore.IsURL says %v", s, isPGURL(s), pgstore.IsURL(s))
 		}
 	}
 }

@@ -12,14 +12,15 @@ import (
 )
 
 // What a command built outside this package gets from it. The commands that
-// need the HTTP server, the dashboard, the MCP SDK or Prometheus (serve, mcp,
-// token) live in package servercli, which only cmd/ckpt-server links, so that
-// the ckpt binary every hook and agent call starts stays small (see
-// dispatch.go and docs/design.md, "Two binaries").
+// need the HTTP server, the dashboard, the MCP SDK, Prometheus or the
+// PostgreSQL driver (serve, mcp, token, migrate, and any command over a
+// PostgreSQL store) live in package servercli, which only cmd/ckpt-server
+// links, so that the ckpt binary every hook and agent call starts stays
+// small (see dispatch.go and docs/design.md, "Start-up").
 
 // Command is a top-level command built outside this package. Given to
-// MainWith, it replaces the verb of the same name (a dispatcher to
-// ckpt-server) with the real command.
+// MainWith (in Extensions), it replaces the verb of the same name (a
+// dispatcher to ckpt-server) with the real command.
 type Command struct {
 	Name  string
 	Build func(*Factory) *cobra.Command
@@ -29,18 +30,27 @@ type Command struct {
 // and the store, resolved from the persistent flags and the environment.
 type Factory = factory
 
-// MainWith is Main with the commands cmds built in place of the verbs of
-// the same names.
-func MainWith(env *Env, cmds ...Command) int {
-	return run(withCommands(&factory{env: env}, cmds))
+// Extensions are what ckpt-server adds to ckpt's command line.
+type Extensions struct {
+	// Commands are built in place of the dispatchers of the same names.
+	Commands []Command
+	// OpenPG opens the PostgreSQL store at dsn for f's command (nil: ckpt
+	// hands every command over such a store to ckpt-server).
+	OpenPG func(f *Factory, dsn string) (ckpt.Store, error)
 }
 
-// withCommands gives f the commands cmds and returns it.
-func withCommands(f *factory, cmds []Command) *factory {
+// MainWith is Main with the extensions ext.
+func MainWith(env *Env, ext Extensions) int {
+	return run(extended(&factory{env: env}, ext))
+}
+
+// extended gives f the extensions ext and returns it.
+func extended(f *factory, ext Extensions) *factory {
 	f.commands = map[string]func(*factory) *cobra.Command{}
-	for _, c := range cmds {
+	for _, c := range ext.Commands {
 		f.commands[c.Name] = c.Build
 	}
+	f.openPG = ext.OpenPG
 	return f
 }
 
@@ -89,8 +99,8 @@ func PrintWarning(w io.Writer, msg string) { printWarning(w, msg) }
 // absolute path when own and it is an installed ckpt, else "ckpt".
 func InstallCommand(e *Env, own bool) string { return installCommand(e, own) }
 
-// Tree builds the whole command tree, with cmds in place of the
-// dispatchers of the same names, for tests and tools that read it.
-func Tree(cmds ...Command) *cobra.Command {
-	return newRootCmd(withCommands(&factory{env: &Env{}}, cmds), nil)
+// Tree builds the whole command tree with the extensions ext, for tests
+// and tools that read it.
+func Tree(ext Extensions) *cobra.Command {
+	return newRootCmd(extended(&factory{env: &Env{}}, ext), nil)
 }

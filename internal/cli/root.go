@@ -65,11 +65,15 @@ type factory struct {
 	// commands are the commands built outside this package that replace
 	// the dispatchers to ckpt-server (see MainWith); nil in ckpt itself.
 	commands map[string]func(*factory) *cobra.Command
+	// openPG opens a PostgreSQL store (ckpt-server's, see Extensions); nil
+	// in ckpt, which hands such stores to ckpt-server.
+	openPG func(f *factory, dsn string) (ckpt.Store, error)
 	// deferred is an error a help function met (it cannot return one).
 	deferred error
 }
 
-// prepare runs before every command: it resolves the clock.
+// prepare runs before every command: it resolves the clock, and hands a
+// command over a PostgreSQL store to ckpt-server (dispatchStore).
 func (f *factory) prepare() error {
 	clock := f.env.Now
 	if clock == nil {
@@ -83,7 +87,7 @@ func (f *factory) prepare() error {
 		}
 		f.now = func() time.Time { return t }
 	}
-	return nil
+	return f.dispatchStore()
 }
 
 // The range of clocks CKPT_NOW may pin: from the Unix epoch (the zero
@@ -208,7 +212,7 @@ func verbs() []verb {
 		{"done", "record", statusVerb("done")}, {"fail", "record", statusVerb("fail")}, {"wait", "record", statusVerb("wait")},
 		{"show", "read", newShowCmd}, {"ls", "read", newLsCmd}, {"log", "read", newLogCmd},
 		{"init", "store", newInitCmd}, {"check", "store", newCheckCmd}, {"repair", "store", newRepairCmd},
-		{"migrate", "store", newMigrateCmd}, {"serve", "store", serverVerb("serve")}, {"token", "store", serverVerb("token")},
+		{"migrate", "store", serverVerb("migrate")}, {"serve", "store", serverVerb("serve")}, {"token", "store", serverVerb("token")},
 		{"resume", "lifecycle", newResumeCmd}, {"takeover", "lifecycle", newTakeoverCmd}, {"restart", "lifecycle", newRestartCmd},
 		{"archive", "lifecycle", newArchiveCmd}, {"restore", "lifecycle", newRestoreCmd}, {"prune", "lifecycle", newPruneCmd},
 		{"status", "watch", newStatusViewCmd}, {"progress", "watch", newProgressCmd}, {"stale", "watch", newStaleCmd},

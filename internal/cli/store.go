@@ -13,7 +13,6 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/gitignore"
-	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
 )
 
@@ -30,7 +29,7 @@ func (f *factory) givenStoreDir() string {
 	if dir == "" {
 		dir = f.env.getenv(EnvStore)
 	}
-	if dir != "" && !filepath.IsAbs(dir) && !remote.IsURL(dir) && !pgstore.IsURL(dir) {
+	if dir != "" && !filepath.IsAbs(dir) && !remote.IsURL(dir) && !isPGURL(dir) {
 		dir = filepath.Join(f.env.WorkDir, dir)
 	}
 	return dir
@@ -48,7 +47,7 @@ func (f *factory) checkStoreURL() error {
 	if v == "" {
 		v = f.env.getenv(EnvStore)
 	}
-	if urlScheme.MatchString(v) && !remote.IsURL(v) && !pgstore.IsURL(v) {
+	if urlScheme.MatchString(v) && !remote.IsURL(v) && !isPGURL(v) {
 		return fmt.Errorf("%w: the store %q is a URL ckpt does not speak: give a directory, a postgres:// URL or a server's https:// URL (--store, CKPT_STORE)", ckpt.ErrInvalid, v)
 	}
 	return nil
@@ -75,7 +74,7 @@ func (f *factory) openRawStore() (ckpt.Store, error) {
 	switch u := f.givenStoreDir(); {
 	case remote.IsURL(u):
 		return f.openRemote(u)
-	case pgstore.IsURL(u):
+	case isPGURL(u):
 		return f.openPGStore(u)
 	}
 	return f.openFileStore()
@@ -94,7 +93,7 @@ func (f *factory) openFileStore() (*filestore.Store, error) {
 	if remote.IsURL(dir) {
 		return nil, fmt.Errorf("%w: the store is the server %s; this command works on a local store directory: run it where the server's store is (or pass --store DIR)", ckpt.ErrInvalid, dir)
 	}
-	if pgstore.IsURL(dir) {
+	if isPGURL(dir) {
 		return nil, fmt.Errorf("%w: the store is a PostgreSQL database; this command works on a local store directory (pass --store DIR)", ckpt.ErrInvalid)
 	}
 	if dir == "" {
@@ -157,7 +156,7 @@ commits); --gitignore adds the line for it (/.ckpt/), and init never changes
 			return err
 		}
 		o.Dir = f.givenStoreDir()
-		if pgstore.IsURL(o.Dir) {
+		if isPGURL(o.Dir) {
 			return usagef("a PostgreSQL store needs no init: ckpt migrate creates its schema (and every command does on first use)")
 		}
 		if remote.IsURL(o.Dir) {

@@ -1,31 +1,39 @@
 package cli
 
 import (
-	"context"
-	"time"
+	"fmt"
+	"strings"
 
-	"github.com/ckpt-dev/ckpt/pgstore"
+	ckpt "github.com/ckpt-dev/ckpt"
 )
 
 // A PostgreSQL store is named by a postgres:// or postgresql:// URL in
-// --store or CKPT_STORE (see pgstore.IsURL). Opening it brings its schema
-// up to date (pgstore.Open); ckpt migrate does only that.
+// --store or CKPT_STORE. ckpt-server opens it (pgstore.Open, which brings
+// the schema up to date; ckpt migrate does only that): pgstore and its
+// driver are not linked into ckpt, so ckpt hands a command over such a
+// store to ckpt-server before the command runs (see dispatchStore).
 
-// pgConnectTimeout bounds connecting to the database and migrating it.
-const pgConnectTimeout = 30 * time.Second
+// isPGURL reports whether s names a PostgreSQL store: pgstore.IsURL's rule
+// (servercli's tests keep the two the same).
+func isPGURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
 
-// openPGStore opens the PostgreSQL store at dsn. Its clock is the
-// database server's, so that agents on many hosts are judged by one
-// clock, unless CKPT_NOW pins the command's.
-func (f *factory) openPGStore(dsn string) (*pgstore.Store, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgConnectTimeout)
-	defer cancel()
-	st, err := pgstore.Open(ctx, dsn)
-	if err != nil {
-		return nil, err
+// dispatchStore replaces ckpt with ckpt-server when the store is a
+// PostgreSQL database and this binary cannot open one; it returns nil when
+// the command runs here.
+func (f *factory) dispatchStore() error {
+	if f.openPG != nil || f.store != nil || !isPGURL(f.givenStoreDir()) {
+		return nil
 	}
-	if f.env.getenv(EnvNow) != "" {
-		st.SetClock(f.now)
+	f.reached = true // not a usage error
+	return f.execServer()
+}
+
+// openPGStore opens the PostgreSQL store at dsn (ckpt-server only).
+func (f *factory) openPGStore(dsn string) (ckpt.Store, error) {
+	if f.openPG == nil {
+		return nil, fmt.Errorf("%w: this ckpt opens no PostgreSQL store: run the command with %s", ckpt.ErrInvalid, ServerProgram)
 	}
-	return st, nil
+	return f.openPG(f, dsn)
 }

@@ -38,7 +38,7 @@ func runEnv(t *testing.T, dir, exe string, vars map[string]string, args ...strin
 		Args:       args,
 		Executable: exe,
 	}
-	code := cli.MainWith(env, Commands()...)
+	code := cli.MainWith(env, Extensions())
 	return code, out.String(), errOut.String()
 }
 
@@ -59,7 +59,7 @@ func TestHelpListsTheRealCommands(t *testing.T) {
 	if lean.String() != full {
 		t.Errorf("ckpt --help and ckpt-server --help differ:\n--- ckpt\n%s\n--- ckpt-server\n%s", lean.String(), full)
 	}
-	for _, c := range Commands() {
+	for _, c := range Extensions().Commands {
 		if !cli.IsServerCommand(c.Name) {
 			t.Errorf("ckpt has no dispatcher for %s", c.Name)
 		}

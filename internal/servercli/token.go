@@ -2,7 +2,6 @@ package servercli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -128,7 +127,7 @@ func runTokenCreate(ctx context.Context, o *TokenOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeTokenJSON(o.IO, t)
+		return writeJSON(o.IO.Out, t)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "created token %s (%s) in %s; it is shown only now:\n", t.ID, describeGrant(t), ta.where())
 	_, err = fmt.Fprintln(o.IO.Out, t.Token)
@@ -146,12 +145,6 @@ func describeGrant(t httpapi.TokenInfo) string {
 	return s
 }
 
-func writeTokenJSON(io cli.IOStreams, v any) error {
-	enc := json.NewEncoder(io.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 func runTokenList(ctx context.Context, o *TokenOptions) error {
 	ta, err := o.Tokens()
 	if err != nil {
@@ -165,7 +158,7 @@ func runTokenList(ctx context.Context, o *TokenOptions) error {
 		if list == nil {
 			list = []httpapi.TokenInfo{}
 		}
-		return writeTokenJSON(o.IO, list)
+		return writeJSON(o.IO.Out, list)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintf(o.IO.Out, "no tokens in %s (ckpt serve makes an admin token on its first start)\n", ta.where())
@@ -232,11 +225,3 @@ func (s serverTokens) create(ctx context.Context, in httpapi.TokenInfo, _ time.T
 func (s serverTokens) list(ctx context.Context) ([]httpapi.TokenInfo, error) { return s.st.Tokens(ctx) }
 func (s serverTokens) revoke(ctx context.Context, id string) error           { return s.st.RevokeToken(ctx, id) }
 func (s serverTokens) where() string                                         { return s.st.URL() }
-
-// dash is s, or "-" for nothing.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

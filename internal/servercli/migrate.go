@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/pgstore"
 )
 
 // MigrateOptions are the inputs of `ckpt migrate`.
 type MigrateOptions struct {
-	IO   IOStreams
+	IO   cli.IOStreams
 	DSN  string // the PostgreSQL store, postgres://…
 	JSON bool
 }
@@ -24,8 +25,8 @@ type migrateJSON struct {
 	Applied []string `json:"applied"`
 }
 
-func newMigrateCmd(f *factory) *cobra.Command {
-	o := &MigrateOptions{IO: f.env.IOStreams}
+func newMigrateCmd(f *cli.Factory) *cobra.Command {
+	o := &MigrateOptions{IO: f.Env().IOStreams}
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or upgrade a PostgreSQL store's schema",
@@ -39,10 +40,10 @@ A database whose schema is newer than this ckpt knows is refused: upgrade
 ckpt instead.`,
 		Example: `  ckpt migrate --store postgres://ckpt@db.internal/ckpt
   CKPT_STORE=postgres://ckpt@db.internal/ckpt ckpt migrate --json`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cli.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.DSN = f.givenStoreDir()
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
+		o.DSN = f.GivenStoreDir()
 		return runMigrate(ctx, o)
 	})
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result as JSON")
@@ -51,7 +52,7 @@ ckpt instead.`,
 
 func runMigrate(ctx context.Context, o *MigrateOptions) error {
 	if !pgstore.IsURL(o.DSN) {
-		return usagef("ckpt migrate works on a PostgreSQL store: pass --store postgres://USER@HOST/DB or set %s (a local .ckpt store needs no migration)", EnvStore)
+		return cli.Usagef("ckpt migrate works on a PostgreSQL store: pass --store postgres://USER@HOST/DB or set %s (a local .ckpt store needs no migration)", cli.EnvStore)
 	}
 	ctx, cancel := context.WithTimeout(ctx, pgConnectTimeout)
 	defer cancel()
