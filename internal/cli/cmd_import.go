@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/mirror"
-	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 	"github.com/ckpt-dev/ckpt/render"
 )
 
@@ -153,7 +150,7 @@ func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protoco
 	if err != nil {
 		return fail(err)
 	}
-	items, err := importItems(f, path, data)
+	items, err := mirror.ImportFile(f, path, data)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", ckpt.ErrInvalid, err))
 	}
@@ -185,105 +182,15 @@ func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protoco
 	return out, firstErr
 }
 
-// store appends an imported event holding state as checkpoint id.
+// store stores state as checkpoint id (mirror.StoreImported) and prints
+// the store's warnings.
 func (o *ImportOptions) store(ctx context.Context, st ckpt.Store, id string, state *ckpt.Checkpoint, source string) (ckpt.AppendResult, error) {
 	if err := ckpt.ValidateID(id); err != nil {
 		return ckpt.AppendResult{}, fmt.Errorf("%w (give the checkpoint an ID with --id)", err)
 	}
-	e, err := ckpt.NewEvent(ckpt.EventImported, o.Now(), o.Actor, ckpt.Snapshot{State: *state, Source: source})
-	if err != nil {
-		return ckpt.AppendResult{}, err
-	}
-	res, err := st.Append(ctx, id, e, ckpt.AppendOptions{})
+	res, err := mirror.StoreImported(ctx, st, id, state, source, o.Now(), o.Actor)
 	for _, w := range res.Warnings {
 		printWarning(o.IO.ErrOut, w)
 	}
 	return res, err
-}
-
-// importItems reads one file in format f. A sitebuilder STATUS.md aggregate,
-// which the format's Import does not take (it is not a checkpoint file),
-// gives one checkpoint per agent row.
-func importItems(f protocols.Format, path string, data []byte) ([]protocols.Imported, error) {
-	imp, err := f.Import(path, data)
-	if err == nil {
-		return []protocols.Imported{imp}, nil
-	}
-	if f.Name() != sitebuilder.Name {
-		return nil, err
-	}
-	rows, notes, rerr := sitebuilder.ParseStatusMarkdown(data)
-	if rerr != nil {
-		return nil, fmt.Errorf("%v; nor is it a STATUS.md aggregate: %v", err, rerr)
-	}
-	out := make([]protocols.Imported, 0, len(rows))
-	seen := map[string]int{}
-	for i, row := range rows {
-		it := statusRowCheckpoint(row)
-		if n := seen[it.ID]; n > 0 {
-			it.ID = fmt.Sprintf("%s-%d", it.ID, n+1)
-		}
-		seen[it.ID]++
-		if i == 0 {
-			it.Warnings = append(notes, it.Warnings...)
-		}
-		out = append(out, it)
-	}
-	return out, nil
-}
-
-// statusRowCheckpoint makes a checkpoint of one STATUS.md row: agent, task,
-// progress and status are all a row knows.
-func statusRowCheckpoint(row sitebuilder.StatusRow) protocols.Imported {
-	agent := idPart(row.Agent)
-	task := idPart(row.Task)
-	id := agent
-	if task != "" {
-		id = agent + "-" + task
-	}
-	if id == "" {
-		id = "status-row"
-	}
-	c := &ckpt.Checkpoint{
-		ID:        id,
-		Agent:     ckpt.Agent{ID: strings.ToLower(row.Agent), Name: row.AgentName},
-		Title:     row.Task,
-		Status:    row.Status,
-		Resume:    ckpt.Resume{Resumable: true},
-		Heartbeat: ckpt.Heartbeat{Interval: ckpt.Duration(sitebuilder.DefaultInterval)},
-	}
-	if !c.Status.Valid() {
-		c.Status = ckpt.StatusPending
-	}
-	if row.Percent != nil && !math.IsNaN(*row.Percent) {
-		done := int(math.Round(min(max(*row.Percent, 0), 100)))
-		c.Progress = ckpt.Progress{Done: done, Total: 100}
-	}
-	raw, _ := json.Marshal(map[string]any{"agent": row.Agent, "agent_name": row.AgentName, "task": row.Task, "progress": row.Progress, "last_update": row.LastUpdate, "status": row.StatusText})
-	c.Meta = map[string]json.RawMessage{"sitebuilder_status_row": raw}
-	w := []string{fmt.Sprintf("STATUS.md row %q: only agent, task, progress and status are known; suggested ID %q", row.Agent, id)}
-	return protocols.Imported{ID: id, State: c, Warnings: w}
-}
-
-// idPart reduces text to an ID segment: lower case, runs of other
-// characters as one '-', at most 60 bytes.
-func idPart(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.')
-		switch {
-		case ok:
-			b.WriteRune(r)
-			dash = false
-		case !dash && b.Len() > 0:
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := strings.Trim(b.String(), "-.")
-	if len(out) > 60 {
-		out = strings.Trim(out[:60], "-.")
-	}
-	return out
 }

@@ -16,7 +16,6 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 )
 
@@ -291,21 +290,6 @@ func TestImportStatusMarkdownRows(t *testing.T) {
 	}
 }
 
-func TestIDPart(t *testing.T) {
-	for in, want := range map[string]string{
-		"T060": "t060", "All 10 core pages": "all-10-core-pages", "QA pass & launch prep": "qa-pass-launch-prep",
-		"—": "", "../../etc": "etc", "a.b_c": "a.b_c", strings.Repeat("ab-", 40): strings.Repeat("ab-", 20)[:59],
-	} {
-		got := idPart(in)
-		if got != want {
-			t.Errorf("idPart(%q) = %q, want %q", in, got, want)
-		}
-		if got != "" && ckpt.ValidateID(got) != nil {
-			t.Errorf("idPart(%q) = %q is not a valid ID", in, got)
-		}
-	}
-}
-
 func TestImportJSONOutput(t *testing.T) {
 	env := newImportEnv(t)
 	file := env.write("plans/p1/plan.md", []byte("# P\n\n- [x] A <!-- TASK: a -->\n- [ ] B <!-- TASK: b -->\n"))
@@ -321,52 +305,4 @@ func TestImportJSONOutput(t *testing.T) {
 		got[1].Path != "nope.md" || got[1].Error == "" || got[1].Warnings == nil {
 		t.Errorf("%+v", got)
 	}
-}
-
-// FuzzImportItems feeds arbitrary bytes to every format as ckpt import
-// does, and stores what comes out: nothing may panic, a state the store
-// accepts folds again to itself, and it exports in its format again.
-func FuzzImportItems(f *testing.F) {
-	a, err := txtar.ParseFile(fixturesArchive)
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range a.Files {
-		if strings.HasPrefix(file.Name, "fixtures/") {
-			f.Add(file.Data)
-		}
-	}
-	f.Add([]byte(`{"agent_id":"../../x","status":"PAUSED","blockers":"none"}`))
-	f.Add([]byte("| Agent | Task | Progress | Last Update | Status |\n|-|-|-|-|-|\n| a/../b | T | 1e9% | — | ??? |\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, name := range mirror.Formats {
-			format, _ := mirror.NewFormat(name)
-			items, err := importItems(format, "/p/in.file", data)
-			if err != nil {
-				continue
-			}
-			st := memstore.New()
-			for _, it := range items {
-				if it.State == nil {
-					t.Fatalf("%s: an import without a state", name)
-				}
-				if ckpt.ValidateID(it.ID) != nil {
-					continue // ckpt import refuses it and says to give --id
-				}
-				e := ckpt.MustEvent(ckpt.EventImported, t0, ckpt.Actor{}, ckpt.Snapshot{State: *it.State, Source: name + ":in"})
-				res, err := st.Append(context.Background(), it.ID, e, ckpt.AppendOptions{})
-				if err != nil {
-					continue
-				}
-				hist, _ := st.History(context.Background(), it.ID, 1, 0)
-				again, err := ckpt.Fold(it.ID, hist)
-				if err != nil || again.Rev != res.State.Rev || again.Status != res.State.Status {
-					t.Fatalf("%s: the stored import does not fold back: %v", name, err)
-				}
-				if _, err := format.Export(res.State); err != nil {
-					t.Fatalf("%s: the stored import cannot be exported: %v", name, err)
-				}
-			}
-		}
-	})
 }

@@ -2,15 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -117,31 +113,6 @@ Exit 3 when no marker carries TASK-ID.`,
 	return cmd
 }
 
-// Regular expressions are compiled on first use, not at start-up: every
-// ckpt process links this package, and most never use them.
-var byPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(main|subagent:[A-Za-z0-9._-]+|team:[A-Za-z0-9._-]+)$`)
-})
-
-// planReport is what `ckpt plan sync --json` prints.
-type planReport struct {
-	Plan            string        `json:"plan"`
-	ID              string        `json:"id"`
-	Rev             int64         `json:"rev"`
-	Stored          bool          `json:"stored"`
-	NewlyCompleted  []string      `json:"newly_completed"`
-	Reopened        []string      `json:"reopened"`
-	NewlyMet        []string      `json:"newly_met"`
-	PhasesCompleted []string      `json:"phases_completed"`
-	Recovered       string        `json:"recovered,omitempty"`
-	RecoverySaved   string        `json:"recovery_saved,omitempty"`
-	PlanError       string        `json:"plan_error,omitempty"`
-	History         []string      `json:"history"`
-	Warnings        []string      `json:"warnings"`
-	Progress        ckpt.Progress `json:"progress"`
-	Status          ckpt.Status   `json:"status,omitempty"`
-}
-
 func (o *PlanOptions) abs(p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
@@ -150,61 +121,41 @@ func (o *PlanOptions) abs(p string) string {
 }
 
 func runPlanSync(ctx context.Context, o *PlanOptions) error {
-	if !byPattern().MatchString(o.By) {
-		return fmt.Errorf("%w: --by %q: use main, subagent:TYPE or team:ID", ckpt.ErrInvalid, o.By)
+	if err := plan.CheckBy("--by", o.By); err != nil {
+		return err
 	}
 	if o.ID != "" {
 		if err := ckpt.ValidateID(o.ID); err != nil {
 			return fmt.Errorf("--id: %w", err)
 		}
 	}
-	opts := []plan.Option{plan.CompletedBy(o.By)}
-	if o.Notes != "" {
-		opts = append(opts, plan.SessionNotes(o.Notes))
-	}
-	if o.Recovery != "" {
-		opts = append(opts, plan.RecoveryPoint(o.Recovery))
-	}
-	path := o.abs(o.Path)
-	res, err := plan.Sync(path, o.Now(), opts...)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: %v: give the path of an existing plan.md", ckpt.ErrNotFound, err)
+	var rep plan.Report
+	err := o.withStore(func(st ckpt.Store) error {
+		var err error
+		rep, err = plan.SyncStore(ctx, st, plan.SyncStoreOptions{
+			Plan: o.Path, Path: o.abs(o.Path), ID: o.ID, By: o.By, Notes: o.Notes, Recovery: o.Recovery,
+			Now: o.Now(), Actor: o.Actor, Key: o.Key, IfRev: o.IfRev,
+		})
+		for _, w := range rep.Warnings {
+			printWarning(o.IO.ErrOut, o.Path+": "+w)
+		}
+		for _, w := range rep.StoreWarnings {
+			printWarning(o.IO.ErrOut, w)
 		}
 		return err
-	}
-	rep := planReport{
-		Plan: o.Path, NewlyCompleted: nonNil(res.NewlyCompleted), Reopened: nonNil(res.Reopened),
-		NewlyMet: nonNil(res.NewlyMet), PhasesCompleted: nonNil(res.PhasesCompleted),
-		Recovered: res.Recovered, RecoverySaved: res.RecoverySaved, Warnings: nonNil(res.Warnings), History: []string{},
-	}
-	for _, e := range res.Events {
-		rep.History = append(rep.History, e.Event)
-	}
-	for _, w := range res.Warnings {
-		printWarning(o.IO.ErrOut, o.Path+": "+w)
-	}
-	rep.ID = o.ID
-	if rep.ID == "" {
-		rep.ID = res.ID
+	})
+	if err != nil {
+		return err
 	}
 	var line string
-	switch {
-	case res.PlanError != nil:
-		rep.PlanError = res.PlanError.Error()
-		printWarning(o.IO.ErrOut, fmt.Sprintf("%s could not be read (%v): the last known state was kept and nothing was stored; fix plan.md and sync again", o.Path, res.PlanError))
+	switch c := rep.State; {
+	case rep.PlanError != "":
+		printWarning(o.IO.ErrOut, fmt.Sprintf("%s could not be read (%s): the last known state was kept and nothing was stored; fix plan.md and sync again", o.Path, rep.PlanError))
 		line = fmt.Sprintf("kept the last known state of %s: nothing stored", o.Path)
+	case rep.Stored:
+		line = fmt.Sprintf("synced %s: %s  rev %d  %s  (%s, %s)", o.Path, c.ID, c.Rev, syncVerb(c), render.ProgressCount(c.Progress), c.Status)
 	default:
-		c, stored, err := o.storeSync(ctx, rep.ID, res.Checkpoint)
-		if err != nil {
-			return err
-		}
-		rep.Rev, rep.Stored, rep.Progress, rep.Status = c.Rev, stored, c.Progress, c.Status
-		if stored {
-			line = fmt.Sprintf("synced %s: %s  rev %d  %s  (%s, %s)", o.Path, c.ID, c.Rev, syncVerb(c), render.ProgressCount(c.Progress), c.Status)
-		} else {
-			line = fmt.Sprintf("synced %s: %s unchanged at rev %d  (%s, %s)", o.Path, c.ID, c.Rev, render.ProgressCount(c.Progress), c.Status)
-		}
+		line = fmt.Sprintf("synced %s: %s unchanged at rev %d  (%s, %s)", o.Path, c.ID, c.Rev, render.ProgressCount(c.Progress), c.Status)
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, rep)
@@ -232,28 +183,6 @@ func syncVerb(c *ckpt.Checkpoint) string {
 		return "imported"
 	}
 	return "synced"
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// storeSync stores the plan's checkpoint p as id (plan.StoreSync) and
-// prints the store's warnings.
-func (o *PlanOptions) storeSync(ctx context.Context, id string, p *ckpt.Checkpoint) (*ckpt.Checkpoint, bool, error) {
-	var res plan.Stored
-	err := o.withStore(func(st ckpt.Store) error {
-		var err error
-		res, err = plan.StoreSync(ctx, st, id, p, plan.StoreOptions{Now: o.Now(), Actor: o.Actor, Source: o.Path, Key: o.Key, IfRev: o.IfRev})
-		for _, w := range res.Warnings {
-			printWarning(o.IO.ErrOut, w)
-		}
-		return err
-	})
-	return res.State, res.Stored, err
 }
 
 func runPlanTick(ctx context.Context, o *PlanOptions) error {
@@ -292,9 +221,8 @@ func (e unknownTaskError) Error() string {
 }
 func (e unknownTaskError) Unwrap() []error { return []error{ckpt.ErrNotFound, e.err} }
 
-// findPlan returns the plan.md check and uncheck edit: --plan; else the
-// plan checkpoint --id was synced from; else plan.md in the working
-// directory; else the only plans/*/plan.md below it.
+// findPlan returns the plan.md check and uncheck edit: --plan, else the
+// one plan.Find finds.
 func (o *PlanOptions) findPlan(ctx context.Context) (string, error) {
 	if o.Path != "" {
 		return o.Path, nil
@@ -303,36 +231,15 @@ func (o *PlanOptions) findPlan(ctx context.Context) (string, error) {
 		if err := ckpt.ValidateID(o.ID); err != nil {
 			return "", fmt.Errorf("--id: %w", err)
 		}
-		var from string
-		err := o.withStore(func(st ckpt.Store) error {
-			c, err := st.Get(ctx, o.ID, 0)
-			if err != nil {
-				return err
-			}
-			var meta struct {
-				PlanPath string `json:"planPath"`
-			}
-			if raw, ok := c.Meta[plan.MetaPlan]; ok && json.Unmarshal(raw, &meta) == nil {
-				from = meta.PlanPath
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
-			return "", err
-		}
-		if from != "" {
-			if _, err := os.Stat(o.abs(from)); err == nil {
-				return from, nil
-			}
-		}
 	}
-	if _, err := os.Stat(filepath.Join(o.WorkDir, "plan.md")); err == nil {
-		return "plan.md", nil
+	var path string
+	err := o.withStore(func(st ckpt.Store) error {
+		var err error
+		path, err = plan.Find(ctx, st, o.WorkDir, o.ID)
+		return err
+	})
+	if errors.Is(err, ckpt.ErrInvalid) {
+		return "", fmt.Errorf("%w: give it with --plan PATH", err)
 	}
-	found, _ := filepath.Glob(filepath.Join(o.WorkDir, "plans", "*", "plan.md"))
-	if len(found) == 1 {
-		rel, _ := filepath.Rel(o.WorkDir, found[0])
-		return rel, nil
-	}
-	return "", fmt.Errorf("%w: which plan? %d plans/*/plan.md found here and no plan.md: give it with --plan PATH", ckpt.ErrInvalid, len(found))
+	return path, err
 }

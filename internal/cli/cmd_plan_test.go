@@ -69,7 +69,7 @@ func TestPlanSyncStoresThePlanAndOnlyChanges(t *testing.T) {
 	if err := runPlanTick(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	var rep planReport
+	var rep plan.Report
 	if err := json.Unmarshal(env.out.Bytes(), &rep); err != nil {
 		t.Fatalf("%v: %s", err, env.out.String())
 	}
