@@ -162,6 +162,10 @@ func (e ientry) summaryOf() (ckpt.Summary, error) {
 		return s, nil
 	}
 	var s ckpt.Summary
+	if decodeSummary(e.summary, &s) {
+		return s, nil
+	}
+	s = ckpt.Summary{}
 	if err := json.Unmarshal(e.summary, &s); err != nil {
 		return s, fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); a repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
 	}

@@ -120,7 +120,9 @@ func countLines(r io.Reader) (int, error) {
 // a real one (three steps, one done, a current step, a label), all in
 // progress and last updated at updated; those beats approves beat now. It
 // writes through the library (one durable create each, as ckpt start's),
-// on several goroutines, and returns the store's path.
+// on several goroutines, lists once (folding the journal into its index)
+// and adds 2,000 notes (a journal tail as a store in use has), and returns
+// the store's path.
 func seedListingStore(b *testing.B, n int, updated time.Time, beats func(i int) bool) string {
 	b.Helper()
 	store := filepath.Join(b.TempDir(), ".ckpt")
@@ -147,6 +149,20 @@ func seedListingStore(b *testing.B, n int, updated time.Time, beats func(i int) 
 	close(errs)
 	if err := <-errs; err != nil {
 		b.Fatal(err)
+	}
+	// A store in use: a listing has folded the journal into the index,
+	// and writes have gone on since (a journal tail of 2,000 lines; the
+	// store folds it past 4,096).
+	if _, err := st.List(ctx, ckpt.ListOptions{Limit: 1}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 2000 {
+		k := i * (n / 2000)
+		id := fmt.Sprintf("agent-%02d/task-%06d", k%50, k)
+		e := ckpt.MustEvent(ckpt.EventNote, updated, ckpt.Actor{Agent: "bench"}, ckpt.Note{Text: "still here"})
+		if _, err := st.Append(ctx, id, e, ckpt.AppendOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return store
 }
