@@ -16,7 +16,6 @@
 package mcp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,9 +50,9 @@ type Options struct {
 // names an agent.
 const DefaultAgent = "mcp"
 
-// DefaultHTTPAddr is where ServeHTTP listens when given no address: a
-// loopback address, so that the server is not reachable from the network
-// unless asked to be.
+// DefaultHTTPAddr is what ListenAddr makes of no address: a loopback
+// address, so that a server is not reachable from the network unless asked
+// to be.
 const DefaultHTTPAddr = "127.0.0.1:8765"
 
 // instructions tell a connecting model what the server is for.
@@ -95,7 +94,7 @@ func HTTPHandler(srv *sdk.Server) http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 }
 
-// ListenAddr completes an address for ServeHTTP: "" is DefaultHTTPAddr, a
+// ListenAddr completes a listening address (ckpt serve's): "" is DefaultHTTPAddr, a
 // bare port ("8080" or ":8080") binds to 127.0.0.1. An address with a host
 // is kept as given, so listening on all interfaces takes an explicit
 // "0.0.0.0:8080".
@@ -117,56 +116,6 @@ func ListenAddr(addr string) (string, error) {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-// ServeHTTP listens on addr (completed by ListenAddr) and serves srv over
-// streamable HTTP until ctx is cancelled, then stops: it closes the
-// listener, cancels the requests under way (open event streams included)
-// and waits up to 5 s for them to end.
-// ready, if not nil, is called with the bound address once listening (the
-// port is chosen by the system when addr's port is 0).
-func ServeHTTP(ctx context.Context, srv *sdk.Server, addr string, ready func(net.Addr)) error {
-	addr, err := ListenAddr(addr)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	// Requests live in base, which ends on shutdown: a client's long-lived
-	// event stream would otherwise keep Shutdown waiting.
-	base, endRequests := context.WithCancel(context.Background())
-	defer endRequests()
-	hs := &http.Server{Handler: HTTPHandler(srv), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return base }}
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		endRequests()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(shut); err != nil {
-			if !errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			// A connection the SDK keeps open past the grace period (an
-			// event stream whose handler has not returned yet) must not turn
-			// a requested stop into a failure: every write is already durable
-			// or was never acknowledged, so close what is left.
-			hs.Close()
-		}
-		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
 }
 
 func (s *server) now() time.Time {

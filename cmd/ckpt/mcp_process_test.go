@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -213,57 +209,5 @@ func TestMCPCommandTransport(t *testing.T) {
 	}
 	if !strings.Contains(hist, `"agent":"worker-1"`) {
 		t.Errorf("events not recorded as --agent worker-1:\n%s", hist)
-	}
-}
-
-// TestMCPHTTP serves `ckpt mcp --http 127.0.0.1:0`, calls a tool over
-// streamable HTTP, and stops the server with SIGINT: exit 0.
-func TestMCPHTTP(t *testing.T) {
-	bin := ckptBinary(t)
-	store := newProcessStore(t, bin)
-	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CKPT_STORE=" + store}
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(errPipe).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the server's first line: %v", err)
-	}
-	m := regexp.MustCompile(`^ckpt mcp: serving MCP over streamable HTTP at (http://127\.0\.0\.1:\d+/) \(Ctrl-C stops\)\n$`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("first stderr line %q", line)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "ckpt-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: m[1], MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st mcp.StateOutput
-	mcpCall(t, cs, "ckpt_start", map[string]any{"id": "over-http", "steps": []map[string]string{{"id": "a"}}}, &st)
-	if st.Rev != 1 {
-		t.Fatalf("ckpt_start over HTTP: rev %d", st.Rev)
-	}
-	cs.Close()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("ckpt mcp --http after SIGINT: %v", err)
-	}
-	if stdout.Len() != 0 {
-		t.Errorf("ckpt mcp --http wrote on stdout: %q", stdout.String())
-	}
-	if _, err := os.Stat(filepath.Join(store, "checkpoints", "over-http", "history.jsonl")); err != nil {
-		t.Fatalf("the checkpoint started over HTTP is not in the store: %v", err)
 	}
 }

@@ -29,17 +29,17 @@ type MCPOptions struct {
 	// Interrupt ends the server on Ctrl-C or SIGTERM (Env.Interrupt); nil:
 	// it ends when the client disconnects or ctx ends.
 	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
-	// HTTP is the address to serve streamable HTTP on; "" serves stdio.
-	HTTP        string
-	AllowRemote bool   // serve HTTP on a non-loopback address
-	Agent       string // the default actor of the events the tools write
+	// HTTP is what the old --http flag was given: ckpt mcp serves stdio
+	// only, and --http is refused with where MCP over HTTP is now.
+	HTTP  string
+	Agent string // the default actor of the events the tools write
 }
 
 func newMCPCmd(f *cli.Factory) *cobra.Command {
 	o := &MCPOptions{IO: f.Env().IOStreams, Now: f.Now, Store: f.OpenStore, Interrupt: f.Env().Interrupt}
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Serve ckpt's tools over the Model Context Protocol (stdio, or HTTP)",
+		Short: "Serve ckpt's tools over the Model Context Protocol on stdio",
 		Long: `Serve the store's checkpoints over the Model Context Protocol, so an agent
 records and reads its work with tool calls: ckpt_start, ckpt_update,
 ckpt_step, ckpt_decision, ckpt_blocker, ckpt_heartbeat, ckpt_show,
@@ -47,18 +47,16 @@ ckpt_resume (the continuation prompt), ckpt_list and ckpt_stale, and the
 resources ckpt://checkpoint/{id} and ckpt://checkpoint/{id}/prompt.
 See docs/mcp.md.
 
-Without --http the server speaks on stdin and stdout, as a client that
-starts it expects; its logs go to stderr only. With --http ADDR it serves
-streamable HTTP at http://ADDR/ until interrupted. A bare port binds to
-127.0.0.1. The server has no authentication, so an address that is not a
-loopback address is refused unless --allow-remote says you have put it
-behind something that has.
+The server speaks on stdin and stdout, as a client that starts it expects;
+its logs go to stderr only. MCP over HTTP is served by ckpt serve at /mcp,
+behind its tokens (docs/mcp.md): ckpt mcp has no --http of its own, since
+an MCP server without authentication let anyone who could reach it rewrite
+any checkpoint.
 
 The store is the one every ckpt command uses (--store, CKPT_STORE, else the
 nearest .ckpt/). Events are recorded as --agent (or $CKPT_AGENT), else "mcp",
 unless a tool call names its agent.`,
 		Example: `  ckpt mcp
-  ckpt mcp --http 127.0.0.1:8765
   ckpt mcp install claude
   claude mcp add ckpt -- ckpt mcp`,
 		Args: cli.ExactArgs(0, "no arguments (did you mean ckpt mcp install claude?)"),
@@ -67,20 +65,21 @@ unless a tool call names its agent.`,
 		o.Agent = f.Actor().Agent
 		return runMCP(ctx, o)
 	})
+	// --http and --allow-remote are gone; kept hidden so that an old
+	// command line gets the way to MCP over HTTP rather than "unknown flag".
 	fl := cmd.Flags()
-	fl.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (HOST:PORT or a port on 127.0.0.1) instead of stdio")
-	fl.BoolVar(&o.AllowRemote, "allow-remote", false, "allow --http on an address that is not loopback (the server has no authentication)")
+	fl.StringVar(&o.HTTP, "http", "", "gone: MCP over HTTP is ckpt serve's /mcp")
+	var allowRemote bool
+	fl.BoolVar(&allowRemote, "allow-remote", false, "gone with --http")
+	fl.MarkHidden("http")
+	fl.MarkHidden("allow-remote")
 	cmd.AddCommand(newMCPInstallCmd(f, true), newMCPInstallCmd(f, false))
 	return cmd
 }
 
 func runMCP(ctx context.Context, o *MCPOptions) error {
-	var addr string
 	if o.HTTP != "" {
-		var err error
-		if addr, err = httpAddr(o.HTTP, o.AllowRemote); err != nil {
-			return err
-		}
+		return errMCPHTTP
 	}
 	st, err := o.Store()
 	if err != nil {
@@ -94,33 +93,15 @@ func runMCP(ctx context.Context, o *MCPOptions) error {
 		ctx, stop = o.Interrupt(ctx)
 		defer stop()
 	}
-	if addr == "" {
-		err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(o.IO.In), Writer: nopWriteCloser{o.IO.Out}})
-		if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-			return nil // the client hung up, or Ctrl-C
-		}
-		return fmt.Errorf("mcp over stdio: %w", err)
+	err = srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(o.IO.In), Writer: nopWriteCloser{o.IO.Out}})
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil // the client hung up, or Ctrl-C
 	}
-	return mcp.ServeHTTP(ctx, srv, addr, func(a net.Addr) {
-		fmt.Fprintf(o.IO.ErrOut, "ckpt mcp: serving MCP over streamable HTTP at http://%s/ (Ctrl-C stops)\n", a)
-	})
+	return fmt.Errorf("mcp over stdio: %w", err)
 }
 
-// httpAddr completes addr as mcp.ListenAddr does and refuses a host that is
-// not loopback unless allowRemote: the server has no authentication, so
-// anyone who could reach it could read and rewrite every checkpoint.
-func httpAddr(addr string, allowRemote bool) (string, error) {
-	full, err := mcp.ListenAddr(addr)
-	if err != nil {
-		return "", cli.UsageError(err)
-	}
-	host, _, _ := net.SplitHostPort(full)
-	if allowRemote || isLoopback(host) {
-		return full, nil
-	}
-	return "", cli.Usagef("refusing to serve MCP on %s: it is not a loopback address and the server has no authentication, so anyone who can reach it could read and rewrite your checkpoints; use 127.0.0.1 (e.g. --http 127.0.0.1:%s), or pass --allow-remote once it is behind a proxy that authenticates",
-		full, portOf(full))
-}
+// errMCPHTTP answers the old ckpt mcp --http.
+var errMCPHTTP = cli.Usagef("ckpt mcp --http is gone: MCP over HTTP is served by ckpt serve at /mcp, behind its tokens (an MCP server without authentication let anyone who could reach it rewrite any checkpoint). Run ckpt serve (e.g. ckpt serve --addr 127.0.0.1:8470), create a token (ckpt token create --scope write), and point the client at http://127.0.0.1:8470/mcp with the header Authorization: Bearer TOKEN; see docs/mcp.md")
 
 // isLoopback reports a host that only this machine can reach: localhost or
 // a loopback IP.
@@ -130,11 +111,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
-}
-
-func portOf(addr string) string {
-	_, port, _ := net.SplitHostPort(addr)
-	return port
 }
 
 // nopWriteCloser is stdout for the stdio transport: the server must not

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,63 +12,6 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
-
-func TestHTTPAddr(t *testing.T) {
-	cases := []struct {
-		in, want string
-		remote   bool
-		err      string
-	}{
-		{"8765", "127.0.0.1:8765", false, ""},
-		{":8765", "127.0.0.1:8765", false, ""},
-		{"127.0.0.1:9000", "127.0.0.1:9000", false, ""},
-		{"127.1.2.3:9000", "127.1.2.3:9000", false, ""},
-		{"localhost:9000", "localhost:9000", false, ""},
-		{"[::1]:9000", "[::1]:9000", false, ""},
-		{"0.0.0.0:9000", "", false, "refusing to serve MCP on 0.0.0.0:9000"},
-		{"0.0.0.0:9000", "0.0.0.0:9000", true, ""},
-		{"[::]:9000", "", false, "not a loopback address"},
-		{"192.168.1.5:80", "", false, "--http 127.0.0.1:80"},
-		{"example.com:80", "", false, "refusing"},
-		{"h:p", "", false, `port "p" is not a number`},
-		{"a:b:c", "", false, "use HOST:PORT"},
-	}
-	for _, tc := range cases {
-		got, err := httpAddr(tc.in, tc.remote)
-		switch {
-		case tc.err != "":
-			if err == nil || !strings.Contains(err.Error(), tc.err) || cli.ExitCode(err) != cli.ExitUsage {
-				t.Errorf("httpAddr(%q) = %q, %v; want a usage error with %q", tc.in, got, err, tc.err)
-			}
-		case err != nil || got != tc.want:
-			t.Errorf("httpAddr(%q, %v) = %q, %v; want %q", tc.in, tc.remote, got, err, tc.want)
-		}
-	}
-}
-
-// FuzzHTTPAddr: an address accepted without --allow-remote is one only
-// this machine can reach.
-func FuzzHTTPAddr(f *testing.F) {
-	for _, s := range []string{"8765", ":1", "127.0.0.1:80", "[::1]:1", "0.0.0.0:1", "localhost:1", "LOCALHOST:2", "[::ffff:127.0.0.1]:3", "1.2.3.4:5", "a:b"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, addr string) {
-		got, err := httpAddr(addr, false)
-		if err != nil {
-			return
-		}
-		host, _, serr := net.SplitHostPort(got)
-		if serr != nil {
-			t.Fatalf("accepted %q as %q, which does not split: %v", addr, got, serr)
-		}
-		if !strings.EqualFold(host, "localhost") {
-			ip := net.ParseIP(host)
-			if ip == nil || !ip.IsLoopback() {
-				t.Fatalf("accepted %q as %q: not loopback", addr, got)
-			}
-		}
-	})
-}
 
 func TestShellLine(t *testing.T) {
 	cases := map[string][]string{
