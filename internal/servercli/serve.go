@@ -157,7 +157,11 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	} else if !isLoopback(host) {
 		cli.PrintWarning(o.IO.ErrOut, fmt.Sprintf("serving plain HTTP on %s: tokens cross the network in clear unless a TLS proxy is in front (or use --tls-cert and --tls-key)", addr))
 	}
-	fmt.Fprintf(o.IO.ErrOut, "ckpt serve: serving %s://%s (API /v1, dashboard /, MCP /mcp, metrics /metrics; Ctrl-C stops)\n", scheme, ln.Addr())
+	url, all := serveURL(scheme, ln.Addr(), o.Hosts)
+	if all {
+		fmt.Fprintf(o.IO.ErrOut, "ckpt serve: listening on all interfaces (%s): other machines use this machine's name or address with the port\n", ln.Addr())
+	}
+	fmt.Fprintf(o.IO.ErrOut, "ckpt serve: serving %s (API /v1, dashboard /, MCP /mcp, metrics /metrics; Ctrl-C stops)\n", url)
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}
@@ -167,6 +171,23 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		defer stop()
 	}
 	return srv.Serve(ctx, ln, tlsConfig, o.Grace)
+}
+
+// serveURL is the URL to print for a server listening on a: on all
+// interfaces (0.0.0.0, [::]) the address is no URL a browser or a client
+// can use, so it names the first --host, else localhost, and all is true.
+func serveURL(scheme string, a net.Addr, hosts []string) (url string, all bool) {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return scheme + "://" + a.String(), false
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host, all = "localhost", true
+		if len(hosts) > 0 {
+			host = hosts[0]
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port), all
 }
 
 // openBackend opens the store to serve and says where its tokens are.

@@ -2,6 +2,7 @@ package servercli
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,32 @@ func TestMCPInstallNamesCkpt(t *testing.T) {
 	code, out, _ = run(t, project, server, "mcp", "install", "--help")
 	if code != 0 || !strings.Contains(out, "local and user (/opt/ckpt/bin/ckpt)") {
 		t.Errorf("mcp install --help does not name the ckpt beside ckpt-server:\n%s", out)
+	}
+}
+
+// TestServeURL: ckpt serve prints a URL a person can open: an address on
+// all interfaces becomes localhost (or the first --host), never 0.0.0.0 or
+// [::].
+func TestServeURL(t *testing.T) {
+	for _, tc := range []struct {
+		scheme, addr string
+		hosts        []string
+		want         string
+		all          bool
+	}{
+		{"http", "127.0.0.1:8470", nil, "http://127.0.0.1:8470", false},
+		{"https", "[::]:8470", nil, "https://localhost:8470", true},
+		{"http", "0.0.0.0:9000", nil, "http://localhost:9000", true},
+		{"https", "0.0.0.0:8470", []string{"ckpt.internal"}, "https://ckpt.internal:8470", true},
+		{"http", "[::1]:8470", nil, "http://[::1]:8470", false},
+		{"https", "192.168.1.5:443", nil, "https://192.168.1.5:443", false},
+	} {
+		a, err := net.ResolveTCPAddr("tcp", tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, all := serveURL(tc.scheme, a, tc.hosts); got != tc.want || all != tc.all {
+			t.Errorf("serveURL(%s, %s, %v) = %s, %v; want %s, %v", tc.scheme, tc.addr, tc.hosts, got, all, tc.want, tc.all)
+		}
 	}
 }
