@@ -30,7 +30,7 @@ const EnvExecutable = "CKPT_EXECUTABLE"
 // servercli keeps the two the same).
 var serverCommands = map[string]string{
 	"serve":   "Serve the store over HTTP to agents on other machines (API, change feed, MCP, dashboard)",
-	"mcp":     "Serve ckpt's tools over the Model Context Protocol (stdio, or HTTP)",
+	"mcp":     "Serve ckpt's tools over the Model Context Protocol on stdio",
 	"token":   "Create, list and revoke the tokens of ckpt serve",
 	"migrate": "Create or upgrade a PostgreSQL store's schema",
 }
