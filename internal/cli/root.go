@@ -178,11 +178,20 @@ The store is a .ckpt/ directory found by walking up from the working
 directory (like git), or given by --store or CKPT_STORE.
 
 Environment:
-  CKPT_STORE    the store directory (the .ckpt directory itself), like --store
+  CKPT_STORE    the store, like --store: a directory (the .ckpt directory
+                itself), a PostgreSQL URL (postgres://USER@HOST/DB) or a
+                ckpt serve server (https://HOST:PORT)
+  CKPT_TOKEN    the bearer token for a server store (ckpt token create)
+  CKPT_SPOOL    1: a write a server cannot take waits in this machine's
+                spool ($XDG_STATE_HOME/ckpt/spool) and the command exits 0;
+                the next call delivers it (the hooks always spool)
+  CKPT_MIRRORS  the mirror list file (ckpt mirror)
   CKPT_AGENT    the acting agent, like --agent
   CKPT_SESSION  the acting session ID, recorded on every event
   CKPT_NOW      a fixed clock in RFC 3339 (e.g. 2026-01-15T14:30:00Z) for
                 scripts and tests
+  CKPT_ID, CKPT_LOOP, CKPT_HOOK_TIMEOUT, CKPT_STATE_DIR
+                the hooks' (ckpt hook --help, docs/hooks.md)
 
 Exit codes:
   0 ok   1 other failure   2 usage or invalid input   3 not found
