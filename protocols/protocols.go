@@ -3,7 +3,12 @@
 // by name. Each adapter lives in its own package below this one.
 package protocols
 
-import ckpt "github.com/ckpt-dev/ckpt"
+import (
+	"encoding/json"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+)
 
 // Imported is one seed file read into a checkpoint.
 type Imported struct {
@@ -31,4 +36,36 @@ type Format interface {
 	// seed system keeps them (and whatever that system keeps beside them:
 	// locks, backups, aggregates). It is called after every change.
 	Mirror(root string, c *ckpt.Checkpoint) error
+}
+
+// Presence is the presence a seed file records for c: ckpt.PresenceOf as of
+// c's last sign of life, so working, busy, waiting or ended, with since and
+// why. A file cannot say warn, stale or dead: it is read later, and its
+// reader judges the time since the last sign of life itself, as the seeds
+// do. ok is false for a checkpoint that is not live (pending, finished,
+// archived).
+func Presence(c *ckpt.Checkpoint) (v ckpt.PresenceView, ok bool) {
+	s := c.Summary()
+	v = ckpt.PresenceOf(&s, s.LastSeen(), ckpt.Thresholds{}, nil)
+	return v, v.State != ckpt.PresenceNone
+}
+
+// PresenceJSON is Presence as the JSON seed files carry it,
+// {"state", "since", "why"}, or nil for a checkpoint that is not live.
+// Every JSON format writes it under the key "presence"; Import ignores it
+// (it is liveness, not state).
+func PresenceJSON(c *ckpt.Checkpoint) json.RawMessage {
+	v, ok := Presence(c)
+	if !ok {
+		return nil
+	}
+	o := jsondoc.NewObject()
+	o.Put("state", string(v.State))
+	if !v.Since.IsZero() {
+		o.Put("since", jsondoc.FormatTime(v.Since))
+	}
+	if v.Why != "" {
+		o.Put("why", v.Why)
+	}
+	return o.Raw()
 }

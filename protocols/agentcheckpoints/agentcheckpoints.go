@@ -58,6 +58,9 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	if err != nil {
 		return protocols.Imported{}, err
 	}
+	// ckpt's presence is liveness, not state: neither read nor kept, so a
+	// later export never brings an old one back.
+	doc.Delete("presence")
 	c, err := docToState(doc, &n)
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %w", path, err)
@@ -312,6 +315,11 @@ func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 		o.Put("next_checkpoint_expected", jsondoc.FormatTime(last.Add(iv)))
 	}
 	o.Put("status", statusWords[c.Status])
+	if p := protocols.PresenceJSON(c); p != nil {
+		// ckpt's presence beside the seed's status: what the agent is
+		// doing as of last_checkpoint (working, busy, waiting, ended).
+		o.Set("presence", p)
+	}
 	o.Put("can_resume", c.Resume.Resumable)
 	blockers := []string{}
 	for _, b := range c.ActiveBlockers() {

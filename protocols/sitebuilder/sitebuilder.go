@@ -63,6 +63,12 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %v: a sitebuilder checkpoint is one JSON object", path, err)
 	}
+	// ckpt's presence is liveness, not state: neither read nor kept, so a
+	// later export never brings an old one back.
+	if hb, ok := jsondoc.AsObject(doc.Get("heartbeat")); ok && hb.Has("presence") {
+		hb.Delete("presence")
+		doc.Set("heartbeat", hb.Raw())
+	}
 	c, err := docToState(doc, &n)
 	if err != nil {
 		return protocols.Imported{}, fmt.Errorf("%s: %w", path, err)
@@ -582,6 +588,11 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 	}
 	if iv := c.Heartbeat.Interval.D(); iv > 0 {
 		hb.Put("interval_seconds", iv.Seconds())
+	}
+	if p := protocols.PresenceJSON(c); p != nil {
+		// ckpt's presence as of last_beat (working, busy, waiting, ended);
+		// the supervisor still judges warning and stalled by last_beat.
+		hb.Set("presence", p)
 	}
 	if hb.Len() > 0 {
 		o.Set("heartbeat", hb.Raw())
