@@ -2,7 +2,6 @@ package render
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -67,9 +66,10 @@ func SummariesJSON(w io.Writer, list []ckpt.Summary) error {
 		return bw.Flush()
 	}
 	bw.WriteString("[\n")
+	var b []byte
 	for i := range list {
-		b, err := json.Marshal(&list[i])
-		if err != nil {
+		var err error
+		if b, err = AppendSummaryJSON(b[:0], &list[i]); err != nil {
 			return err
 		}
 		bw.Write(b)
