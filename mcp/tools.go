@@ -423,41 +423,22 @@ func (s *server) show(ctx context.Context, _ *sdk.CallToolRequest, in ShowInput)
 }
 
 func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in ResumeInput) (*sdk.CallToolResult, ResumeOutput, error) {
-	if err := ckpt.ValidateID(in.ID); err != nil {
-		return nil, ResumeOutput{}, err
-	}
-	if _, err := ckpt.VerifyChain(ctx, s.store, in.ID); errors.Is(err, ckpt.ErrCorrupt) {
-		return s.resumeDamaged(ctx, in.ID, err)
-	} else if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
-		return nil, ResumeOutput{}, err
-	}
-	var agent *ckpt.Agent
-	if in.Agent != "" || in.AgentType != "" {
-		agent = &ckpt.Agent{ID: in.Agent, Type: in.AgentType}
-	}
-	c, err := ckpt.ResumeCheckpoint(ctx, s.store, in.ID, ckpt.Lifecycle{At: s.now(), Actor: s.actor(req, in.Agent), Key: in.Key}, agent, in.Force)
+	r := request.Resume{Agent: in.Agent, AgentType: in.AgentType, Force: in.Force}
+	res, err := r.Run(ctx, s.store, in.ID, ckpt.Lifecycle{At: s.now(), Actor: s.actor(req, in.Agent), Key: in.Key}, argName)
 	if err != nil {
 		return nil, ResumeOutput{}, err
 	}
-	prompt := render.NewPrompt(c).Markdown()
-	out := ResumeOutput{ID: c.ID, Rev: c.Rev, Session: c.Session.Number, SessionID: c.Session.ID, Prompt: prompt}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: prompt}}}, out, nil
-}
-
-// resumeDamaged answers ckpt_resume for a checkpoint whose history failed
-// verification: no session is started (the store refuses writes to it),
-// and the result, marked an error, is the prompt of the state as last read
-// opening with the damage (render.DamagedLine).
-func (s *server) resumeDamaged(ctx context.Context, id string, damage error) (*sdk.CallToolResult, ResumeOutput, error) {
-	c, err := s.store.Get(ctx, id, 0)
-	if err != nil {
-		return nil, ResumeOutput{}, errors.Join(damage, err)
-	}
+	c := res.State
 	p := render.NewPrompt(c)
-	p.Damaged = damage.Error()
+	if res.Damage != nil {
+		// No session was started (the store refuses writes to a damaged
+		// checkpoint): the result, marked an error, is the prompt of the
+		// state as last read, opening with the damage.
+		p.Damaged = res.Damage.Error()
+	}
 	prompt := p.Markdown()
 	out := ResumeOutput{ID: c.ID, Rev: c.Rev, Session: c.Session.Number, SessionID: c.Session.ID, Prompt: prompt, Damaged: p.Damaged}
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: prompt}}}, out, nil
+	return &sdk.CallToolResult{IsError: res.Damage != nil, Content: []sdk.Content{&sdk.TextContent{Text: prompt}}}, out, nil
 }
 
 func summarize(c *ckpt.Summary, now time.Time, th ckpt.Thresholds) (Summary, time.Duration) {

@@ -128,3 +128,32 @@ func FuzzParseStepStatus(f *testing.F) {
 		}
 	})
 }
+
+// TestResumeAgentRules: a different agent replaces the recorded one (and
+// says whom it replaced); the same agent keeps its recorded type; a type
+// without an agent is refused.
+func TestResumeAgentRules(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	if _, err := Append(ctx, st, "job", Start{Title: "T", Agent: ckpt.Agent{ID: "kai", Type: "primary"}}, Write{At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	l := ckpt.Lifecycle{At: t0.Add(time.Minute)}
+	res, err := Resume{Agent: "kai"}.Run(ctx, st, "job", l, nil)
+	if err != nil || res.Was != "" || res.State.Agent != (ckpt.Agent{ID: "kai", Type: "primary"}) || res.State.Session.Number != 2 {
+		t.Fatalf("the same agent: %v %+v", err, res)
+	}
+	if _, err := (Resume{Agent: "kai", AgentType: "x"}).Run(ctx, st, "job", l, flags); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "is already kai's") {
+		t.Fatalf("a new type for the same agent: %v", err)
+	}
+	if _, err := (Resume{AgentType: "x"}).Run(ctx, st, "job", l, flags); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "pass --agent NAME") {
+		t.Fatalf("a type without an agent: %v", err)
+	}
+	res, err = Resume{Agent: "ann", AgentType: "secondary"}.Run(ctx, st, "job", l, nil)
+	if err != nil || res.Was != "kai" || res.State.Agent != (ckpt.Agent{ID: "ann", Type: "secondary"}) || res.Damage != nil {
+		t.Fatalf("another agent: %v %+v", err, res)
+	}
+	if _, err := (Resume{}).Run(ctx, st, "nope", l, nil); !errors.Is(err, ckpt.ErrNotFound) {
+		t.Fatalf("a checkpoint that does not exist: %v", err)
+	}
+}

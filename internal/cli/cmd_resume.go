@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -10,6 +9,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // ResumeOptions are the inputs of `ckpt resume`.
@@ -83,60 +83,31 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 	if err := ckpt.ValidateID(o.ID); err != nil {
 		return err
 	}
-	if o.Actor.Agent == "" && (o.AgentType != "" || o.AgentName != "") {
-		return fmt.Errorf("%w: --agent-type and --agent-name describe a new agent: pass --agent NAME with them", ckpt.ErrInvalid)
-	}
+	r := request.Resume{Agent: o.Actor.Agent, AgentType: o.AgentType, AgentName: o.AgentName, Force: o.Force}
 	return o.withStore(func(st ckpt.Store) error {
-		if _, err := ckpt.VerifyChain(ctx, st, o.ID); err != nil && !errors.Is(err, ckpt.ErrNotFound) {
-			return o.resumeDamaged(ctx, st, err)
-		}
-		var agent *ckpt.Agent
-		var was string
-		if a := o.Actor.Agent; a != "" {
-			// Only a different agent replaces the recorded one, so that the
-			// same agent keeps its recorded type and name.
-			cur, err := st.Get(ctx, o.ID, 0)
-			if err != nil {
-				return err
-			}
-			if a != cur.Agent.ID {
-				agent, was = &ckpt.Agent{ID: a, Type: o.AgentType, Name: o.AgentName}, cur.Agent.ID
-			} else if o.AgentType != "" || o.AgentName != "" {
-				return fmt.Errorf("%w: --agent-type and --agent-name describe a new agent, and %s is already %s's: leave them out", ckpt.ErrInvalid, o.ID, a)
-			}
-		}
 		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Key: o.Key}
-		c, err := ckpt.ResumeCheckpoint(ctx, st, o.ID, l, agent, o.Force)
+		res, err := r.Run(ctx, st, o.ID, l, flagName)
+		if res.Damage != nil {
+			printWarning(o.IO.ErrOut, fmt.Sprintf("%s: verifying its whole history found damage: %v", o.ID, res.Damage))
+		}
 		if err != nil {
 			return err
 		}
-		if agent != nil && was != "" {
-			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, was, agent.ID))
+		out := withCodeSince(ctx, newContinuation(res.State, ""), res.State, o.WorkDir)
+		if res.Damage != nil {
+			// No session was started; the prompt of the state as last read
+			// opens with the damage, so a session that reads it knows.
+			out.Damaged = res.Damage.Error()
+			if err := writeContinuation(o.IO, out, o.JSON); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s: no session was started, its history is damaged; the prompt above is its state as last read", ckpt.ErrCorrupt, o.ID)
 		}
-		return writeContinuation(o.IO, withCodeSince(ctx, newContinuation(c, ""), c, o.WorkDir), o.JSON)
+		if res.Was != "" {
+			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, res.Was, r.Agent))
+		}
+		return writeContinuation(o.IO, out, o.JSON)
 	})
-}
-
-// resumeDamaged is resume on a checkpoint whose history failed
-// verification (damage): the store refuses writes to it, so no session
-// starts. The warning says what was found; the prompt of the state as last
-// read opens with the damage (render.DamagedLine), so a session that reads
-// it knows; the command fails with exit code 7 (corrupt).
-func (o *ResumeOptions) resumeDamaged(ctx context.Context, st ckpt.Store, damage error) error {
-	printWarning(o.IO.ErrOut, fmt.Sprintf("%s: verifying its whole history found damage: %v", o.ID, damage))
-	if !errors.Is(damage, ckpt.ErrCorrupt) {
-		return damage // not a verdict (an I/O error): nothing to show
-	}
-	c, err := st.Get(ctx, o.ID, 0)
-	if err != nil {
-		return errors.Join(damage, err)
-	}
-	out := newContinuation(c, "")
-	out.Damaged = damage.Error()
-	if err := writeContinuation(o.IO, withCodeSince(ctx, out, c, o.WorkDir), o.JSON); err != nil {
-		return err
-	}
-	return fmt.Errorf("%w: %s: no session was started, its history is damaged; the prompt above is its state as last read", ckpt.ErrCorrupt, o.ID)
 }
 
 // continuation is what resume, takeover and restart print: the continuation
