@@ -287,10 +287,12 @@ func Install(client Client, scope Scope, projectDir, homeDir, command string) (c
 // Uninstall removes ckpt's hooks for client from its settings file at scope
 // and reports whether the file changed and its path. ckpt's entries are
 // those IsCkptCommand recognises, with command (which may be empty) as the
-// command that installed them. Everything else stays as it was
-// (JSON-equal); a matcher group, event list or "hooks" object left empty by
-// the removal is removed too. A missing file is not an error and is not
-// created.
+// command that installed them. Everything else stays as it was, byte for
+// byte (formatting included) when the file's own text can be cut, else
+// JSON-equal; a matcher group, event list or "hooks" object left empty by
+// the removal is removed too, and a file left with nothing at all is
+// removed (with its directory, when that is then empty). A missing file is
+// not an error and is not created.
 func Uninstall(client Client, scope Scope, projectDir, homeDir, command string) (changed bool, path string, err error) {
 	return apply(client, scope, projectDir, homeDir, command, false)
 }
@@ -341,6 +343,16 @@ func apply(client Client, scope Scope, projectDir, homeDir, command string, inst
 	if exists && bytes.Equal(before, after) {
 		return false, path, nil
 	}
+	if !install {
+		if len(doc.keys) == 0 {
+			return true, path, removeSettings(target)
+		}
+		if data, err := os.ReadFile(target); err == nil {
+			if cut, ok := uninstallBytes(data, after, command); ok {
+				after = cut
+			}
+		}
+	}
 	perm := fs.FileMode(0o644)
 	if fi, err := os.Stat(target); err == nil {
 		perm = fi.Mode().Perm()
@@ -352,6 +364,17 @@ func apply(client Client, scope Scope, projectDir, homeDir, command string, inst
 		return false, path, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return true, path, nil
+}
+
+// removeSettings removes a settings file that held nothing but ckpt's
+// hooks, and its directory when that is left empty (.claude/ made by
+// install): uninstalling leaves no "{}" behind.
+func removeSettings(path string) error {
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("removing %s: %w", path, err)
+	}
+	_ = os.Remove(filepath.Dir(path)) // only if empty
+	return nil
 }
 
 // readSettings reads and parses a settings file. It returns the file to

@@ -3,6 +3,8 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,8 +185,66 @@ func TestInstallCreatesAMissingFile(t *testing.T) {
 	if _, _, err := Uninstall(Claude, ScopeUser, "", home, ""); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(any(map[string]any{}), decodeFile(t, path)); d != "" {
-		t.Errorf("after uninstall (-want +got):\n%s", d)
+	// The file held only ckpt's hooks: uninstall leaves no "{}" behind,
+	// and no empty .claude directory either.
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after uninstall %s is still there (%v)", filepath.Dir(path), err)
+	}
+}
+
+// TestUninstallKeepsTheFilesOwnBytes: uninstall cuts ckpt's entries out of
+// the file as it is, so the rest keeps its formatting byte for byte (four
+// spaces, tabs, escapes, odd spacing), and a group that also held the
+// user's hook keeps it.
+func TestUninstallKeepsTheFilesOwnBytes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := "{\n" +
+		"    \"model\" :  \"opus\",\n" +
+		"    \"hooks\": {\n" +
+		"        \"SessionStart\": [ { \"hooks\": [ {\"type\": \"command\", \"command\": \"ckpt hook SessionStart\"} ] } ],\n" +
+		"\t\"Stop\": [\n" +
+		"            {\"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh \\u00e9\"}, {\"type\": \"command\", \"command\": \"/opt/ckpt hook Stop\"}]},\n" +
+		"            {\"hooks\": [{\"type\": \"command\", \"command\": \"ckpt hook Stop\", \"timeout\": 10}]}\n" +
+		"        ]\n" +
+		"    },\n" +
+		"    \"env\": {\"A\": \"1\"}\n" +
+		"}\n"
+	want := "{\n" +
+		"    \"model\" :  \"opus\",\n" +
+		"    \"hooks\": {\n" +
+		"        \"Stop\": [\n" +
+		"            {\"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh \\u00e9\"}]}\n" +
+		"        ]\n" +
+		"    },\n" +
+		"    \"env\": {\"A\": \"1\"}\n" +
+		"}\n"
+	if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, _, err := Uninstall(Claude, ScopeProject, dir, "", "")
+	if err != nil || !changed {
+		t.Fatalf("Uninstall: changed %v, %v", changed, err)
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != want {
+		t.Errorf("after uninstall:\n%s\nwant:\n%s", got, want)
+	}
+
+	// Only ckpt's hooks and nothing else: the "hooks" member goes, the
+	// user's keys stay as written.
+	only := "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"ckpt hook Stop\"}]}]}, \"model\": \"opus\"}\n"
+	if err := os.WriteFile(path, []byte(only), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Uninstall(Claude, ScopeProject, dir, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "{\"model\": \"opus\"}\n" {
+		t.Errorf("after uninstall: %q", got)
 	}
 }
 
