@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,7 +72,8 @@ func (s *server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	if prompt {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: render.NewPrompt(c).Markdown()}}}, nil
 	}
-	b, err := json.MarshalIndent(c, "", "  ")
+	// The one show view: the state with its presence, as ckpt show --json.
+	b, err := json.MarshalIndent(render.NewShown(c, true, s.now(), s.opts.Thresholds, process.Alive), "", "  ")
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -458,9 +459,13 @@ func TestResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := json.Marshal(c)
+	// The state as ckpt show --json prints it: with its presence now.
+	want, _ := json.Marshal(render.NewShown(c, true, f.clock.Now(), ckpt.Thresholds{}, process.Alive))
 	if len(res.Contents) != 1 || res.Contents[0].MIMEType != "application/json" || cmp.Diff(decode(t, want), decode(t, []byte(res.Contents[0].Text))) != "" {
 		t.Errorf("state resource %+v", res.Contents)
+	}
+	if !strings.Contains(res.Contents[0].Text, `"presence": {`) {
+		t.Errorf("the state resource of live work has no presence:\n%s", res.Contents[0].Text)
 	}
 	res, err = f.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: PromptURI(c.ID)})
 	if err != nil {

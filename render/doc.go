@@ -1,8 +1,11 @@
 // Package render turns checkpoints into the views people and agents read:
 // the continuation prompt a new session restarts from (NewPrompt, Markdown),
-// the terminal status table (StatusTable), seed 003's STATUS.md aggregate
-// (StatusMarkdown) and seed 001's .ccc-progress.md (ProgressMarkdown,
-// ContinuationLine).
+// the terminal views of the CLI (Show, ListTable, StatusTable, StaleTable,
+// LogText, ReportText, PruneText, and the one-line SummaryLine of a write)
+// with their --json forms (NewShown, SummariesJSON, StatusJSON, LogJSON,
+// ReportJSON), the one stale report (Stale) and agent name (AgentName),
+// and seed 003's STATUS.md aggregate (StatusMarkdown). Seed 001's
+// .ccc-progress.md is rendered by package protocols/ccc.
 //
 // Every function is a pure view: it reads the checkpoints it is given, never
 // changes them, and depends on nothing but its arguments (the current time is
@@ -12,7 +15,7 @@
 // heading, code fence or HTML block of its own. Terminal (and
 // TerminalWriter) is the one sanitizer of text bound for a terminal: every
 // human view of the CLI passes through it last. The functions are safe for
-// concurrent use.
+// concurrent use; a Screen, which remembers the frame it drew, is not.
 //
 // The package imports only the standard library and the root package.
 package render
