@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,16 +16,19 @@ import (
 // BenchmarkStartup measures whole ckpt processes against a floor built and
 // measured in the same run: a hello-world Go binary. Each iteration runs
 // every case once, in turn, so that the load of a shared machine weighs on
-// all of them alike; the benchmark reports each case's median ("NAME-ms")
-// and its ratio to the floor's ("NAME-x"). The binaries are built as the
-// README installs them (CGO_ENABLED=0).
+// all of them alike. For each case it reports the median wall time
+// ("NAME-ms"), its ratio to the floor's ("NAME-x") and the ratio of the
+// median CPU time, user and system, to the floor's ("NAME-cpu-x", steadier
+// than wall time when other processes compete for the cores). The binaries
+// are built as the README installs them (CGO_ENABLED=0).
 //
-// The hot path (update, beat, step) should stay within 2.5x of the floor;
-// update and step include a durable append (lock, fsync, state replace),
-// beat only a liveness write. serve-help is `ckpt serve --help`: ckpt
-// replacing itself with ckpt-server, the cost of the exec hop plus the
-// full binary's start; server-version is `ckpt-server version`, what every
-// command cost before the two binaries.
+// The hot path (update, beat, step, hook) should stay within 2.5x of the
+// floor; update and step include a durable append (lock, fsync, state
+// replace), beat only a liveness write, hook is `ckpt hook PreToolUse` (a
+// presence beat from Claude Code's payload on stdin). serve-help is `ckpt
+// serve --help`: ckpt replacing itself with ckpt-server, the cost of the
+// exec hop plus the full binary's start; server-version is `ckpt-server
+// version`, what every command cost before the two binaries.
 //
 //	go test -run '^$' -bench Startup -benchtime 200x ./cmd/ckpt
 func BenchmarkStartup(b *testing.B) {
@@ -38,55 +43,61 @@ func BenchmarkStartup(b *testing.B) {
 	if _, err := ckptRun(b, bin, "--store", store, "start", "kai-7/secondary-a", "--step", "research", "--step", "spec"); err != nil {
 		b.Fatal(err)
 	}
-	run := func(path string, args ...string) func() error {
-		return func() error {
-			cmd := exec.Command(path, args...)
-			cmd.Dir = dir // ckpt finds the store here, like git
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("%s %v: %v: %s", filepath.Base(path), args, err, out)
-			}
-			return nil
-		}
-	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=kai"}
+	payload := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_01"}`, dir)
 	i := 0
 	cases := []struct {
-		name string
-		fn   func() error
+		name  string
+		args  func() []string
+		stdin string
 	}{
-		{"hello", run(hello)},
-		{"version", run(bin, "version")},
-		{"help", run(bin, "--help")},
-		{"beat", run(bin, "beat", "kai-7/secondary-a")},
-		{"update", func() error {
-			return run(bin, "update", "kai-7/secondary-a", "--stage", "S2.P2",
-				"--current-step", fmt.Sprintf("Writing acceptance criteria %d", i), "--file-modified", "feature_02/spec.md")()
-		}},
-		{"step", func() error {
-			return run(bin, "step", "kai-7/secondary-a", "research", "--notes", fmt.Sprint("pass ", i))()
-		}},
-		{"serve-help", run(bin, "serve", "--help")},
-		{"server-version", run(server, "version")},
+		{"hello", func() []string { return []string{hello} }, ""},
+		{"version", func() []string { return []string{bin, "version"} }, ""},
+		{"help", func() []string { return []string{bin, "--help"} }, ""},
+		{"beat", func() []string { return []string{bin, "beat", "kai-7/secondary-a"} }, ""},
+		{"update", func() []string {
+			return []string{bin, "update", "kai-7/secondary-a", "--stage", "S2.P2",
+				"--current-step", fmt.Sprintf("Writing acceptance criteria %d", i), "--file-modified", "feature_02/spec.md"}
+		}, ""},
+		{"step", func() []string {
+			return []string{bin, "step", "kai-7/secondary-a", "research", "--notes", fmt.Sprint("pass ", i)}
+		}, ""},
+		{"hook", func() []string { return []string{bin, "hook", "PreToolUse"} }, payload},
+		{"serve-help", func() []string { return []string{bin, "serve", "--help"} }, ""},
+		{"server-version", func() []string { return []string{server, "version"} }, ""},
 	}
-	times := make([][]time.Duration, len(cases))
+	wall := make([][]time.Duration, len(cases))
+	cpu := make([][]time.Duration, len(cases))
 	for b.Loop() {
 		i++
 		for k := range cases {
 			c := (k + i) % len(cases) // each case first in turn
+			args := cases[c].args()
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Dir = dir // ckpt finds the store here, like git
+			cmd.Env = append(env, "CKPT_ID=kai-7/secondary-a")
+			cmd.Stdin = strings.NewReader(cases[c].stdin)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
 			t := time.Now()
-			if err := cases[c].fn(); err != nil {
-				b.Fatal(err)
+			if err := cmd.Run(); err != nil {
+				b.Fatalf("%s %v: %v: %s", filepath.Base(args[0]), args[1:], err, out.Bytes())
 			}
-			times[c] = append(times[c], time.Since(t))
+			wall[c] = append(wall[c], time.Since(t))
+			cpu[c] = append(cpu[c], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			if cases[c].name == "hook" && out.Len() > 0 {
+				b.Fatalf("ckpt hook PreToolUse printed %q; want nothing", out.Bytes())
+			}
 		}
 	}
-	floor := median(times[0])
+	floor, floorCPU := median(wall[0]), median(cpu[0])
 	for k, c := range cases {
-		med := median(times[k])
+		med := median(wall[k])
 		medians["startup-"+c.name] = med
 		b.ReportMetric(float64(med.Microseconds())/1000, c.name+"-ms")
 		if k > 0 {
 			b.ReportMetric(float64(med)/float64(floor), c.name+"-x")
+			b.ReportMetric(float64(median(cpu[k]))/float64(floorCPU), c.name+"-cpu-x")
 		}
 	}
 }

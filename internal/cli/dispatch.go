@@ -117,6 +117,6 @@ func findServer(env *Env) (string, error) {
 	if env.Executable != "" {
 		where = "beside " + env.Executable + " or on $PATH"
 	}
-	return "", fmt.Errorf("%w %s: ckpt serve, mcp, token and migrate, and every command over a PostgreSQL store, are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (or go install ./cmd/... in a checkout)",
+	return "", fmt.Errorf("%w %s: ckpt serve, mcp, token and migrate, and every command over a PostgreSQL store, are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (in a checkout: CGO_ENABLED=0 go install ./cmd/...)",
 		errNoServer, where)
 }
