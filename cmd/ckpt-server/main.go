@@ -12,4 +12,4 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/servercli"
 )
 
-func main() { os.Exit(cli.MainWith(cli.System(), servercli.Extensions())) }
+func main() { os.Exit(servercli.Main(cli.System())) }

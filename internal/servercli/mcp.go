@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -173,14 +172,14 @@ server and key. A file without it is left alone.`
 		fl := cmd.Flags()
 		fl.BoolVar(&o.Print, "print", false, "print the claude mcp add command instead of writing .mcp.json")
 		fl.StringVar(&o.Scope, "scope", "project", "`SCOPE`: project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
-		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+cli.InstallCommand(asCkpt(f.Env()), true)+")")
+		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+cli.InstallCommand(f.Env(), true)+")")
 	}
 	return cmd
 }
 
 func runMCPInstall(o *MCPInstallOptions) error {
 	if o.Command == "" {
-		o.Command = cli.InstallCommand(asCkpt(o.Env), o.Print || o.Scope != "project")
+		o.Command = cli.InstallCommand(o.Env, o.Print || o.Scope != "project")
 	}
 	if !o.Install {
 		changed, path, err := mcp.UninstallClaudeProject(o.ProjectDir)
@@ -236,21 +235,4 @@ func shellLine(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
-}
-
-// asCkpt is env as ckpt's own. Run by ckpt's dispatcher, this is
-// ckpt-server, and a client's settings should name that ckpt (given in
-// CKPT_EXECUTABLE), which every ckpt command goes through; run directly, the
-// ckpt installed beside it.
-func asCkpt(env *cli.Env) *cli.Env {
-	base := filepath.Base(env.Executable)
-	if strings.TrimSuffix(base, ".exe") != cli.ServerProgram {
-		return env
-	}
-	e := *env
-	e.Executable = env.Var(cli.EnvExecutable)
-	if e.Executable == "" {
-		e.Executable = filepath.Join(filepath.Dir(env.Executable), "ckpt"+strings.TrimPrefix(base, cli.ServerProgram))
-	}
-	return &e
 }

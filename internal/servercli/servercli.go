@@ -12,9 +12,16 @@ package servercli
 import (
 	"encoding/json"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
 )
+
+// Main runs ckpt-server's command line in env and returns the exit code.
+func Main(env *cli.Env) int {
+	return cli.MainWith(asCkpt(env), Extensions())
+}
 
 // Extensions are what ckpt-server adds to ckpt (see cli.MainWith): the
 // commands it builds in place of ckpt's dispatchers, and the PostgreSQL
@@ -40,3 +47,20 @@ func writeJSON(w io.Writer, v any) error {
 
 // mcpVersion is the version the servers report to clients.
 const mcpVersion = "dev"
+
+// asCkpt is env with the executable of ckpt rather than ckpt-server:
+// what hooks install and mcp install write into a client's settings, which
+// must go through ckpt. Run by ckpt's dispatcher, that is the ckpt given in
+// CKPT_EXECUTABLE; run directly, the ckpt installed beside ckpt-server.
+func asCkpt(env *cli.Env) *cli.Env {
+	base := filepath.Base(env.Executable)
+	if strings.TrimSuffix(base, ".exe") != cli.ServerProgram {
+		return env
+	}
+	e := *env
+	e.Executable = env.Var(cli.EnvExecutable)
+	if e.Executable == "" {
+		e.Executable = filepath.Join(filepath.Dir(env.Executable), "ckpt"+strings.TrimPrefix(base, cli.ServerProgram))
+	}
+	return &e
+}

@@ -39,7 +39,7 @@ func runEnv(t *testing.T, dir, exe string, vars map[string]string, args ...strin
 		Args:       args,
 		Executable: exe,
 	}
-	code := cli.MainWith(env, Extensions())
+	code := Main(env)
 	return code, out.String(), errOut.String()
 }
 
@@ -71,10 +71,11 @@ func TestHelpListsTheRealCommands(t *testing.T) {
 	}
 }
 
-// TestMCPInstallNamesCkpt: run through ckpt's dispatcher (as ckpt-server),
-// mcp install names the ckpt beside it, which every client setting and
-// hook goes through; a binary go run built is named as plain ckpt.
-func TestMCPInstallNamesCkpt(t *testing.T) {
+// TestInstallNamesCkpt: run as ckpt-server (through ckpt's dispatcher, or
+// directly), mcp install and hooks install name the ckpt beside it, which
+// every client setting and hook goes through; a binary go run built is
+// named as plain ckpt.
+func TestInstallNamesCkpt(t *testing.T) {
 	project := t.TempDir()
 	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
@@ -91,9 +92,10 @@ func TestMCPInstallNamesCkpt(t *testing.T) {
 		{installed, []string{"mcp", "install", "claude", "--print"}, "claude mcp add ckpt -- /opt/ckpt/bin/ckpt mcp\n"},
 		{goRun, []string{"mcp", "install", "claude", "--print"}, "claude mcp add ckpt -- ckpt mcp\n"},
 		{server, []string{"mcp", "install", "claude", "--print", "--command", "ckpt"}, "claude mcp add ckpt -- ckpt mcp\n"},
+		{server, []string{"hooks", "install", "claude", "--print", "--scope", "local"}, `"command": "/opt/ckpt/bin/ckpt hook Stop"`},
 	} {
 		code, out, errOut := run(t, project, tc.exe, tc.args...)
-		if code != 0 || out != tc.want {
+		if code != 0 || !strings.Contains(out, tc.want) {
 			t.Errorf("ckpt %s run as %s: exit %d, %q (%s); want %q", strings.Join(tc.args, " "), tc.exe, code, out, errOut, tc.want)
 		}
 	}
