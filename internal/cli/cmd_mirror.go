@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -192,22 +190,9 @@ feed every change is followed in order; otherwise the store is listed every
 // options are the library's options, warnings on stderr.
 func (o *MirrorOptions) options() mirror.Options { return mirrorOptions(o.IO.ErrOut, o.Now) }
 
-// entry builds the mirror entry the options describe. A --root given as a
-// relative path must stay inside the project; a directory elsewhere is
-// given as an absolute path (as the mirror list requires).
+// entry is the mirror entry the options describe (mirror.List.EntryFor).
 func (o *MirrorOptions) entry(l mirror.List) (mirror.Entry, error) {
-	root := o.Root
-	if root == "" {
-		root = o.WorkDir
-	} else if !filepath.IsAbs(root) {
-		root = filepath.Join(o.WorkDir, root)
-	}
-	stored := l.StoredRoot(filepath.Clean(root))
-	if o.Root != "" && !filepath.IsAbs(o.Root) && filepath.IsAbs(stored) {
-		return mirror.Entry{}, fmt.Errorf("%w: --root %s climbs out of the project %s: give a directory inside it, or an absolute path (%s) to mirror elsewhere", ckpt.ErrInvalid, o.Root, l.Project, filepath.Clean(root))
-	}
-	e := mirror.Entry{Format: o.Format, Root: stored, ID: o.ID, Prefix: o.Prefix}
-	return e, e.Check()
+	return l.EntryFor(mirror.Spec{Format: o.Format, Root: o.Root, WorkDir: o.WorkDir, ID: o.ID, Prefix: o.Prefix, RootName: "--root"})
 }
 
 func runMirrorAdd(ctx context.Context, o *MirrorOptions) error {
@@ -223,16 +208,12 @@ func runMirrorAdd(ctx context.Context, o *MirrorOptions) error {
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(l.RootDir(e)); err == nil && !fi.IsDir() {
-		return fmt.Errorf("%w: --root %s is a file: give the directory the seed system's files live under", ckpt.ErrInvalid, l.RootDir(e))
+	if err := l.CheckRoot(e, "--root"); err != nil {
+		return err
 	}
-	if _, err := l.Edit(func(cfg *mirror.Config) error {
-		if slices.Contains(cfg.Mirrors, e) {
-			return fmt.Errorf("%w: %s is mirrored under %s for %s already (ckpt mirror ls lists the mirrors)", ckpt.ErrExists, e.Format, l.RootDir(e), e.Selector())
-		}
-		cfg.Mirrors = append(cfg.Mirrors, e)
-		return nil
-	}); err != nil {
+	if err := l.Add(e); errors.Is(err, ckpt.ErrExists) {
+		return fmt.Errorf("%w (ckpt mirror ls lists the mirrors)", err)
+	} else if err != nil {
 		return err
 	}
 	written, failed, err := mirror.New(st, l, []mirror.Entry{e}, o.options()).SyncAll(ctx, nil)
@@ -288,15 +269,9 @@ func runMirrorRm(o *MirrorOptions) error {
 	if err != nil {
 		return err
 	}
-	_, err = l.Edit(func(cfg *mirror.Config) error {
-		i := slices.Index(cfg.Mirrors, e)
-		if i < 0 {
-			return fmt.Errorf("%w: no mirror of %s under %s for %s: see the mirrors with ckpt mirror ls and give the same --root, --prefix or --id", ckpt.ErrNotFound, e.Format, l.RootDir(e), e.Selector())
-		}
-		cfg.Mirrors = slices.Delete(cfg.Mirrors, i, i+1)
-		return nil
-	})
-	if err != nil {
+	if err := l.Remove(e); errors.Is(err, ckpt.ErrNotFound) {
+		return fmt.Errorf("%w: see the mirrors with ckpt mirror ls and give the same --root, --prefix or --id", err)
+	} else if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(o.IO.Out, "stopped mirroring %s under %s for %s (its files are left as they are)\n", e.Format, l.RootDir(e), e.Selector())
