@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 )
 
 // Imported is one seed file read into a checkpoint.

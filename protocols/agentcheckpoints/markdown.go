@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 

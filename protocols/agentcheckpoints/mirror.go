@@ -16,7 +16,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 )
 
 // BackupDir is the folder, inside Dir, that holds the backups.
@@ -197,10 +197,10 @@ func (f *Format) keepDamaged(dir, name string, data []byte) error {
 	return atomicfile.WriteFile(filepath.Join(bdir, file), data, 0o644)
 }
 
-// LatestBackup returns the path of the newest backup of file (a name such
+// latestBackup returns the path of the newest backup of file (a name such
 // as "secondary_a.json") under root, for restoring a damaged checkpoint. It
 // fails with an error wrapping fs.ErrNotExist when there is none.
-func LatestBackup(root, file string) (string, error) {
+func latestBackup(root, file string) (string, error) {
 	if err := checkFileName(file); err != nil {
 		return "", err
 	}

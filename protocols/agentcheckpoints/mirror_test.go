@@ -14,8 +14,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // clock is a fake time source that moves on by step on each call.
@@ -82,7 +82,7 @@ func TestMirrorWritesTheFileAndKeepsTheLastTenBackups(t *testing.T) {
 			t.Errorf("backup %s holds the wrong version", name)
 		}
 	}
-	latest, err := LatestBackup(root, "secondary_a.json")
+	latest, err := latestBackup(root, "secondary_a.json")
 	if err != nil || string(adaptertest.ReadFile(t, latest)) != string(exports[11]) {
 		t.Errorf("LatestBackup = %s, %v", latest, err)
 	}
@@ -122,17 +122,17 @@ func TestBackupsWithinOneSecondAndOtherFilesAreKept(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("backups %v, want %v", got, want)
 	}
-	latest, _ := LatestBackup(root, "secondary_a.json")
+	latest, _ := latestBackup(root, "secondary_a.json")
 	if out, _ := f.Export(versions[4]); string(adaptertest.ReadFile(t, latest)) != string(out) {
 		t.Errorf("the latest backup is not the version before the current one")
 	}
 }
 
 func TestLatestBackupWithNone(t *testing.T) {
-	if _, err := LatestBackup(t.TempDir(), "secondary_a.json"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := latestBackup(t.TempDir(), "secondary_a.json"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("no backups: %v", err)
 	}
-	if _, err := LatestBackup(t.TempDir(), "../x.json"); !errors.Is(err, ckpt.ErrInvalid) {
+	if _, err := latestBackup(t.TempDir(), "../x.json"); !errors.Is(err, ckpt.ErrInvalid) {
 		t.Errorf("bad name: %v", err)
 	}
 }
@@ -198,7 +198,7 @@ func TestDamagedFileIsNeverTheNewestBackup(t *testing.T) {
 	if err := f.Mirror(root, versions[0]); err != nil {
 		t.Fatal(err)
 	}
-	latest, err := LatestBackup(root, name)
+	latest, err := latestBackup(root, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // Name is the format's name on the command line and its key in

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/google/go-cmp/cmp"
 )
 

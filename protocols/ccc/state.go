@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 )
 
 // StateFile is the name of the runtime state file in a project root.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols/internal/adaptertest"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -197,13 +197,13 @@ func knownFromHistory(events []Event) known {
 	return k
 }
 
-// AppendEvents appends events to the plan's .checkpoint/history.jsonl
+// appendEvents appends events to the plan's .checkpoint/history.jsonl
 // durably, under the plan's lock, for what happens outside a Sync: the
 // document's subagent_started, subagent_stopped and session_crash lines.
 // An event without a time gets the current one; an event without a name is
 // refused, and nothing is written. The .checkpoint directory is created if
 // need be.
-func AppendEvents(planPath string, events ...Event) error {
+func appendEvents(planPath string, events ...Event) error {
 	abs, err := filepath.Abs(planPath)
 	if err != nil {
 		return fmt.Errorf("plan path %s: %w", planPath, err)

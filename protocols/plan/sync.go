@@ -398,7 +398,7 @@ func byFor(k known, id, by string) string {
 	return by
 }
 
-// Load reads the plan's state as the document's SessionStart does, without
+// load reads the plan's state as the document's SessionStart does, without
 // writing anything: plan.md and state.json with the same checksum give
 // state.json as it is; a different checksum gives the state re-derived from
 // plan.md (a task checked since the last checkpoint has no completion time
@@ -406,9 +406,9 @@ func byFor(k known, id, by string) string {
 // known state; a corrupt state.json is read from recovery.json, and with
 // both corrupt the state is re-derived from plan.md and history.jsonl.
 //
-// The events are the history lines a Sync would log for what Load met.
-// Load fails only when neither plan.md nor any state is usable.
-func Load(planPath string) (*State, []Event, error) {
+// The events are the history lines a Sync would log for what load met.
+// load fails only when neither plan.md nor any state is usable.
+func load(planPath string) (*State, []Event, error) {
 	abs, err := filepath.Abs(planPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("plan path %s: %w", planPath, err)

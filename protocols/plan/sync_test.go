@@ -309,14 +309,14 @@ func TestSyncChecksumMismatchReparses(t *testing.T) {
 		t.Errorf("state not re-parsed: %+v", s)
 	}
 	// Load sees the same: a state whose checksum matches is returned as stored.
-	got, events, err := Load(path)
+	got, events, err := load(path)
 	if err != nil || len(events) != 0 || got.Checksum != want.PlanChecksum || !got.LastCheckpoint.Equal(t0.Add(time.Minute)) {
 		t.Errorf("Load = %+v, %v, %v", got, events, err)
 	}
 	if err := os.WriteFile(path, []byte(edited+"- [x] c <!-- TASK: c -->\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, events, err = Load(path)
+	got, events, err = load(path)
 	if err != nil || len(events) != 1 || events[0].Event != EventChecksumMismatch || events[0].Action != "reparse" {
 		t.Fatalf("Load after an edit: events %+v, err %v", events, err)
 	}
@@ -359,7 +359,7 @@ func TestSyncParseFailureKeepsLastState(t *testing.T) {
 			if !bytes.Equal(before, after) {
 				t.Error("state.json changed although plan.md could not be read")
 			}
-			got, events, err := Load(path)
+			got, events, err := load(path)
 			if err != nil || got.Progress.CompletedTasks != 1 || len(events) != 1 || events[0].Fallback != "state.json" {
 				t.Errorf("Load = %+v, %+v, %v", got, events, err)
 			}
@@ -375,7 +375,7 @@ func TestSyncParseFailureWithNothingToFallBackTo(t *testing.T) {
 	if _, err := os.Stat(cdirOf(path)); err == nil {
 		t.Error("a failed first sync created .checkpoint")
 	}
-	if _, _, err := Load(path); err == nil {
+	if _, _, err := load(path); err == nil {
 		t.Error("Load of an unreadable plan with no state succeeded")
 	}
 }
@@ -391,7 +391,7 @@ func TestSyncStateCorruptRestoresFromRecovery(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(cdirOf(path), stateFile), []byte(damage), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, events, err := Load(path)
+			got, events, err := load(path)
 			if err != nil || len(events) != 2 || events[0].Event != EventStateCorrupted || events[0].RestoredFrom != FromRecovery {
 				t.Fatalf("Load: events %+v, err %v", events, err)
 			}
@@ -598,7 +598,7 @@ func TestSyncConcurrentWritersAreSerialised(t *testing.T) {
 func TestAppendEventsWritesTheDocumentsLines(t *testing.T) {
 	path := newPlan(t, "p", "- [ ] auth <!-- TASK: auth -->\n")
 	one := 1
-	err := AppendEvents(path,
+	err := appendEvents(path,
 		Event{TS: t0, Event: EventSubagentStarted, AgentType: "fullstack", Tasks: []string{"auth"}},
 		Event{TS: t0.Add(time.Minute), Event: EventSubagentStopped, AgentType: "fullstack", Completed: &one})
 	if err != nil {
@@ -611,7 +611,7 @@ func TestAppendEventsWritesTheDocumentsLines(t *testing.T) {
 	if d := cmp.Diff(want, historyLines(t, path)); d != "" {
 		t.Errorf("history (-want +got):\n%s", d)
 	}
-	if err := AppendEvents(path, Event{TS: t0}); err == nil || !strings.Contains(err.Error(), "no name") {
+	if err := appendEvents(path, Event{TS: t0}); err == nil || !strings.Contains(err.Error(), "no name") {
 		t.Errorf("an unnamed event: %v", err)
 	}
 	if len(historyLines(t, path)) != 2 {

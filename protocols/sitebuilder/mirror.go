@@ -28,9 +28,9 @@ func FileName(c *ckpt.Checkpoint) (string, error) {
 	return stem + ".json", nil
 }
 
-// ArchiveName returns the name seed 003 gives a completed task's archived
+// archiveName returns the name seed 003 gives a completed task's archived
 // checkpoint: "<agent>-<task>-complete.json".
-func ArchiveName(agent, task string) string { return agent + "-" + task + "-complete.json" }
+func archiveName(agent, task string) string { return agent + "-" + task + "-complete.json" }
 
 // Mirror writes c to <root>/progress/checkpoints/<agent>-<task>.json
 // durably. A checkpoint archived as complete is written to

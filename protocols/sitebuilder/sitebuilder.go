@@ -22,8 +22,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // Name is the format's name on the command line and its key in

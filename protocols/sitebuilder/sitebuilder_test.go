@@ -227,7 +227,7 @@ func TestMirrorWritesTheCheckpointAndTheCompleteArchive(t *testing.T) {
 	if err := New().Mirror(root, c); err != nil {
 		t.Fatal(err)
 	}
-	archive := filepath.Join(root, "progress", "checkpoints", ArchiveName("migration", "T060"))
+	archive := filepath.Join(root, "progress", "checkpoints", archiveName("migration", "T060"))
 	if filepath.Base(archive) != "migration-T060-complete.json" {
 		t.Errorf("ArchiveName = %s", filepath.Base(archive))
 	}

@@ -10,7 +10,7 @@ import (
 	"unicode"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 

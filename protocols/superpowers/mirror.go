@@ -12,7 +12,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 )
 
 // ErrLocked is wrapped by Mirror's error when .metadata.lock stayed held for

@@ -4,8 +4,9 @@
 // checkpoint per step (PLAN, EVALUATE_PLAN, EXECUTE, FIX, BRAINSTORM, …).
 //
 // Steps of the loop become ckpt steps, fix cycles become ckpt cycles, and the
-// last task an executing step finished is the --resume-from point (see
-// ResumeFrom). Everything the model has no place for is kept with the whole
+// last task an executing step finished (seed 000's last_task, the value of
+// the orchestrator's --resume-from) is the checkpoint's
+// context.last_processed. Everything the model has no place for is kept with the whole
 // file in the checkpoint's meta, so Export writes back every field. Mirror
 // takes the document's .metadata.lock directory lock, as the tools that still
 // write metadata.json by hand do, and merges with what they wrote.
@@ -21,8 +22,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 	"github.com/ckpt-dev/ckpt/protocols"
-	"github.com/ckpt-dev/ckpt/protocols/internal/jsondoc"
 )
 
 // Name is the format's name on the command line and its key in
@@ -401,12 +402,6 @@ func addUnique(list, add []string) []string {
 	}
 	return list
 }
-
-// ResumeFrom returns the value for the orchestrator's --resume-from: the
-// last task the loop finished (seed 000's last_task), or "" when none is
-// recorded. It is c.Context.LastProcessed, which import fills from last_task
-// and export writes back to it.
-func ResumeFrom(c *ckpt.Checkpoint) string { return c.Context.LastProcessed }
 
 // TrackID returns the Conductor track c stands for: its task ID, else the
 // last segment of its ID.

@@ -55,8 +55,8 @@ func TestImportReadsWhatEachFileSays(t *testing.T) {
 	if c.Cycles != (ckpt.Cycles{Count: 1, Max: 3}) {
 		t.Errorf("cycles %+v", c.Cycles)
 	}
-	if got := ResumeFrom(c); got != "Task 5: Parse parameter defaults" {
-		t.Errorf("ResumeFrom = %q", got)
+	if got := c.Context.LastProcessed; got != "Task 5: Parse parameter defaults" {
+		t.Errorf("the --resume-from point (last_task) = %q", got)
 	}
 	if c.Context.NextToProcess != "Task 6: Validate nested parameters" {
 		t.Errorf("current task %q", c.Context.NextToProcess)
@@ -101,8 +101,8 @@ func TestImportPlanTasks(t *testing.T) {
 	if len(c.Acceptance) != 7 || c.Acceptance[0].Met {
 		t.Errorf("acceptance %+v", c.Acceptance)
 	}
-	if ResumeFrom(c) != "Task 8: Full regression run" {
-		t.Errorf("ResumeFrom %q", ResumeFrom(c))
+	if c.Context.LastProcessed != "Task 8: Full regression run" {
+		t.Errorf("the --resume-from point (last_task) = %q", c.Context.LastProcessed)
 	}
 	// Markers inside code fences are not tasks: the plan has "### Task"-like
 	// text only in headings, and its fenced bash has none; a fenced heading is

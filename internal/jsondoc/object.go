@@ -33,8 +33,9 @@ const MaxDepth = 64
 // and its last value, as encoding/json does. Numbers keep their spelling.
 //
 // It fails with ErrNotObject for JSON that is not an object, and with an
-// error that gives the byte offset for JSON that is not valid, that ends
-// early, that nests deeper than MaxDepth or that has data after the object.
+// error that gives the line, column and byte offset for JSON that is not
+// valid, that ends early, that nests deeper than MaxDepth or that has data
+// after the object.
 func ParseObject(data []byte) (*Object, error) {
 	if err := checkDepth(data); err != nil {
 		return nil, err
@@ -43,16 +44,19 @@ func ParseObject(data []byte) (*Object, error) {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, jsonSyntax(err)
+		return nil, jsonSyntax(data, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		if err := validValue(data); err != nil {
+			return nil, err
+		}
 		return nil, ErrNotObject
 	}
 	o := NewObject()
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, jsonSyntax(err)
+			return nil, jsonSyntax(data, err)
 		}
 		key, ok := tok.(string)
 		if !ok {
@@ -60,17 +64,43 @@ func ParseObject(data []byte) (*Object, error) {
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, jsonSyntax(err)
+			return nil, jsonSyntax(data, err)
 		}
 		o.Set(key, v)
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, jsonSyntax(err)
+		return nil, jsonSyntax(data, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("data after the JSON object")
 	}
 	return o, nil
+}
+
+// ParseValue checks that data is one JSON value (of any kind), nested no
+// deeper than MaxDepth, and returns it without the white space around it;
+// the error is ParseObject's.
+func ParseValue(data []byte) (json.RawMessage, error) {
+	if err := checkDepth(data); err != nil {
+		return nil, err
+	}
+	if err := validValue(data); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(data), nil
+}
+
+// validValue says where data stops being one JSON value.
+func validValue(data []byte) error {
+	if json.Valid(data) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return nil
+	}
+	return jsonSyntax(data, err)
 }
 
 func checkDepth(data []byte) error {
@@ -99,15 +129,41 @@ func checkDepth(data []byte) error {
 	return nil
 }
 
-func jsonSyntax(err error) error {
+// jsonSyntax says what is wrong with data, where: the line and column (for
+// a person with an editor) and the byte offset.
+func jsonSyntax(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, se)
+		// A token decoder's offsets can be off; a whole decode finds the
+		// same error at the right place.
+		var v any
+		var whole *json.SyntaxError
+		if errors.As(json.Unmarshal(data, &v), &whole) {
+			se = whole
+		}
+		// Offset counts the bytes read, the offending one included.
+		at := max(se.Offset-1, 0)
+		line, col := position(data, at)
+		return fmt.Errorf("invalid JSON at line %d, column %d (byte %d): %v", line, col, at, se)
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("invalid JSON: the file ends early")
+		return errors.New("invalid JSON: the file ends early (an unclosed object, array or string)")
 	}
 	return fmt.Errorf("invalid JSON: %v", err)
+}
+
+// position is the line and column (both from 1) of the byte at offset off.
+func position(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	line, col = 1, 1
+	for _, b := range data[:off] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
 }
 
 // AsObject parses v when it is a JSON object; ok is false for an absent
@@ -178,9 +234,14 @@ func (o *Object) Raw() json.RawMessage {
 
 // Indented returns o as the bytes of a file: two-space indentation and a
 // final newline. It panics if a value given to Set was not valid JSON.
-func (o *Object) Indented() []byte {
+func (o *Object) Indented() []byte { return Indent(o.Raw()) }
+
+// Indent returns the valid JSON value v as the bytes of a file: two-space
+// indentation, empty objects and arrays as {} and [], and a final newline.
+// It panics if v is not valid JSON.
+func Indent(v json.RawMessage) []byte {
 	var b bytes.Buffer
-	if err := json.Indent(&b, o.Raw(), "", "  "); err != nil {
+	if err := json.Indent(&b, v, "", "  "); err != nil {
 		panic(fmt.Sprintf("indenting JSON built from valid values: %v", err))
 	}
 	b.WriteByte('\n')
