@@ -22,6 +22,10 @@ type node struct {
 	raw   []byte   // scalar JSON text
 }
 
+// maxDepth bounds how deeply a settings file may nest: the shared parser's
+// bound, so a file ckpt can read is one it can also cut.
+const maxDepth = jsondoc.MaxDepth
+
 func newObject() *node { return &node{kind: '{'} }
 
 func newArray(items ...*node) *node { return &node{kind: '[', items: items} }
