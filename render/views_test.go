@@ -140,3 +140,25 @@ func TestShowEscapesStoredTextAndOmitsPresenceOfOldRevisions(t *testing.T) {
 		t.Errorf("an old revision has a presence now: %+v", s.Presence)
 	}
 }
+
+// TestShowGolden: `ckpt show` of the seed fixtures, every section the
+// checkpoint holds, at a fixed time with no process checked.
+func TestShowGolden(t *testing.T) {
+	now := ts("2026-02-01T09:31:00Z")
+	for _, tc := range []struct {
+		name string
+		c    func(testing.TB) *ckpt.Checkpoint
+	}{
+		{"cia42", cia42},
+		{"t060", t060},
+		{"t062_partial", t062},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Show(&b, tc.c(t), now, nil); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "show_"+tc.name+".txt", b.String())
+		})
+	}
+}
