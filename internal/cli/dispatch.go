@@ -76,6 +76,11 @@ func (f *factory) execServer() error {
 	if err != nil {
 		return err
 	}
+	// A ckpt-server that is this ckpt (a link or copy installed under the
+	// name) would run the dispatcher again, forever.
+	if f.env.Executable != "" && (f.env.getenv(EnvExecutable) == f.env.Executable || sameFile(path, f.env.Executable)) {
+		return fmt.Errorf("%s is ckpt itself, not ckpt-server: reinstall both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest", path)
+	}
 	if f.env.Exec == nil {
 		return fmt.Errorf("cannot start %s from here: run %s %s", path, path, strings.Join(f.env.Args, " "))
 	}
@@ -87,6 +92,16 @@ func (f *factory) execServer() error {
 		return fmt.Errorf("starting %s: %w", path, err)
 	}
 	return nil
+}
+
+// sameFile reports whether paths a and b are the same file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // errNoServer says ckpt-server is not installed where ckpt looks for it.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,6 +87,42 @@ func TestDispatchToServer(t *testing.T) {
 		if code != ExitFailure || len(calls) != 0 || !strings.Contains(errOut, "ckpt-server is not installed beside "+exe) ||
 			!strings.Contains(errOut, "go install github.com/ckpt-dev/ckpt/cmd/...") || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("ckpt %s without ckpt-server: exit %d, exec %v, stderr %q; want one line saying how to install it", strings.Join(args, " "), code, calls, errOut)
+		}
+	}
+}
+
+// TestDispatchRefusesItself: a ckpt-server that is ckpt itself (a link, or
+// a copy that finds itself again) is refused instead of exec'd forever.
+func TestDispatchRefusesItself(t *testing.T) {
+	for _, copied := range []bool{false, true} {
+		dir := t.TempDir()
+		exe := filepath.Join(dir, "ckpt")
+		if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var vars map[string]string
+		if copied {
+			// A copy is another file; it shows when it starts with the
+			// CKPT_EXECUTABLE its own dispatcher set.
+			if err := os.WriteFile(filepath.Join(dir, ServerProgram), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			vars = map[string]string{EnvExecutable: exe}
+		} else if err := os.Symlink(exe, filepath.Join(dir, ServerProgram)); err != nil {
+			t.Fatal(err)
+		}
+		execs := 0
+		var errOut bytes.Buffer
+		env := &Env{
+			IOStreams:  IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut},
+			Getenv:     func(k string) string { return vars[k] },
+			WorkDir:    dir,
+			Args:       []string{"serve"},
+			Executable: exe,
+			Exec:       func(string, []string, []string) error { execs++; return nil },
+		}
+		if code := run(&factory{env: env}); code != ExitFailure || execs != 0 || !strings.Contains(errOut.String(), "is ckpt itself") {
+			t.Errorf("copied %v: exit %d, %d exec(s), %q; want a refusal", copied, code, execs, errOut.String())
 		}
 	}
 }
