@@ -101,5 +101,25 @@ func FuzzPrompt(f *testing.F) {
 		if !utf8.ValidString(b.String()) || strings.Count(b.String(), "\n") != 2 {
 			t.Fatalf("status table is not a header and one valid row: %q", b.String())
 		}
+		// The terminal views: valid UTF-8 with no control but line feed
+		// and tab, whatever the checkpoint holds.
+		b.Reset()
+		if err := Show(&b, c, now, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ListTable(&b, []ckpt.Summary{c.Summary()}, now, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := StaleTable(&b, Stale([]ckpt.Summary{c.Summary()}, now, ckpt.Thresholds{}, nil), now); err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.ValidString(b.String()) {
+			t.Fatalf("a terminal view is not valid UTF-8: %q", b.String())
+		}
+		for _, r := range b.String() {
+			if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				t.Fatalf("a terminal view holds %U:\n%q", r, b.String())
+			}
+		}
 	})
 }
