@@ -121,6 +121,14 @@ func (o *PlanOptions) abs(p string) string {
 }
 
 func runPlanSync(ctx context.Context, o *PlanOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	return o.sync(ctx)
+}
+
+// check checks --by and --id.
+func (o *PlanOptions) check() error {
 	if err := plan.CheckBy("--by", o.By); err != nil {
 		return err
 	}
@@ -129,6 +137,12 @@ func runPlanSync(ctx context.Context, o *PlanOptions) error {
 			return fmt.Errorf("--id: %w", err)
 		}
 	}
+	return nil
+}
+
+// sync syncs o.Path and stores it (plan.SyncStore), then prints what the
+// sync did.
+func (o *PlanOptions) sync(ctx context.Context) error {
 	var rep plan.Report
 	err := o.withStore(func(st ckpt.Store) error {
 		var err error
@@ -189,6 +203,9 @@ func runPlanTick(ctx context.Context, o *PlanOptions) error {
 	if o.TaskID == "" {
 		return usagef("give the TASK-ID whose box to %s", map[bool]string{true: "tick", false: "untick"}[o.Done])
 	}
+	if err := o.check(); err != nil {
+		return err // before the box is ticked: a refused sync must not leave plan.md changed
+	}
 	path, err := o.findPlan(ctx)
 	if err != nil {
 		return err
@@ -210,7 +227,7 @@ func runPlanTick(ctx context.Context, o *PlanOptions) error {
 	if !o.JSON {
 		fmt.Fprintf(o.IO.Out, "%s %s in %s\n", verb, o.TaskID, path)
 	}
-	return runPlanSync(ctx, o)
+	return o.sync(ctx)
 }
 
 // unknownTaskError is SetTask's refusal of an ID no marker carries (exit 3).
@@ -226,11 +243,6 @@ func (e unknownTaskError) Unwrap() []error { return []error{ckpt.ErrNotFound, e.
 func (o *PlanOptions) findPlan(ctx context.Context) (string, error) {
 	if o.Path != "" {
 		return o.Path, nil
-	}
-	if o.ID != "" {
-		if err := ckpt.ValidateID(o.ID); err != nil {
-			return "", fmt.Errorf("--id: %w", err)
-		}
 	}
 	var path string
 	err := o.withStore(func(st ckpt.Store) error {

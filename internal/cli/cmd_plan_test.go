@@ -108,6 +108,15 @@ func TestPlanCheckChangesOneByte(t *testing.T) {
 	if again, _ := os.ReadFile(filepath.Join(env.dir, path)); !bytes.Equal(again, got) {
 		t.Error("plan.md changed by a refused check")
 	}
+	// A --by the sync would refuse: refused before the box is ticked.
+	o = env.planOptions("")
+	o.TaskID, o.Done, o.By = "db-schema", true, "someone"
+	if err := runPlanTick(context.Background(), o); ExitCode(err) != ExitUsage {
+		t.Errorf("a bad --by: %v (exit %d)", err, ExitCode(err))
+	}
+	if again, _ := os.ReadFile(filepath.Join(env.dir, path)); !bytes.Equal(again, got) {
+		t.Error("plan.md changed by a check whose sync was refused")
+	}
 }
 
 func TestPlanSyncKeepsTheLastStateWhenPlanIsUnreadable(t *testing.T) {

@@ -1,81 +1,8 @@
 package cli
 
-import (
-	"path/filepath"
-	"runtime"
-	"strings"
-)
+import "github.com/ckpt-dev/ckpt/claude"
 
-// defaultCommand is how a client runs ckpt when the installing binary's own
-// path is no good: the ckpt on the client's PATH.
-const defaultCommand = "ckpt"
-
-// installCommand is the command `ckpt hooks install` and `ckpt mcp
-// install` write into a client's settings unless --command says otherwise.
-// For a personal settings file (own is true: local or user scope, or a
-// printed command) it is the absolute path of the running binary when that
-// is an installed ckpt, so the client finds the same ckpt whatever its PATH
-// (a GUI editor, a login shell without ~/go/bin); otherwise, and always for
-// a project file that teammates share through git, it is "ckpt".
-//
-// An installed ckpt is a binary named ckpt (ckpt.exe) outside the places
-// where go run and go test build theirs, which are deleted soon after: the
-// Go build cache ($GOCACHE, or any directory named go-build…, as the default
-// cache and the go command's work directories are), $GOTMPDIR and the
-// temporary directory. A binary with another name is not taken either:
-// `hooks uninstall` recognises ckpt's entries by the program's name.
+// installCommand is claude.InstallCommand for the running binary.
 func installCommand(e *Env, own bool) string {
-	exe := e.Executable
-	if !own || exe == "" || !filepath.IsAbs(exe) {
-		return defaultCommand
-	}
-	exe = filepath.Clean(exe)
-	if name := strings.ToLower(filepath.Base(exe)); name != "ckpt" && name != "ckpt.exe" {
-		return defaultCommand
-	}
-	for _, part := range strings.Split(filepath.ToSlash(exe), "/") {
-		if strings.HasPrefix(part, "go-build") {
-			return defaultCommand
-		}
-	}
-	for _, dir := range transientDirs(e) {
-		if within(dir, exe) {
-			return defaultCommand
-		}
-	}
-	return exe
-}
-
-// transientDirs are the directories, from e's environment, whose binaries
-// do not last: $GOCACHE, $GOTMPDIR and the temporary directory as
-// os.TempDir finds it ($TMPDIR, else /tmp; on Windows %TMP%, %TEMP%).
-func transientDirs(e *Env) []string {
-	dirs := []string{e.getenv("GOCACHE"), e.getenv("GOTMPDIR")}
-	if runtime.GOOS == "windows" {
-		dirs = append(dirs, e.getenv("TMP"), e.getenv("TEMP"))
-	} else if tmp := e.getenv("TMPDIR"); tmp != "" {
-		dirs = append(dirs, tmp)
-	} else {
-		dirs = append(dirs, "/tmp")
-	}
-	var out []string
-	for _, d := range dirs {
-		if d == "" || !filepath.IsAbs(d) {
-			continue
-		}
-		out = append(out, filepath.Clean(d))
-		// The executable's path has its links resolved: compare with the
-		// directory's resolved path too (macOS's $TMPDIR is under /var,
-		// a link to /private/var).
-		if r, err := filepath.EvalSymlinks(d); err == nil && r != filepath.Clean(d) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// within reports whether path is dir or inside it.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	return claude.InstallCommand(e.Executable, e.getenv, own)
 }
