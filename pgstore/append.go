@@ -119,13 +119,25 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 	return ckpt.AppendResult{State: next, Event: stored}, nil
 }
 
-// lockCheckpoint starts the transaction, locks checkpoint id's row (FOR
-// UPDATE: writers of one checkpoint queue here) and reads it, then looks up
-// key. The key query is a statement of its own so that its snapshot,
+// appendLockSQL takes the append locks of the checkpoints $1 names, in the
+// order given (callers sort them): transaction-scoped advisory locks, one
+// per checkpoint (a 64-bit hash of its ID). Writers of one checkpoint queue
+// here, before their transactions have an ID: waiting for a row lock may
+// give a transaction its ID before the wait, so that a writer that waited
+// longer could hold a smaller ID than the one it waited for and its change
+// would sort before that one's in the feed. Taking an advisory lock gives
+// no ID, so under these locks the writers of one checkpoint get their IDs
+// in the order of its revisions (see the change feed in docs/design.md).
+const appendLockSQL = `SELECT count(pg_advisory_xact_lock(hashtextextended(id, 7357))) FROM unnest($1::text[]) AS id`
+
+// lockCheckpoint starts the transaction, takes checkpoint id's append lock
+// (appendLockSQL), locks its row (FOR UPDATE: a beat or a deletion in
+// progress) and reads it, then looks up key. The key query is a statement of its own so that its snapshot,
 // taken after the lock is granted, sees the key of the writer it waited for.
 func lockCheckpoint(ctx context.Context, conn *pgxpool.Conn, id, key string) (current, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue(appendLockSQL, []string{id})
 	b.Queue(`SELECT clock_timestamp(), c.rev, c.last_sum, c.state, c.beat, c.presence
 		FROM (SELECT 1) AS one LEFT JOIN LATERAL
 		(SELECT rev, last_sum, state, beat, presence FROM ckpt_checkpoints WHERE id = $1 FOR UPDATE) AS c ON true`, id)
@@ -139,6 +151,9 @@ func lockCheckpoint(ctx context.Context, conn *pgxpool.Conn, id, key string) (cu
 		lastSum *string
 	)
 	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
 	if err == nil {
 		err = br.QueryRow().Scan(&cur.dbNow, &rev, &lastSum, &cur.state, &cur.beat, &cur.presence)
 	}

@@ -96,6 +96,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 func (s *Store) deleteOnce(ctx context.Context, conn *pgxpool.Conn, id string) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue(appendLockSQL, []string{id}) // its change comes after every append's
 	b.Queue("SELECT clock_timestamp(), archived FROM ckpt_checkpoints WHERE id = $1 FOR UPDATE", id)
 	br := conn.SendBatch(ctx, b)
 	var (
@@ -103,6 +104,9 @@ func (s *Store) deleteOnce(ctx context.Context, conn *pgxpool.Conn, id string) e
 		archived bool
 	)
 	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
 	if err == nil {
 		err = br.QueryRow().Scan(&dbNow, &archived)
 	}

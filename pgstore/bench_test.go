@@ -85,6 +85,9 @@ func BenchmarkAppend64Writers(b *testing.B) {
 		return err
 	}, &floorCPU)
 	b.StopTimer()
+	if n := pgstore.FastStatements(s); n > 0 {
+		b.ReportMetric(float64(pgstore.FastAppends(s))/float64(n), "appends/statement")
+	}
 	b.ReportMetric(appends, "appends/s")
 	b.ReportMetric(floor, "floor-commits/s")
 	b.ReportMetric(appends/floor, "append/floor")

@@ -57,3 +57,6 @@ func BulkLoad(ctx context.Context, s *Store, histories map[string][]ckpt.Event) 
 
 // FastAppends is how many appends s made by its fast path.
 func FastAppends(s *Store) int64 { return s.fast.Load() }
+
+// FastStatements is how many batch statements s ran for its fast appends.
+func FastStatements(s *Store) int64 { return s.fastStatements.Load() }

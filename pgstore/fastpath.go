@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ckpt-dev/ckpt"
 )
 
@@ -162,31 +160,10 @@ var (
 	errContended = errors.New("pgstore: remembered state is stale")
 )
 
-// fastAppendSQL is the fast path's statement. The UPDATE is its first
-// write (the inserts read the update's result), so it is what gives the
-// transaction its ID, as in the locking path. $15, when not NULL, is the
-// sealed event time, which must be at most ckpt.MaxClockSkew ahead of the
-// server's clock (the locking path clamps against that clock exactly).
-const fastAppendSQL = `WITH upd AS (
-	UPDATE ckpt_checkpoints SET rev = $3, last_sum = $4, state = $5, summary = $6, status = $7, agent_id = $8,
-		agent_name = $9, parent = $10, labels = $11, archived = $12, updated_at = $13
-	WHERE id = $1 AND rev = $2 AND last_sum = $14
-		AND ($15::timestamptz IS NULL OR $15::timestamptz <= clock_timestamp() + make_interval(secs => $16))
-		AND ($17::text = '' OR NOT EXISTS (SELECT 1 FROM ckpt_keys WHERE id = $1 AND key = $17 AND seq > $2 - $18))
-	RETURNING beat, presence
-), event AS (
-	INSERT INTO ckpt_events (id, seq, line) SELECT $1, $3, $19 FROM upd
-), change AS (
-	INSERT INTO ckpt_changes (kind, id, rev, type, at) SELECT $20, $1, $3, $21, $22 FROM upd
-), keyed AS (
-	INSERT INTO ckpt_keys (id, key, seq) SELECT $1, $17, $3 FROM upd WHERE $17 <> ''
-	ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq
-)
-SELECT clock_timestamp(), beat, presence FROM upd`
-
-// fastAppend appends e after the remembered state k in one statement, or
-// returns errStale having written nothing. Other errors are the
-// statement's (a lost connection: the append may have been applied).
+// fastAppend appends e after the remembered state k in one statement
+// (batch.go), or returns errStale or errContended having written nothing.
+// Other errors are the statement's (a lost connection: the append may
+// have been applied).
 func (s *Store) fastAppend(ctx context.Context, id string, k known, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	if opts.IfRev != 0 && opts.IfRev != k.rev {
 		return ckpt.AppendResult{}, errStale // the locking path says whether it is a conflict
@@ -207,27 +184,18 @@ func (s *Store) fastAppend(ctx context.Context, id string, k known, e ckpt.Event
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	var (
-		atBound  *time.Time
-		dbNow    time.Time
-		beat     *time.Time
-		presence []byte
-	)
-	if skewBound {
-		atBound = &stored.At
+	labels, err := labelsJSON(row.labels)
+	if err != nil {
+		return ckpt.AppendResult{}, err
 	}
-	err = s.pool.QueryRow(ctx, fastAppendSQL,
-		id, k.rev, stored.Seq, stored.Sum, row.state, row.summary, row.status, row.agentID,
-		row.agentName, row.parent, row.labels, row.archived, row.updatedAt, k.lastSum,
-		atBound, ckpt.MaxClockSkew.Seconds(), stored.Key, int64(ckpt.KeyWindow), line,
-		string(ckpt.ChangeEvent), string(stored.Type), stored.At,
-	).Scan(&dbNow, &beat, &presence)
-	if errors.Is(err, pgx.ErrNoRows) {
+	res := s.submit(ctx, &fastRow{id: id, rev: k.rev, lastSum: k.lastSum, event: stored, line: line, row: row, labels: labels, checkAt: skewBound})
+	if res.err != nil {
+		return ckpt.AppendResult{}, res.err
+	}
+	if !res.matched {
 		return ckpt.AppendResult{}, errContended
 	}
-	if err != nil {
-		return ckpt.AppendResult{}, classify(err)
-	}
+	dbNow, beat, presence := res.dbNow, res.beat, res.presence
 	s.dbNow.set(dbNow)
 	s.fast.Add(1)
 	s.wake()

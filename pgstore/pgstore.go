@@ -46,6 +46,10 @@ type Store struct {
 	dbNow dbClock      // the database's clock as last read
 	fast  atomic.Int64 // appends the fast path made
 
+	fastStatements atomic.Int64 // batches it wrote them in
+
+	batches batcher // fast appends waiting for a statement (batch.go)
+
 	kick         chan struct{} // wakes the notifier (see wake)
 	notifierDone chan struct{}
 	closeOnce    sync.Once

@@ -1,0 +1,239 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// Fast appends are written in batches: the fast appends of one Store that
+// wait while its statements are in flight go together in the next one,
+// one transaction in one round trip for all of them (a group commit: one
+// round trip, one commit and one WAL flush for many appends; each is still
+// acknowledged only after that COMMIT). A lone append waits for nothing:
+// with fewer than batchesInFlight statements running it goes at once, in a
+// batch of one. Each append in a batch matches its own row or not; one
+// that matches nothing takes the locking path alone. docs/design.md has
+// the argument.
+
+// batchesInFlight bounds the fast statements a Store runs at once;
+// maxBatch bounds the appends in one.
+const (
+	batchesInFlight = 2
+	maxBatch        = 64
+)
+
+// fastRow is one fast append's part of a batch.
+type fastRow struct {
+	id      string
+	rev     int64  // remembered revision
+	lastSum string // remembered checksum
+	event   ckpt.Event
+	line    []byte
+	row     stateRow
+	labels  string // row.labels as a JSON array: arrays of arrays do not pass through unnest
+	checkAt bool   // check the event's time against the server's clock
+
+	done chan fastResult // buffered: the batch never waits for its reader
+}
+
+// fastResult is what the batch did for one row: matched, or not (nothing
+// written for it), or the statement's error.
+type fastResult struct {
+	matched  bool
+	dbNow    time.Time
+	beat     *time.Time
+	presence []byte
+	err      error
+}
+
+// batcher gathers the fast appends waiting for a statement.
+type batcher struct {
+	mu      sync.Mutex
+	pending []*fastRow
+	running int
+}
+
+// submit queues r and waits for its batch's outcome. When ctx ends first
+// the append may still be written (like an append whose COMMIT's answer is
+// lost): the caller forgets what it remembers and reports ctx's error.
+func (s *Store) submit(ctx context.Context, r *fastRow) fastResult {
+	r.done = make(chan fastResult, 1)
+	b := &s.batches
+	b.mu.Lock()
+	b.pending = append(b.pending, r)
+	if b.running < batchesInFlight {
+		b.running++
+		go s.runBatches()
+	}
+	b.mu.Unlock()
+	select {
+	case res := <-r.done:
+		return res
+	case <-ctx.Done():
+		return fastResult{err: ctx.Err()}
+	}
+}
+
+// runBatches writes pending batches until none is left.
+func (s *Store) runBatches() {
+	b := &s.batches
+	for {
+		b.mu.Lock()
+		n := min(len(b.pending), maxBatch)
+		if n == 0 {
+			b.running--
+			b.mu.Unlock()
+			return
+		}
+		// One row per checkpoint in a batch: a second append to one
+		// (possible when the locking path remembered it meanwhile) waits
+		// for the next.
+		var (
+			batch []*fastRow
+			rest  []*fastRow
+			in    = make(map[string]bool, n)
+		)
+		for _, r := range b.pending {
+			if len(batch) < maxBatch && !in[r.id] {
+				in[r.id] = true
+				batch = append(batch, r)
+			} else {
+				rest = append(rest, r)
+			}
+		}
+		b.pending = rest
+		b.mu.Unlock()
+		s.writeBatch(batch)
+		s.fastStatements.Add(1)
+	}
+}
+
+// batchSQL writes a batch, in a transaction that holds the append locks of
+// all its checkpoints (appendLockSQL, taken in ID order, so batches of
+// several processes sharing checkpoints cannot deadlock). Each row is
+// updated only WHERE its revision and last checksum are still the
+// remembered ones (READ COMMITTED checks that again on the newest version
+// of a row that changed while the statement waited for a beat's lock), its
+// key is not among the last ckpt.KeyWindow events and, when check_at, its
+// time is at most $19 seconds ahead of the server's clock; the event,
+// change and key are inserted from the update's result.
+const batchSQL = `WITH v AS (
+	SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+		$8::text[], $9::text[], $10::text[], $11::text[], $12::bool[], $13::timestamptz[], $14::timestamptz[],
+		$15::text[], $16::bytea[], $17::text[], $18::bool[])
+		AS v(id, rev, last_sum, sum, state, summary, status, agent_id, agent_name, parent, labels, archived,
+			updated_at, at, key, line, type, check_at)
+), upd AS (
+	UPDATE ckpt_checkpoints c SET rev = v.rev + 1, last_sum = v.sum, state = v.state::json, summary = v.summary::json,
+		status = v.status, agent_id = v.agent_id, agent_name = v.agent_name, parent = v.parent,
+		labels = ARRAY(SELECT json_array_elements_text(v.labels::json)), archived = v.archived, updated_at = v.updated_at
+	FROM v
+	WHERE c.id = v.id AND c.rev = v.rev AND c.last_sum = v.last_sum
+		AND (NOT v.check_at OR v.at <= clock_timestamp() + make_interval(secs => $19::float8))
+		AND (v.key = '' OR NOT EXISTS (SELECT 1 FROM ckpt_keys k WHERE k.id = v.id AND k.key = v.key AND k.seq > v.rev - $20::int8))
+	RETURNING c.id, c.rev, c.beat, c.presence
+), event AS (
+	INSERT INTO ckpt_events (id, seq, line) SELECT v.id, upd.rev, v.line FROM upd JOIN v ON v.id = upd.id
+), change AS (
+	INSERT INTO ckpt_changes (kind, id, rev, type, at)
+	SELECT $21, v.id, upd.rev, v.type, v.at FROM upd JOIN v ON v.id = upd.id ORDER BY v.id
+), keyed AS (
+	INSERT INTO ckpt_keys (id, key, seq) SELECT v.id, v.key, upd.rev FROM upd JOIN v ON v.id = upd.id WHERE v.key <> ''
+	ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq
+)
+SELECT id, clock_timestamp(), beat, presence FROM upd`
+
+// writeBatch runs batchSQL for rows and tells each its outcome.
+func (s *Store) writeBatch(rows []*fastRow) {
+	sort.Slice(rows, func(i, j int) bool { return rows[i].id < rows[j].id })
+	n := len(rows)
+	var (
+		ids, lastSums, sums, states, summaries, statuses   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		agentIDs, agentNames, parents, labels, keys, types = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		revs                                               = make([]int64, n)
+		archived, checks                                   = make([]bool, n), make([]bool, n)
+		updatedAts, ats                                    = make([]time.Time, n), make([]time.Time, n)
+		lines                                              = make([][]byte, n)
+	)
+	for i, r := range rows {
+		ids[i], revs[i], lastSums[i], sums[i] = r.id, r.rev, r.lastSum, r.event.Sum
+		states[i], summaries[i], statuses[i] = string(r.row.state), string(r.row.summary), r.row.status
+		agentIDs[i], agentNames[i], parents[i], labels[i] = r.row.agentID, r.row.agentName, r.row.parent, r.labels
+		archived[i], updatedAts[i], ats[i] = r.row.archived, r.row.updatedAt, r.event.At
+		keys[i], lines[i], types[i], checks[i] = r.event.Key, r.line, string(r.event.Type), r.checkAt
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	results := make(map[string]fastResult, n)
+	err := s.withConn(ctx, func(conn *pgxpool.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(appendLockSQL, ids)
+		b.Queue(batchSQL, ids, revs, lastSums, sums, states, summaries, statuses,
+			agentIDs, agentNames, parents, labels, archived, updatedAts, ats, keys, lines, types,
+			checks, ckpt.MaxClockSkew.Seconds(), int64(ckpt.KeyWindow), string(ckpt.ChangeEvent))
+		b.Queue("COMMIT")
+		br := conn.SendBatch(ctx, b)
+		defer br.Close()
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		dbRows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		for dbRows.Next() {
+			var (
+				id  string
+				res = fastResult{matched: true}
+			)
+			if err := dbRows.Scan(&id, &res.dbNow, &res.beat, &res.presence); err != nil {
+				dbRows.Close()
+				return err
+			}
+			results[id] = res
+		}
+		if err := dbRows.Err(); err != nil {
+			return err
+		}
+		if _, err := br.Exec(); err != nil { // COMMIT: acknowledged only now
+			return err
+		}
+		return br.Close()
+	})
+	if err != nil {
+		if !errors.Is(err, ckpt.ErrUnavailable) {
+			// Rolled back, nothing written: each row takes the locking
+			// path, which reports what is wrong with it, if anything.
+			err = errContended
+		}
+	}
+	for _, r := range rows {
+		res := results[r.id]
+		if err != nil {
+			res = fastResult{err: err}
+		}
+		r.done <- res
+	}
+}
+
+// batchTimeout bounds one batch statement; it serves many callers, so it
+// runs on no caller's context.
+const batchTimeout = time.Minute
+
+// labelsJSON encodes labels for batchSQL.
+func labelsJSON(labels []string) (string, error) {
+	b, err := json.Marshal(labels)
+	return string(b), err
+}
