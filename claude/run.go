@@ -118,16 +118,18 @@ func (c Call) handle(ctx context.Context, ev Event, in Input) (Result, *lockedBu
 		StateDir: StateDir(getenv, getenv("HOME")),
 	}
 	storeWarnings := &lockedBuffer{}
-	// Opening reads the store's config: bounded too, for a store on a
-	// network drive that stopped answering.
+	// One deadline bounds the whole call, the store's opening included (it
+	// reads the store's config: a network drive may stop answering), so
+	// SessionEnd stays within Claude Code's budget, and Handle's own bound
+	// sets no second timer.
 	limit := DefaultTimeout
 	if ev == EventSessionEnd {
 		limit = SessionEndTimeout
 	}
-	openCtx, cancelOpen := context.WithTimeout(ctx, limit)
-	defer cancelOpen()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	var st ckpt.Store
-	err := Bounded(openCtx, func() error {
+	err := Bounded(ctx, func() error {
 		var err error
 		st, err = c.OpenStore(start, storeWarnings)
 		return err
