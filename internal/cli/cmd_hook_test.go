@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -100,26 +98,5 @@ func TestHookNoStore(t *testing.T) {
 	checkFailForward(t, code, out, errOut)
 	if out != "" || !strings.Contains(errOut, "run ckpt init") {
 		t.Fatalf("stdout %q stderr %q", out, errOut)
-	}
-}
-
-// newFileStore makes a filestore in a temporary project and returns the
-// project directory and the store.
-func newFileStore(t testing.TB) (string, *filestore.Store) {
-	t.Helper()
-	dir := t.TempDir()
-	st, err := filestore.Init(filepath.Join(dir, ".ckpt"), filestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, st
-}
-
-func createCheckpoint(t testing.TB, st ckpt.Store, id string) {
-	t.Helper()
-	title := "t"
-	e := ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{Agent: "t"}, ckpt.Created{Patch: ckpt.Patch{Title: &title}})
-	if _, err := st.Append(context.Background(), id, e, ckpt.AppendOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }
