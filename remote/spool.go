@@ -202,9 +202,10 @@ func (s *Spool) deliverOne(ctx context.Context, name string) error {
 	if err := json.Unmarshal(data, &sp); err != nil {
 		return s.fail(name, fmt.Errorf("%w: not a spooled write: %v", ckpt.ErrCorrupt, err))
 	}
-	_, err = s.Store.Append(ctx, sp.ID, sp.Event.Store(), ckpt.AppendOptions{IfRev: sp.IfRev})
+	r, err := s.Store.Append(ctx, sp.ID, sp.Event.Store(), ckpt.AppendOptions{IfRev: sp.IfRev})
 	switch {
 	case err == nil:
+		s.remember(r.State) // the next offline read builds on it
 		return os.Remove(path)
 	case ckpt.Retryable(err) || ctx.Err() != nil:
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +139,7 @@ func TestSpoolReadsOffline(t *testing.T) {
 	if _, err := backend.Append(ctx, "shared", ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{}, ckpt.Note{Text: "theirs"}), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	run(t, backend, tokens, srv.addr)
+	back := run(t, backend, tokens, srv.addr)
 	c, err := sp.Get(ctx, "mine", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -154,5 +155,24 @@ func TestSpoolReadsOffline(t *testing.T) {
 	}
 	if w, err := remote.Look(dir); err != nil || w.Writes != 0 || w.Failed != 1 {
 		t.Errorf("Look = %+v, %v; want nothing waiting and one failed", w, err)
+	}
+
+	// Away again, twice, with only a delivery in between (no read): each
+	// offline write builds on the state the delivery before it left.
+	back.stop(t)
+	for i, text := range []string{"third", "fourth"} {
+		if err := addNote("mine", text); !errors.As(err, &spooledErr) {
+			t.Fatalf("update %s offline: %v", text, err)
+		}
+		up := run(t, backend, tokens, srv.addr)
+		if err := sp.Deliver(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			up.stop(t)
+		}
+	}
+	if c, _ := backend.Get(ctx, "mine", 0); c.Rev != 5 || !strings.HasSuffix(c.Context.Notes, "third after rev 3\nfourth after rev 4") {
+		t.Errorf("the later offline writes: rev %d, notes %q", c.Rev, c.Context.Notes)
 	}
 }

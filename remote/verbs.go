@@ -35,7 +35,10 @@ func (s *Store) RunLifecycle(ctx context.Context, op ckpt.LifecycleOp) (ckpt.Lif
 	if err != nil {
 		return ckpt.LifecycleOutcome{}, err
 	}
-	res := ckpt.LifecycleOutcome{State: out.State, ArchivedAs: out.ArchivedAs, Changed: out.Changed, Replayed: out.Replayed}
+	// A replay of the key this call made up is its own retry that got
+	// through before: for the caller, nothing was replayed.
+	replayed := out.Replayed && l.Key != ""
+	res := ckpt.LifecycleOutcome{State: out.State, ArchivedAs: out.ArchivedAs, Changed: out.Changed, Replayed: replayed}
 	if out.Event != nil {
 		res.Event = out.Event.Store()
 	}
