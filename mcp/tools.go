@@ -69,7 +69,7 @@ type UpdateInput struct {
 	CurrentStep   *string        `json:"current_step,omitempty" jsonschema:"what is being done now, in a few words"`
 	Status        string         `json:"status,omitempty" jsonschema:"pending, in_progress, waiting, blocked, done, failed or abandoned (the seeds' words such as COMPLETE or PAUSED are accepted)"`
 	StatusReason  *string        `json:"status_reason,omitempty" jsonschema:"why the status is what it is (waiting for what, failed how)"`
-	Progress      *ProgressInput `json:"progress,omitempty" jsonschema:"explicit progress, for work without steps (ignored while there are steps)"`
+	Progress      *ProgressInput `json:"progress,omitempty" jsonschema:"explicit progress, for work without steps (refused while there are steps: progress follows them)"`
 	AddLabels     []string       `json:"add_labels,omitempty" jsonschema:"labels to add"`
 	RemoveLabels  []string       `json:"remove_labels,omitempty" jsonschema:"labels to remove"`
 	FilesCreated  []string       `json:"files_created,omitempty" jsonschema:"files the work created (added to the list)"`

@@ -1,7 +1,9 @@
 package request
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -147,6 +149,25 @@ func (r Update) Build(n Names) (ckpt.EventType, any, error) {
 		return "", nil, invalid("%w", ErrEmpty)
 	}
 	return ckpt.EventUpdate, p, nil
+}
+
+// CheckProgress refuses (ErrInvalid, ckpt.CheckProgressPatch) an update
+// that sets progress on checkpoint id when it has steps: its progress is
+// derived from them and the figure would be ignored. Only an update that
+// sets progress reads the checkpoint; one that does not exist is left to
+// the append to report.
+func (r Update) CheckProgress(ctx context.Context, st ckpt.Store, id string) error {
+	if r.Progress == nil {
+		return nil
+	}
+	c, err := st.Get(ctx, id, 0)
+	if errors.Is(err, ckpt.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return ckpt.CheckProgressPatch(c, ckpt.Patch{Progress: r.Progress})
 }
 
 func setStatus(p *ckpt.Patch, word *string, n Names) error {

@@ -50,7 +50,8 @@ type Write struct {
 }
 
 // Append checks id and r, builds r's event and appends it to checkpoint id
-// in one store call (one durable write).
+// in one store call (one durable write). An Update that sets progress is
+// checked against the checkpoint first (Update.CheckProgress).
 func Append(ctx context.Context, st ckpt.Store, id string, r Request, w Write) (ckpt.AppendResult, error) {
 	if err := ckpt.ValidateID(id); err != nil {
 		return ckpt.AppendResult{}, err
@@ -61,6 +62,11 @@ func Append(ctx context.Context, st ckpt.Store, id string, r Request, w Write) (
 	e, err := NewEvent(r, w)
 	if err != nil {
 		return ckpt.AppendResult{}, err
+	}
+	if u, ok := r.(Update); ok {
+		if err := u.CheckProgress(ctx, st, id); err != nil {
+			return ckpt.AppendResult{}, err
+		}
 	}
 	return st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: w.IfRev})
 }

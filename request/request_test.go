@@ -157,3 +157,23 @@ func TestResumeAgentRules(t *testing.T) {
 		t.Fatalf("a checkpoint that does not exist: %v", err)
 	}
 }
+
+// TestAppendRefusesProgressOfWorkWithSteps: progress of a checkpoint with
+// steps is derived from them; a figure given for it is refused, for every
+// surface that appends through Append.
+func TestAppendRefusesProgressOfWorkWithSteps(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	Append(ctx, st, "steps", Start{Steps: []ckpt.Step{{ID: "a"}}}, Write{At: t0})
+	Append(ctx, st, "batch", Start{Title: "rows"}, Write{At: t0})
+	p := &ckpt.ProgressSet{Done: 3, Total: 10}
+	if _, err := Append(ctx, st, "steps", Update{Progress: p}, Write{At: t0}); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "derived from them") {
+		t.Fatalf("progress of work with steps: %v", err)
+	}
+	if res, err := Append(ctx, st, "batch", Update{Progress: p}, Write{At: t0}); err != nil || res.State.Progress.Done != 3 {
+		t.Fatalf("progress of work without steps: %v", err)
+	}
+	if _, err := Append(ctx, st, "nope", Update{Progress: p}, Write{At: t0}); !errors.Is(err, ckpt.ErrNotFound) {
+		t.Fatalf("a checkpoint that does not exist: %v", err)
+	}
+}

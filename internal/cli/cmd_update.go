@@ -156,29 +156,23 @@ func runUpdate(ctx context.Context, o *UpdateOptions) error {
 		// Progress is derived from steps: a figure given for a checkpoint
 		// with steps would be ignored, so it is refused. Only this flag
 		// costs the extra read.
-		if err := o.refuseDerivedProgress(ctx, ckpt.Patch{Progress: r.Progress}); err != nil {
+		if err := o.refuseDerivedProgress(ctx, r); err != nil {
 			return err
 		}
 	}
 	return o.appendEvent(ctx, o.ID, r)
 }
 
-// refuseDerivedProgress returns ckpt.CheckProgressPatch's refusal for the
-// checkpoint as it is now.
-func (o *UpdateOptions) refuseDerivedProgress(ctx context.Context, p ckpt.Patch) error {
+// refuseDerivedProgress is the update's CheckProgress, with the hint.
+func (o *UpdateOptions) refuseDerivedProgress(ctx context.Context, r request.Update) error {
 	if err := ckpt.ValidateID(o.ID); err != nil {
 		return err
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		c, err := st.Get(ctx, o.ID, 0)
-		if errors.Is(err, ckpt.ErrNotFound) {
-			return nil // appendEvent says how to create it
-		}
-		if err != nil {
-			return err
-		}
-		if err := ckpt.CheckProgressPatch(c, p); err != nil {
+		if err := r.CheckProgress(ctx, st, o.ID); errors.Is(err, ckpt.ErrInvalid) {
 			return fmt.Errorf("%w (ckpt step %s STEP --done)", err, o.ID)
+		} else if err != nil {
+			return err
 		}
 		return nil
 	})
