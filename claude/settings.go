@@ -291,8 +291,9 @@ func Install(client Client, scope Scope, projectDir, homeDir, command string) (c
 // byte (formatting included) when the file's own text can be cut, else
 // JSON-equal; a matcher group, event list or "hooks" object left empty by
 // the removal is removed too, and a file left with nothing at all is
-// removed (with its directory, when that is then empty). A missing file is
-// not an error and is not created.
+// removed (with its directory, when that is then empty; a file behind a
+// symbolic link is kept, as {}). A missing file is not an error and is not
+// created.
 func Uninstall(client Client, scope Scope, projectDir, homeDir, command string) (changed bool, path string, err error) {
 	return apply(client, scope, projectDir, homeDir, command, false)
 }
@@ -344,7 +345,7 @@ func apply(client Client, scope Scope, projectDir, homeDir, command string, inst
 		return false, path, nil
 	}
 	if !install {
-		if len(doc.keys) == 0 {
+		if len(doc.keys) == 0 && target == path {
 			return true, path, removeSettings(target)
 		}
 		if data, err := os.ReadFile(target); err == nil {
@@ -368,7 +369,8 @@ func apply(client Client, scope Scope, projectDir, homeDir, command string, inst
 
 // removeSettings removes a settings file that held nothing but ckpt's
 // hooks, and its directory when that is left empty (.claude/ made by
-// install): uninstalling leaves no "{}" behind.
+// install): uninstalling leaves no "{}" behind. A file reached through a
+// symbolic link is someone's own (dotfiles): it is emptied, never removed.
 func removeSettings(path string) error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("removing %s: %w", path, err)

@@ -416,6 +416,18 @@ func TestInstallFollowsASymlinkAndKeepsPermissions(t *testing.T) {
 	if _, ok := decodeFile(t, real).(map[string]any)["hooks"]; !ok {
 		t.Error("the link's target did not get the hooks")
 	}
+	// Uninstalling from a file that then holds nothing keeps the link and
+	// its target (someone's dotfiles), emptied.
+	writeFile(t, real, `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ckpt hook Stop"}]}]}}`)
+	if _, _, err := Uninstall(Claude, ScopeProject, project, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("uninstall removed the symlink: %v %v", fi, err)
+	}
+	if d := cmp.Diff(any(map[string]any{}), decodeFile(t, real)); d != "" {
+		t.Errorf("the link's target after uninstall (-want +got):\n%s", d)
+	}
 }
 
 func TestPrintShowsWhatInstallWritesWithoutWriting(t *testing.T) {
