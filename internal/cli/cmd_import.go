@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -63,18 +62,6 @@ A sitebuilder STATUS.md aggregate imports one checkpoint per agent row.`,
 	return cmd
 }
 
-// importedFile is one checkpoint import wrote, or one file it could not.
-type importedFile struct {
-	Path     string   `json:"path"`
-	ID       string   `json:"id,omitempty"`
-	Rev      int64    `json:"rev,omitempty"`
-	Created  bool     `json:"created"`
-	Warnings []string `json:"warnings"`
-	Error    string   `json:"error,omitempty"`
-
-	state *ckpt.Checkpoint
-}
-
 func runImport(ctx context.Context, o *ImportOptions) error {
 	f, err := mirror.NewFormat(o.Format)
 	if err != nil {
@@ -88,7 +75,7 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 			return fmt.Errorf("--id: %w", err)
 		}
 	}
-	var results []importedFile
+	var results []mirror.ImportResult
 	var firstErr error
 	err = o.withStore(func(st ckpt.Store) error {
 		for _, p := range o.Paths {
@@ -120,7 +107,7 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 				if r.Created {
 					verb = "created"
 				}
-				fmt.Fprintf(o.IO.Out, "imported %s as %s  rev %d  %s  (%s, %s)\n", r.Path, r.ID, r.Rev, verb, render.ProgressCount(r.state.Progress), r.state.Status)
+				fmt.Fprintf(o.IO.Out, "imported %s as %s  rev %d  %s  (%s, %s)\n", r.Path, r.ID, r.Rev, verb, render.ProgressCount(r.State.Progress), r.State.Status)
 			}
 		}
 	}
@@ -134,63 +121,39 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 	return nil
 }
 
-// importPath imports one file and reports each checkpoint it became. A file
-// that cannot be read or stored is reported (warning, result with Error)
-// and its error returned.
-func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protocols.Format, given string) ([]importedFile, error) {
+// importPath imports one file (mirror.ImportPath) and reports each
+// checkpoint it became. A file that cannot be read or stored is reported
+// (warning, result with Error) and its error returned.
+func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protocols.Format, given string) ([]mirror.ImportResult, error) {
 	path := given
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(o.WorkDir, path)
 	}
-	fail := func(err error) ([]importedFile, error) {
+	rs, err := mirror.ImportPath(ctx, st, f, path, mirror.ImportOptions{ID: o.ID, Source: given, At: o.Now(), Actor: o.Actor})
+	if err != nil {
 		printWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported: %v", given, err))
-		return []importedFile{{Path: given, Warnings: []string{}, Error: err.Error()}}, err
+		return []mirror.ImportResult{{Path: given, Warnings: []string{}, Error: err.Error()}}, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fail(err)
-	}
-	items, err := mirror.ImportFile(f, path, data)
-	if err != nil {
-		return fail(fmt.Errorf("%w: %v", ckpt.ErrInvalid, err))
-	}
-	var out []importedFile
 	var firstErr error
-	for _, it := range items {
-		r := importedFile{Path: given, ID: it.ID, Warnings: it.Warnings}
-		if r.Warnings == nil {
-			r.Warnings = []string{}
-		}
-		if o.ID != "" {
-			r.ID = o.ID
-		}
-		for _, w := range it.Warnings {
+	for i := range rs {
+		r := &rs[i]
+		for _, w := range r.Warnings {
 			printWarning(o.IO.ErrOut, given+": "+w)
 		}
-		res, err := o.store(ctx, st, r.ID, it.State, f.Name()+":"+given)
-		if err != nil {
-			printWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported as %s: %v", given, r.ID, err))
-			r.Error = err.Error()
-			if firstErr == nil {
-				firstErr = err
-			}
-		} else {
-			r.Rev, r.Created, r.state = res.State.Rev, res.State.Rev == 1, res.State
+		for _, w := range r.StoreWarnings {
+			printWarning(o.IO.ErrOut, w)
 		}
-		out = append(out, r)
+		if r.Err == nil {
+			continue
+		}
+		if ckpt.ValidateID(r.ID) != nil {
+			r.Err = fmt.Errorf("%w (give the checkpoint an ID with --id)", r.Err)
+			r.Error = r.Err.Error()
+		}
+		printWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported as %s: %v", given, r.ID, r.Err))
+		if firstErr == nil {
+			firstErr = r.Err
+		}
 	}
-	return out, firstErr
-}
-
-// store stores state as checkpoint id (mirror.StoreImported) and prints
-// the store's warnings.
-func (o *ImportOptions) store(ctx context.Context, st ckpt.Store, id string, state *ckpt.Checkpoint, source string) (ckpt.AppendResult, error) {
-	if err := ckpt.ValidateID(id); err != nil {
-		return ckpt.AppendResult{}, fmt.Errorf("%w (give the checkpoint an ID with --id)", err)
-	}
-	res, err := mirror.StoreImported(ctx, st, id, state, source, o.Now(), o.Actor)
-	for _, w := range res.Warnings {
-		printWarning(o.IO.ErrOut, w)
-	}
-	return res, err
+	return rs, firstErr
 }

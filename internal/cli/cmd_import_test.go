@@ -16,6 +16,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 )
 
@@ -297,7 +298,7 @@ func TestImportJSONOutput(t *testing.T) {
 	if err := runImport(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	var got []importedFile
+	var got []mirror.ImportResult
 	if err := json.Unmarshal(env.out.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, env.out.String())
 	}

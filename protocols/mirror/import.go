@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -40,4 +41,70 @@ func StoreImported(ctx context.Context, st ckpt.Store, id string, state *ckpt.Ch
 		return ckpt.AppendResult{}, err
 	}
 	return st.Append(ctx, id, e, ckpt.AppendOptions{})
+}
+
+// ImportOptions are how ImportPath stores what a file holds.
+type ImportOptions struct {
+	// ID, when set, is the checkpoint ID to store under instead of the
+	// one the file suggests (for a file that holds one checkpoint).
+	ID string
+	// Source is the file as the user named it: results carry it as their
+	// Path, and each event records FORMAT:Source. "" is the path.
+	Source string
+	At     time.Time
+	Actor  ckpt.Actor
+}
+
+// ImportResult is one checkpoint ImportPath stored, or could not. Its
+// JSON is what `ckpt import --json` prints for it.
+type ImportResult struct {
+	Path     string   `json:"path"`
+	ID       string   `json:"id,omitempty"`
+	Rev      int64    `json:"rev,omitempty"`
+	Created  bool     `json:"created"`
+	Warnings []string `json:"warnings"` // what the reading guessed or kept aside
+	Error    string   `json:"error,omitempty"`
+
+	State         *ckpt.Checkpoint `json:"-"` // after the import; nil when it failed
+	StoreWarnings []string         `json:"-"` // the store's remarks
+	Err           error            `json:"-"` // why it failed; Error is its text
+}
+
+// ImportPath reads the file at path in format f (ImportFile) and stores
+// each checkpoint it holds as one imported event (StoreImported), each
+// result with its own error (an ID that is not valid, a refused append).
+// The error is the file's: it cannot be read, or is not in the format
+// (ErrInvalid).
+func ImportPath(ctx context.Context, st ckpt.Store, f protocols.Format, path string, o ImportOptions) ([]ImportResult, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	items, err := ImportFile(f, path, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
+	}
+	source := o.Source
+	if source == "" {
+		source = path
+	}
+	out := make([]ImportResult, 0, len(items))
+	for _, it := range items {
+		r := ImportResult{Path: source, ID: it.ID, Warnings: it.Warnings}
+		if r.Warnings == nil {
+			r.Warnings = []string{}
+		}
+		if o.ID != "" {
+			r.ID = o.ID
+		}
+		res, err := StoreImported(ctx, st, r.ID, it.State, f.Name()+":"+source, o.At, o.Actor)
+		r.StoreWarnings = res.Warnings
+		if err != nil {
+			r.Err, r.Error = err, err.Error()
+		} else {
+			r.Rev, r.Created, r.State = res.State.Rev, res.State.Rev == 1, res.State
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

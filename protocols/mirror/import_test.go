@@ -2,6 +2,11 @@ package mirror
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +87,41 @@ func TestImportFileReadsStatusMarkdownRows(t *testing.T) {
 	res, err := StoreImported(context.Background(), st, items[0].ID, items[0].State, "sitebuilder:STATUS.md", importT0, ckpt.Actor{Agent: "me"})
 	if err != nil || res.State.Rev != 1 || res.Event.Type != ckpt.EventImported || res.State.Progress.Percent != 65 {
 		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+func TestImportPath(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f, _ := NewFormat("sitebuilder")
+	md := "## Active Checkpoints\n\n| Agent | Task | Progress | Last Update | Status |\n|---|---|---|---|---|\n| Riley | T060 | 65% | — | in_progress |\n| Sam | — | — | — | blocked |\n"
+	path := filepath.Join(dir, "STATUS.md")
+	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := memstore.New()
+	rs, err := ImportPath(ctx, st, f, path, ImportOptions{Source: "STATUS.md", At: importT0})
+	if err != nil || len(rs) != 2 || rs[0].ID != "riley-t060" || !rs[0].Created || rs[0].Rev != 1 || rs[0].Path != "STATUS.md" || rs[1].ID != "sam" || rs[1].Err != nil {
+		t.Fatalf("%v %+v", err, rs)
+	}
+	hist, _ := st.History(ctx, "sam", 1, 0)
+	var snap ckpt.Snapshot
+	if len(hist) != 1 || json.Unmarshal(hist[0].Data, &snap) != nil || snap.Source != "sitebuilder:STATUS.md" {
+		t.Fatalf("the event's source: %+v", hist)
+	}
+	// Again: a new snapshot of each, not a new checkpoint.
+	if rs, err = ImportPath(ctx, st, f, path, ImportOptions{At: importT0}); err != nil || rs[0].Created || rs[0].Rev != 2 || rs[0].Path != path {
+		t.Fatalf("again: %v %+v", err, rs)
+	}
+	// An ID override that is not valid fails that checkpoint, not the file.
+	if rs, err = ImportPath(ctx, st, f, path, ImportOptions{ID: "../x", At: importT0}); err != nil || rs[0].Err == nil || rs[0].Error == "" || rs[0].State != nil {
+		t.Fatalf("a bad ID: %v %+v", err, rs)
+	}
+	if _, err := ImportPath(ctx, st, f, filepath.Join(dir, "nope"), ImportOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a missing file: %v", err)
+	}
+	os.WriteFile(path, []byte("neither"), 0o644)
+	if _, err := ImportPath(ctx, st, f, path, ImportOptions{}); !errors.Is(err, ckpt.ErrInvalid) {
+		t.Fatalf("a file not in the format: %v", err)
 	}
 }
