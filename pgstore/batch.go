@@ -212,6 +212,9 @@ func (s *Store) writeBatch(rows []*fastRow) {
 		}
 		return br.Close()
 	})
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = unavailable(err) // cut short, maybe during COMMIT: maybe applied
+	}
 	if err != nil {
 		if !errors.Is(err, ckpt.ErrUnavailable) {
 			// Rolled back, nothing written: each row takes the locking
