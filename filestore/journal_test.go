@@ -206,8 +206,11 @@ func TestWatchAfterKillBetweenHistoryAndJournal(t *testing.T) {
 				t.Errorf("feed after the kill: %+v", got[0])
 			}
 			quiet(t, s, got[0].Cursor)
-			if names, _ := readDirNames(s.journal().pending()); len(names) > 0 {
-				t.Errorf("pending markers left: %v", names)
+			names, _ := readDirNames(s.journal().pending())
+			for _, name := range names {
+				if ms, dead := deadMarkers(s.journal().pending() + sep + name); !dead || len(ms) > 0 {
+					t.Errorf("pending markers left in %s: %+v (its Store gone: %v)", name, ms, dead)
+				}
 			}
 		})
 	}
@@ -307,4 +310,75 @@ func TestAppendHonoursContextWhileLocked(t *testing.T) {
 	if _, err := s.Append(live, "l/a", noteEvent("after"), ckpt.AppendOptions{}); err != nil {
 		t.Errorf("Append after the lock is released: %v", err)
 	}
+}
+
+// TestMarkerFilesAdopted: a Store adopts the idle marker file a closed
+// Store left instead of creating one (no inode per short-lived process),
+// never adopts a file holding a dead writer's marker (settle resolves it
+// first, then it is idle), and settle keeps at most idleMarkerFiles idle.
+func TestMarkerFilesAdopted(t *testing.T) {
+	s := newStore(t, Options{})
+	appendOK(t, s, "m/a", createEvent())
+	first := s.procMarkerName()
+	s.Close()
+	for i := range 3 {
+		s2, err := Open(s.Dir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendOK(t, s2, "m/a", noteEvent(fmt.Sprint("again ", i)))
+		if got := s2.procMarkerName(); got != first {
+			t.Errorf("Store %d wrote through marker file %q; want the idle %q adopted", i, got, first)
+		}
+		s2.Close()
+	}
+	dir := s.journal().pending()
+	if names, _ := readDirNames(dir); len(names) != 1 {
+		t.Fatalf("pending/ holds %v; want the one idle file", names)
+	}
+
+	// A dead writer's marker in the idle file: not adopted, then settled.
+	m := marker{Kind: ckpt.ChangeEvent, ID: "m/a", Rev: 4, Sum: "not-this"}
+	if err := os.WriteFile(dir+sep+first, m.encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := Open(s.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendOK(t, s3, "m/a", noteEvent("beside a dead marker"))
+	if got := s3.procMarkerName(); got == first || got == "" {
+		t.Errorf("Store wrote through %q; want a new file beside %q, which holds a dead marker", got, first)
+	}
+	s3.Close()
+	if _, err := s.Head(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range mustNames(t, dir) {
+		if ms, dead := deadMarkers(dir + sep + name); !dead || len(ms) > 0 {
+			t.Errorf("%s after settle: markers %+v, dead %v", name, ms, dead)
+		}
+	}
+
+	// More idle files than settle keeps: the rest are removed.
+	for i := range idleMarkerFiles + 3 {
+		if err := os.WriteFile(fmt.Sprintf("%s%s%d-idle", dir, sep, i), marker{}.blank(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Head(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if names := mustNames(t, dir); len(names) != idleMarkerFiles {
+		t.Errorf("settle kept %d idle marker files %v; want %d", len(names), names, idleMarkerFiles)
+	}
+}
+
+func mustNames(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := readDirNames(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

@@ -326,36 +326,43 @@ func (s *Store) settle() error {
 		jl.unlock()
 	}
 	mine := s.procMarkerName()
+	keep := idleMarkerFiles
 	for _, name := range names {
 		if name == mine {
 			continue
 		}
 		// A hidden name is a marker file being created (locked, then
 		// named); one left for a minute is a dead creator's.
-		if strings.HasPrefix(name, ".") && time.Since(modTime(j.pending()+sep+name)) < time.Minute {
+		hidden := strings.HasPrefix(name, ".")
+		if hidden && time.Since(modTime(j.pending()+sep+name)) < time.Minute {
 			continue
 		}
-		if err := s.settleFile(j.pending() + sep + name); err != nil {
+		idle, err := s.settleFile(j.pending()+sep+name, hidden || keep == 0)
+		if err != nil {
 			return err
+		}
+		if idle && !hidden && keep > 0 {
+			keep--
 		}
 	}
 	return nil
 }
 
-// settleFile resolves the markers in a process's marker file if that
-// process is gone (its flock is free), and removes the file once all are.
-func (s *Store) settleFile(path string) error {
+// settleFile resolves the markers in a marker file whose Store is gone (its
+// flock is free). Once all are, the file is idle: it is removed if remove
+// is set, else kept for a Store to adopt (see procMarkers.adopt).
+func (s *Store) settleFile(path string, remove bool) (idle bool, err error) {
 	fd, err := openFile(path, syscall.O_RDWR)
 	if err != nil {
-		return nil // removed meanwhile
+		return false, nil // removed meanwhile
 	}
 	defer syscall.Close(fd)
 	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return nil // its process lives
+		return false, nil // its Store lives
 	}
 	data, err := readAllFD(fd)
 	if err != nil {
-		return err
+		return false, err
 	}
 	left := false
 	for off := 0; off+markerSize <= len(data); off += markerSize {
@@ -376,13 +383,13 @@ func (s *Store) settleFile(path string) error {
 		}
 		unlock()
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
-	if !left {
+	if !left && remove {
 		os.Remove(path)
 	}
-	return nil
+	return !left, nil
 }
 
 // deadMarkers returns the markers in the marker file at path if its

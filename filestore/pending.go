@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -38,10 +39,85 @@ func (s *Store) procMarkerName() string {
 	return s.markers.name
 }
 
-// open creates the file under a hidden name, locks it and then gives it
-// its name, so that no settle ever sees it unlocked. Callers hold s.mu.
+// idleMarkerFiles is how many idle marker files (unlocked, every slot
+// blank) the pending directory keeps for the next Stores to adopt, and how
+// many names open tries before it creates a file.
+const idleMarkerFiles = 8
+
+// open adopts an idle marker file or else creates one. Callers hold s.mu.
 func (p *procMarkers) open() error {
 	dir := p.s.journal().pending()
+	if p.adopt(dir) {
+		return nil
+	}
+	return p.create(dir)
+}
+
+// adopt takes an idle marker file a closed Store left: one whose flock is
+// free, whose slots are all blank (a dead writer's marker is left to
+// settle) and which is still at its name once locked (settle removes a
+// file only while it holds the file's flock). Adopting costs no inode, no
+// rename and no unlink, which creating did on every short-lived process.
+func (p *procMarkers) adopt(dir string) bool {
+	names, err := readDirNames(dir)
+	if err != nil {
+		return false
+	}
+	tried := 0
+	for _, name := range names {
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if tried++; tried > idleMarkerFiles {
+			return false
+		}
+		if fd, ok := lockIdle(dir + sep + name); ok {
+			p.fd, p.name = fd, name
+			return true
+		}
+	}
+	return false
+}
+
+// lockIdle opens and locks the marker file at path if it is idle and
+// returns its descriptor.
+func lockIdle(path string) (int, bool) {
+	fd, err := openFile(path, syscall.O_RDWR)
+	if err != nil {
+		return -1, false
+	}
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		syscall.Close(fd)
+		return -1, false
+	}
+	data, err := readAllFD(fd)
+	idle := err == nil && !holdsMarker(data)
+	if idle {
+		var st syscall.Stat_t
+		ino, _, err := fileIdentity(path)
+		idle = err == nil && syscall.Fstat(fd, &st) == nil && st.Ino == ino
+	}
+	if !idle {
+		syscall.Close(fd)
+		return -1, false
+	}
+	return fd, true
+}
+
+// holdsMarker reports whether a marker file's data holds a marker in one
+// of its slots.
+func holdsMarker(data []byte) bool {
+	for off := 0; off+markerSize <= len(data); off += markerSize {
+		if _, ok := parseMarker(data[off : off+markerSize]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// create makes a new marker file under a hidden name, locks it and then
+// gives it its name, so that no settle ever sees it unlocked.
+func (p *procMarkers) create(dir string) error {
 	name := fmt.Sprintf("%d-%016x", os.Getpid(), rand.Uint64())
 	tmp := dir + sep + "." + name
 	fd, err := openFile(tmp, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
@@ -99,14 +175,13 @@ func (p *procMarkers) give(slot int) {
 	p.free = append(p.free, slot)
 }
 
-// close removes the marker file when no append is in flight (a Store
-// closed mid-append leaves it to settle).
+// close lets go of the marker file. Every slot is blank unless an append
+// is in flight (a Store closed mid-append leaves its markers to settle), so
+// the file stays, idle, for the next Store to adopt; settle removes idle
+// files beyond idleMarkerFiles.
 func (p *procMarkers) close() {
 	if p == nil || p.fd < 0 {
 		return
-	}
-	if len(p.free) == p.used {
-		os.Remove(p.s.journal().pending() + sep + p.name)
 	}
 	syscall.Close(p.fd)
 	p.fd = -1
