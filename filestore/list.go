@@ -3,6 +3,8 @@ package filestore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -249,7 +251,15 @@ func (s *Store) writeCompacted(v *view) error {
 		if je.Summary == nil {
 			var ok bool
 			if je, ok = s.currentEntry(s.files(e.id)); !ok {
-				return true
+				// Only a checkpoint that is gone leaves the index; one
+				// that cannot be read now (damage, a passing failure)
+				// keeps this compaction from dropping it.
+				if _, err = os.Lstat(s.files(e.id).history()); errors.Is(err, fs.ErrNotExist) {
+					err = nil
+					return true
+				}
+				err = fmt.Errorf("filestore: compacting the journal: %s cannot be read (%v); the journal keeps its tail", e.id, err)
+				return false
 			}
 		}
 		var l []byte

@@ -133,3 +133,43 @@ func FuzzLazyEntry(f *testing.F) {
 		}
 	})
 }
+
+// TestCompactionKeepsWhatItCannotRead: a journal entry whose checkpoint
+// cannot be read when the journal is folded (here: damaged, no state
+// file) stops the compaction, which keeps the tail, instead of leaving the
+// checkpoint out of the index; a checkpoint that is gone does leave it.
+func TestCompactionKeepsWhatItCannotRead(t *testing.T) {
+	s := newStore(t, Options{})
+	appendOK(t, s, "keep/a", createEvent())
+	appendOK(t, s, "keep/b", createEvent())
+	// Entries without a summary make the compaction read the files.
+	for _, id := range []string{"keep/a", "keep/b"} {
+		if err := s.journalChange(jentry{Kind: ckpt.ChangeEvent, ID: id, Rev: 1, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := s.files("keep/a")
+	if err := os.WriteFile(f.history(), []byte("{\"seq\":1,\"garbage\":true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(f.state())
+	if err := os.RemoveAll(s.files("keep/b").dir); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.journal().loadView()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.close()
+	if err := s.compact(v); err == nil {
+		t.Fatal("the compaction folded a journal whose keep/a it cannot read, want an error")
+	}
+	if sn, _ := s.journal().readSnapshot(); sn != nil && sn.count > 0 {
+		t.Errorf("a failed compaction wrote an index of %d lines", sn.count)
+		sn.close()
+	}
+	os.Remove(f.history()) // now keep/a is gone too
+	if err := s.compact(v); err != nil {
+		t.Fatalf("compacting once both are gone: %v", err)
+	}
+}
