@@ -316,9 +316,12 @@ func (s *Store) writePresence(f files, p ckpt.Presence) error {
 	if err := realFile(f.history()); err != nil {
 		return notFound(f.id)
 	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("filestore: %s: presence: %w", f.id, err)
+	b, ok := appendPresence(nil, p)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(p); err != nil {
+			return fmt.Errorf("filestore: %s: presence: %w", f.id, err)
+		}
 	}
 	if err := overwrite(f.beat(), b); err != nil {
 		return fmt.Errorf("filestore: %s: writing the beat file: %w", f.id, err)

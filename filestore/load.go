@@ -316,6 +316,9 @@ func readLiveness(f files) (time.Time, ckpt.Presence) {
 // parsePresence reads the presence record of a beat file; anything but a
 // JSON object of ckpt.Presence (empty, torn, garbage) is no presence.
 func parsePresence(b []byte) ckpt.Presence {
+	if p, ok := decodePresence(b); ok {
+		return p
+	}
 	var p ckpt.Presence
 	if len(b) == 0 || json.Unmarshal(b, &p) != nil {
 		return ckpt.Presence{}
