@@ -12,36 +12,18 @@ import (
 	"github.com/ckpt-dev/ckpt/request"
 )
 
-// UpdateOptions are the inputs of `ckpt update`. A nil pointer leaves the
-// field alone; a set one (even to "") sets it.
+// UpdateOptions are the inputs of `ckpt update`: the update (package
+// request: a nil pointer leaves its field alone, a set one, even to "",
+// sets it) and the flags' text forms it is parsed from.
 type UpdateOptions struct {
 	writeOptions
 	ID string
+	request.Update
 
-	Title, Task, Stage, Phase, CurrentStep *string
-	Status                                 *string // any word ParseStatus accepts
-	Reason                                 *string // the status reason
-	Progress                               *string // N/M, used while there are no steps
-	Parent                                 *string // "" clears it
-
-	FilesCreated, FilesModified []string
-	Labels, Unlabels            []string
-
-	LastProcessed, NextToProcess, Notes *string
-
-	Resumable    *bool
-	Instructions *string
-	NextSteps    *[]string // replaces the list; empty entries are dropped
-
-	Interval     *string
-	MaxCycles    *int
-	Meta         []string // KEY=VALUE; KEY= deletes
-	MetaJSON     []string // KEY=JSON; KEY=null deletes
-	ReviewScores []string // NAME=SCORE; NAME= records a review not yet given
-
-	Assign    *string // replaces the agent record: its ID
-	AgentType *string
-	AgentName *string
+	ProgressText     *string  // N/M, for work without steps
+	MetaPairs        []string // KEY=VALUE; KEY= deletes
+	MetaJSONPairs    []string // KEY=JSON; KEY=null deletes
+	ReviewScorePairs []string // NAME=SCORE; NAME= records a review not yet given
 }
 
 // updateFlags holds the raw flag values before they become UpdateOptions.
@@ -89,8 +71,8 @@ Agent: --assign AGENT replaces the recorded agent, with --agent-type and
 	fl.StringVar(&v.parent, "parent", "", "set the parent `ID` (\"\" clears it)")
 	fl.StringArrayVar(&o.FilesCreated, "file-created", nil, "record a created file `PATH` (repeat)")
 	fl.StringArrayVar(&o.FilesModified, "file-modified", nil, "record a modified file `PATH` (repeat)")
-	fl.StringArrayVar(&o.Labels, "label", nil, "add a `LABEL` (repeat)")
-	fl.StringArrayVar(&o.Unlabels, "unlabel", nil, "remove a `LABEL` (repeat)")
+	fl.StringArrayVar(&o.AddLabels, "label", nil, "add a `LABEL` (repeat)")
+	fl.StringArrayVar(&o.RemoveLabels, "unlabel", nil, "remove a `LABEL` (repeat)")
 	fl.StringVar(&v.lastProcessed, "last-processed", "", "set the last `ITEM` processed")
 	fl.StringVar(&v.nextToProcess, "next-to-process", "", "set the next `ITEM` to process")
 	fl.StringVar(&v.notes, "notes", "", "replace the context notes with `TEXT` (ckpt note appends instead)")
@@ -99,9 +81,9 @@ Agent: --assign AGENT replaces the recorded agent, with --agent-type and
 	fl.StringArrayVar(&v.nextSteps, "next-step", nil, "a next `STEP`; the flags given replace the whole list (repeat; \"\" empties it)")
 	fl.StringVar(&v.interval, "interval", "", "set the heartbeat `DURATION`, e.g. 5m")
 	fl.IntVar(&v.maxCycles, "max-cycles", 0, "set the most fix/retry cycles allowed (`N`; 0: no limit)")
-	fl.StringArrayVar(&o.Meta, "meta", nil, "set metadata `KEY=VALUE` as a string; KEY= deletes the key (repeat)")
-	fl.StringArrayVar(&o.MetaJSON, "meta-json", nil, "set metadata `KEY=JSON`; KEY=null deletes the key (repeat)")
-	fl.StringArrayVar(&o.ReviewScores, "review-score", nil, "set a review score `NAME=SCORE`, e.g. code=85; NAME= for a review not given yet (repeat)")
+	fl.StringArrayVar(&o.MetaPairs, "meta", nil, "set metadata `KEY=VALUE` as a string; KEY= deletes the key (repeat)")
+	fl.StringArrayVar(&o.MetaJSONPairs, "meta-json", nil, "set metadata `KEY=JSON`; KEY=null deletes the key (repeat)")
+	fl.StringArrayVar(&o.ReviewScorePairs, "review-score", nil, "set a review score `NAME=SCORE`, e.g. code=85; NAME= for a review not given yet (repeat)")
 	fl.StringVar(&v.assign, "assign", "", "replace the recorded agent with `AGENT` (with --agent-type, --agent-name)")
 	fl.StringVar(&v.agentType, "agent-type", "", "the assigned agent's `TYPE` (needs --assign)")
 	fl.StringVar(&v.agentName, "agent-name", "", "the assigned agent's `NAME` (needs --assign)")
@@ -110,13 +92,13 @@ Agent: --assign AGENT replaces the recorded agent, with --agent-type and
 	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
 		o.ID = args[0]
 		o.Title = changed(fl, "title", v.title)
-		o.Task = changed(fl, "task", v.task)
+		o.TaskID = changed(fl, "task", v.task)
 		o.Stage = changed(fl, "stage", v.stage)
 		o.Phase = changed(fl, "phase", v.phase)
 		o.CurrentStep = changed(fl, "current-step", v.currentStep)
 		o.Status = changed(fl, "status", v.status)
-		o.Reason = changed(fl, "reason", v.reason)
-		o.Progress = changed(fl, "progress", v.progress)
+		o.StatusReason = changed(fl, "reason", v.reason)
+		o.ProgressText = changed(fl, "progress", v.progress)
 		o.Parent = changed(fl, "parent", v.parent)
 		o.LastProcessed = changed(fl, "last-processed", v.lastProcessed)
 		o.NextToProcess = changed(fl, "next-to-process", v.nextToProcess)
@@ -179,27 +161,20 @@ func (o *UpdateOptions) refuseDerivedProgress(ctx context.Context, r request.Upd
 }
 
 // request is the update the options ask for, with the flags' text forms
-// (N/M, KEY=VALUE) parsed.
+// (N/M, KEY=VALUE, KEY=JSON, NAME=SCORE) parsed.
 func (o *UpdateOptions) request() (request.Update, error) {
-	r := request.Update{
-		Title: o.Title, TaskID: o.Task, Stage: o.Stage, Phase: o.Phase, CurrentStep: o.CurrentStep,
-		Status: o.Status, StatusReason: o.Reason, Parent: o.Parent,
-		FilesCreated: o.FilesCreated, FilesModified: o.FilesModified, AddLabels: o.Labels, RemoveLabels: o.Unlabels,
-		LastProcessed: o.LastProcessed, NextToProcess: o.NextToProcess, Notes: o.Notes,
-		Resumable: o.Resumable, Instructions: o.Instructions, NextSteps: o.NextSteps,
-		Interval: o.Interval, MaxCycles: o.MaxCycles, Assign: o.Assign, AgentType: o.AgentType, AgentName: o.AgentName,
-	}
-	if o.Progress != nil {
-		ps, err := request.ParseProgress("--progress", *o.Progress)
+	r := o.Update
+	if o.ProgressText != nil {
+		ps, err := request.ParseProgress("--progress", *o.ProgressText)
 		if err != nil {
 			return r, err
 		}
 		r.Progress = &ps
 	}
 	var err error
-	if r.Meta, err = request.ParseMeta(flagName, o.Meta, o.MetaJSON); err != nil {
+	if r.Meta, err = request.ParseMeta(flagName, o.MetaPairs, o.MetaJSONPairs); err != nil {
 		return r, err
 	}
-	r.ReviewScores, err = request.ParseReviewScores("--review-score", o.ReviewScores)
+	r.ReviewScores, err = request.ParseReviewScores("--review-score", o.ReviewScorePairs)
 	return r, err
 }

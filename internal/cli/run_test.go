@@ -11,6 +11,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // Tests of the run functions, called directly with options structs.
@@ -160,35 +161,37 @@ func TestRunUpdateSetsEveryPatchField(t *testing.T) {
 	startForTest(t, st, "w")
 	var out, errOut bytes.Buffer
 	o := &UpdateOptions{
-		writeOptions:  testWriter(st, &out, &errOut),
-		ID:            "w",
-		Title:         ptr("T"),
-		Task:          ptr("KAI-9"),
-		Stage:         ptr("S2.P2"),
-		Phase:         ptr("Spec"),
-		CurrentStep:   ptr("Writing acceptance criteria"),
-		Status:        ptr("PAUSED"),
-		Reason:        ptr("review"),
-		Progress:      ptr("3/10"),
-		Parent:        ptr("epic"),
-		FilesCreated:  []string{"a.md"},
-		FilesModified: []string{"b.md", "b.md"},
-		Labels:        []string{"x", "y"},
-		Unlabels:      []string{"y"},
-		LastProcessed: ptr("row-3"),
-		NextToProcess: ptr("row-4"),
-		Notes:         ptr("half way"),
-		Resumable:     ptr(false),
-		Instructions:  ptr("Continue at row 4"),
-		NextSteps:     ptr([]string{"row 4", "", "row 5"}),
-		Interval:      ptr("5m"),
-		MaxCycles:     ptr(4),
-		Meta:          []string{"k=v", "gone="},
-		MetaJSON:      []string{"n=3"},
-		ReviewScores:  []string{"code=85", "docs="},
-		Assign:        ptr("Secondary-C"),
-		AgentType:     ptr("secondary"),
-		AgentName:     ptr("C"),
+		writeOptions: testWriter(st, &out, &errOut),
+		ID:           "w",
+		Update: request.Update{
+			Title:         ptr("T"),
+			TaskID:        ptr("KAI-9"),
+			Stage:         ptr("S2.P2"),
+			Phase:         ptr("Spec"),
+			CurrentStep:   ptr("Writing acceptance criteria"),
+			Status:        ptr("PAUSED"),
+			StatusReason:  ptr("review"),
+			Parent:        ptr("epic"),
+			FilesCreated:  []string{"a.md"},
+			FilesModified: []string{"b.md", "b.md"},
+			AddLabels:     []string{"x", "y"},
+			RemoveLabels:  []string{"y"},
+			LastProcessed: ptr("row-3"),
+			NextToProcess: ptr("row-4"),
+			Notes:         ptr("half way"),
+			Resumable:     ptr(false),
+			Instructions:  ptr("Continue at row 4"),
+			NextSteps:     ptr([]string{"row 4", "", "row 5"}),
+			Interval:      ptr("5m"),
+			MaxCycles:     ptr(4),
+			Assign:        ptr("Secondary-C"),
+			AgentType:     ptr("secondary"),
+			AgentName:     ptr("C"),
+		},
+		ProgressText:     ptr("3/10"),
+		MetaPairs:        []string{"k=v", "gone="},
+		MetaJSONPairs:    []string{"n=3"},
+		ReviewScorePairs: []string{"code=85", "docs="},
 	}
 	if err := runUpdate(context.Background(), o); err != nil {
 		t.Fatal(err)
@@ -235,11 +238,11 @@ func TestRunUpdateRefusesBadValues(t *testing.T) {
 	}{
 		{"nothing", func(o *UpdateOptions) {}, "nothing to update"},
 		{"bad status", func(o *UpdateOptions) { o.Status = ptr("sleeping") }, "use one of"},
-		{"bad progress", func(o *UpdateOptions) { o.Progress = ptr("3 of 10") }, "DONE/TOTAL"},
-		{"progress past total", func(o *UpdateOptions) { o.Progress = ptr("11/10") }, "DONE/TOTAL"},
+		{"bad progress", func(o *UpdateOptions) { o.ProgressText = ptr("3 of 10") }, "DONE/TOTAL"},
+		{"progress past total", func(o *UpdateOptions) { o.ProgressText = ptr("11/10") }, "DONE/TOTAL"},
 		{"bad interval", func(o *UpdateOptions) { o.Interval = ptr("15") }, "15m"},
-		{"bad meta", func(o *UpdateOptions) { o.Meta = []string{"=v"} }, "non-empty key"},
-		{"bad score", func(o *UpdateOptions) { o.ReviewScores = []string{"code=high"} }, "NAME=SCORE"},
+		{"bad meta", func(o *UpdateOptions) { o.MetaPairs = []string{"=v"} }, "non-empty key"},
+		{"bad score", func(o *UpdateOptions) { o.ReviewScorePairs = []string{"code=high"} }, "NAME=SCORE"},
 		{"agent type alone", func(o *UpdateOptions) { o.AgentType = ptr("x") }, "--assign"},
 		{"negative cycles", func(o *UpdateOptions) { o.MaxCycles = ptr(-2) }, "--max-cycles"},
 		{"bad parent", func(o *UpdateOptions) { o.Parent = ptr("/x") }, "--parent"},
