@@ -44,8 +44,11 @@ func (s *BoundedStore) Append(ctx context.Context, id string, e ckpt.Event, opts
 }
 
 // boundedGrace is how long Bounded waits, after ctx ended, for fn to return
-// the store's own account of why it stopped.
-const boundedGrace = 50 * time.Millisecond
+// the store's own account of why it stopped. A store that honours ctx
+// answers in microseconds, but on a loaded machine its goroutine may wait
+// tens of milliseconds for a core: 50 ms lost the "locked by another
+// process" account under load.
+const boundedGrace = 150 * time.Millisecond
 
 // Bounded runs fn and returns its error, or an error saying it timed out
 // once ctx ends first; a panic in fn is an error too. fn keeps running in

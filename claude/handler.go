@@ -609,7 +609,7 @@ func (c *hookCall) final(ev Event) {
 		// Again after the steps, which may have written events: the state
 		// must not be older than the last update. The call's deadline may
 		// have passed; a beat is cheap, give it a moment of its own.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), lateBeat)
 		defer cancel()
 		if err := c.h.Store.Beat(ctx, c.id, c.newSignal(state, why)); err != nil {
 			c.warn("%s: heartbeat: %v", c.id, err)

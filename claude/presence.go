@@ -1,8 +1,10 @@
 package claude
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -14,10 +16,22 @@ import (
 // that the state is not older than the last update (a later update voids
 // a reported state).
 func (c *hookCall) signal(state ckpt.PresenceState, reason string) {
-	if err := c.h.Store.Beat(c.ctx, c.id, c.newSignal(state, reason)); err != nil {
+	ctx := c.ctx
+	if ctx.Err() != nil {
+		// The call's events used up its time (a locked checkpoint, warned
+		// about already). A beat takes no lock: give it a moment of its own,
+		// so that presence still lands and the warning stays the one cause.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), lateBeat)
+		defer cancel()
+	}
+	if err := c.h.Store.Beat(ctx, c.id, c.newSignal(state, reason)); err != nil {
 		c.warn("%s: heartbeat: %v", c.id, err)
 	}
 }
+
+// lateBeat bounds a beat made after the call's deadline has passed.
+const lateBeat = 200 * time.Millisecond
 
 func (c *hookCall) newSignal(state ckpt.PresenceState, reason string) ckpt.Signal {
 	sig := ckpt.Signal{At: c.now(), State: state, Reason: reason}
