@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -43,7 +42,7 @@ func checksum(b []byte) string {
 func encodeEnvelope(st *ckpt.Checkpoint, sum string, size int64) ([]byte, error) {
 	c := *st
 	c.Heartbeat.LastBeat, c.Heartbeat.Presence = time.Time{}, nil
-	state, err := json.Marshal(&c)
+	state, err := ckpt.AppendCheckpointJSON(nil, &c)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: encoding state of %s: %w", st.ID, err)
 	}
@@ -91,14 +90,14 @@ func parseEnvelope(data []byte, id string) (envelope, *ckpt.Checkpoint, error) {
 	if got := checksum(state); got != env.StateSum {
 		return env, nil, fmt.Errorf("state checksum is %s, the envelope says %s (edited or damaged)", got, env.StateSum)
 	}
-	var c ckpt.Checkpoint
-	if err := json.Unmarshal(state, &c); err != nil {
+	c, err := ckpt.DecodeCheckpointJSON(state)
+	if err != nil {
 		return env, nil, fmt.Errorf("state: %v", err)
 	}
 	if c.ID != id || c.Rev != env.Rev {
 		return env, nil, fmt.Errorf("state is %q at revision %d, the envelope says %q at %d", c.ID, c.Rev, id, env.Rev)
 	}
-	return env, &c, nil
+	return env, c, nil
 }
 
 // parseHeader reads an envelope header, the bytes before `,"state":`,

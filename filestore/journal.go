@@ -212,11 +212,11 @@ func encodeHeader(start int64) []byte {
 func (j journal) appendEntries(entries []jentry) (int64, error) {
 	var buf []byte
 	for i := range entries {
-		b, err := json.Marshal(&entries[i])
-		if err != nil {
+		var err error
+		if buf, err = appendEntry(buf, &entries[i]); err != nil {
 			return 0, fmt.Errorf("filestore: journal entry for %s: %w", entries[i].ID, err)
 		}
-		buf = append(append(buf, b...), '\n')
+		buf = append(buf, '\n')
 	}
 	return j.appendEntriesRaw(buf)
 }

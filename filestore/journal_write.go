@@ -124,7 +124,7 @@ func (p *pending) done() {
 // journalChange appends e to the journal: Append's hot path, on the
 // Store's cached journal files (journal_fast.go).
 func (s *Store) journalChange(e jentry) error {
-	line, err := json.Marshal(&e)
+	line, err := appendEntry(nil, &e)
 	if err != nil {
 		return fmt.Errorf("filestore: journal entry for %s: %w", e.ID, err)
 	}

@@ -1,0 +1,170 @@
+package ckpt_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// fuzzCheckpoint builds a checkpoint that uses every field, from a few
+// fuzzed values; flags switch optional parts on.
+func fuzzCheckpoint(s1, s2 string, n int64, f float64, sec, nsec int64, offset int, flags uint16) *ckpt.Checkpoint {
+	at := time.Unix(sec, nsec).In(time.FixedZone("z", offset))
+	later := at.Add(time.Hour)
+	c := &ckpt.Checkpoint{ID: s1, Rev: n, Agent: ckpt.Agent{ID: s2}, Status: ckpt.Status(s2),
+		Progress: ckpt.Progress{Done: int(n), Total: int(-n), Percent: f}, Resume: ckpt.Resume{Resumable: flags&1 != 0},
+		Cycles: ckpt.Cycles{Count: int(n)}, StartedAt: at, UpdatedAt: later}
+	if flags&2 != 0 {
+		c.Parent, c.Labels, c.Title, c.TaskID, c.Stage, c.Phase, c.CurrentStep, c.StatusReason = s2, []string{s1, s2}, s1, s2, s1, s2, s1, s2
+		c.Agent = ckpt.Agent{ID: s1, Type: s2, Name: s1}
+		c.Session = ckpt.Session{ID: s2, Number: int(n), StartedAt: at}
+	}
+	if flags&4 != 0 {
+		c.Steps = []ckpt.Step{{ID: s1, Status: ckpt.StepStatus(s2)},
+			{ID: s2, Title: s1, Status: "done", Phase: s2, StartedAt: &at, CompletedAt: &later, By: s1, Output: s2, Notes: s1}}
+		c.Acceptance = []ckpt.Criterion{{ID: s1, Title: s2, Met: true, VerifiedAt: &at}, {ID: s2}}
+	}
+	if flags&8 != 0 {
+		c.Decisions = []ckpt.Decision{{At: at, Text: s1, Reason: s2}, {At: later, Text: s2}}
+		c.Blockers = []ckpt.Blocker{{ID: s1, Text: s2, Since: at, ClearedAt: &later}, {ID: s2, Text: s1, Since: at}}
+		c.Errors = []ckpt.ErrorItem{{At: at, Type: s1, Message: s2, Blocking: true, ClearedAt: &at}, {At: later, Message: s1}}
+	}
+	if flags&16 != 0 {
+		c.Files = ckpt.Files{Created: []string{s1}, Modified: []string{s2, s1}}
+		c.Context = ckpt.Context{LastProcessed: s1, NextToProcess: s2, Notes: s1}
+		c.Resume.Instructions, c.Resume.NextSteps = s2, []string{s1}
+		c.Cycles.Max = int(n)
+	}
+	if flags&32 != 0 {
+		c.ReviewScores = map[string]*float64{s1: &f, s2 + "x": nil}
+	}
+	if flags&64 != 0 {
+		c.Meta = map[string]json.RawMessage{s1: json.RawMessage(s2), "null": nil, "n": json.RawMessage(`{"a":[1,-2.5e3,true,null,"s\n"]}`)}
+	}
+	if flags&128 != 0 {
+		c.Heartbeat = ckpt.Heartbeat{LastBeat: at, Interval: ckpt.Duration(nsec)}
+	}
+	if flags&256 != 0 {
+		c.Heartbeat.Presence = &ckpt.Presence{State: ckpt.PresenceState(s1), Since: at, Reason: s2,
+			Process: &ckpt.Process{Host: s1, PID: int(n), Start: s2}}
+	}
+	if flags&512 != 0 {
+		c.Code = &ckpt.CodeState{Root: s1, Host: s2, Branch: s1, Head: s2, Upstream: s1, Ahead: int(n), Behind: 1,
+			Uncommitted: int(n), Untracked: 2, At: at}
+		c.ResumesWithoutProgress = int(n)
+		c.Archived = &ckpt.Archive{Reason: s1, At: at, From: s2}
+		c.CompletedAt = &later
+	}
+	return c
+}
+
+// FuzzCheckpointJSON: AppendCheckpointJSON writes exactly what json.Marshal
+// writes, and DecodeCheckpointJSON reads that back exactly as
+// json.Unmarshal does, without encoding/json whenever the state holds no
+// presence (what a state file holds).
+func FuzzCheckpointJSON(f *testing.F) {
+	f.Add("kai-7/secondary-a", "Schedule fetcher spec", int64(4), 33.3, int64(1768487400), int64(123456789), 0, uint16(0xffff))
+	f.Add("a", "quote \" <b> & ü \u2028 \\ \t\n\x01 \xff", int64(0), 1e-7, int64(-62135596800), int64(0), 3600, uint16(0xfeff))
+	f.Add("x", "tab\there", int64(-1), 1e21, int64(253402300800), int64(1), -1800, uint16(0x2f6))
+	f.Add("", "", int64(1<<62), -0.0, int64(0), int64(999999999), 59, uint16(0))
+	f.Add("1", "[1,2]", int64(7), 100.0, int64(1), int64(2), 0, uint16(0x40))
+	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, pct float64, sec, nsec int64, offset int, flags uint16) {
+		c := fuzzCheckpoint(s1, s2, n, pct, sec, nsec, offset, flags)
+		want, werr := json.Marshal(c)
+		got, gerr := ckpt.AppendCheckpointJSON([]byte("prefix"), c)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("json.Marshal error %v, AppendCheckpointJSON error %v", werr, gerr)
+		}
+		if werr != nil {
+			return
+		}
+		if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Fatalf("AppendCheckpointJSON wrote\n%s\njson.Marshal writes\n%s", got[6:], want)
+		}
+		checkDecode(t, want)
+		if c.Heartbeat.Presence == nil && !ckpt.DecodesWithoutReflection(want) {
+			t.Fatalf("DecodeCheckpointJSON left json.Marshal's own output to encoding/json:\n%s", want)
+		}
+	})
+}
+
+// FuzzDecodeCheckpointJSON: whatever the bytes, DecodeCheckpointJSON
+// returns what json.Unmarshal returns.
+func FuzzDecodeCheckpointJSON(f *testing.F) {
+	for _, flags := range []uint16{0, 0xfeff, 0x2f6} {
+		b, _ := json.Marshal(fuzzCheckpoint("kai-7/a", "ü \" <", 3, 12.5, 1768487400, 5, 0, flags))
+		f.Add(b)
+	}
+	f.Add([]byte(`{"id":"a","rev":1,"ID":"b"}`))
+	f.Add([]byte(`{"rev":1,"id":"a"}`))
+	f.Add([]byte(`{"id":"a","id":"b"}`))
+	f.Add([]byte(`{"id":"\ud83d\ude00","labels":null,"progress":{"percent":1e400}}`))
+	f.Add([]byte(`{"review_scores":{"a":null,"b":-0.5E+2},"meta":{"x":{"y":[]}}} `))
+	f.Add([]byte(`{"heartbeat":{"interval":"15m0s"},"started_at":"2026-01-15T14:30:00+01:00"}`))
+	f.Fuzz(checkDecode)
+}
+
+func checkDecode(t *testing.T, data []byte) {
+	var want ckpt.Checkpoint
+	werr := json.Unmarshal(data, &want)
+	got, gerr := ckpt.DecodeCheckpointJSON(data)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("json.Unmarshal error %v, DecodeCheckpointJSON error %v on\n%s", werr, gerr, data)
+	}
+	if werr == nil && !reflect.DeepEqual(got, &want) {
+		t.Fatalf("DecodeCheckpointJSON read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", got, &want, data)
+	}
+}
+
+// BenchmarkCheckpointJSON compares the codec with encoding/json on a
+// state as ckpt update leaves it (warm: encoding/json's first-use cost,
+// what a process pays once, is not in these figures).
+func BenchmarkCheckpointJSON(b *testing.B) {
+	c := fuzzCheckpoint("kai-7/secondary-a", "Writing acceptance criteria", 4, 33.3, 1768487400, 5, 0, 0x1f)
+	data, _ := json.Marshal(c)
+	var buf []byte
+	b.Run("append", func(b *testing.B) {
+		for b.Loop() {
+			buf, _ = ckpt.AppendCheckpointJSON(buf[:0], c)
+		}
+	})
+	b.Run("json-marshal", func(b *testing.B) {
+		for b.Loop() {
+			buf, _ = json.Marshal(c)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			ckpt.DecodeCheckpointJSON(data)
+		}
+	})
+	b.Run("json-unmarshal", func(b *testing.B) {
+		for b.Loop() {
+			var c ckpt.Checkpoint
+			json.Unmarshal(data, &c)
+		}
+	})
+}
+
+// FuzzSummaryJSON: AppendSummaryJSON writes exactly what json.Marshal
+// writes, for the summary of any checkpoint.
+func FuzzSummaryJSON(f *testing.F) {
+	f.Add("kai-7/secondary-a", "Schedule fetcher spec", int64(4), 33.3, int64(1768487400), int64(123456789), 0, uint16(0xffff))
+	f.Add("a", "quote \" <b> & ü \u2028 \\ \t\n\x01 \xff", int64(0), 1e-7, int64(-62135596800), int64(0), 3600, uint16(0xfeff))
+	f.Add("x", "tab\there", int64(-1), 1e21, int64(253402300800), int64(1), -1800, uint16(0x2f6))
+	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, pct float64, sec, nsec int64, offset int, flags uint16) {
+		s := fuzzCheckpoint(s1, s2, n, pct, sec, nsec, offset, flags).Summary()
+		want, werr := json.Marshal(&s)
+		got, gerr := ckpt.AppendSummaryJSON([]byte("prefix"), &s)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("json.Marshal error %v, AppendSummaryJSON error %v", werr, gerr)
+		}
+		if werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Fatalf("AppendSummaryJSON wrote\n%s\njson.Marshal writes\n%s", got[6:], want)
+		}
+	})
+}
