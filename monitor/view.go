@@ -119,6 +119,9 @@ func (m *Monitor) recheck(ctx context.Context, now time.Time) ([]ckpt.Summary, e
 	for _, id := range ids {
 		s, ok, err := m.read(ctx, id)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err() // stopping (Ctrl-C): not a failed read
+			}
 			fmt.Fprintf(m.opts.Log, "monitor: reading %s: %v\n", id, err)
 			continue
 		}
@@ -207,6 +210,8 @@ func (m *Monitor) changed(ctx context.Context, changes []ckpt.Change) []Transiti
 		}
 		s, ok, err := m.read(ctx, ch.ID)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil // stopping (Ctrl-C): not a failed read
 		case err != nil:
 			fmt.Fprintf(m.opts.Log, "monitor: reading %s after a change: %v\n", ch.ID, err)
 			continue

@@ -28,6 +28,8 @@ type steppedMonitor struct {
 	times  chan time.Time
 	cancel context.CancelFunc
 	done   chan error
+	asking chan struct{} // the monitor asks the time: it is between looks
+	asked  bool          // it asked, and waits for the time
 	out    *syncBuffer
 	errOut *syncBuffer
 }
@@ -53,7 +55,7 @@ func (s *syncBuffer) String() string {
 func startMonitor(t *testing.T, st ckpt.Store, edit func(*MonitorOptions)) *steppedMonitor {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &steppedMonitor{t: t, times: make(chan time.Time), cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, errOut: &syncBuffer{}}
+	m := &steppedMonitor{t: t, times: make(chan time.Time), asking: make(chan struct{}), cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, errOut: &syncBuffer{}}
 	ticks := make(chan time.Time, 64)
 	for range cap(ticks) {
 		ticks <- time.Time{}
@@ -63,6 +65,11 @@ func startMonitor(t *testing.T, st ckpt.Store, edit func(*MonitorOptions)) *step
 		common: common{
 			IO: IOStreams{In: strings.NewReader(""), Out: m.out, ErrOut: m.errOut},
 			Now: func() time.Time {
+				select {
+				case m.asking <- struct{}{}:
+				case <-ctx.Done():
+					return last
+				}
 				select {
 				case last = <-m.times:
 				case <-ctx.Done():
@@ -81,8 +88,21 @@ func startMonitor(t *testing.T, st ckpt.Store, edit func(*MonitorOptions)) *step
 }
 
 // look makes the monitor look at time at; the look is finished once the
-// next look starts or stop returns.
-func (m *steppedMonitor) look(at time.Time) { m.times <- at }
+// next look starts, waitIdle returns or stop returns.
+func (m *steppedMonitor) look(at time.Time) {
+	m.waitIdle()
+	m.asked = false
+	m.times <- at
+}
+
+// waitIdle returns once the monitor has finished its last look and asks the
+// time for its next one: a write made then is not raced by a look.
+func (m *steppedMonitor) waitIdle() {
+	if !m.asked {
+		<-m.asking
+		m.asked = true
+	}
+}
 
 // stop cancels the monitor as Ctrl-C does and returns its error.
 func (m *steppedMonitor) stop() error {
@@ -128,6 +148,7 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 	m.look(t0.Add(12 * time.Minute)) // a still warn: said already
 	m.look(t0.Add(21 * time.Minute)) // a stale
 	m.look(t0.Add(22 * time.Minute))
+	m.waitIdle()
 	st.SetClock(func() time.Time { return t0.Add(22 * time.Minute) }) // the store's clock: beats ahead of it are clamped
 	if err := st.Beat(context.Background(), "a", ckpt.Signal{At: t0.Add(22 * time.Minute)}); err != nil {
 		t.Fatal(err)
