@@ -270,22 +270,7 @@ func (w *jsonWriter) meta(m map[string]json.RawMessage) {
 		}
 		w.str(k)
 		w.raw(`:`)
-		v := m[k]
-		if v == nil {
-			w.raw(`null`)
-			continue
-		}
-		for _, c := range v {
-			if c <= ' ' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
-				w.ok = false
-				return
-			}
-		}
-		if !json.Valid(v) {
-			w.ok = false
-			return
-		}
-		w.b = append(w.b, v...)
+		w.rawJSON(m[k])
 	}
 	w.raw(`}`)
 }
@@ -556,4 +541,63 @@ func (w *jsonWriter) archive(a *Archive) {
 		w.optStr(`,"from":`, a.From)
 		w.raw(`}`)
 	}
+}
+
+// appendEventJSON appends json.Marshal(e)'s bytes (the body of a history
+// line); ok is false when it leaves e to json.Marshal.
+func appendEventJSON(dst []byte, e *Event) ([]byte, bool) {
+	w := jsonWriter{b: dst, ok: true}
+	w.raw(`{"seq":`)
+	w.int(e.Seq)
+	w.raw(`,"at":`)
+	w.time(e.At)
+	w.raw(`,"type":`)
+	w.str(string(e.Type))
+	if e.Actor != (Actor{}) {
+		w.raw(`,"actor":{`)
+		n := len(w.b)
+		w.optStr(`,"agent":`, e.Actor.Agent)
+		w.optStr(`,"session":`, e.Actor.Session)
+		w.close(n, '}')
+	}
+	w.optStr(`,"key":`, e.Key)
+	if len(e.Data) > 0 {
+		w.raw(`,"data":`)
+		w.rawJSON(e.Data)
+	}
+	w.optStr(`,"prev":`, e.Prev)
+	w.raw(`}`)
+	return w.b, w.ok
+}
+
+// CompactJSON returns raw as json.Marshal writes a json.RawMessage
+// (compacted, HTML-escaped): a copy of raw when it already is so (the JSON
+// json.Marshal wrote), else what encoding/json makes of it.
+func CompactJSON(raw json.RawMessage) ([]byte, error) {
+	w := jsonWriter{ok: true}
+	if w.rawJSON(raw); w.ok {
+		return w.b, nil
+	}
+	return json.Marshal(raw)
+}
+
+// rawJSON writes v as it is when it is valid compact JSON of printable
+// ASCII without < > & (what encoding/json leaves as it is); any other is
+// left to encoding/json, which compacts and escapes it.
+func (w *jsonWriter) rawJSON(v json.RawMessage) {
+	if v == nil {
+		w.raw(`null`)
+		return
+	}
+	for _, c := range v {
+		if c <= ' ' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			w.ok = false
+			return
+		}
+	}
+	if !json.Valid(v) {
+		w.ok = false
+		return
+	}
+	w.b = append(w.b, v...)
 }

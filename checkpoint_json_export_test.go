@@ -6,3 +6,6 @@ func DecodesWithoutReflection(data []byte) bool {
 	_, ok := decodeCheckpointFast(data)
 	return ok
 }
+
+// AppendEventJSON is appendEventJSON, for the fuzz tests.
+func AppendEventJSON(dst []byte, e *Event) ([]byte, bool) { return appendEventJSON(dst, e) }

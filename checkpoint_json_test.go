@@ -168,3 +168,32 @@ func FuzzSummaryJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEventJSON: a history line's body is json.Marshal's bytes for the
+// event, and CompactJSON is json.Marshal of a json.RawMessage.
+func FuzzEventJSON(f *testing.F) {
+	f.Add(int64(3), int64(1768487400), int64(5), 0, "update", "kai", "s1", "k", `{"current_step":"x","files_modified":["f.md"]}`, "9fc29e3872bc615683990b097d81033e")
+	f.Add(int64(0), int64(-62135596800), int64(0), 3600, "a<b>", "", "\xff", "\"", "{ \"a\" : [1, 2] }", "")
+	f.Add(int64(-1), int64(253402300800), int64(1), -30, "", "", "", "", `"<&>"`, "p")
+	f.Add(int64(1), int64(1), int64(1), 0, "note", "a", "", "", `{"text":"ü"}`, "")
+	f.Fuzz(func(t *testing.T, seq, sec, nsec int64, offset int, typ, agent, session, key, data, prev string) {
+		e := ckpt.Event{Seq: seq, At: time.Unix(sec, nsec).In(time.FixedZone("z", offset)), Type: ckpt.EventType(typ),
+			Actor: ckpt.Actor{Agent: agent, Session: session}, Key: key, Prev: prev}
+		if data != "" {
+			e.Data = json.RawMessage(data)
+		}
+		want, werr := json.Marshal(e)
+		if got, ok := ckpt.AppendEventJSON([]byte("prefix"), &e); ok && (werr != nil || !bytes.Equal(got, append([]byte("prefix"), want...))) {
+			t.Fatalf("appendEventJSON wrote\n%s\njson.Marshal writes\n%s (%v)", got[6:], want, werr)
+		}
+		raw := json.RawMessage(data)
+		if data == "" && seq%2 == 0 {
+			raw = nil
+		}
+		want, werr = json.Marshal(raw)
+		got, gerr := ckpt.CompactJSON(raw)
+		if (werr == nil) != (gerr == nil) || (werr == nil && !bytes.Equal(got, want)) {
+			t.Fatalf("CompactJSON(%q) = %s, %v; json.Marshal writes %s, %v", data, got, gerr, want, werr)
+		}
+	})
+}

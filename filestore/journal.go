@@ -192,7 +192,7 @@ func headerOf(fd int, path string) (segHeader, int64, error) {
 	}
 	nl := bytes.IndexByte(buf[:n], '\n')
 	var h segHeader
-	if nl < 0 || json.Unmarshal(buf[:nl], &h) != nil || h.Journal != journalVersion || h.Start < 0 {
+	if nl < 0 || parseSegHeader(buf[:nl], &h) != nil || h.Journal != journalVersion || h.Start < 0 {
 		return segHeader{}, 0, fmt.Errorf("%w: %s does not start with a journal segment header", ckpt.ErrCorrupt, path)
 	}
 	return h, int64(nl + 1), nil
@@ -200,8 +200,25 @@ func headerOf(fd int, path string) (segHeader, int64, error) {
 
 // encodeHeader returns the header line of a segment starting at start.
 func encodeHeader(start int64) []byte {
-	b, _ := json.Marshal(segHeader{Journal: journalVersion, Start: start})
-	return append(b, '\n')
+	b := strconv.AppendInt([]byte(segHeaderPrefix), start, 10)
+	return append(b, '}', '\n')
+}
+
+// segHeaderPrefix starts every segment header encodeHeader writes.
+const segHeaderPrefix = `{"journal":1,"start":`
+
+// parseSegHeader decodes a segment header as json.Unmarshal does; the form
+// encodeHeader writes is read by hand (every append checks the active
+// segment's header).
+func parseSegHeader(b []byte, h *segHeader) error {
+	if digits, ok := bytes.CutPrefix(b, []byte(segHeaderPrefix)); ok && len(digits) > 1 && digits[len(digits)-1] == '}' {
+		digits = digits[:len(digits)-1]
+		if n, err := strconv.ParseInt(string(digits), 10, 64); err == nil && n >= 0 && strconv.FormatInt(n, 10) == string(digits) {
+			*h = segHeader{Journal: journalVersion, Start: n}
+			return nil
+		}
+	}
+	return json.Unmarshal(b, h)
 }
 
 // appendEntries writes entries to the end of the journal with one write

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,11 +44,32 @@ const markerSize = 256
 
 // encode returns m padded with spaces to markerSize bytes.
 func (m marker) encode() []byte {
-	b, _ := json.Marshal(m)
+	b := m.appendJSON(make([]byte, 0, markerSize))
 	out := bytes.Repeat([]byte{' '}, markerSize)
 	copy(out, b)
 	out[markerSize-1] = '\n'
 	return out
+}
+
+// appendJSON appends json.Marshal(m)'s bytes, by hand when no string
+// needs an escape (an ID never does, a sum is hex).
+func (m marker) appendJSON(dst []byte) []byte {
+	plain := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	if !plain(string(m.Kind)) || !plain(m.ID) || !plain(m.Sum) {
+		b, _ := json.Marshal(m)
+		return append(dst, b...)
+	}
+	dst = append(append(append(dst, `{"kind":"`...), m.Kind...), `","id":"`...)
+	dst = append(append(dst, m.ID...), `","rev":`...)
+	dst = strconv.AppendInt(dst, m.Rev, 10)
+	return append(append(append(dst, `,"sum":"`...), m.Sum...), `"}`...)
 }
 
 var blankMarker = marker{}.blank()
