@@ -161,7 +161,7 @@ func seedListingStore(b *testing.B, n int, updated time.Time, beats func(i int) 
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		b.Fatal(err)
+		b.Fatalf("%v (open files: %s)", err, openFiles())
 	}
 	// A store in use: a listing has folded the journal into the index,
 	// and writes have gone on since (a journal tail of 2,000 lines; the
@@ -200,4 +200,31 @@ func seedListed(ctx context.Context, st *filestore.Store, i int, at time.Time, b
 		return st.Beat(ctx, id, ckpt.Signal{At: time.Now()})
 	}
 	return nil
+}
+
+// openFiles counts this process's open files by the directory they are in
+// (Linux), to say what holds them when seeding runs out of them.
+func openFiles() string {
+	des, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err.Error()
+	}
+	by := map[string]int{}
+	for _, de := range des {
+		target, err := os.Readlink("/proc/self/fd/" + de.Name())
+		if err != nil {
+			continue
+		}
+		by[filepath.Base(filepath.Dir(target))+"/"+filepath.Base(target)]++
+	}
+	type kv struct {
+		k string
+		n int
+	}
+	var top []kv
+	for k, n := range by {
+		top = append(top, kv{k, n})
+	}
+	slices.SortFunc(top, func(a, b kv) int { return b.n - a.n })
+	return fmt.Sprintf("%d, most %v", len(des), top[:min(5, len(top))])
 }
