@@ -424,18 +424,9 @@ func (r *jsonReader) checkpointRest(c *Checkpoint, k string) {
 			}
 		})
 	case "review_scores":
-		c.ReviewScores = map[string]*float64{}
-		r.mapOf(func(k string) {
-			if r.has("null") {
-				c.ReviewScores[k] = nil
-				return
-			}
-			v := r.float()
-			c.ReviewScores[k] = &v
-		})
+		c.ReviewScores = r.scores()
 	case "meta":
-		c.Meta = map[string]json.RawMessage{}
-		r.mapOf(func(k string) { c.Meta[k] = json.RawMessage(append([]byte(nil), r.value(0)...)) })
+		c.Meta = r.meta()
 	case "heartbeat":
 		r.heartbeat(&c.Heartbeat)
 	case "code":
@@ -462,6 +453,25 @@ func (r *jsonReader) checkpointRest(c *Checkpoint, k string) {
 	case "completed_at":
 		c.CompletedAt = r.timePtr()
 	}
+}
+
+func (r *jsonReader) scores() map[string]*float64 {
+	m := map[string]*float64{}
+	r.mapOf(func(k string) {
+		if r.has("null") {
+			m[k] = nil
+			return
+		}
+		v := r.float()
+		m[k] = &v
+	})
+	return m
+}
+
+func (r *jsonReader) meta() map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	r.mapOf(func(k string) { m[k] = json.RawMessage(append([]byte(nil), r.value(0)...)) })
+	return m
 }
 
 // mapOf reads an object of any keys, each value read by value.

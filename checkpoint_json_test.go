@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -86,7 +87,7 @@ func FuzzCheckpointJSON(f *testing.F) {
 			t.Fatalf("AppendCheckpointJSON wrote\n%s\njson.Marshal writes\n%s", got[6:], want)
 		}
 		checkDecode(t, want)
-		if c.Heartbeat.Presence == nil && !ckpt.DecodesWithoutReflection(want) {
+		if c.Heartbeat.Presence == nil && utf8.Valid(want) && !ckpt.DecodesWithoutReflection(want) {
 			t.Fatalf("DecodeCheckpointJSON left json.Marshal's own output to encoding/json:\n%s", want)
 		}
 	})
