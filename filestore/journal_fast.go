@@ -99,11 +99,15 @@ func (c *jfast) closeActive() {
 	}
 }
 
-// close releases the cached descriptors.
+// close releases the cached descriptors. A jfast that never started holds
+// none: its zero descriptors are not descriptors (closing "fd 0" closed
+// the process's standard input, and then whatever file took its number).
 func (c *jfast) close() {
-	c.closeActive()
-	if c.started && c.lockFD >= 0 {
-		syscall.Close(c.lockFD)
+	if c.started {
+		c.closeActive()
+		if c.lockFD >= 0 {
+			syscall.Close(c.lockFD)
+		}
 	}
 	*c = jfast{}
 }
