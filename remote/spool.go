@@ -309,26 +309,24 @@ func (s *Spool) statePath(id string) string {
 }
 
 // remember keeps c as the last state of its checkpoint this machine saw.
-// It is a cache, not a record: it is written without fsync, and a torn or
-// missing file only means an offline read fails as it would without it.
+// It is a cache, not a record: it is rewritten in place, without fsync or
+// a rename (no new inode on every write), and a torn, interleaved or
+// missing file does not decode (or names another revision's ID) and only
+// means an offline read fails as it would without it.
 func (s *Spool) remember(c *ckpt.Checkpoint) {
 	if c == nil {
 		return
 	}
-	data, err := json.Marshal(c)
+	data, err := ckpt.AppendCheckpointJSON(nil, c)
 	if err != nil {
 		return
 	}
 	path := s.statePath(c.ID)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if os.WriteFile(path, data, 0o600) == nil {
 		return
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return
-	}
-	if os.Rename(tmp, path) != nil {
-		os.Remove(tmp)
+	if os.MkdirAll(filepath.Dir(path), 0o700) == nil {
+		os.WriteFile(path, data, 0o600)
 	}
 }
 
@@ -337,9 +335,8 @@ func (s *Spool) remember(c *ckpt.Checkpoint) {
 func (s *Spool) recall(id string) *ckpt.Checkpoint {
 	var c *ckpt.Checkpoint
 	if data, err := os.ReadFile(s.statePath(id)); err == nil {
-		var known ckpt.Checkpoint
-		if json.Unmarshal(data, &known) == nil && known.ID == id && known.Rev > 0 {
-			c = &known
+		if known, err := ckpt.DecodeCheckpointJSON(data); err == nil && known.ID == id && known.Rev > 0 {
+			c = known
 		}
 	}
 	names, err := entries(s.dir)
