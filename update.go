@@ -19,7 +19,8 @@ const UpdateAttempts = 8
 // state, asks fn for the event that changes it, and appends that event with
 // IfRev set to the revision read, so nothing written in between is lost.
 // On a conflict it reads again and calls fn again, up to UpdateAttempts
-// times with a short random pause between tries. fn must not keep c.
+// times with a growing random pause between tries (about a tenth of a
+// second in all). fn must not keep c.
 //
 // fn returning ErrNoChange ends the update with the state read (Replayed
 // false, a zero Event). Any other error from fn or the store is returned as
@@ -61,8 +62,12 @@ func Update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Eve
 // pause waits a little longer after each conflict, with jitter so that
 // writers that collided do not collide again in step.
 func pause(ctx context.Context, attempt int) error {
-	d := time.Duration(attempt) * time.Millisecond
-	d += time.Duration(rand.Int64N(int64(2 * time.Millisecond)))
+	// Doubling from 1 ms to at most 50 ms, each between half and all of
+	// that: the tries span about a tenth of a second, longer than a burst
+	// of writes (a slow hand-over, an archive written first, lost every try
+	// to a burst that outlasted a linear 35 ms), and contenders spread out.
+	d := min(time.Millisecond<<(attempt-1), 50*time.Millisecond)
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
