@@ -595,8 +595,8 @@ func (w *jsonWriter) rawJSON(v json.RawMessage) {
 			return
 		}
 	}
-	if !json.Valid(v) {
-		w.ok = false
+	if r := (jsonReader{b: v, ok: true}); r.value(0) == nil || r.i != len(v) {
+		w.ok = false // not JSON, or a form the reader leaves to encoding/json
 		return
 	}
 	w.b = append(w.b, v...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ckpt-dev/ckpt"
@@ -17,15 +18,17 @@ import (
 // ckpt.ErrNoStore; a format version ckpt does not read fails plainly. Zero
 // or negative options take their defaults.
 func parseConfig(b []byte, path string) (config, error) {
-	var cfg config
 	notConfig := func(why string) error {
 		return fmt.Errorf("%w: %s is not a ckpt store config (%s): restore it from a backup", ckpt.ErrNoStore, path, why)
 	}
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return config{}, notConfig(err.Error())
-	}
-	if key, ok := duplicateKey(b); ok {
-		return config{}, notConfig(fmt.Sprintf("the key %q appears more than once: keep one", key))
+	cfg, ok := parseInitConfig(b)
+	if !ok {
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return config{}, notConfig(err.Error())
+		}
+		if key, ok := duplicateKey(b); ok {
+			return config{}, notConfig(fmt.Sprintf("the key %q appears more than once: keep one", key))
+		}
 	}
 	if cfg.Format != configFormat {
 		return config{}, notConfig(fmt.Sprintf("format %q, want %q", cfg.Format, configFormat))
@@ -41,6 +44,40 @@ func parseConfig(b []byte, path string) (config, error) {
 		cfg.BackupKeep = DefaultBackupKeep
 	}
 	return cfg, nil
+}
+
+// parseInitConfig reads a config in exactly the form ckpt init writes it
+// (json.MarshalIndent, two spaces) without encoding/json, whose decoder and
+// the duplicate-key walk were most of opening a store; ok is false for any
+// other bytes, which parseConfig decodes in full (FuzzParseConfig holds
+// the two equal).
+func parseInitConfig(b []byte) (cfg config, ok bool) {
+	rest := b
+	field := func(prefix string) (int, bool) {
+		var found bool
+		if rest, found = bytes.CutPrefix(rest, []byte(prefix)); !found {
+			return 0, false
+		}
+		end := 0
+		for end < len(rest) && (rest[end] == '-' || rest[end] >= '0' && rest[end] <= '9') {
+			end++
+		}
+		digits := string(rest[:end])
+		n, err := strconv.Atoi(digits)
+		if err != nil || strconv.Itoa(n) != digits {
+			return 0, false
+		}
+		rest = rest[end:]
+		return n, true
+	}
+	const head = "{\n  \"format\": \"" + configFormat + "\",\n  \"version\": "
+	var ok1, ok2, ok3 bool
+	cfg.Format = configFormat
+	cfg.Version, ok1 = field(head)
+	cfg.BackupEvery, ok2 = field(",\n  \"backup_every\": ")
+	cfg.BackupKeep, ok3 = field(",\n  \"backup_keep\": ")
+	tail := string(rest)
+	return cfg, ok1 && ok2 && ok3 && (tail == "\n}" || tail == "\n}\n")
 }
 
 // duplicateKey returns the first key that appears twice in one object of

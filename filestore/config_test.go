@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -47,7 +48,15 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"format":"ckpt-filestore","version":1,"backup_every":-3}`))
 	f.Add([]byte{})
+	f.Add([]byte("{\n  \"format\": \"ckpt-filestore\",\n  \"version\": 1,\n  \"backup_every\": 5,\n  \"backup_keep\": 10\n}\n"))
+	f.Add([]byte("{\n  \"format\": \"ckpt-filestore\",\n  \"version\": 1,\n  \"backup_every\": -05,\n  \"backup_keep\": 0\n}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if fast, ok := parseInitConfig(b); ok {
+			var want config
+			if err := json.Unmarshal(b, &want); err != nil || want != fast {
+				t.Fatalf("parseInitConfig read %+v; json.Unmarshal reads %+v, %v", fast, want, err)
+			}
+		}
 		cfg, err := parseConfig(b, "config.json")
 		if err != nil {
 			return

@@ -1,13 +1,13 @@
 package filestore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
@@ -72,16 +72,35 @@ func openNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, err
 }
 
-// readNoFollow is os.ReadFile that refuses a symbolic link.
+// readNoFollow is os.ReadFile that refuses a symbolic link, by plain
+// system calls (an *os.File registers with the runtime's poller: every
+// process that opens a store read config.json that way).
 func readNoFollow(path string) ([]byte, error) {
-	f, err := openNoFollow(path, os.O_RDONLY, 0)
+	fd, err := openFile(path, syscall.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var b bytes.Buffer
-	_, err = b.ReadFrom(f)
-	return b.Bytes(), err
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	b := make([]byte, 0, st.Size+512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return b, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // linkProblem is the check finding for a symbolic link at name (relative to
