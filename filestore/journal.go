@@ -482,14 +482,6 @@ func (r *reader) close() {
 	}
 }
 
-// next reads the complete lines available after r.pos (at most about 1 MiB)
-// and calls fn with each decodable entry and its end position. A line that
-// does not decode is skipped, the same way by every reader. It returns the
-// number of lines consumed.
-func (r *reader) next(fn func(e jentry, end int64) error) (int, error) {
-	return r.nextLines(decoded(fn))
-}
-
 // decoded turns fn into a line callback that decodes each line and skips
 // one that does not decode.
 func decoded(fn func(e jentry, end int64) error) func(line []byte, end int64) error {
