@@ -3,6 +3,7 @@ package ckpt_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func FuzzCheckpointJSON(f *testing.F) {
 	f.Add("kai-7/secondary-a", "Schedule fetcher spec", int64(4), 33.3, int64(1768487400), int64(123456789), 0, uint16(0xffff))
 	f.Add("a", "quote \" <b> & ü \u2028 \\ \t\n\x01 \xff", int64(0), 1e-7, int64(-62135596800), int64(0), 3600, uint16(0xfeff))
 	f.Add("x", "tab\there", int64(-1), 1e21, int64(253402300800), int64(1), -1800, uint16(0x2f6))
-	f.Add("", "", int64(1<<62), -0.0, int64(0), int64(999999999), 59, uint16(0))
+	f.Add("", "", int64(1<<62), math.Copysign(0, -1), int64(0), int64(999999999), 59, uint16(0))
 	f.Add("1", "[1,2]", int64(7), 100.0, int64(1), int64(2), 0, uint16(0x40))
 	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, pct float64, sec, nsec int64, offset int, flags uint16) {
 		c := fuzzCheckpoint(s1, s2, n, pct, sec, nsec, offset, flags)
