@@ -90,6 +90,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	if err := appendLine(f, line, cur.end == 0); err != nil {
 		// The markers stay: whoever resolves them checks the history.
+		mark.leave()
 		return ckpt.AppendResult{}, err
 	}
 	// The update is durable. What follows is the change feed and caches.
@@ -98,6 +99,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		afterHistorySync()
 	}
 	if err := s.journalChange(entryOf(stored, end, next)); err != nil {
+		mark.leave()
 		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but the change journal did not record it (%v); the next writer of %s or a repair journals it", id, err, id))
 	} else {
 		mark.done()

@@ -244,7 +244,11 @@ func (j journal) appendEntriesRaw(buf []byte) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer syscall.Close(fd)
+	// Closes the segment open at return: rotate closes the one it archives
+	// and opens the next. (A plain defer of syscall.Close(fd) closed the
+	// archived one's number a second time, by then another file's, and
+	// leaked the new one.)
+	defer func() { syscall.Close(fd) }()
 	if size > segmentMax {
 		if fd, start, size, err = j.rotate(fd, start, size); err != nil {
 			return 0, err

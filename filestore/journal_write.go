@@ -130,6 +130,16 @@ func (s *Store) markPending(f files, m marker) (*pending, error) {
 	return p, nil
 }
 
+// leave lets go of the checkpoint's lock file and keeps both markers in
+// place, for whoever resolves them (a write that failed between its marker
+// and its journal line).
+func (p *pending) leave() {
+	if p.lockFD >= 0 {
+		syscall.Close(p.lockFD)
+		p.lockFD = -1
+	}
+}
+
 // done blanks the markers and lets go of them.
 func (p *pending) done() {
 	if p.lockFD >= 0 {
@@ -171,6 +181,7 @@ func (s *Store) journalDelete(f files, cur current, move func() error) error {
 	}
 	jl, err := s.lockJournalReady()
 	if err != nil {
+		mark.done() // nothing journaled, nothing moved
 		return err
 	}
 	defer jl.unlock()
