@@ -244,7 +244,7 @@ func liveOf(c *Checkpoint) string {
 // update is Update, or with l.IfRev set one compare-and-swap on that revision.
 func (l Lifecycle) update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Event, error)) (AppendResult, error) {
 	if l.IfRev <= 0 {
-		return Update(ctx, s, id, fn)
+		return update(ctx, s, id, fn, handOverPatience)
 	}
 	c, err := s.Get(ctx, id, 0)
 	if err != nil {

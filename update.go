@@ -27,8 +27,22 @@ const UpdateAttempts = 8
 // it is. A key on the event makes the update exactly-once across retries of
 // the whole call (Append replays a repeated key before it checks IfRev).
 func Update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Event, error)) (AppendResult, error) {
+	return update(ctx, s, id, fn, 0)
+}
+
+// handOverPatience is how long a lifecycle operation keeps trying after
+// conflicts once its UpdateAttempts are spent. A hand-over reads, writes
+// a whole archive and only then appends, a window that a busy writer
+// (hooks firing, over a server) lands in again and again; a person waiting
+// for a takeover would rather it tried for a couple of seconds.
+const handOverPatience = 3 * time.Second
+
+// update is Update, trying on after UpdateAttempts for as long as
+// patience allows from the first try.
+func update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Event, error), patience time.Duration) (AppendResult, error) {
 	var err error
-	for attempt := 0; attempt < UpdateAttempts; attempt++ {
+	deadline := time.Now().Add(patience)
+	for attempt := 0; attempt < UpdateAttempts || time.Now().Before(deadline); attempt++ {
 		if attempt > 0 {
 			if err := pause(ctx, attempt); err != nil {
 				return AppendResult{}, err
@@ -66,7 +80,7 @@ func pause(ctx context.Context, attempt int) error {
 	// that: the tries span about a tenth of a second, longer than a burst
 	// of writes (a slow hand-over, an archive written first, lost every try
 	// to a burst that outlasted a linear 35 ms), and contenders spread out.
-	d := min(time.Millisecond<<(attempt-1), 50*time.Millisecond)
+	d := min(time.Millisecond<<min(attempt-1, 6), 50*time.Millisecond)
 	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 	t := time.NewTimer(d)
 	defer t.Stop()
