@@ -26,6 +26,22 @@ type clock struct{ now time.Time }
 
 func (c *clock) Now() time.Time { return c.now }
 
+// tickAt sets clk to t0+at, looks once and returns the transitions as
+// "ID:from>to" words joined by spaces.
+func tickAt(t *testing.T, ctx context.Context, m *monitor.Monitor, clk *clock, at time.Duration) string {
+	t.Helper()
+	clk.now = t0.Add(at)
+	got, err := m.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(got))
+	for _, tr := range got {
+		names = append(names, tr.ID+":"+string(tr.From)+">"+string(tr.To))
+	}
+	return strings.Join(names, " ")
+}
+
 func start(t *testing.T, s ckpt.Store, id string, interval time.Duration) {
 	t.Helper()
 	iv := ckpt.Duration(interval)
@@ -67,17 +83,8 @@ func TestTransitionsReportedOnceWithFakeClock(t *testing.T) {
 	}
 	step := func(at time.Duration, want ...string) {
 		t.Helper()
-		clk.now = t0.Add(at)
-		got, err := m.Tick(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tr := range got {
-			names = append(names, tr.ID+":"+string(tr.From)+">"+string(tr.To))
-		}
-		if strings.Join(names, " ") != strings.Join(want, " ") {
-			t.Fatalf("at +%s: transitions %v, want %v", at, names, want)
+		if got := tickAt(t, ctx, m, clk, at); got != strings.Join(want, " ") {
+			t.Fatalf("at +%s: transitions %q, want %q", at, got, want)
 		}
 	}
 	step(0)

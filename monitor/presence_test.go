@@ -40,17 +40,8 @@ func TestPresenceTransitionsWithFakeClock(t *testing.T) {
 	}
 	step := func(at time.Duration, want ...string) {
 		t.Helper()
-		clk.now = t0.Add(at)
-		got, err := m.Tick(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tr := range got {
-			names = append(names, tr.ID+":"+string(tr.From)+">"+string(tr.To))
-		}
-		if strings.Join(names, " ") != strings.Join(want, " ") {
-			t.Fatalf("at +%s: transitions %v, want %v", at, names, want)
+		if got := tickAt(t, ctx, m, clk, at); got != strings.Join(want, " ") {
+			t.Fatalf("at +%s: transitions %q, want %q", at, got, want)
 		}
 	}
 	step(0)
