@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/gitroot"
 )
 
 // Environment variables a hook call reads besides EnvAgent, EnvStateDir and
@@ -113,7 +114,7 @@ func (c Call) handle(ctx context.Context, ev Event, in Input) (Result, *lockedBu
 		Client:   c.Client,
 		Now:      c.Now,
 		Getenv:   getenv,
-		RepoRoot: FindRepoRoot(start),
+		RepoRoot: gitroot.Find(start),
 		Loop:     c.Loop,
 		StateDir: StateDir(getenv, getenv("HOME")),
 	}
@@ -178,27 +179,6 @@ func IsTruthy(v string) bool {
 	}
 	b, _ := strconv.ParseBool(v)
 	return b
-}
-
-// FindRepoRoot returns the nearest directory at or above start that holds
-// a .git entry (a directory, or a file for a worktree or submodule), or ""
-// when there is none. It reads the file system only: no git process, which
-// would cost a hook several milliseconds.
-func FindRepoRoot(start string) string {
-	if start == "" {
-		return ""
-	}
-	dir := filepath.Clean(start)
-	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
 
 func isDir(p string) bool {

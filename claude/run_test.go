@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,27 +96,6 @@ func TestBounded(t *testing.T) {
 	want := errors.New("mine")
 	if err := Bounded(context.Background(), func() error { return want }); err != want {
 		t.Fatalf("the function's error: %v", err)
-	}
-}
-
-func TestFindRepoRoot(t *testing.T) {
-	dir := t.TempDir()
-	deep := filepath.Join(dir, "repo", "a", "b")
-	if err := os.MkdirAll(deep, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if got := FindRepoRoot(deep); got != "" && strings.HasPrefix(got, dir) {
-		t.Fatalf("no repository yet, got %s", got)
-	}
-	// A worktree's .git is a file.
-	if err := os.WriteFile(filepath.Join(dir, "repo", ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := FindRepoRoot(deep); got != filepath.Join(dir, "repo") {
-		t.Fatalf("findRepoRoot = %q", got)
-	}
-	if FindRepoRoot("") != "" {
-		t.Fatal("an empty start has no repository")
 	}
 }
 

@@ -13,39 +13,19 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/gitroot"
 )
-
-// FindRoot returns the nearest directory at or above dir that holds a .git
-// entry (a directory, or a file for a worktree or submodule), "" when
-// there is none. It reads the file system only.
-func FindRoot(dir string) string {
-	if dir == "" {
-		return ""
-	}
-	dir = filepath.Clean(dir)
-	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
 
 // Probe returns the code state of the repository at or above dir at now,
 // on host; nil and no error when dir is not in a git repository (or git is
 // not installed: the state is an extra, not a requirement).
 func Probe(ctx context.Context, dir, host string, now time.Time) (*ckpt.CodeState, error) {
-	root := FindRoot(dir)
+	root := gitroot.Find(dir)
 	if root == "" {
 		return nil, nil
 	}

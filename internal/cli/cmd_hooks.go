@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt-dev/ckpt/claude"
+	"github.com/ckpt-dev/ckpt/internal/gitroot"
 )
 
 // HooksOptions are the inputs of `ckpt hooks install|uninstall CLIENT`.
@@ -91,7 +92,7 @@ without ckpt's hooks is left alone.`
 			return usageError{err}
 		}
 		o.HomeDir = f.env.getenv("HOME")
-		o.ProjectDir = claude.FindRepoRoot(f.env.WorkDir)
+		o.ProjectDir = gitroot.Find(f.env.WorkDir)
 		if o.ProjectDir == "" {
 			o.ProjectDir = f.env.WorkDir
 		}

@@ -12,11 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/claude"
-	"github.com/ckpt-dev/ckpt/internal/cli"
-	"github.com/ckpt-dev/ckpt/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/gitroot"
+	"github.com/ckpt-dev/ckpt/mcp"
 )
 
 // MCPOptions are the inputs of `ckpt mcp`.
@@ -162,7 +163,7 @@ server and key. A file without it is left alone.`
 		if c := strings.ToLower(args[0]); c != "claude" && c != "claude-code" {
 			return cli.Usagef("ckpt mcp %s knows claude only; for Codex, Gemini CLI and other clients see docs/mcp.md (add command ckpt, args [mcp] to their MCP servers)", use)
 		}
-		o.ProjectDir = claude.FindRepoRoot(f.Env().WorkDir)
+		o.ProjectDir = gitroot.Find(f.Env().WorkDir)
 		if o.ProjectDir == "" {
 			o.ProjectDir = f.Env().WorkDir
 		}
