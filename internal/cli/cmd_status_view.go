@@ -144,18 +144,29 @@ func runStatusView(ctx context.Context, o *StatusViewOptions) error {
 		if o.Watch {
 			return o.watch(ctx, st)
 		}
-		view, damaged, err := o.view(ctx, st)
+		damaged, err := o.draw(ctx, st)
 		if err != nil {
 			return err
 		}
-		if err := o.emit(view); err != nil {
-			return err
-		}
-		if damaged != nil {
-			printWarning(o.IO.ErrOut, errorLine(damaged))
-		}
 		return damaged
 	})
+}
+
+// draw writes the view once, with a warning under it naming the
+// checkpoints that could not be read, and returns those (damaged) apart
+// from an error that kept the view from being drawn.
+func (o *StatusViewOptions) draw(ctx context.Context, st ckpt.Store) (damaged, err error) {
+	view, damaged, err := o.view(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.emit(view); err != nil {
+		return nil, err
+	}
+	if damaged != nil {
+		printWarning(o.IO.ErrOut, errorLine(damaged))
+	}
+	return damaged, nil
 }
 
 // watch draws the view, then again after each change in the store's feed
@@ -169,18 +180,8 @@ func (o *StatusViewOptions) watch(ctx context.Context, st ckpt.Store) error {
 		ticks = t.C
 	}
 	return follow.Redraw(ctx, st, ticks, func(ctx context.Context) error {
-		view, damaged, err := o.view(ctx, st)
-		if err != nil {
-			return err
-		}
-		if err := o.emit(view); err != nil {
-			return err
-		}
-		if damaged != nil {
-			// Shown under the table each time; the watch goes on.
-			printWarning(o.IO.ErrOut, errorLine(damaged))
-		}
-		return nil
+		_, err := o.draw(ctx, st) // damage is warned under each table; the watch goes on
+		return err
 	})
 }
 
