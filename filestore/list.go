@@ -32,8 +32,9 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	}
 	// Resolving dead writers' markers needs write access; a reader
 	// without it lists what the view and the files say (a stale entry is
-	// still caught by its history's size).
-	_ = s.settle()
+	// still caught by its history's size). Once settled, the view holds
+	// every acknowledged append (see trustView).
+	settled := s.settle() == nil
 	// Paging through a store (ListAll) reads the journal's tail once, not
 	// once per page.
 	s.mu.Lock()
@@ -47,7 +48,7 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	s.mu.Lock()
 	s.listed = v
 	s.mu.Unlock()
-	page, err = s.listView(ctx, v, opts)
+	page, err = s.listView(ctx, v, opts, settled)
 	if v.tailN > compactLines && err == nil {
 		s.compact(v) // best effort: a failure leaves a longer tail
 	}
@@ -55,7 +56,7 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 }
 
 // listView is List over v.
-func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (ckpt.Page, error) {
+func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, settled bool) (ckpt.Page, error) {
 	page := ckpt.Page{Items: []ckpt.Summary{}}
 	flt := opts.Filter
 	from := opts.After + "\x00"
@@ -99,7 +100,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions) (c
 			addDamaged(id, errIndexLine(id))
 			from = id + "\x00"
 		})
-		sums, errs := s.resolveSummaries(ctx, dir, cands, &flt)
+		sums, errs := s.resolveSummaries(ctx, dir, cands, &flt, settled)
 		if err := ctx.Err(); err != nil {
 			return ckpt.Page{Items: []ckpt.Summary{}}, err
 		}
@@ -153,25 +154,29 @@ func prefilter(f *ckpt.Filter, e *ientry) bool {
 // resolveSummaries turns candidates into summaries with liveness, in
 // parallel, and returns those f matches (nil for the others and for
 // checkpoints gone) and each one's error.
-func (s *Store) resolveSummaries(ctx context.Context, dir listDir, cands []ientry, f *ckpt.Filter) ([]*ckpt.Summary, []error) {
+func (s *Store) resolveSummaries(ctx context.Context, dir listDir, cands []ientry, f *ckpt.Filter, settled bool) ([]*ckpt.Summary, []error) {
 	sums := make([]*ckpt.Summary, len(cands))
 	errs := make([]error, len(cands))
 	workers := min(runtime.GOMAXPROCS(0), (len(cands)+63)/64)
 	parallel(ctx, len(cands), workers, func(j int) {
-		sums[j], errs[j] = s.summaryFor(dir, cands[j], f)
+		sums[j], errs[j] = s.summaryFor(dir, cands[j], f, settled)
 	})
 	return sums, errs
 }
 
-// summaryFor returns e's summary with liveness if f matches it.
-func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter) (*ckpt.Summary, error) {
+// summaryFor returns e's summary with liveness if f matches it. settled
+// says the listing's settle succeeded (see trustView).
+func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool) (*ckpt.Summary, error) {
 	at, size := dir.beat(e.id)
 	if !flt.SeenBefore.IsZero() && !at.Before(flt.SeenBefore) {
 		return nil, nil // seen since: no need to read more
 	}
-	sum, err := s.currentSummary(dir, e)
-	if err != nil || sum == nil {
-		return nil, err
+	sum := trustView(e, settled && !at.IsZero())
+	if sum == nil {
+		var err error
+		if sum, err = s.currentSummary(dir, e); err != nil || sum == nil {
+			return nil, err
+		}
 	}
 	sum.Heartbeat.LastBeat, sum.Heartbeat.Presence = at, nil
 	if size > 0 {
@@ -186,6 +191,24 @@ func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter) (*ckpt.Summa
 		return nil, nil
 	}
 	return sum, nil
+}
+
+// trustView returns e's own summary when the view can be trusted without
+// a stat: the listing settled (every dead writer's marker resolved, the
+// journal reconciled under this boot, so the view holds every append that
+// was acknowledged; a live writer's append is not acknowledged before its
+// journal line) and the checkpoint's beat file exists, which proves its
+// directory is there (a checkpoint removed by hand is not listed). It
+// returns nil otherwise, and the caller stats the files (currentSummary).
+func trustView(e ientry, trusted bool) *ckpt.Summary {
+	if !trusted || e.unknown {
+		return nil
+	}
+	sum, err := e.summaryOf()
+	if err != nil {
+		return nil // read from the files, which report the damage
+	}
+	return &sum
 }
 
 // currentSummary returns the summary of e's checkpoint without liveness:
