@@ -111,10 +111,26 @@ type Page struct {
 // from any page is collected (its IDs merged) and returned with the whole
 // listing; any other error stops it.
 func ListAll(ctx context.Context, s Store, f Filter) ([]Summary, error) {
-	var (
-		out     []Summary
-		damaged *DamagedError
-	)
+	out := []Summary{}
+	err := EachPage(ctx, s, f, func(page []Summary) error {
+		out = append(out, page...)
+		return nil
+	})
+	var d *DamagedError
+	if err != nil && !errors.As(err, &d) {
+		return nil, err
+	}
+	return out, err
+}
+
+// EachPage pages through every checkpoint that f matches, calling fn with
+// each page's summaries in ID order, so that a caller judging every
+// checkpoint (ckpt stale at 100,000) holds one page at a time, not the
+// whole store. fn may keep the summaries (each page is its own slice). A
+// *DamagedError from any page is collected (its IDs merged) and returned
+// once every page was seen; an error from the store or from fn stops it.
+func EachPage(ctx context.Context, s Store, f Filter, fn func(page []Summary) error) error {
+	var damaged *DamagedError
 	opts := ListOptions{Filter: f, Limit: MaxPageSize}
 	for {
 		p, err := s.List(ctx, opts)
@@ -126,19 +142,18 @@ func ListAll(ctx context.Context, s Store, f Filter) ([]Summary, error) {
 			}
 			damaged.IDs = append(damaged.IDs, d.IDs...)
 		case err != nil:
-			return nil, err
+			return err
 		}
-		out = append(out, p.Items...)
+		if err := fn(p.Items); err != nil {
+			return err
+		}
 		if p.Next == "" {
 			break
 		}
 		opts.After = p.Next
 	}
-	if out == nil {
-		out = []Summary{}
-	}
 	if damaged != nil {
-		return out, damaged
+		return damaged
 	}
-	return out, nil
+	return nil
 }

@@ -487,15 +487,19 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 	if th.Warn > 0 && th.Stale > 0 && th.Warn > th.Stale {
 		return nil, StaleOutput{}, fmt.Errorf("%w: warn %s is longer than stale %s: warn must come first", ckpt.ErrInvalid, th.Warn, th.Stale)
 	}
-	cs, damaged, err := listReadable(ctx, s.store, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}})
+	now := s.now()
+	// The one stale report (render.StaleFrom): the same selection and
+	// order as ckpt stale; the readable checkpoints even when some are
+	// damaged (named in Damaged).
+	rep, err := render.StaleFrom(ctx, s.store, ckpt.Filter{}, now, th, process.Alive)
+	out := StaleOutput{Checkpoints: []StaleItem{}}
+	if d := (*ckpt.DamagedError)(nil); errors.As(err, &d) {
+		out.Damaged, err = d.IDs, nil
+	}
 	if err != nil {
 		return nil, StaleOutput{}, err
 	}
-	now := s.now()
-	out := StaleOutput{Checkpoints: []StaleItem{}, Damaged: damaged}
-	// The one stale report (render.Stale): the same selection and order as
-	// ckpt stale.
-	for _, e := range render.Stale(cs, now, th, process.Alive).Entries {
+	for _, e := range rep.Entries {
 		sum, silent := summarize(e.Summary, now, th)
 		out.Checkpoints = append(out.Checkpoints, StaleItem{Summary: sum, SilentSeconds: silent.Seconds(), Silent: silent.Round(time.Second).String()})
 	}

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -59,41 +61,90 @@ type StaleReport struct {
 // is reported; working, busy, waiting and ended ones are not. list is not
 // changed.
 func Stale(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) StaleReport {
-	r := StaleReport{Entries: []StaleEntry{}}
+	j := NewStaleJudge(now, th, alive)
+	j.Add(list)
+	return j.Report()
+}
+
+// LiveStatuses are the statuses a checkpoint can go stale in.
+var LiveStatuses = []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}
+
+// StaleFrom is Stale over the checkpoints of st that f matches in a live
+// status (f's Status is replaced by LiveStatuses), listed page by page
+// (ckpt.EachPage), so that judging 100,000 checkpoints holds one page of
+// summaries at a time. A *ckpt.DamagedError comes with the report of the
+// readable checkpoints; any other error with an empty report.
+func StaleFrom(ctx context.Context, st ckpt.Store, f ckpt.Filter, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) (StaleReport, error) {
+	f.Status = LiveStatuses
+	j := NewStaleJudge(now, th, alive)
+	err := ckpt.EachPage(ctx, st, f, func(page []ckpt.Summary) error {
+		j.Add(page)
+		return nil
+	})
+	if d := (*ckpt.DamagedError)(nil); err != nil && !errors.As(err, &d) {
+		return NewStaleJudge(now, th, alive).Report(), err
+	}
+	return j.Report(), err
+}
+
+// StaleJudge builds the StaleReport of Stale page by page (ckpt.EachPage),
+// so that judging a large store holds one page of summaries, not all of
+// them. Not safe for concurrent use.
+type StaleJudge struct {
+	now   time.Time
+	th    ckpt.Thresholds
+	alive ckpt.AliveFunc
+	r     StaleReport
+}
+
+// NewStaleJudge returns a judge with Stale's arguments and nothing judged.
+func NewStaleJudge(now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) *StaleJudge {
+	return &StaleJudge{now: now, th: th, alive: alive, r: StaleReport{Entries: []StaleEntry{}}}
+}
+
+// Add judges list; a silent checkpoint's entry keeps a copy of its
+// summary, so list may be reused afterwards.
+func (j *StaleJudge) Add(list []ckpt.Summary) {
 	for i := range list {
 		c := &list[i]
-		v := ckpt.PresenceOf(c, now, th, alive)
+		v := ckpt.PresenceOf(c, j.now, j.th, j.alive)
 		lv, age := v.Alarm(), v.Silent
 		if lv == ckpt.NotLive {
 			continue
 		}
-		r.Live++
+		j.r.Live++
 		switch lv {
 		case ckpt.Stale:
-			r.Stale++
+			j.r.Stale++
 		case ckpt.Warn:
-			r.Warn++
+			j.r.Warn++
 		default:
 			continue
 		}
-		warn, stale := th.ForInterval(c.Heartbeat.Interval.D())
+		warn, stale := j.th.ForInterval(c.Heartbeat.Interval.D())
 		iv := c.Heartbeat.Interval
 		if iv <= 0 {
 			iv = ckpt.Duration(ckpt.DefaultInterval)
 		}
-		r.Entries = append(r.Entries, StaleEntry{
+		kept := *c
+		j.r.Entries = append(j.r.Entries, StaleEntry{
 			ID: c.ID, Agent: AgentName(c.Agent), Title: c.Title, Status: c.Status, Liveness: lv,
 			Presence: v.State, Why: v.Why,
 			LastSeen: c.LastSeen(), SilentSeconds: int64(age / time.Second),
 			Interval: iv, WarnAfter: ckpt.Duration(warn), StaleAfter: ckpt.Duration(stale),
-			Summary: c,
+			Summary: &kept,
 		})
 	}
-	sort.SliceStable(r.Entries, func(i, j int) bool {
-		a, b := r.Entries[i], r.Entries[j]
-		return SilenceLess(a.Liveness, a.ID, b.Liveness, b.ID)
+}
+
+// Report returns the report of everything added, its entries in the one
+// order of silent checkpoints (SilenceLess).
+func (j *StaleJudge) Report() StaleReport {
+	sort.SliceStable(j.r.Entries, func(a, b int) bool {
+		x, y := j.r.Entries[a], j.r.Entries[b]
+		return SilenceLess(x.Liveness, x.ID, y.Liveness, y.ID)
 	})
-	return r
+	return j.r
 }
 
 // SilenceLess is the one order of silent checkpoints: stale before warn

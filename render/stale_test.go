@@ -1,10 +1,13 @@
 package render
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/memstore"
 )
 
 func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
@@ -69,5 +72,51 @@ func TestStaleReportSpeaksPresence(t *testing.T) {
 	}
 	if r.Live != 4 || r.Stale != 1 || r.Warn != 0 {
 		t.Errorf("counts live %d stale %d warn %d, want 4, 1, 0", r.Live, r.Stale, r.Warn)
+	}
+}
+
+// TestStaleFromJudgesEveryPage: judged page by page from a store, the
+// report of more checkpoints than one page holds is the report of the
+// whole listing, and a silent entry's summary outlives its page.
+func TestStaleFromJudgesEveryPage(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)
+	st := memstore.New()
+	const n = ckpt.MaxPageSize + 500
+	for i := range n {
+		st.SetClock(func() time.Time { return t0.Add(time.Duration(i) * time.Second) })
+		status := ckpt.StatusInProgress
+		if i%7 == 0 {
+			status = ckpt.StatusDone
+		}
+		e := ckpt.MustEvent(ckpt.EventCreated, time.Time{}, ckpt.Actor{}, ckpt.Created{Patch: ckpt.Patch{Status: &status}})
+		if _, err := st.Append(ctx, fmt.Sprintf("p/%05d", i), e, ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Silent for 40 to 65 minutes: warn past 30, stale past 60 (the
+	// default 15-minute interval).
+	now := t0.Add(n*time.Second + 40*time.Minute)
+	all, err := ckpt.ListAll(ctx, st, ckpt.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stale(all, now, ckpt.Thresholds{}, nil)
+	got, err := StaleFrom(ctx, st, ckpt.Filter{}, now, ckpt.Thresholds{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Live != want.Live || got.Warn != want.Warn || got.Stale != want.Stale || len(got.Entries) != len(want.Entries) {
+		t.Fatalf("paged report: live %d warn %d stale %d (%d entries); whole listing: %d %d %d (%d)",
+			got.Live, got.Warn, got.Stale, len(got.Entries), want.Live, want.Warn, want.Stale, len(want.Entries))
+	}
+	if want.Live != n-(n+6)/7 || want.Stale == 0 || want.Warn == 0 {
+		t.Fatalf("the fixture judges live %d, stale %d, warn %d: want every live one, some of each", want.Live, want.Stale, want.Warn)
+	}
+	for i := range want.Entries {
+		g, w := got.Entries[i], want.Entries[i]
+		if g.ID != w.ID || g.Liveness != w.Liveness || g.Summary.ID != g.ID || g.SilentSeconds != w.SilentSeconds {
+			t.Fatalf("entry %d: %+v, want %+v", i, g, w)
+		}
 	}
 }

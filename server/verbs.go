@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -115,11 +116,10 @@ func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	f := ckpt.Filter{Prefix: r.URL.Query().Get("prefix"), Parent: r.URL.Query().Get("parent")}
-	all, err := ckpt.ListAll(r.Context(), s.store, f)
-	if err != nil && len(all) == 0 {
+	rep, err := render.StaleFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)
+	if d := (*ckpt.DamagedError)(nil); err != nil && !errors.As(err, &d) {
 		return err
 	}
-	rep := render.Stale(all, s.now(), t, s.opts.Alive)
 	out := struct {
 		Items []httpapi.StaleEntry `json:"items"`
 	}{Items: make([]httpapi.StaleEntry, 0, len(rep.Entries))}

@@ -96,20 +96,20 @@ Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
 }
 
 func runStale(ctx context.Context, o *StaleOptions) error {
-	filter := ckpt.Filter{Status: []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}, Prefix: o.Prefix, Parent: o.Parent}
-	var list []ckpt.Summary
+	now := o.Now()
+	var report render.StaleReport
 	var damaged error
 	err := o.withStore(func(st ckpt.Store) error {
 		var err error
-		list, damaged, err = listSummaries(ctx, st, filter)
+		report, err = render.StaleFrom(ctx, st, ckpt.Filter{Prefix: o.Prefix, Parent: o.Parent}, now, o.Thresholds, process.Alive)
+		if d := (*ckpt.DamagedError)(nil); errors.As(err, &d) {
+			damaged, err = err, nil
+		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-
-	now := o.Now()
-	report := render.Stale(list, now, o.Thresholds, process.Alive)
 	if o.JSON {
 		if err := writeJSON(o.IO.Out, report.Entries); err != nil {
 			return err
