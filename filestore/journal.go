@@ -498,6 +498,13 @@ func decoded(fn func(e jentry, end int64) error) func(line []byte, end int64) er
 	}
 }
 
+// The journal reader's buffer: minReadBuf first, doubled while a read
+// fills it, up to maxReadBuf (a longer line gets a buffer of its own).
+const (
+	minReadBuf = 64 << 10
+	maxReadBuf = 1 << 20
+)
+
 // nextLines is next with each line undecoded (without its newline; valid
 // only during the call).
 func (r *reader) nextLines(fn func(line []byte, end int64) error) (int, error) {
@@ -512,7 +519,9 @@ func (r *reader) nextLines(fn func(line []byte, end int64) error) (int, error) {
 		}
 	}
 	if cap(r.buf) == 0 {
-		r.buf = make([]byte, 1<<20)
+		// Most reads find a short tail (a listing's page finds none):
+		// start small, and grow while reads fill the buffer.
+		r.buf = make([]byte, minReadBuf)
 	}
 	n, err := r.f.ReadAt(r.buf[:cap(r.buf)], r.off)
 	if err != nil && err != io.EOF {
@@ -541,6 +550,9 @@ func (r *reader) nextLines(fn func(line []byte, end int64) error) (int, error) {
 	}
 	r.off += int64(last + 1)
 	r.pos = r.seg.start + r.off
+	if n == cap(r.buf) && n < maxReadBuf {
+		r.buf = make([]byte, 2*n) // the lines handed out are done with
+	}
 	return lines, nil
 }
 
