@@ -157,19 +157,27 @@ func ientryOf(e jentry) ientry {
 
 // summaryOf decodes e's summary (without liveness).
 func (e ientry) summaryOf() (ckpt.Summary, error) {
-	if e.decoded != nil {
-		s := *e.decoded
-		return s, nil
-	}
 	var s ckpt.Summary
-	if decodeSummary(e.summary, &s) {
-		return s, nil
+	err := e.summaryInto(&s)
+	return s, err
+}
+
+// summaryInto is summaryOf decoding into *s (a listing's page slot), which
+// it overwrites whole.
+func (e ientry) summaryInto(s *ckpt.Summary) error {
+	if e.decoded != nil {
+		*s = *e.decoded
+		return nil
 	}
-	s = ckpt.Summary{}
-	if err := json.Unmarshal(e.summary, &s); err != nil {
-		return s, fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); a repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
+	*s = ckpt.Summary{}
+	if decodeSummary(e.summary, s) {
+		return nil
 	}
-	return s, nil
+	*s = ckpt.Summary{}
+	if err := json.Unmarshal(e.summary, s); err != nil {
+		return fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); a repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
+	}
+	return nil
 }
 
 // snapshot is the index file, mapped into memory (mmapIndex): its position

@@ -57,7 +57,10 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 
 // listView is List over v.
 func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, settled bool) (ckpt.Page, error) {
-	page := ckpt.Page{Items: []ckpt.Summary{}}
+	batch := max(opts.Limit+1, 256)
+	// A full page's room at once: growing it by appends moved every
+	// summary of a 1,000-row page several times.
+	page := ckpt.Page{Items: make([]ckpt.Summary, 0, min(max(opts.Limit, 1), batch))}
 	flt := opts.Filter
 	from := opts.After + "\x00"
 	if opts.After == "" || flt.Prefix > from {
@@ -77,7 +80,6 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 		}
 		damaged.IDs = append(damaged.IDs, id)
 	}
-	batch := max(opts.Limit+1, 256)
 	dir := s.openListDir()
 	defer dir.close()
 	for done := false; !done; {
@@ -100,7 +102,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 			addDamaged(id, errIndexLine(id))
 			from = id + "\x00"
 		})
-		sums, errs := s.resolveSummaries(ctx, dir, cands, &flt, settled)
+		sums, found, errs := s.resolveSummaries(ctx, dir, cands, &flt, settled)
 		if err := ctx.Err(); err != nil {
 			return ckpt.Page{Items: []ckpt.Summary{}}, err
 		}
@@ -109,7 +111,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 				addDamaged(cands[i].id, errs[i])
 				continue
 			}
-			if sums[i] == nil {
+			if !found[i] {
 				continue
 			}
 			if opts.Limit > 0 && len(page.Items) == opts.Limit {
@@ -117,7 +119,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 				done = true
 				break
 			}
-			page.Items = append(page.Items, *sums[i])
+			page.Items = append(page.Items, sums[i])
 		}
 		done = done || end
 	}
@@ -152,31 +154,33 @@ func prefilter(f *ckpt.Filter, e *ientry) bool {
 }
 
 // resolveSummaries turns candidates into summaries with liveness, in
-// parallel, and returns those f matches (nil for the others and for
+// parallel, and returns them, whether f matches each (false too for
 // checkpoints gone) and each one's error.
-func (s *Store) resolveSummaries(ctx context.Context, dir listDir, cands []ientry, f *ckpt.Filter, settled bool) ([]*ckpt.Summary, []error) {
-	sums := make([]*ckpt.Summary, len(cands))
+func (s *Store) resolveSummaries(ctx context.Context, dir listDir, cands []ientry, f *ckpt.Filter, settled bool) ([]ckpt.Summary, []bool, []error) {
+	sums := make([]ckpt.Summary, len(cands))
+	found := make([]bool, len(cands))
 	errs := make([]error, len(cands))
 	workers := min(runtime.GOMAXPROCS(0), (len(cands)+63)/64)
 	parallel(ctx, len(cands), workers, func(j int) {
-		sums[j], errs[j] = s.summaryFor(dir, cands[j], f, settled)
+		found[j], errs[j] = s.summaryFor(dir, cands[j], f, settled, &sums[j])
 	})
-	return sums, errs
+	return sums, found, errs
 }
 
-// summaryFor returns e's summary with liveness if f matches it. settled
-// says the listing's settle succeeded (see trustView).
-func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool) (*ckpt.Summary, error) {
+// summaryFor sets *sum to e's summary with liveness and reports whether
+// f matches it. settled says the listing's settle succeeded (see
+// trustView).
+func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool, sum *ckpt.Summary) (bool, error) {
 	at, size := dir.beat(e.id)
 	if !flt.SeenBefore.IsZero() && !at.Before(flt.SeenBefore) {
-		return nil, nil // seen since: no need to read more
+		return false, nil // seen since: no need to read more
 	}
-	sum := trustView(e, settled && !at.IsZero())
-	if sum == nil {
-		var err error
-		if sum, err = s.currentSummary(dir, e); err != nil || sum == nil {
-			return nil, err
+	if !trustView(e, settled && !at.IsZero(), sum) {
+		cur, err := s.currentSummary(dir, e)
+		if err != nil || cur == nil {
+			return false, err
 		}
+		*sum = *cur
 	}
 	sum.Heartbeat.LastBeat, sum.Heartbeat.Presence = at, nil
 	if size > 0 {
@@ -187,28 +191,22 @@ func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool
 			}
 		}
 	}
-	if !flt.MatchSummary(sum) {
-		return nil, nil
-	}
-	return sum, nil
+	return flt.MatchSummary(sum), nil
 }
 
-// trustView returns e's own summary when the view can be trusted without
+// trustView sets *sum to e's own summary when the view can be trusted without
 // a stat: the listing settled (every dead writer's marker resolved, the
 // journal reconciled under this boot, so the view holds every append that
 // was acknowledged; a live writer's append is not acknowledged before its
 // journal line) and the checkpoint's beat file exists, which proves its
 // directory is there (a checkpoint removed by hand is not listed). It
-// returns nil otherwise, and the caller stats the files (currentSummary).
-func trustView(e ientry, trusted bool) *ckpt.Summary {
+// returns false otherwise, and the caller stats the files (currentSummary).
+func trustView(e ientry, trusted bool, sum *ckpt.Summary) bool {
 	if !trusted || e.unknown {
-		return nil
+		return false
 	}
-	sum, err := e.summaryOf()
-	if err != nil {
-		return nil // read from the files, which report the damage
-	}
-	return &sum
+	// On an error: read from the files, which report the damage.
+	return e.summaryInto(sum) == nil
 }
 
 // currentSummary returns the summary of e's checkpoint without liveness:
