@@ -18,8 +18,8 @@ import (
 // so the result is always what encoding/json gives (FuzzDecodeSummary).
 func decodeSummary(b []byte, s *ckpt.Summary) (ok bool) {
 	d := summaryDecoder{b: b}
-	ok = d.object(func(key string) bool {
-		switch key {
+	ok = d.object(func(key []byte) bool {
+		switch string(key) {
 		case "id":
 			s.ID, ok = d.str()
 		case "rev":
@@ -93,8 +93,9 @@ func (d *summaryDecoder) next(c byte) bool {
 }
 
 // object reads an object, calling member for each key with the decoder
-// at its value; member reads the value.
-func (d *summaryDecoder) object(member func(key string) bool) bool {
+// at its value; member reads the value. The key is the input's own bytes
+// (a switch on string(key) allocates nothing).
+func (d *summaryDecoder) object(member func(key []byte) bool) bool {
 	if !d.next('{') {
 		return false
 	}
@@ -102,7 +103,7 @@ func (d *summaryDecoder) object(member func(key string) bool) bool {
 		return true
 	}
 	for {
-		key, ok := d.str()
+		key, ok := d.raw()
 		if !ok || !d.next(':') || !member(key) {
 			return false
 		}
@@ -118,8 +119,17 @@ func (d *summaryDecoder) object(member func(key string) bool) bool {
 // str reads a string without escapes, of valid UTF-8 and no control
 // characters.
 func (d *summaryDecoder) str() (string, bool) {
-	if !d.next('"') {
+	raw, ok := d.raw()
+	if !ok {
 		return "", false
+	}
+	return string(raw), true
+}
+
+// raw is str returning the input's bytes between the quotes.
+func (d *summaryDecoder) raw() ([]byte, bool) {
+	if !d.next('"') {
+		return nil, false
 	}
 	start, ascii := d.i, true
 	for ; d.i < len(d.b); d.i++ {
@@ -128,16 +138,16 @@ func (d *summaryDecoder) str() (string, bool) {
 			raw := d.b[start:d.i]
 			d.i++
 			if !ascii && !utf8.Valid(raw) {
-				return "", false
+				return nil, false
 			}
-			return string(raw), true
+			return raw, true
 		case c == '\\' || c < 0x20:
-			return "", false
+			return nil, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 func (d *summaryDecoder) strs() ([]string, bool) {
@@ -242,8 +252,8 @@ func (d *summaryDecoder) time(t *time.Time) bool {
 }
 
 func (d *summaryDecoder) agent(a *ckpt.Agent) bool {
-	return d.object(func(key string) (ok bool) {
-		switch key {
+	return d.object(func(key []byte) (ok bool) {
+		switch string(key) {
 		case "id":
 			a.ID, ok = d.str()
 		case "type":
@@ -256,8 +266,8 @@ func (d *summaryDecoder) agent(a *ckpt.Agent) bool {
 }
 
 func (d *summaryDecoder) progress(p *ckpt.Progress) bool {
-	return d.object(func(key string) (ok bool) {
-		switch key {
+	return d.object(func(key []byte) (ok bool) {
+		switch string(key) {
 		case "done":
 			p.Done, ok = d.intN()
 		case "total":
@@ -271,8 +281,8 @@ func (d *summaryDecoder) progress(p *ckpt.Progress) bool {
 
 // heartbeat reads a heartbeat without presence (the index keeps none).
 func (d *summaryDecoder) heartbeat(h *ckpt.Heartbeat) bool {
-	return d.object(func(key string) (ok bool) {
-		switch key {
+	return d.object(func(key []byte) (ok bool) {
+		switch string(key) {
 		case "last_beat":
 			ok = d.time(&h.LastBeat)
 		case "interval":
@@ -288,8 +298,8 @@ func (d *summaryDecoder) heartbeat(h *ckpt.Heartbeat) bool {
 }
 
 func (d *summaryDecoder) archive(a *ckpt.Archive) bool {
-	return d.object(func(key string) (ok bool) {
-		switch key {
+	return d.object(func(key []byte) (ok bool) {
+		switch string(key) {
 		case "reason":
 			a.Reason, ok = d.str()
 		case "at":
