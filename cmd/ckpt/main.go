@@ -4,8 +4,20 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
 )
 
-func main() { os.Exit(cli.Main(cli.System())) }
+func main() {
+	// A ckpt process lives milliseconds to a second. A listing of 100,000
+	// checkpoints (ckpt stale) allocates about 300 MB of summaries a page
+	// at a time while its live heap stays near 10 MB, so the default
+	// GOGC=100 collects every few megabytes: 400 costs about 35 MB more at
+	// the peak and saves about a fifth of the CPU. GOGC set by the user
+	// still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	os.Exit(cli.Main(cli.System()))
+}
