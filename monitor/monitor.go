@@ -48,8 +48,13 @@ type Options struct {
 	// (default DefaultActionTimeout). A command still running then is
 	// killed with its whole process group; either way the watch goes on.
 	ActionTimeout time.Duration
-	// Log receives one line per transition and per failed action.
+	// Log receives one line per transition.
 	Log io.Writer
+	// Warn receives each failure the watch goes on after, as one message:
+	// an action that failed or timed out, a checkpoint that could not be
+	// read or marked abandoned. Nil writes them to Log as "monitor: …"
+	// lines.
+	Warn func(msg string)
 	// Alive checks a checkpoint's recorded agent process (process.Alive
 	// for this host); nil checks none, and nothing is seen dead.
 	Alive ckpt.AliveFunc
@@ -122,10 +127,10 @@ func (m *Monitor) runExec(ctx context.Context, t Transition, body []byte) {
 	out, err := cmd.CombinedOutput()
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		fmt.Fprintf(m.opts.Log, "monitor: --exec for %s did not finish within %s: killed it and its process group (--action-timeout sets the limit): %s\n",
+		m.warnf("--exec for %s did not finish within %s: killed it and its process group (--action-timeout sets the limit): %s",
 			t.ID, m.opts.ActionTimeout, bytes.TrimSpace(out))
 	case err != nil:
-		fmt.Fprintf(m.opts.Log, "monitor: --exec for %s failed: %v: %s\n", t.ID, err, bytes.TrimSpace(out))
+		m.warnf("--exec for %s failed: %v: %s", t.ID, err, bytes.TrimSpace(out))
 	}
 }
 
@@ -149,7 +154,7 @@ func (m *Monitor) postWebhook(ctx context.Context, t Transition, body []byte) {
 		err = fmt.Errorf("no answer within %s (--action-timeout sets the limit)", m.opts.ActionTimeout)
 	}
 	if err != nil {
-		fmt.Fprintf(m.opts.Log, "monitor: --webhook for %s failed: %v\n", t.ID, err)
+		m.warnf("--webhook for %s failed: %v", t.ID, err)
 	}
 }
 

@@ -202,3 +202,78 @@ func TestTransitionsInTheStaleReportsOrder(t *testing.T) {
 		t.Errorf("transitions %v, want %v", got, want)
 	}
 }
+
+// TestFailuresGoToWarn: a failed action is a warning apart from the
+// transitions, which alone go to Log (ckpt monitor prints the two on
+// stderr and stdout); without Warn both go to Log.
+func TestFailuresGoToWarn(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	start(t, s, "a", time.Minute)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	for _, withWarn := range []bool{true, false} {
+		clk := &clock{now: t0}
+		var log bytes.Buffer
+		var warnings []string
+		opts := monitor.Options{Store: s, Now: clk.Now, Webhook: srv.URL, Log: &log}
+		if withWarn {
+			opts.Warn = func(msg string) { warnings = append(warnings, msg) }
+		}
+		m, err := monitor.New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tickAt(t, ctx, m, clk, 3*time.Minute); got != "a:working>warn" {
+			t.Fatalf("transitions %q", got)
+		}
+		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		if withWarn {
+			if len(lines) != 1 || !strings.Contains(lines[0], "a (a-agent): working → warn") {
+				t.Errorf("with Warn, Log holds %q, want the transition alone", lines)
+			}
+			if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "--webhook for a failed: HTTP 500") {
+				t.Errorf("warnings %q", warnings)
+			}
+			continue
+		}
+		if len(lines) != 2 || !strings.HasPrefix(lines[1], "monitor: --webhook for a failed: HTTP 500") {
+			t.Errorf("without Warn, Log holds %q, want the transition and the failure", lines)
+		}
+	}
+}
+
+// TestNewRefusesBadActions: a webhook that is not an http(s) URL, or a
+// blank command, is refused before the watch starts (ckpt monitor exits 2).
+func TestNewRefusesBadActions(t *testing.T) {
+	for _, o := range []monitor.Options{
+		{Webhook: "ftp://x/y"}, {Webhook: "not a url"}, {Webhook: "https://"}, {Exec: "  "},
+	} {
+		o.Store = memstore.New()
+		if _, err := monitor.New(o); ckpt.ErrorCode(err) != ckpt.CodeInvalid {
+			t.Errorf("New(%+v): %v, want an invalid-input error", o, err)
+		}
+	}
+	if _, err := monitor.New(monitor.Options{Store: memstore.New(), Webhook: "http://hooks.example.com/ckpt", Exec: "true"}); err != nil {
+		t.Errorf("a good webhook and command: %v", err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		o    monitor.Options
+		want string
+	}{
+		{monitor.Options{}, "warn 2x, stale 4x each checkpoint's interval"},
+		{monitor.Options{Thresholds: ckpt.Thresholds{Warn: time.Minute}}, "warn after 1m0s, stale 4x each interval"},
+		{monitor.Options{Thresholds: ckpt.Thresholds{Stale: time.Hour}}, "warn 2x each interval, stale after 1h0m0s"},
+		{monitor.Options{Thresholds: ckpt.Thresholds{Warn: time.Minute, Stale: time.Hour}, Exec: "x", Webhook: "https://h/", AbandonAfter: 2 * time.Hour},
+			"warn after 1m0s, stale after 1h0m0s; running --exec; posting to --webhook; abandoning after 2h0m0s stale"},
+	} {
+		if got := c.o.Describe(); got != c.want {
+			t.Errorf("Describe() = %q, want %q", got, c.want)
+		}
+	}
+}

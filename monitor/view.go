@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -30,10 +31,21 @@ type Monitor struct {
 	damaged  string // the damaged IDs last reported
 }
 
-// New returns a Monitor. It fails if opts.Store is nil.
+// New returns a Monitor. It fails (ckpt.ErrInvalid) if opts.Store is nil,
+// Webhook is not an http or https URL with a host, or Exec is blank but
+// not empty.
 func New(opts Options) (*Monitor, error) {
 	if opts.Store == nil {
 		return nil, fmt.Errorf("%w: monitor needs a store", ckpt.ErrInvalid)
+	}
+	if opts.Webhook != "" {
+		u, err := url.Parse(opts.Webhook)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%w: webhook %q: give an http:// or https:// URL, e.g. https://hooks.example.com/ckpt", ckpt.ErrInvalid, opts.Webhook)
+		}
+	}
+	if opts.Exec != "" && strings.TrimSpace(opts.Exec) == "" {
+		return nil, fmt.Errorf("%w: the command to run is blank: give a shell command, or none", ckpt.ErrInvalid)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -51,6 +63,42 @@ func New(opts Options) (*Monitor, error) {
 		opts.Log = io.Discard
 	}
 	return &Monitor{opts: opts, view: map[string]ckpt.Summary{}, last: map[string]ckpt.PresenceState{}, touched: map[string]bool{}}, nil
+}
+
+// warnf reports a failure the watch goes on after (Options.Warn).
+func (m *Monitor) warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if m.opts.Warn != nil {
+		m.opts.Warn(msg)
+		return
+	}
+	fmt.Fprintf(m.opts.Log, "monitor: %s\n", msg)
+}
+
+// Describe says in one line which thresholds and actions opts put in
+// force, e.g. "warn 2x, stale 4x each checkpoint's interval; running
+// --exec": what ckpt monitor prints when it starts watching.
+func (opts Options) Describe() string {
+	th := "warn 2x, stale 4x each checkpoint's interval"
+	switch w, s := opts.Thresholds.Warn, opts.Thresholds.Stale; {
+	case w > 0 && s > 0:
+		th = fmt.Sprintf("warn after %s, stale after %s", w, s)
+	case w > 0:
+		th = fmt.Sprintf("warn after %s, stale 4x each interval", w)
+	case s > 0:
+		th = fmt.Sprintf("warn 2x each interval, stale after %s", s)
+	}
+	parts := []string{th}
+	if opts.Exec != "" {
+		parts = append(parts, "running --exec")
+	}
+	if opts.Webhook != "" {
+		parts = append(parts, "posting to --webhook")
+	}
+	if opts.AbandonAfter > 0 {
+		parts = append(parts, fmt.Sprintf("abandoning after %s stale", opts.AbandonAfter))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Tick looks once and returns the transitions since the previous look,
@@ -122,7 +170,7 @@ func (m *Monitor) recheck(ctx context.Context, now time.Time) ([]ckpt.Summary, e
 			if ctx.Err() != nil {
 				return nil, ctx.Err() // stopping (Ctrl-C): not a failed read
 			}
-			fmt.Fprintf(m.opts.Log, "monitor: reading %s: %v\n", id, err)
+			m.warnf("reading %s: %v", id, err)
 			continue
 		}
 		if !ok {
@@ -163,7 +211,7 @@ func (m *Monitor) list(ctx context.Context, f ckpt.Filter) ([]ckpt.Summary, erro
 	if errors.As(err, &damaged) {
 		// One damaged checkpoint must not blind the watch over the others.
 		if key := strings.Join(damaged.IDs, " "); key != m.damaged {
-			fmt.Fprintf(m.opts.Log, "monitor: %v\n", damaged)
+			m.warnf("%v", damaged)
 			m.damaged = key
 		}
 		return cs, nil
@@ -213,7 +261,7 @@ func (m *Monitor) changed(ctx context.Context, changes []ckpt.Change) []Transiti
 		case err != nil && ctx.Err() != nil:
 			return nil // stopping (Ctrl-C): not a failed read
 		case err != nil:
-			fmt.Fprintf(m.opts.Log, "monitor: reading %s after a change: %v\n", ch.ID, err)
+			m.warnf("reading %s after a change: %v", ch.ID, err)
 			continue
 		case !ok:
 			m.forget(ch.ID)
@@ -240,7 +288,7 @@ func (m *Monitor) judge(ctx context.Context, fresh []ckpt.Summary, now time.Time
 			_, stale := m.opts.Thresholds.ForInterval(c.Heartbeat.Interval.D())
 			if age > stale+m.opts.AbandonAfter {
 				if done, err := m.abandon(ctx, c, age, now); err != nil {
-					fmt.Fprintf(m.opts.Log, "monitor: marking %s abandoned: %v\n", c.ID, err)
+					m.warnf("marking %s abandoned: %v", c.ID, err)
 				} else if done {
 					lv = Abandoned
 				}

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,25 +114,16 @@ func (f *factory) untilInterrupted(ctx context.Context) (context.Context, contex
 }
 
 func runMonitor(ctx context.Context, o *MonitorOptions) error {
-	if o.Webhook != "" {
-		u, err := url.Parse(o.Webhook)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%w: --webhook %q: give an http:// or https:// URL, e.g. https://hooks.example.com/ckpt", ckpt.ErrInvalid, o.Webhook)
-		}
-	}
-	if strings.TrimSpace(o.Exec) == "" && o.Exec != "" {
-		return fmt.Errorf("%w: --exec is blank: give a shell command, or leave the flag out", ckpt.ErrInvalid)
-	}
 	if !o.Once && o.Ticks == nil && o.Every <= 0 {
 		return fmt.Errorf("%w: --every must be positive, e.g. --every 30s", ckpt.ErrInvalid)
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		log := &monitorLog{out: o.IO.Out, errOut: o.IO.ErrOut}
-		m, err := monitor.New(monitor.Options{
+		opts := monitor.Options{
 			Store: st, Thresholds: o.Thresholds, AbandonAfter: o.AbandonAfter,
 			Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
-			Now: o.Now, Log: log, Alive: process.Alive,
-		})
+			Now: o.Now, Log: o.IO.Out, Warn: func(msg string) { printWarning(o.IO.ErrOut, msg) }, Alive: process.Alive,
+		}
+		m, err := monitor.New(opts)
 		if err != nil {
 			return err
 		}
@@ -150,72 +137,8 @@ func runMonitor(ctx context.Context, o *MonitorOptions) error {
 			t := time.NewTicker(o.Every)
 			defer t.Stop()
 			ticks = t.C
-			fmt.Fprintf(o.IO.ErrOut, "ckpt: monitoring every %s (%s); Ctrl-C stops\n", o.Every, monitorSettings(o))
+			fmt.Fprintf(o.IO.ErrOut, "ckpt: monitoring every %s (%s); Ctrl-C stops\n", o.Every, opts.Describe())
 		}
-		err = m.Run(ctx, ticks)
-		log.flush()
-		return err
+		return m.Run(ctx, ticks)
 	})
-}
-
-// monitorSettings describes the thresholds and actions in force.
-func monitorSettings(o *MonitorOptions) string {
-	th := "warn 2x, stale 4x each checkpoint's interval"
-	switch {
-	case o.Thresholds.Warn > 0 && o.Thresholds.Stale > 0:
-		th = fmt.Sprintf("warn after %s, stale after %s", o.Thresholds.Warn, o.Thresholds.Stale)
-	case o.Thresholds.Warn > 0:
-		th = fmt.Sprintf("warn after %s, stale 4x each interval", o.Thresholds.Warn)
-	case o.Thresholds.Stale > 0:
-		th = fmt.Sprintf("warn 2x each interval, stale after %s", o.Thresholds.Stale)
-	}
-	parts := []string{th}
-	if o.Exec != "" {
-		parts = append(parts, "running --exec")
-	}
-	if o.Webhook != "" {
-		parts = append(parts, "posting to --webhook")
-	}
-	if o.AbandonAfter > 0 {
-		parts = append(parts, fmt.Sprintf("abandoning after %s stale", o.AbandonAfter))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// monitorLog sorts the monitor's log lines: transitions go to out, failed
-// actions ("monitor: …") to errOut as warnings. Not safe for concurrent
-// use; the monitor writes from one goroutine.
-type monitorLog struct {
-	out, errOut io.Writer
-	partial     []byte
-}
-
-const monitorFailurePrefix = "monitor: "
-
-func (w *monitorLog) Write(p []byte) (int, error) {
-	w.partial = append(w.partial, p...)
-	for {
-		i := bytes.IndexByte(w.partial, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		w.line(string(w.partial[:i]))
-		w.partial = w.partial[i+1:]
-	}
-}
-
-func (w *monitorLog) line(s string) {
-	if rest, ok := strings.CutPrefix(s, monitorFailurePrefix); ok {
-		printWarning(w.errOut, rest)
-		return
-	}
-	fmt.Fprintln(w.out, s)
-}
-
-// flush writes a last line that had no newline.
-func (w *monitorLog) flush() {
-	if len(w.partial) > 0 {
-		w.line(string(w.partial))
-		w.partial = nil
-	}
 }

@@ -282,17 +282,6 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 	}
 }
 
-func TestMonitorLogSortsLines(t *testing.T) {
-	var out, errOut bytes.Buffer
-	w := &monitorLog{out: &out, errOut: &errOut}
-	io.WriteString(w, "2026 a: working → warn\nmonitor: --webhook for a failed: HTTP 500")
-	io.WriteString(w, "\nhalf")
-	w.flush()
-	if out.String() != "2026 a: working → warn\nhalf\n" || errOut.String() != "ckpt: warning: --webhook for a failed: HTTP 500\n" {
-		t.Errorf("out %q, errOut %q", out.String(), errOut.String())
-	}
-}
-
 // TestMonitorActionTimeout: --action-timeout bounds a hung --exec, which
 // is reported and killed; the look still finishes and the command exits 0.
 func TestMonitorActionTimeout(t *testing.T) {
