@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/buildinfo"
 	"github.com/ckpt-dev/ckpt/remote"
 )
 
@@ -277,7 +278,7 @@ func newRootCmd(f *factory, args []string) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath())}
 	})
-	root.Version = buildVersion().String()
+	root.Version = buildinfo.Read().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.storeFlag, "store", "", "the store `DIR` (the .ckpt directory itself); default: $CKPT_STORE, else the nearest .ckpt/ walking up")

@@ -87,7 +87,7 @@ func runMCP(ctx context.Context, o *MCPOptions) error {
 	}
 	defer st.Close()
 	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := mcp.NewServer(st, mcp.Options{Now: o.Now, Version: mcpVersion, Agent: o.Agent, Logger: logger})
+	srv := mcp.NewServer(st, mcp.Options{Now: o.Now, Version: serverVersion(), Agent: o.Agent, Logger: logger})
 	if o.Interrupt != nil {
 		var stop context.CancelFunc
 		ctx, stop = o.Interrupt(ctx)

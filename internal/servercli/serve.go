@@ -225,7 +225,7 @@ func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, err
 // Host names, the MCP mount and the dashboard.
 func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensPath, host string) (server.Options, error) {
 	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := server.Options{Insecure: o.Insecure, Version: mcpVersion, Logger: logger, Now: o.Now, Origins: o.Origins, Alive: process.Alive}
+	opts := server.Options{Insecure: o.Insecure, Version: serverVersion(), Logger: logger, Now: o.Now, Origins: o.Origins, Alive: process.Alive}
 	if isLoopback(host) {
 		opts.Hosts = append([]string{"127.0.0.1", "localhost", "::1"}, o.Hosts...)
 	} else if len(o.Hosts) > 0 {
@@ -256,7 +256,7 @@ func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensP
 		}
 	}
 	opts.MCP = func(scoped ckpt.Store, g server.Grant) http.Handler {
-		return mcp.HTTPHandler(mcp.NewServer(scoped, mcp.Options{Now: o.Now, Version: mcpVersion, Agent: g.Agent, Logger: logger}))
+		return mcp.HTTPHandler(mcp.NewServer(scoped, mcp.Options{Now: o.Now, Version: serverVersion(), Agent: g.Agent, Logger: logger}))
 	}
 	opts.Web = web.New(web.Options{Store: st, Authenticate: authenticate, Anonymous: web.Principal{Name: "developer", Write: true},
 		Secure: o.TLSCert != "", Alive: process.Alive})

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/internal/buildinfo"
 	"github.com/ckpt-dev/ckpt/internal/cli"
 )
 
@@ -45,8 +46,9 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// mcpVersion is the version the servers report to clients.
-const mcpVersion = "dev"
+// serverVersion is the version the servers report to their clients
+// (/v1/info, MCP's initialize): the module version ckpt version prints.
+func serverVersion() string { return buildinfo.Read().Version }
 
 // asCkpt is env with the executable of ckpt rather than ckpt-server:
 // what hooks install and mcp install write into a client's settings, which
