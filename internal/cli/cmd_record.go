@@ -2,228 +2,167 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
-	"github.com/ckpt-dev/ckpt/request"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
-// Commands that record one item: decision, block, unblock, error, accept,
-// cycle, note.
+// The commands that record one item in one event: decision, block,
+// unblock, error, accept, cycle, note, done, fail and wait. Each is a row
+// of recordVerbs: its help, its own flags, and the request (package
+// request) its arguments and flags make; the rules are the request's.
 
-// DecisionOptions are the inputs of `ckpt decision`.
-type DecisionOptions struct {
-	writeOptions
-	ID, Text, Reason string
+// recordFlags holds the values of a record verb's own flags.
+type recordFlags struct {
+	reason, id, typ, title, note string
+	blocking, clear, unmet       bool
 }
 
-func newDecisionCmd(f *factory) *cobra.Command {
-	o := &DecisionOptions{writeOptions: f.writer()}
-	cmd := &cobra.Command{
-		Use:     "decision ID TEXT",
-		Short:   "Record a decision and why it was made",
-		Example: `  ckpt decision kai-7/secondary-a "Use the v2 API" --reason "v1 is rate limited"`,
-		Args:    exactArgs(2, "a checkpoint ID and the decision's text"),
+// recordVerb is one record command.
+type recordVerb struct {
+	use, short, long, example string
+	args                      cobra.PositionalArgs
+	// flags registers the verb's own flags (--if-rev, --key and --json
+	// are every write's).
+	flags func(fl *pflag.FlagSet, v *recordFlags)
+	// request is what the command line asks to record; args[0] is the ID.
+	request func(args []string, v *recordFlags) request.Request
+}
+
+// arg returns args[i], "" when it was not given.
+func arg(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
 	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID, o.Text = args[0], args[1]
-		return runDecision(ctx, o)
-	})
-	cmd.Flags().StringVar(&o.Reason, "reason", "", "why the decision was made (`WHY`)")
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
+	return ""
 }
 
-func runDecision(ctx context.Context, o *DecisionOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Decision{Text: o.Text, Reason: o.Reason})
-}
-
-// BlockOptions are the inputs of `ckpt block`.
-type BlockOptions struct {
-	writeOptions
-	ID, Text  string
-	BlockerID string // empty: b1, b2, … in order
-}
-
-func newBlockCmd(f *factory) *cobra.Command {
-	o := &BlockOptions{writeOptions: f.writer()}
-	cmd := &cobra.Command{
-		Use:   "block ID TEXT",
-		Short: "Record a blocker (the checkpoint becomes blocked)",
-		Long: `Record what blocks checkpoint ID. The checkpoint's status becomes blocked
+var recordVerbs = map[string]recordVerb{
+	"decision": {
+		use: "decision ID TEXT", short: "Record a decision and why it was made",
+		example: `  ckpt decision kai-7/secondary-a "Use the v2 API" --reason "v1 is rate limited"`,
+		args:    exactArgs(2, "a checkpoint ID and the decision's text"),
+		flags: func(fl *pflag.FlagSet, v *recordFlags) {
+			fl.StringVar(&v.reason, "reason", "", "why the decision was made (`WHY`)")
+		},
+		request: func(args []string, v *recordFlags) request.Request {
+			return request.Decision{Text: args[1], Reason: v.reason}
+		},
+	},
+	"block": {
+		use: "block ID TEXT", short: "Record a blocker (the checkpoint becomes blocked)",
+		long: `Record what blocks checkpoint ID. The checkpoint's status becomes blocked
 until every blocker is cleared with ckpt unblock (and no blocking error is
 active). Blockers get the IDs b1, b2, … unless --id names one.`,
-		Example: `  ckpt block kai-7/secondary-a "Waiting for DISCOVERY.md"
+		example: `  ckpt block kai-7/secondary-a "Waiting for DISCOVERY.md"
   ckpt block kai-7/secondary-a "API key missing" --id api-key`,
-		Args: exactArgs(2, "a checkpoint ID and the blocker's text"),
-	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID, o.Text = args[0], args[1]
-		return runBlock(ctx, o)
-	})
-	cmd.Flags().StringVar(&o.BlockerID, "id", "", "the blocker's `ID` (default b1, b2, …)")
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
-}
-
-func runBlock(ctx context.Context, o *BlockOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Block{ID: o.BlockerID, Text: o.Text})
-}
-
-// UnblockOptions are the inputs of `ckpt unblock`.
-type UnblockOptions struct {
-	writeOptions
-	ID        string
-	BlockerID string // empty: every active blocker
-}
-
-func newUnblockCmd(f *factory) *cobra.Command {
-	o := &UnblockOptions{writeOptions: f.writer()}
-	cmd := &cobra.Command{
-		Use:   "unblock ID [BLOCKER-ID]",
-		Short: "Clear one blocker, or all of them",
-		Long: `Clear blocker BLOCKER-ID of checkpoint ID, or every active blocker when none
+		args: exactArgs(2, "a checkpoint ID and the blocker's text"),
+		flags: func(fl *pflag.FlagSet, v *recordFlags) {
+			fl.StringVar(&v.id, "id", "", "the blocker's `ID` (default b1, b2, …)")
+		},
+		request: func(args []string, v *recordFlags) request.Request { return request.Block{ID: v.id, Text: args[1]} },
+	},
+	"unblock": {
+		use: "unblock ID [BLOCKER-ID]", short: "Clear one blocker, or all of them",
+		long: `Clear blocker BLOCKER-ID of checkpoint ID, or every active blocker when none
 is named. A blocked checkpoint returns to in_progress once nothing blocks it.`,
-		Example: `  ckpt unblock kai-7/secondary-a b1
+		example: `  ckpt unblock kai-7/secondary-a b1
   ckpt unblock kai-7/secondary-a`,
-		Args: rangeArgs(1, 2, "a checkpoint ID and optionally a blocker ID"),
-	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		if len(args) == 2 {
-			o.BlockerID = args[1]
-		}
-		return runUnblock(ctx, o)
-	})
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
-}
-
-func runUnblock(ctx context.Context, o *UnblockOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Unblock{ID: o.BlockerID})
-}
-
-// ErrorOptions are the inputs of `ckpt error`.
-type ErrorOptions struct {
-	writeOptions
-	ID, Message, Type string
-	Blocking          bool
-	Clear             bool
-}
-
-func newErrorCmd(f *factory) *cobra.Command {
-	o := &ErrorOptions{writeOptions: f.writer()}
-	cmd := &cobra.Command{
-		Use:   "error ID [MESSAGE]",
-		Short: "Record an error met, or clear the active ones",
-		Long: `Record an error checkpoint ID met, with its type. A --blocking error makes
+		args:    rangeArgs(1, 2, "a checkpoint ID and optionally a blocker ID"),
+		request: func(args []string, v *recordFlags) request.Request { return request.Unblock{ID: arg(args, 1)} },
+	},
+	"error": {
+		use: "error ID [MESSAGE]", short: "Record an error met, or clear the active ones",
+		long: `Record an error checkpoint ID met, with its type. A --blocking error makes
 the checkpoint blocked until cleared. --clear (without MESSAGE) clears every
 active error.`,
-		Example: `  ckpt error kai-7/secondary-a "fetch timed out" --type network
+		example: `  ckpt error kai-7/secondary-a "fetch timed out" --type network
   ckpt error kai-7/secondary-a "disk full" --type io --blocking
   ckpt error kai-7/secondary-a --clear`,
-		Args: rangeArgs(1, 2, "a checkpoint ID and the error message (none with --clear)"),
-	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		if len(args) == 2 {
-			o.Message = args[1]
-		}
-		return runError(ctx, o)
-	})
-	fl := cmd.Flags()
-	fl.StringVar(&o.Type, "type", "", "the error's `TYPE`, e.g. network, test, io")
-	fl.BoolVar(&o.Blocking, "blocking", false, "the error stops the work (status becomes blocked)")
-	fl.BoolVar(&o.Clear, "clear", false, "clear every active error instead of recording one")
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
-}
-
-func runError(ctx context.Context, o *ErrorOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Error{Message: o.Message, Type: o.Type, Blocking: o.Blocking, Clear: o.Clear})
-}
-
-// AcceptOptions are the inputs of `ckpt accept`.
-type AcceptOptions struct {
-	writeOptions
-	ID, Criterion, Title string
-	Unmet                bool
-}
-
-func newAcceptCmd(f *factory) *cobra.Command {
-	o := &AcceptOptions{writeOptions: f.writer()}
-	cmd := &cobra.Command{
-		Use:   "accept ID CRITERION",
-		Short: "Mark an acceptance criterion met (or unmet), adding it if new",
-		Example: `  ckpt accept kai-7/secondary-a tests --title "All tests pass"
+		args: rangeArgs(1, 2, "a checkpoint ID and the error message (none with --clear)"),
+		flags: func(fl *pflag.FlagSet, v *recordFlags) {
+			fl.StringVar(&v.typ, "type", "", "the error's `TYPE`, e.g. network, test, io")
+			fl.BoolVar(&v.blocking, "blocking", false, "the error stops the work (status becomes blocked)")
+			fl.BoolVar(&v.clear, "clear", false, "clear every active error instead of recording one")
+		},
+		request: func(args []string, v *recordFlags) request.Request {
+			return request.Error{Message: arg(args, 1), Type: v.typ, Blocking: v.blocking, Clear: v.clear}
+		},
+	},
+	"accept": {
+		use: "accept ID CRITERION", short: "Mark an acceptance criterion met (or unmet), adding it if new",
+		example: `  ckpt accept kai-7/secondary-a tests --title "All tests pass"
   ckpt accept kai-7/secondary-a tests --unmet`,
-		Args: exactArgs(2, "a checkpoint ID and a criterion ID"),
-	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID, o.Criterion = args[0], args[1]
-		return runAccept(ctx, o)
-	})
-	cmd.Flags().StringVar(&o.Title, "title", "", "the criterion's `TITLE`")
-	cmd.Flags().BoolVar(&o.Unmet, "unmet", false, "mark the criterion not met")
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
-}
-
-func runAccept(ctx context.Context, o *AcceptOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Accept{ID: o.Criterion, Title: o.Title, Unmet: o.Unmet})
-}
-
-// CycleOptions are the inputs of `ckpt cycle`.
-type CycleOptions struct {
-	writeOptions
-	ID, Note string
-}
-
-func newCycleCmd(f *factory) *cobra.Command {
-	o := &CycleOptions{writeOptions: f.writer()}
-	cmd := &cobra.Command{
-		Use:   "cycle ID",
-		Short: "Count one more fix/retry cycle (exit 8 past --max-cycles)",
-		Long: `Count one more fix or retry cycle of checkpoint ID. When the checkpoint has a
+		args: exactArgs(2, "a checkpoint ID and a criterion ID"),
+		flags: func(fl *pflag.FlagSet, v *recordFlags) {
+			fl.StringVar(&v.title, "title", "", "the criterion's `TITLE`")
+			fl.BoolVar(&v.unmet, "unmet", false, "mark the criterion not met")
+		},
+		request: func(args []string, v *recordFlags) request.Request {
+			return request.Accept{ID: args[1], Title: v.title, Unmet: v.unmet}
+		},
+	},
+	"cycle": {
+		use: "cycle ID", short: "Count one more fix/retry cycle (exit 8 past --max-cycles)",
+		long: `Count one more fix or retry cycle of checkpoint ID. When the checkpoint has a
 maximum (start/update --max-cycles) and it is reached, nothing is recorded
 and ckpt exits with code 8: stop looping and ask for help, or raise the limit.`,
-		Example: `  ckpt cycle loop/T060 --note "fix attempt 2: flaky test pinned"`,
-		Args:    exactArgs(1, "one checkpoint ID"),
+		example: `  ckpt cycle loop/T060 --note "fix attempt 2: flaky test pinned"`,
+		args:    exactArgs(1, "one checkpoint ID"),
+		flags: func(fl *pflag.FlagSet, v *recordFlags) {
+			fl.StringVar(&v.note, "note", "", "what this cycle is for (`TEXT`)")
+		},
+		request: func(args []string, v *recordFlags) request.Request { return request.Cycle{Note: v.note} },
+	},
+	"note": {
+		use: "note ID TEXT", short: "Append a line to the checkpoint's context notes",
+		example: `  ckpt note kai-7/secondary-a "spec.md section 5 half written"`,
+		args:    exactArgs(2, "a checkpoint ID and the note's text"),
+		request: func(args []string, v *recordFlags) request.Request { return request.Note{Text: args[1]} },
+	},
+	"done": statusVerb(ckpt.StatusDone, "done", "Mark the work done", false, `  ckpt done kai-7/secondary-a`),
+	"fail": statusVerb(ckpt.StatusFailed, "fail", "Mark the work failed, with the reason", true, `  ckpt fail kai-7/secondary-a --reason "upstream API removed"`),
+	"wait": statusVerb(ckpt.StatusWaiting, "wait", "Mark the work waiting, with what it waits for", true, `  ckpt wait kai-7/secondary-a --reason "review by Primary"`),
+}
+
+// statusVerb is the row of done, fail or wait: a status event, with a
+// reason that fail and wait require.
+func statusVerb(status ckpt.Status, name, short string, needReason bool, example string) recordVerb {
+	use, reasonUsage := name+" ID", "why (`WHY`, optional)"
+	if needReason {
+		use, reasonUsage = name+" ID --reason WHY", "why (`WHY`, required)"
 	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		return runCycle(ctx, o)
-	})
-	cmd.Flags().StringVar(&o.Note, "note", "", "what this cycle is for (`TEXT`)")
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
-}
-
-func runCycle(ctx context.Context, o *CycleOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Cycle{Note: o.Note})
-}
-
-// NoteOptions are the inputs of `ckpt note`.
-type NoteOptions struct {
-	writeOptions
-	ID, Text string
-}
-
-func newNoteCmd(f *factory) *cobra.Command {
-	o := &NoteOptions{writeOptions: f.writer()}
-	cmd := &cobra.Command{
-		Use:     "note ID TEXT",
-		Short:   "Append a line to the checkpoint's context notes",
-		Example: `  ckpt note kai-7/secondary-a "spec.md section 5 half written"`,
-		Args:    exactArgs(2, "a checkpoint ID and the note's text"),
+	return recordVerb{
+		use: use, short: short, example: example,
+		long: fmt.Sprintf("Set the status of checkpoint ID to %s in one status event.", status),
+		args: exactArgs(1, "one checkpoint ID"),
+		flags: func(fl *pflag.FlagSet, v *recordFlags) {
+			fl.StringVar(&v.reason, "reason", "", reasonUsage)
+		},
+		request: func(args []string, v *recordFlags) request.Request {
+			return request.Status{Status: status, Reason: v.reason, NeedReason: needReason}
+		},
 	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID, o.Text = args[0], args[1]
-		return runNote(ctx, o)
-	})
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
 }
 
-func runNote(ctx context.Context, o *NoteOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Note{Text: o.Text})
+// recordCmd returns the constructor of the record command name.
+func recordCmd(name string) func(*factory) *cobra.Command {
+	return func(f *factory) *cobra.Command {
+		rv := recordVerbs[name]
+		o := f.writer()
+		var v recordFlags
+		cmd := &cobra.Command{Use: rv.use, Short: rv.short, Long: rv.long, Example: rv.example, Args: rv.args}
+		cmd.RunE = runWrite(f, &o, func(ctx context.Context, args []string) error {
+			return o.appendEvent(ctx, args[0], rv.request(args, &v))
+		})
+		if rv.flags != nil {
+			rv.flags(cmd.Flags(), &v)
+		}
+		addWriteFlags(cmd, &o)
+		return cmd
+	}
 }

@@ -8,56 +8,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/render"
-	"github.com/ckpt-dev/ckpt/request"
 )
-
-// StatusOptions are the inputs of `ckpt done`, `ckpt fail` and `ckpt wait`.
-type StatusOptions struct {
-	writeOptions
-	ID     string
-	Status ckpt.Status
-	Reason string
-	// NeedReason makes an empty Reason an error (fail and wait).
-	NeedReason bool
-}
-
-var statusVerbs = map[string]struct {
-	status     ckpt.Status
-	short      string
-	needReason bool
-	example    string
-}{
-	"done": {ckpt.StatusDone, "Mark the work done", false, `  ckpt done kai-7/secondary-a`},
-	"fail": {ckpt.StatusFailed, "Mark the work failed, with the reason", true, `  ckpt fail kai-7/secondary-a --reason "upstream API removed"`},
-	"wait": {ckpt.StatusWaiting, "Mark the work waiting, with what it waits for", true, `  ckpt wait kai-7/secondary-a --reason "review by Primary"`},
-}
-
-func newStatusCmd(f *factory, verb string) *cobra.Command {
-	v := statusVerbs[verb]
-	o := &StatusOptions{writeOptions: f.writer(), Status: v.status, NeedReason: v.needReason}
-	use, reasonUsage := verb+" ID", "why (`WHY`, optional)"
-	if v.needReason {
-		use, reasonUsage = verb+" ID --reason WHY", "why (`WHY`, required)"
-	}
-	cmd := &cobra.Command{
-		Use:     use,
-		Short:   v.short,
-		Long:    fmt.Sprintf("Set the status of checkpoint ID to %s in one status event.", v.status),
-		Example: v.example,
-		Args:    exactArgs(1, "one checkpoint ID"),
-	}
-	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		return runStatus(ctx, o)
-	})
-	cmd.Flags().StringVar(&o.Reason, "reason", "", reasonUsage)
-	addWriteFlags(cmd, &o.writeOptions)
-	return cmd
-}
-
-func runStatus(ctx context.Context, o *StatusOptions) error {
-	return o.appendEvent(ctx, o.ID, request.Status{Status: o.Status, Reason: o.Reason, NeedReason: o.NeedReason})
-}
 
 // BeatOptions are the inputs of `ckpt beat`.
 type BeatOptions struct {

@@ -216,10 +216,10 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{"start", "record", newStartCmd}, {"step", "record", newStepCmd}, {"update", "record", newUpdateCmd},
-		{"decision", "record", newDecisionCmd}, {"block", "record", newBlockCmd}, {"unblock", "record", newUnblockCmd},
-		{"error", "record", newErrorCmd}, {"accept", "record", newAcceptCmd}, {"cycle", "record", newCycleCmd},
-		{"note", "record", newNoteCmd}, {"beat", "record", newBeatCmd},
-		{"done", "record", statusVerb("done")}, {"fail", "record", statusVerb("fail")}, {"wait", "record", statusVerb("wait")},
+		{"decision", "record", recordCmd("decision")}, {"block", "record", recordCmd("block")}, {"unblock", "record", recordCmd("unblock")},
+		{"error", "record", recordCmd("error")}, {"accept", "record", recordCmd("accept")}, {"cycle", "record", recordCmd("cycle")},
+		{"note", "record", recordCmd("note")}, {"beat", "record", newBeatCmd},
+		{"done", "record", recordCmd("done")}, {"fail", "record", recordCmd("fail")}, {"wait", "record", recordCmd("wait")},
 		{"show", "read", newShowCmd}, {"ls", "read", newLsCmd}, {"log", "read", newLogCmd},
 		{"init", "store", newInitCmd}, {"check", "store", newCheckCmd}, {"repair", "store", newRepairCmd},
 		{"migrate", "store", serverVerb("migrate")}, {"serve", "store", serverVerb("serve")}, {"token", "store", serverVerb("token")},
@@ -232,10 +232,6 @@ func verbs() []verb {
 		{"hooks", "integrations", newHooksCmd}, {"hook", "integrations", newHookCmd}, {"mcp", "integrations", serverVerb("mcp")},
 		{"demo", "", newDemoCmd}, {"version", "", newVersionCmd},
 	}
-}
-
-func statusVerb(verb string) func(*factory) *cobra.Command {
-	return func(f *factory) *cobra.Command { return newStatusCmd(f, verb) }
 }
 
 // verbOf returns the verb args run when it is one of verbs, skipping the

@@ -270,45 +270,48 @@ func TestRunRecordVerbs(t *testing.T) {
 	startForTest(t, st, "w")
 	ctx := context.Background()
 	var out, errOut bytes.Buffer
-	w := func() writeOptions { return testWriter(st, &out, &errOut) }
+	record := func(r request.Request) error {
+		o := testWriter(st, &out, &errOut)
+		return o.appendEvent(ctx, "w", r)
+	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(runDecision(ctx, &DecisionOptions{writeOptions: w(), ID: "w", Text: "Use the v2 API", Reason: "v1 is rate limited"}))
-	must(runBlock(ctx, &BlockOptions{writeOptions: w(), ID: "w", Text: "Waiting for DISCOVERY.md"}))
+	must(record(request.Decision{Text: "Use the v2 API", Reason: "v1 is rate limited"}))
+	must(record(request.Block{Text: "Waiting for DISCOVERY.md"}))
 	if c, _ := st.Get(ctx, "w", 0); c.Status != ckpt.StatusBlocked || c.Blockers[0].ID != "b1" {
 		t.Fatalf("after block: %s %+v", c.Status, c.Blockers)
 	}
-	must(runBlock(ctx, &BlockOptions{writeOptions: w(), ID: "w", Text: "API key", BlockerID: "key"}))
-	must(runUnblock(ctx, &UnblockOptions{writeOptions: w(), ID: "w", BlockerID: "b1"}))
+	must(record(request.Block{Text: "API key", ID: "key"}))
+	must(record(request.Unblock{ID: "b1"}))
 	if c, _ := st.Get(ctx, "w", 0); c.Status != ckpt.StatusBlocked {
 		t.Fatalf("one blocker left, status %s", c.Status)
 	}
-	must(runUnblock(ctx, &UnblockOptions{writeOptions: w(), ID: "w"}))
+	must(record(request.Unblock{}))
 	if c, _ := st.Get(ctx, "w", 0); c.Status != ckpt.StatusInProgress || len(c.ActiveBlockers()) != 0 {
 		t.Fatalf("after unblock all: %s %+v", c.Status, c.Blockers)
 	}
-	if err := runUnblock(ctx, &UnblockOptions{writeOptions: w(), ID: "w"}); ExitCode(err) != ExitUsage {
+	if err := record(request.Unblock{}); ExitCode(err) != ExitUsage {
 		t.Errorf("unblock with nothing to clear: %v", err)
 	}
-	must(runError(ctx, &ErrorOptions{writeOptions: w(), ID: "w", Message: "disk full", Type: "io", Blocking: true}))
+	must(record(request.Error{Message: "disk full", Type: "io", Blocking: true}))
 	if c, _ := st.Get(ctx, "w", 0); c.Status != ckpt.StatusBlocked || c.Errors[0].Type != "io" {
 		t.Fatalf("after blocking error: %s %+v", c.Status, c.Errors)
 	}
-	if err := runError(ctx, &ErrorOptions{writeOptions: w(), ID: "w", Clear: true, Message: "x"}); ExitCode(err) != ExitUsage {
+	if err := record(request.Error{Clear: true, Message: "x"}); ExitCode(err) != ExitUsage {
 		t.Errorf("--clear with a message: %v", err)
 	}
-	if err := runError(ctx, &ErrorOptions{writeOptions: w(), ID: "w"}); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--clear") {
+	if err := record(request.Error{}); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--clear") {
 		t.Errorf("error without message: %v", err)
 	}
-	must(runError(ctx, &ErrorOptions{writeOptions: w(), ID: "w", Clear: true}))
-	must(runAccept(ctx, &AcceptOptions{writeOptions: w(), ID: "w", Criterion: "tests", Title: "All pass"}))
-	must(runAccept(ctx, &AcceptOptions{writeOptions: w(), ID: "w", Criterion: "docs", Unmet: true}))
-	must(runNote(ctx, &NoteOptions{writeOptions: w(), ID: "w", Text: "first"}))
-	must(runNote(ctx, &NoteOptions{writeOptions: w(), ID: "w", Text: "second"}))
+	must(record(request.Error{Clear: true}))
+	must(record(request.Accept{ID: "tests", Title: "All pass"}))
+	must(record(request.Accept{ID: "docs", Unmet: true}))
+	must(record(request.Note{Text: "first"}))
+	must(record(request.Note{Text: "second"}))
 	c, _ := st.Get(ctx, "w", 0)
 	if c.Status != ckpt.StatusInProgress || len(c.ActiveErrors()) != 0 {
 		t.Errorf("after clearing errors: %s", c.Status)
@@ -333,10 +336,10 @@ func TestRunRecordVerbs(t *testing.T) {
 		}
 	}
 	for _, bad := range []error{
-		runDecision(ctx, &DecisionOptions{writeOptions: w(), ID: "w", Text: " "}),
-		runBlock(ctx, &BlockOptions{writeOptions: w(), ID: "w"}),
-		runNote(ctx, &NoteOptions{writeOptions: w(), ID: "w"}),
-		runAccept(ctx, &AcceptOptions{writeOptions: w(), ID: "w"}),
+		record(request.Decision{Text: " "}),
+		record(request.Block{}),
+		record(request.Note{}),
+		record(request.Accept{}),
 	} {
 		if ExitCode(bad) != ExitUsage {
 			t.Errorf("empty text accepted: %v", bad)
@@ -351,12 +354,16 @@ func TestRunCycleStopsAtTheLimit(t *testing.T) {
 	if err := runStart(ctx, &StartOptions{writeOptions: testWriter(st, &out, &errOut), ID: "loop", MaxCycles: 2}); err != nil {
 		t.Fatal(err)
 	}
+	cycle := func(r request.Cycle) error {
+		o := testWriter(st, &out, &errOut)
+		return o.appendEvent(ctx, "loop", r)
+	}
 	for i := 0; i < 2; i++ {
-		if err := runCycle(ctx, &CycleOptions{writeOptions: testWriter(st, &out, &errOut), ID: "loop", Note: "fix"}); err != nil {
+		if err := cycle(request.Cycle{Note: "fix"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := runCycle(ctx, &CycleOptions{writeOptions: testWriter(st, &out, &errOut), ID: "loop"})
+	err := cycle(request.Cycle{})
 	if ExitCode(err) != ExitCycleLimit || !strings.Contains(errorLine(err), "--max-cycles") {
 		t.Fatalf("third cycle: %v (exit %d)", err, ExitCode(err))
 	}
@@ -373,14 +380,18 @@ func TestRunStatusVerbs(t *testing.T) {
 	startForTest(t, st, "w", "a")
 	ctx := context.Background()
 	var out, errOut bytes.Buffer
-	err := runStatus(ctx, &StatusOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Status: ckpt.StatusFailed, NeedReason: true})
+	status := func(r request.Status) error {
+		o := testWriter(st, &out, &errOut)
+		return o.appendEvent(ctx, "w", r)
+	}
+	err := status(request.Status{Status: ckpt.StatusFailed, NeedReason: true})
 	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--reason") {
 		t.Fatalf("fail without reason: %v", err)
 	}
-	if err := runStatus(ctx, &StatusOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Status: ckpt.StatusWaiting, Reason: "review", NeedReason: true}); err != nil {
+	if err := status(request.Status{Status: ckpt.StatusWaiting, Reason: "review", NeedReason: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runStatus(ctx, &StatusOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Status: ckpt.StatusDone}); err != nil {
+	if err := status(request.Status{Status: ckpt.StatusDone}); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := st.Get(ctx, "w", 0)
@@ -398,9 +409,9 @@ func TestWriteOptionsKeyIfRevAndJSON(t *testing.T) {
 	ctx := context.Background()
 	var out, errOut bytes.Buffer
 	note := func(text string, mod func(*writeOptions)) error {
-		o := &NoteOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Text: text}
-		mod(&o.writeOptions)
-		return runNote(ctx, o)
+		o := testWriter(st, &out, &errOut)
+		mod(&o)
+		return o.appendEvent(ctx, "w", request.Note{Text: text})
 	}
 	if err := note("once", func(w *writeOptions) { w.Key = "k1" }); err != nil {
 		t.Fatal(err)
