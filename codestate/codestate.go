@@ -19,6 +19,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // Probe returns the code state of the repository at or above dir at now,
@@ -170,4 +171,34 @@ func Since(ctx context.Context, was, now *ckpt.CodeState) Change {
 		}
 	}
 	return ch
+}
+
+// Note is what a resumed or taking-over session is told about its code:
+// what changed between the state the last session recorded (was) and the
+// code now (nil: the new session is not in a repository), in
+// render.CodeSince's words, with the commits HEAD moved counted by git.
+// "" when was is nil or nothing changed.
+func Note(ctx context.Context, was, now *ckpt.CodeState) string {
+	if was == nil {
+		return ""
+	}
+	moved := 0
+	if now != nil {
+		moved = Since(ctx, was, now).Moved
+	}
+	return render.CodeSince(was, now, moved)
+}
+
+// NoteFrom is Note for a new session working in dir on host: it probes
+// dir first. "" when was is nil, dir is "" or the probe fails (the note is
+// an extra, never a reason to fail a resume).
+func NoteFrom(ctx context.Context, was *ckpt.CodeState, dir, host string) string {
+	if was == nil || dir == "" {
+		return ""
+	}
+	now, err := Probe(ctx, dir, host, was.At)
+	if err != nil {
+		return ""
+	}
+	return Note(ctx, was, now)
 }

@@ -148,3 +148,38 @@ func FuzzParseStatus(f *testing.F) {
 		}
 	})
 }
+
+// TestNoteFrom: what a resumed session is told about its code: how far
+// HEAD moved since the recorded state, or that it is not in the recorded
+// repository; nothing when no state was recorded.
+func TestNoteFrom(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := context.Background()
+	repo := t.TempDir()
+	run(t, repo, "init", "-q", "-b", "main")
+	write(t, filepath.Join(repo, "a.txt"), "a\n")
+	run(t, repo, "add", "a.txt")
+	run(t, repo, "commit", "-q", "-m", "a")
+	was, err := Probe(ctx, repo, "h1", t0)
+	if err != nil || was == nil {
+		t.Fatalf("Probe = %+v, %v", was, err)
+	}
+	run(t, repo, "commit", "-q", "--allow-empty", "-m", "b")
+	note := NoteFrom(ctx, was, repo, "h1")
+	for _, want := range []string{"The last session left the code on branch main at ", "HEAD moved 1 commit forward"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note lacks %q: %q", want, note)
+		}
+	}
+	if note := NoteFrom(ctx, was, t.TempDir(), "h1"); !strings.Contains(note, "This session is not in that repository: fetch it and check out branch main at ") {
+		t.Errorf("note outside the repository: %q", note)
+	}
+	if note := NoteFrom(ctx, nil, repo, "h1"); note != "" {
+		t.Errorf("nothing recorded, note %q", note)
+	}
+	if note := NoteFrom(ctx, was, "", "h1"); note != "" {
+		t.Errorf("no directory, note %q", note)
+	}
+}

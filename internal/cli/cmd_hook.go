@@ -185,7 +185,7 @@ func (p *codeProbe) prompt(ctx context.Context, st ckpt.Store, c *ckpt.Checkpoin
 	}
 	if c.Code != nil {
 		now, _ := p.state(ctx)
-		if w := codeSince(ctx, c.Code, now); w != "" {
+		if w := codestate.Note(ctx, c.Code, now); w != "" {
 			pr.Warnings = append(pr.Warnings, w)
 		}
 	}

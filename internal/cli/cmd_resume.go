@@ -93,7 +93,7 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 		if err != nil {
 			return err
 		}
-		out := withCodeSince(ctx, newContinuation(res.State, ""), res.State, o.WorkDir)
+		out := withCodeSince(ctx, render.NewContinuation(res.State, ""), o.WorkDir)
 		if res.Damage != nil {
 			// No session was started; the prompt of the state as last read
 			// opens with the damage, so a session that reads it knows.
@@ -110,26 +110,10 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 	})
 }
 
-// continuation is what resume, takeover and restart print: the continuation
-// prompt (with render's crash-loop verdict) and the archive the old state
-// went to. Its JSON is the render.Prompt object with archived_as added.
-type continuation struct {
-	render.Prompt
-	// ArchivedAs is the ID the previous state was archived under
-	// (takeover, restart); empty for a resume.
-	ArchivedAs string `json:"archived_as,omitempty"`
-}
-
-// newContinuation builds the output for checkpoint c, after a resume,
-// takeover or restart that archived the old state as archivedAs.
-func newContinuation(c *ckpt.Checkpoint, archivedAs string) continuation {
-	return continuation{Prompt: render.NewPrompt(c), ArchivedAs: archivedAs}
-}
-
-// writeContinuation prints out: with asJSON the JSON object, else the line
-// naming the archive (if any), then the Markdown prompt. A crash loop is
+// writeContinuation prints out: with asJSON the JSON object, else its
+// text. A crash loop is
 // also reported on stderr, where an orchestrator's log sees it.
-func writeContinuation(streams IOStreams, out continuation, asJSON bool) error {
+func writeContinuation(streams IOStreams, out render.Continuation, asJSON bool) error {
 	if out.CrashLoop {
 		printWarning(streams.ErrOut, fmt.Sprintf("%s: crash loop: resumed %d times without progress (more than %d); find out why its sessions end before resuming again (ckpt log %s shows them)",
 			out.ID, out.ResumesWithoutProgress, ckpt.CrashLoopResumes, out.ID))
@@ -137,12 +121,7 @@ func writeContinuation(streams IOStreams, out continuation, asJSON bool) error {
 	if asJSON {
 		return writeJSON(streams.Out, out)
 	}
-	if out.ArchivedAs != "" {
-		if _, err := fmt.Fprintf(streams.Out, "archived the previous state as %s\n\n", out.ArchivedAs); err != nil {
-			return err
-		}
-	}
-	return writeString(streams.Out, render.Terminal(out.Markdown()))
+	return writeString(streams.Out, render.Terminal(out.Text()))
 }
 
 // writeString writes s to w.

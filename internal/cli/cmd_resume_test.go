@@ -155,7 +155,7 @@ func TestRunResumeFlagsACrashLoop(t *testing.T) {
 	if err := runResume(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	var got continuation
+	var got render.Continuation
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

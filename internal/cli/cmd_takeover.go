@@ -90,7 +90,7 @@ func runTakeover(ctx context.Context, o *TakeoverOptions) error {
 		if err != nil {
 			return err
 		}
-		return writeContinuation(o.IO, withCodeSince(ctx, newContinuation(c, name), c, o.WorkDir), o.JSON)
+		return writeContinuation(o.IO, withCodeSince(ctx, render.NewContinuation(c, name), o.WorkDir), o.JSON)
 	})
 }
 
@@ -167,7 +167,7 @@ func runRestart(ctx context.Context, o *RestartOptions) error {
 		if err != nil {
 			return err
 		}
-		return writeContinuation(o.IO, newContinuation(c, name), o.JSON)
+		return writeContinuation(o.IO, render.NewContinuation(c, name), o.JSON)
 	})
 }
 

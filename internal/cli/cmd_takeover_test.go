@@ -11,6 +11,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // workedCheckpoint starts w for Secondary-A with three steps, finishes one,
@@ -78,7 +79,7 @@ func TestTakeoverArchivesTheOldStateAndHandsTheWorkOver(t *testing.T) {
 	// --json carries the archive's name with the prompt.
 	h.now = h.now.Add(time.Hour)
 	js := h.ok("takeover", "kai-7/a", "--agent", "Secondary-D", "--reason", "reassigned", "--json")
-	var got continuation
+	var got render.Continuation
 	if err := json.Unmarshal([]byte(js), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestRestartArchivesAsAbortedAndStartsOver(t *testing.T) {
 		t.Errorf("restart rewrote history: %d events, want 7", got)
 	}
 	js := h.ok("restart", "w", "--reason", "corrupted", "--json")
-	var got continuation
+	var got render.Continuation
 	if err := json.Unmarshal([]byte(js), &got); err != nil || got.ArchivedAs != fmt.Sprintf("w_corrupted_%d", h.now.Unix()) {
 		t.Errorf("restart --json: %v %+v", err, got.ArchivedAs)
 	}

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // TestCheckpointRecordsCodeState: ckpt checkpoint records where the code
@@ -48,14 +50,14 @@ func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 		t.Fatalf("git commit: %v\n%s", err, out)
 	}
 	ctx := context.Background()
-	out := withCodeSince(ctx, newContinuation(c, ""), c, repo)
+	out := withCodeSince(ctx, render.NewContinuation(c, ""), repo)
 	md := out.Markdown()
 	for _, want := range []string{"The last session left the code on branch main at ", "HEAD moved 1 commit forward", "0 files are uncommitted now"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, md)
 		}
 	}
-	elsewhere := withCodeSince(ctx, newContinuation(c, ""), c, t.TempDir()).Markdown()
+	elsewhere := withCodeSince(ctx, render.NewContinuation(c, ""), t.TempDir()).Markdown()
 	if !strings.Contains(elsewhere, "This session is not in that repository: fetch it and check out branch main at ") {
 		t.Errorf("prompt outside the repository:\n%s", elsewhere)
 	}
