@@ -29,6 +29,16 @@ const (
 	EventStopFailure        Event = "StopFailure"
 )
 
+// PresenceOnly reports whether e only beats with the presence it means,
+// reading nothing and writing no history.
+func (e Event) PresenceOnly() bool {
+	switch e {
+	case EventPreToolUse, EventPostToolUseFailure, EventSubagentStart, EventNotification, EventPermissionRequest, EventStopFailure:
+		return true
+	}
+	return false
+}
+
 // Events lists the events ckpt handles, in the order a session meets them.
 var Events = []Event{EventSessionStart, EventUserPromptSubmit, EventPreToolUse, EventPermissionRequest,
 	EventNotification, EventPostToolUse, EventPostToolUseFailure, EventSubagentStart, EventSubagentStop,

@@ -163,8 +163,11 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 	if ev == EventSessionEnd {
 		timeout = SessionEndTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	call := &hookCall{h: h, ctx: ctx, in: in, id: res.ID, res: &res}
 	switch ev {
 	case EventSessionStart:

@@ -48,11 +48,15 @@ type Call struct {
 	// Warnings are problems found before the call (a bad flag or
 	// variable); they are reported with the call's own, on the one line.
 	Warnings []string
+	// Process returns the agent client's process, recorded with every
+	// presence signal (Handler.Process).
+	Process func() *ckpt.Process
 	// Wire, when set, fills the parts of the Handler other packages own
 	// (Code, Prompt, SyncPlan, Final) once the store is open (h.Store is
-	// nil when it could not be). start is the directory the session works
-	// in; warnings written to warn ("ckpt: warning: …" lines) join the
-	// call's. Run bounds SyncPlan and every Final step by the deadline.
+	// nil when it could not be), for every event but the presence-only
+	// ones, which use none of them. start is the directory the session
+	// works in; warnings written to warn ("ckpt: warning: …" lines) join
+	// the call's. Run bounds SyncPlan and every Final step by the deadline.
 	Wire func(ctx context.Context, h *Handler, start string, warn io.Writer)
 }
 
@@ -84,11 +88,6 @@ func Run(ctx context.Context, c Call) {
 		warnings = append(warnings, err.Error())
 		return
 	}
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
 	res, storeWarnings := c.handle(ctx, ev, in)
 	output = res.Output
 	warnings = append(warnings, res.Warnings...)
@@ -114,38 +113,62 @@ func (c Call) handle(ctx context.Context, ev Event, in Input) (Result, *lockedBu
 		Client:   c.Client,
 		Now:      c.Now,
 		Getenv:   getenv,
-		RepoRoot: gitroot.Find(start),
 		Loop:     c.Loop,
 		StateDir: StateDir(getenv, getenv("HOME")),
+		Process:  c.Process,
+	}
+	if !ev.PresenceOnly() || sanitizeID(getenv(EnvID)) == "" {
+		// The repository names the checkpoint unless CKPT_ID does, and
+		// the events that write history record it.
+		h.RepoRoot = gitroot.Find(start)
 	}
 	storeWarnings := &lockedBuffer{}
-	// One deadline bounds the whole call, the store's opening included (it
-	// reads the store's config: a network drive may stop answering), so
+	// One deadline bounds the whole call, the store's opening included, so
 	// SessionEnd stays within Claude Code's budget, and Handle's own bound
 	// sets no second timer.
-	limit := DefaultTimeout
-	if ev == EventSessionEnd {
-		limit = SessionEndTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	ctx, cancel := withDeadline(ctx, time.Now().Add(c.limit(ev)))
 	defer cancel()
 	var st ckpt.Store
-	err := Bounded(ctx, func() error {
-		var err error
+	var err error
+	if ev.PresenceOnly() {
+		// One beat, which takes no lock: nothing here waits on the
+		// deadline but a store that does so through ctx (a server), so no
+		// goroutine and no timer stand guard; a filesystem that stops
+		// answering is left to the client's own limit on the hook.
 		st, err = c.OpenStore(start, storeWarnings)
-		return err
-	})
+	} else {
+		// The store's opening reads its config: a network drive may stop
+		// answering.
+		err = Bounded(ctx, func() error {
+			var err error
+			st, err = c.OpenStore(start, storeWarnings)
+			return err
+		})
+	}
 	if err != nil {
 		h.OpenErr = err
 	} else {
 		defer st.Close()
 		h.Store = &BoundedStore{Store: st}
 	}
-	if c.Wire != nil {
+	if c.Wire != nil && !ev.PresenceOnly() {
 		c.Wire(ctx, h, start, storeWarnings)
 		boundSteps(h)
 	}
 	return h.Handle(ctx, ev, in), storeWarnings
+}
+
+// limit is how long a call of ev may take: DefaultTimeout, or
+// SessionEndTimeout, shortened by c.Timeout.
+func (c Call) limit(ev Event) time.Duration {
+	limit := DefaultTimeout
+	if ev == EventSessionEnd {
+		limit = SessionEndTimeout
+	}
+	if c.Timeout > 0 && c.Timeout < limit {
+		limit = c.Timeout
+	}
+	return limit
 }
 
 // boundSteps makes h's plan sync and final steps give up when their

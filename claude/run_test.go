@@ -172,3 +172,57 @@ func FuzzRun(f *testing.F) {
 		}
 	})
 }
+
+// waitingStore is a store whose beats wait for ctx, as a server store
+// does when the server does not answer.
+type waitingStore struct{ ckpt.Store }
+
+func (s waitingStore) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestPresenceEventsKeepTheTimeLimit: a presence-only event (one beat,
+// run without a goroutine or timer of its own) records the client's
+// process, and gives up at the hook's time limit on a store that does not
+// answer: exit as usual, one warning.
+func TestPresenceEventsKeepTheTimeLimit(t *testing.T) {
+	store := memstore.New()
+	createCheckpoint(t, store, "kai-7/a")
+	proc := &ckpt.Process{Host: "h1", PID: 4242, Start: "99"}
+	call := func(st ckpt.Store) (string, string) {
+		var out, errOut bytes.Buffer
+		Run(context.Background(), Call{
+			Event:     "PreToolUse",
+			In:        strings.NewReader(`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make"}}`),
+			Out:       &out,
+			ErrOut:    &errOut,
+			Now:       func() time.Time { return runT0 },
+			Getenv:    func(k string) string { return map[string]string{EnvID: "kai-7/a"}[k] },
+			WorkDir:   t.TempDir(),
+			OpenStore: func(string, io.Writer) (ckpt.Store, error) { return st, nil },
+			Process:   func() *ckpt.Process { return proc },
+			Timeout:   50 * time.Millisecond,
+		})
+		checkFailForward(t, out.String(), errOut.String())
+		return out.String(), errOut.String()
+	}
+	if out, errs := call(store); out != "" || errs != "" {
+		t.Fatalf("PreToolUse: out %q, err %q", out, errs)
+	}
+	c, err := store.Get(context.Background(), "kai-7/a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Heartbeat.Presence; p == nil || p.State != ckpt.PresenceBusy || p.Reason != "Bash: make" || p.Process == nil || *p.Process != *proc {
+		t.Fatalf("presence %+v; want busy, Bash: make, %+v", p, proc)
+	}
+	start := time.Now()
+	_, errs := call(waitingStore{store})
+	if took := time.Since(start); took >= DefaultTimeout {
+		t.Fatalf("a store that does not answer held PreToolUse for %v, past its 50ms limit", took)
+	}
+	if !strings.HasPrefix(errs, "ckpt hook PreToolUse: warning: kai-7/a: heartbeat:") || !strings.Contains(errs, "deadline exceeded") {
+		t.Fatalf("stderr %q; want one heartbeat warning naming the deadline", errs)
+	}
+}

@@ -101,6 +101,7 @@ and one warning line on stderr.`,
 				o.Timeout = d
 			}
 		}
+		o.Process = process.Client
 		o.Wire = wireHook(o.Getenv)
 		claude.Run(ctx, o.Call)
 		return nil
@@ -129,14 +130,13 @@ func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, error
 	return g.openStore()
 }
 
-// wireHook fills the parts of a hook's Handler that other packages own:
-// the client's process, the code state and the continuation prompt
-// (codestate, render), plan sync (protocols/plan) and the final
-// checkpoint's four steps (fourstep). A store that could not be opened is
-// reported with the CLI's hint.
+// wireHook fills the parts of a hook's Handler that other packages own
+// for the events that use them (claude.Call.Wire): the code state and the
+// continuation prompt (codestate, render), plan sync (protocols/plan) and
+// the final checkpoint's four steps (fourstep). A store that could not be
+// opened is reported with the CLI's hint.
 func wireHook(getenv func(string) string) func(context.Context, *claude.Handler, string, io.Writer) {
 	return func(ctx context.Context, h *claude.Handler, start string, warn io.Writer) {
-		h.Process = process.Client
 		code := &codeProbe{dir: start, now: h.Now}
 		h.Code = code.state
 		// SessionStart's prompt: the whole history is verified first (issue 9).
