@@ -386,8 +386,13 @@ func (s *Store) settle() error {
 // is set, else kept for a Store to adopt (see procMarkers.adopt).
 func (s *Store) settleFile(path string, remove bool) (idle bool, err error) {
 	fd, err := openFile(path, syscall.O_RDWR)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ckpt.ErrCorrupt) {
+		return false, nil // removed meanwhile, or a link: no writer's markers
+	}
 	if err != nil {
-		return false, nil // removed meanwhile
+		// A reader without write access cannot settle: its listing then
+		// checks every entry against the files (List's settled).
+		return false, fmt.Errorf("filestore: change journal: %w", err)
 	}
 	defer syscall.Close(fd)
 	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
