@@ -187,6 +187,26 @@ func assertAcked(t *testing.T, s *Store, x *stepIndex, w *writerProc) int {
 	return n
 }
 
+// assertListedAsRead fails unless a listing of id shows the revision a
+// read of its files finds.
+func assertListedAsRead(t *testing.T, s *Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.List(ctx, ckpt.ListOptions{Filter: ckpt.Filter{Prefix: id}})
+	if err != nil || len(p.Items) == 0 || p.Items[0].ID != id {
+		t.Errorf("listing %s after its writer was killed: %+v, %v", id, p.Items, err)
+		return
+	}
+	c, err := s.Get(ctx, id, 0)
+	if err != nil {
+		t.Errorf("Get %s: %v", id, err)
+		return
+	}
+	if p.Items[0].Rev != c.Rev {
+		t.Errorf("%s listed at rev %d, its files hold rev %d", id, p.Items[0].Rev, c.Rev)
+	}
+}
+
 // assertRepairClean repairs ids under their locks and fails unless nothing
 // acknowledged was damaged (no error) and everything found was fixed.
 // It counts what it repaired in seen, by the first words of What.
@@ -247,8 +267,11 @@ func TestCrashTorture(t *testing.T) {
 		if _, err := os.Stat(s.files(own).dir); err != nil {
 			continue // killed before it created its checkpoint
 		}
-		// No one writes the killed writer's own checkpoint any more; others
-		// write the shared one while Check looks (under a shared lock).
+		// No one writes the killed writer's own checkpoint any more: a
+		// listing (which settles the dead writer's marker, then trusts the
+		// view of a checkpoint with a beat file) shows what its files hold.
+		assertListedAsRead(t, s, own)
+		// Others write the shared one while Check looks (under a shared lock).
 		if r, err := s.Check(context.Background(), []string{own, sharedID}); err != nil || r.Errors() > 0 {
 			t.Errorf("Check after kill %d: %v %+v", killed, err, r)
 		}
