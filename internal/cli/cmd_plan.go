@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // PlanOptions are the inputs of the `ckpt plan` commands.
@@ -161,42 +159,13 @@ func (o *PlanOptions) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var line string
-	switch c := rep.State; {
-	case rep.PlanError != "":
+	if rep.PlanError != "" {
 		printWarning(o.IO.ErrOut, fmt.Sprintf("%s could not be read (%s): the last known state was kept and nothing was stored; fix plan.md and sync again", o.Path, rep.PlanError))
-		line = fmt.Sprintf("kept the last known state of %s: nothing stored", o.Path)
-	case rep.Stored:
-		line = fmt.Sprintf("synced %s: %s  rev %d  %s  (%s, %s)", o.Path, c.ID, c.Rev, syncVerb(c), render.ProgressCount(c.Progress), c.Status)
-	default:
-		line = fmt.Sprintf("synced %s: %s unchanged at rev %d  (%s, %s)", o.Path, c.ID, c.Rev, render.ProgressCount(c.Progress), c.Status)
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, rep)
 	}
-	fmt.Fprintln(o.IO.Out, line)
-	for _, l := range []struct {
-		what string
-		ids  []string
-	}{{"completed", rep.NewlyCompleted}, {"reopened", rep.Reopened}, {"acceptance met", rep.NewlyMet}, {"phases completed", rep.PhasesCompleted}} {
-		if len(l.ids) > 0 {
-			fmt.Fprintf(o.IO.Out, "  %s: %s\n", l.what, strings.Join(l.ids, ", "))
-		}
-	}
-	if rep.Recovered != "" {
-		fmt.Fprintf(o.IO.Out, "  recovered the state from %s\n", rep.Recovered)
-	}
-	if rep.RecoverySaved != "" {
-		fmt.Fprintf(o.IO.Out, "  wrote recovery.json (%s)\n", rep.RecoverySaved)
-	}
-	return nil
-}
-
-func syncVerb(c *ckpt.Checkpoint) string {
-	if c.Rev == 1 {
-		return "imported"
-	}
-	return "synced"
+	return writeString(o.IO.Out, rep.Text())
 }
 
 func runPlanTick(ctx context.Context, o *PlanOptions) error {

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // Report is what SyncStore did: the sync of plan.md's bookkeeping and the
@@ -38,6 +40,41 @@ type Report struct {
 	State *ckpt.Checkpoint `json:"-"`
 	// StoreWarnings are the store's remarks (damage mended on the way).
 	StoreWarnings []string `json:"-"`
+}
+
+// Text is what a sync did, for a person: one line saying what was stored
+// (imported, synced, unchanged) or kept, then an indented line per kind of
+// change (completed, reopened, acceptance met, phases completed) and per
+// recovery step. It is what ckpt plan sync prints.
+func (r Report) Text() string {
+	var b strings.Builder
+	switch c := r.State; {
+	case r.PlanError != "":
+		fmt.Fprintf(&b, "kept the last known state of %s: nothing stored\n", r.Plan)
+	case r.Stored:
+		verb := "synced"
+		if c.Rev == 1 {
+			verb = "imported"
+		}
+		fmt.Fprintf(&b, "synced %s: %s  rev %d  %s  (%s, %s)\n", r.Plan, c.ID, c.Rev, verb, render.ProgressCount(c.Progress), c.Status)
+	default:
+		fmt.Fprintf(&b, "synced %s: %s unchanged at rev %d  (%s, %s)\n", r.Plan, c.ID, c.Rev, render.ProgressCount(c.Progress), c.Status)
+	}
+	for _, l := range []struct {
+		what string
+		ids  []string
+	}{{"completed", r.NewlyCompleted}, {"reopened", r.Reopened}, {"acceptance met", r.NewlyMet}, {"phases completed", r.PhasesCompleted}} {
+		if len(l.ids) > 0 {
+			fmt.Fprintf(&b, "  %s: %s\n", l.what, strings.Join(l.ids, ", "))
+		}
+	}
+	if r.Recovered != "" {
+		fmt.Fprintf(&b, "  recovered the state from %s\n", r.Recovered)
+	}
+	if r.RecoverySaved != "" {
+		fmt.Fprintf(&b, "  wrote recovery.json (%s)\n", r.RecoverySaved)
+	}
+	return b.String()
 }
 
 // SyncStoreOptions are the inputs of SyncStore besides the store.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -21,8 +22,14 @@ func TestSyncStoreStoresThenFindsThePlan(t *testing.T) {
 	if err != nil || !rep.Stored || rep.ID != "feature-x" || rep.Rev != 1 || rep.State == nil || len(rep.History) == 0 || rep.NewlyCompleted == nil {
 		t.Fatalf("first sync: %v %+v", err, rep)
 	}
+	if text := rep.Text(); !strings.HasPrefix(text, "synced plans/feature-x/plan.md: feature-x  rev 1  imported  (") || !strings.HasSuffix(text, "\n  wrote recovery.json (checkpoint_created)\n") {
+		t.Errorf("first sync's text:\n%s", text)
+	}
 	if rep, err = SyncStore(ctx, st, o); err != nil || rep.Stored || rep.Rev != 1 {
 		t.Fatalf("a sync of an unchanged plan stores nothing: %v %+v", err, rep)
+	}
+	if text := rep.Text(); !strings.HasPrefix(text, "synced plans/feature-x/plan.md: feature-x unchanged at rev 1  (") || strings.Count(text, "\n") != 1 {
+		t.Errorf("an unchanged sync's text:\n%s", text)
 	}
 	// Find: the plan the checkpoint was synced from, from the project.
 	if got, err := Find(ctx, st, work, "feature-x"); err != nil || got != path {
@@ -55,6 +62,9 @@ func TestSyncStoreKeepsTheLastStateOfAnUnreadablePlan(t *testing.T) {
 	rep, err := SyncStore(ctx, st, o)
 	if err != nil || rep.PlanError == "" || rep.Stored || rep.State != nil {
 		t.Fatalf("%v %+v", err, rep)
+	}
+	if text := rep.Text(); text != "kept the last known state of "+path+": nothing stored\n" {
+		t.Errorf("text %q", text)
 	}
 }
 
