@@ -355,7 +355,7 @@ func runMirrorCheck(ctx context.Context, o *MirrorOptions) error {
 		}
 	} else {
 		for _, p := range problems {
-			fmt.Fprintf(o.IO.Out, "%s %s: %s: %s (repair: %s)\n", p.Format, p.ID, p.Path, p.What, p.Repair)
+			fmt.Fprintln(o.IO.Out, p)
 		}
 		fmt.Fprintf(o.IO.Out, "%s checked, %s\n", render.Plural(checked, "mirror file", "mirror files"), render.Plural(len(problems), "problem", "problems"))
 	}

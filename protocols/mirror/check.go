@@ -32,6 +32,12 @@ type Problem struct {
 	leftover bool
 }
 
+// String is p on one line: format, checkpoint, file, what is wrong and
+// the repair, as ckpt mirror check prints it.
+func (p Problem) String() string {
+	return fmt.Sprintf("%s %s: %s: %s (repair: %s)", p.Format, p.ID, p.Path, p.What, p.Repair)
+}
+
 // selected returns the checkpoints named by ids (all when ids is empty,
 // archived ones included) that at least one entry selects.
 func (m *Store) selected(ctx context.Context, ids []string) ([]*ckpt.Checkpoint, error) {

@@ -175,6 +175,27 @@ func ForFile(file string) List {
 	return List{File: file, Project: filepath.Dir(file)}
 }
 
+// ProjectFile is the mirror list used with a store that is not a local
+// directory (a server, PostgreSQL): a file in the working directory.
+const ProjectFile = ".ckpt-mirrors.json"
+
+// Locate is the mirror list a client uses: file when one is named (taken
+// from workDir when relative); else, for a local store in storeDir, that
+// store's list (ForStoreDir); else ProjectFile in workDir. Relative roots
+// of a list file are taken from its directory.
+func Locate(file, workDir, storeDir string) List {
+	switch {
+	case file != "":
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(workDir, file)
+		}
+		return ForFile(file)
+	case storeDir != "":
+		return ForStoreDir(storeDir)
+	}
+	return ForFile(filepath.Join(workDir, ProjectFile))
+}
+
 // RootDir is e's root as an absolute path.
 func (l List) RootDir(e Entry) string {
 	if filepath.IsAbs(e.Root) {

@@ -51,3 +51,21 @@ func TestEntryForAddRemove(t *testing.T) {
 		t.Fatalf("a mirror not listed: %v", err)
 	}
 }
+
+// TestLocate: the list a client uses is the named file, else the local
+// store's own, else the project's file in the working directory.
+func TestLocate(t *testing.T) {
+	for _, c := range []struct {
+		file, storeDir string
+		want           List
+	}{
+		{"lists/m.json", "/p/.ckpt", List{File: "/w/lists/m.json", Project: "/w/lists"}},
+		{"/etc/m.json", "", List{File: "/etc/m.json", Project: "/etc"}},
+		{"", "/p/.ckpt", List{File: "/p/.ckpt/mirrors.json", Project: "/p"}},
+		{"", "", List{File: "/w/.ckpt-mirrors.json", Project: "/w"}},
+	} {
+		if got := Locate(c.file, "/w", c.storeDir); got != c.want {
+			t.Errorf("Locate(%q, /w, %q) = %+v, want %+v", c.file, c.storeDir, got, c.want)
+		}
+	}
+}
