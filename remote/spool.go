@@ -56,6 +56,22 @@ type Spool struct {
 	warn func(string)
 }
 
+// SpoolDir is this machine's spool of the server at serverURL:
+// ckpt/spool/<16 hex digits of the URL's SHA-256, a trailing slash
+// ignored> in the XDG state directory, stateHome ($XDG_STATE_HOME) when
+// it is absolute, else home/.local/state. "" when neither names one.
+func SpoolDir(stateHome, home, serverURL string) string {
+	base := stateHome
+	if !filepath.IsAbs(base) {
+		if !filepath.IsAbs(home) {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSuffix(serverURL, "/")))
+	return filepath.Join(base, "ckpt", "spool", hex.EncodeToString(sum[:8]))
+}
+
 // NewSpool wraps st with the spool directory dir. spooling says whether
 // appends that cannot reach the server are spooled (hooks, a write given
 // --spool) or fail as usual; spooled writes are delivered either way.

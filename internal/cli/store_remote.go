@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -55,20 +53,9 @@ func withSpooling(getenv func(string) string) func(string) string {
 	}
 }
 
-// spoolDir is the spool of server u on this machine: ckpt/spool/<hash of
-// u> in the XDG state directory ($XDG_STATE_HOME, else ~/.local/state);
-// "" when neither is known.
+// spoolDir is this machine's spool of server u (remote.SpoolDir).
 func spoolDir(env *Env, u string) string {
-	base := env.getenv("XDG_STATE_HOME")
-	if base == "" {
-		h := env.getenv("HOME")
-		if h == "" {
-			return ""
-		}
-		base = filepath.Join(h, ".local", "state")
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSuffix(u, "/")))
-	return filepath.Join(base, "ckpt", "spool", hex.EncodeToString(sum[:8]))
+	return remote.SpoolDir(env.getenv("XDG_STATE_HOME"), env.getenv("HOME"), u)
 }
 
 // PendingSpool reports the writes waiting in this machine's spool for the
