@@ -111,7 +111,7 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 		if dir != "" {
 			rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, dir, o.IDs)...)
 		}
-		rep.Problems = append(rep.Problems, partialFindings(ctx, st, o.IDs)...)
+		rep.Problems = append(rep.Problems, render.PartialFindings(ctx, st, o.IDs)...)
 		if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
 			return err
 		}
@@ -157,31 +157,6 @@ func (o *CheckOptions) withStore(fn func(st ckpt.Store, dir string) error) error
 	}
 	err = fn(st, dir)
 	return errors.Join(err, closeErr(st.Close(), err))
-}
-
-// partialFindings warns of checkpoints marked done whose acceptance criteria
-// are not all met (seed 003, scenario 3): the store is sound, the work is not
-// finished. A checkpoint that cannot be read is left to the store's own
-// findings.
-func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []ckpt.Problem {
-	if len(ids) == 0 {
-		// Summaries say which are partial; only those are read in full.
-		sums, _, _ := listSummaries(ctx, st, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
-		for _, s := range sums {
-			if s.Partial {
-				ids = append(ids, s.ID)
-			}
-		}
-	}
-	var out []ckpt.Problem
-	for _, id := range ids {
-		if c, err := st.Get(ctx, id, 0); err == nil {
-			if p, ok := render.PartialProblem(c); ok {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 // printReport prints a check or repair report.
