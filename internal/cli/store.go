@@ -202,32 +202,18 @@ func runInit(o *InitOptions) error {
 // ignore it; outside a repository, or when it is ignored, it says nothing
 // (unless asked).
 func initGitIgnore(o *InitOptions) error {
-	root := gitignore.RepoRoot(filepath.Dir(o.Dir))
-	if root == "" {
-		if o.GitIgnore {
-			return fmt.Errorf("%w: --gitignore: %s is not inside a git repository", ckpt.ErrInvalid, o.Dir)
-		}
-		return nil
-	}
-	line, err := gitignore.Pattern(root, o.Dir)
-	if err != nil {
-		return nil // the store is the repository itself: nothing to ignore
-	}
-	ignored, err := gitignore.Ignored(root, o.Dir)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", filepath.Join(root, ".gitignore"), err)
-	}
+	r, err := gitignore.Ensure(o.Dir, o.GitIgnore)
 	switch {
-	case ignored && o.GitIgnore:
-		_, err = fmt.Fprintf(o.IO.Out, "%s already ignores %s\n", filepath.Join(root, ".gitignore"), line)
-	case ignored:
-	case o.GitIgnore:
-		var file string
-		if file, err = gitignore.Add(root, o.Dir); err == nil {
-			_, err = fmt.Fprintf(o.IO.Out, "added %s to %s\n", line, file)
-		}
-	default:
-		_, err = fmt.Fprintf(o.IO.Out, "note: the store is inside the git repository %s, whose .gitignore does not ignore it: run ckpt init --gitignore to add %s (or commit it on purpose)\n", root, line)
+	case err != nil:
+		return err
+	case r.State == gitignore.NoRepo && r.Root == "" && o.GitIgnore:
+		return fmt.Errorf("%w: --gitignore: %s is not inside a git repository", ckpt.ErrInvalid, o.Dir)
+	case r.State == gitignore.AlreadyIgnored && o.GitIgnore:
+		_, err = fmt.Fprintf(o.IO.Out, "%s already ignores %s\n", r.File, r.Line)
+	case r.State == gitignore.Added:
+		_, err = fmt.Fprintf(o.IO.Out, "added %s to %s\n", r.Line, r.File)
+	case r.State == gitignore.NotIgnored:
+		_, err = fmt.Fprintf(o.IO.Out, "note: the store is inside the git repository %s, whose .gitignore does not ignore it: run ckpt init --gitignore to add %s (or commit it on purpose)\n", r.Root, r.Line)
 	}
 	return err
 }

@@ -1,5 +1,4 @@
-// Package gitignore keeps a path out of git: it finds the repository a
-// directory is in, tells whether the repository's top-level .gitignore
+// Package gitignore keeps a path out of git: it tells whether the repository's top-level .gitignore
 // already ignores a path, and adds a line for it. `ckpt init` uses it so
 // that a store inside a repository is not committed by accident, and never
 // changes .gitignore without being asked.
@@ -15,23 +14,57 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/internal/gitroot"
 )
 
-// RepoRoot returns the nearest directory at or above dir that holds a .git
-// entry (a directory, or a file for a worktree or submodule), or "" when
-// there is none. It reads the file system only: no git process.
-func RepoRoot(dir string) string {
-	d := filepath.Clean(dir)
-	for {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
+// State is how a directory stands with its repository's .gitignore.
+type State int
+
+const (
+	NoRepo         State = iota // in no git repository, or the repository itself
+	AlreadyIgnored              // a line of the top-level .gitignore ignores it
+	NotIgnored                  // no line ignores it, and none was added
+	Added                       // no line ignored it; Ensure added one
+)
+
+// Result is what Ensure found or did.
+type Result struct {
+	State State
+	Root  string // the repository (gitroot.Find); "" for NoRepo outside one
+	Line  string // the directory's .gitignore line (Pattern)
+	File  string // the repository's top-level .gitignore
+}
+
+// Ensure tells how the directory path stands with the top-level
+// .gitignore of the git repository it is in and, when add is set and no
+// line ignores it, adds its Pattern (Add). It changes nothing otherwise:
+// what ckpt init does for its store.
+func Ensure(path string, add bool) (Result, error) {
+	root := gitroot.Find(filepath.Dir(path))
+	if root == "" {
+		return Result{State: NoRepo}, nil
 	}
+	r := Result{State: NoRepo, Root: root, File: filepath.Join(root, ".gitignore")}
+	line, err := Pattern(root, path)
+	if err != nil {
+		return r, nil // path is the repository itself: nothing to ignore
+	}
+	r.Line = line
+	ignored, err := Ignored(root, path)
+	switch {
+	case err != nil:
+		return r, fmt.Errorf("reading %s: %w", r.File, err)
+	case ignored:
+		r.State = AlreadyIgnored
+	case !add:
+		r.State = NotIgnored
+	default:
+		if _, err := Add(root, path); err != nil {
+			return r, err
+		}
+		r.State = Added
+	}
+	return r, nil
 }
 
 // Pattern is the .gitignore line for the directory path in the repository
