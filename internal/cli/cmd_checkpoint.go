@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,11 +60,8 @@ another endpoint. Without either the step is skipped.`,
 		o.Tracker.LinearKey, o.Tracker.LinearURL = env.LinearKey, env.LinearURL
 		o.Tracker.Timeout = timeout
 		o.ID, o.Out, o.ErrOut, o.Now = args[0], f.env.Out, f.env.ErrOut, f.now
-		switch {
-		case o.Dir == "":
+		if o.Dir = absPath(f.env.WorkDir, o.Dir); o.Dir == "" {
 			o.Dir = f.env.WorkDir
-		case !filepath.IsAbs(o.Dir):
-			o.Dir = filepath.Join(f.env.WorkDir, o.Dir)
 		}
 		st, err := f.openStore()
 		if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,11 +52,8 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	if _, err := mirror.NewFormat(o.Format); err != nil {
 		return err
 	}
-	if err := ckpt.ValidateID(o.ID); err != nil {
+	if err := checkIDRev(o.ID, o.Rev); err != nil {
 		return err
-	}
-	if o.Rev < 0 {
-		return fmt.Errorf("%w: --rev %d: give a revision of 1 or more (see ckpt log %s)", ckpt.ErrInvalid, o.Rev, o.ID)
 	}
 	var c *ckpt.Checkpoint
 	if err := o.withStore(func(st ckpt.Store) error {
@@ -67,11 +63,7 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	}); err != nil {
 		return err
 	}
-	path := o.Out
-	if path != "" && !filepath.IsAbs(path) {
-		path = filepath.Join(o.WorkDir, path)
-	}
-	data, err := mirror.Export(o.Format, c, path)
+	data, err := mirror.Export(o.Format, c, absPath(o.WorkDir, o.Out))
 	if err != nil {
 		return err
 	}

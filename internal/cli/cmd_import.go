@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -125,11 +124,7 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 // checkpoint it became. A file that cannot be read or stored is reported
 // (warning, result with Error) and its error returned.
 func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protocols.Format, given string) ([]mirror.ImportResult, error) {
-	path := given
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(o.WorkDir, path)
-	}
-	rs, err := mirror.ImportPath(ctx, st, f, path, mirror.ImportOptions{ID: o.ID, Source: given, At: o.Now(), Actor: o.Actor})
+	rs, err := mirror.ImportPath(ctx, st, f, absPath(o.WorkDir, given), mirror.ImportOptions{ID: o.ID, Source: given, At: o.Now(), Actor: o.Actor})
 	if err != nil {
 		printWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported: %v", given, err))
 		return []mirror.ImportResult{{Path: given, Warnings: []string{}, Error: err.Error()}}, err

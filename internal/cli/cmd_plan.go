@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -111,13 +110,6 @@ Exit 3 when no marker carries TASK-ID.`,
 	return cmd
 }
 
-func (o *PlanOptions) abs(p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(o.WorkDir, p)
-}
-
 func runPlanSync(ctx context.Context, o *PlanOptions) error {
 	if err := o.check(); err != nil {
 		return err
@@ -145,7 +137,7 @@ func (o *PlanOptions) sync(ctx context.Context) error {
 	err := o.withStore(func(st ckpt.Store) error {
 		var err error
 		rep, err = plan.SyncStore(ctx, st, plan.SyncStoreOptions{
-			Plan: o.Path, Path: o.abs(o.Path), ID: o.ID, By: o.By, Notes: o.Notes, Recovery: o.Recovery,
+			Plan: o.Path, Path: absPath(o.WorkDir, o.Path), ID: o.ID, By: o.By, Notes: o.Notes, Recovery: o.Recovery,
 			Now: o.Now(), Actor: o.Actor, Key: o.Key, IfRev: o.IfRev,
 		})
 		for _, w := range rep.Warnings {
@@ -180,7 +172,7 @@ func runPlanTick(ctx context.Context, o *PlanOptions) error {
 		return err
 	}
 	o.Path = path
-	if err := plan.SetTask(o.abs(path), o.TaskID, o.Done); err != nil {
+	if err := plan.SetTask(absPath(o.WorkDir, path), o.TaskID, o.Done); err != nil {
 		if errors.Is(err, plan.ErrUnknownTask) {
 			return unknownTaskError{err}
 		}

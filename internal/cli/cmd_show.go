@@ -44,11 +44,8 @@ was after revision N.`,
 }
 
 func runShow(ctx context.Context, o *ShowOptions) error {
-	if err := ckpt.ValidateID(o.ID); err != nil {
+	if err := checkIDRev(o.ID, o.Rev); err != nil {
 		return err
-	}
-	if o.Rev < 0 {
-		return fmt.Errorf("%w: --rev %d: give a revision of 1 or more (see ckpt log %s)", ckpt.ErrInvalid, o.Rev, o.ID)
 	}
 	return o.withStore(func(st ckpt.Store) error {
 		c, err := st.Get(ctx, o.ID, o.Rev)
@@ -65,4 +62,16 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 		}
 		return render.Show(o.IO.Out, c, o.Now(), process.Alive)
 	})
+}
+
+// checkIDRev checks a command's checkpoint ID and its --rev (0: the
+// latest).
+func checkIDRev(id string, rev int64) error {
+	if err := ckpt.ValidateID(id); err != nil {
+		return err
+	}
+	if rev < 0 {
+		return fmt.Errorf("%w: --rev %d: give a revision of 1 or more (see ckpt log %s)", ckpt.ErrInvalid, rev, id)
+	}
+	return nil
 }

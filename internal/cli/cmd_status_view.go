@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,12 +93,7 @@ passes). On a terminal only the lines that changed are rewritten; with
 				return err
 			}
 		}
-		if out != "" {
-			o.OutFile = out
-			if !filepath.IsAbs(out) {
-				o.OutFile = filepath.Join(f.env.WorkDir, out)
-			}
-		}
+		o.OutFile = absPath(f.env.WorkDir, out)
 		o.Terminal = isTerminal(o.IO.Out)
 		if !o.Watch {
 			err := runStatusView(ctx, o)
@@ -271,12 +265,7 @@ ckpt resume ID.`,
 	}
 	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
 		o.ID = args[0]
-		if out != "" {
-			o.OutFile = out
-			if !filepath.IsAbs(out) {
-				o.OutFile = filepath.Join(f.env.WorkDir, out)
-			}
-		}
+		o.OutFile = absPath(f.env.WorkDir, out)
 		return runProgress(ctx, o)
 	})
 	cmd.Flags().Int64Var(&o.Rev, "rev", 0, "render the checkpoint as it was after revision `N`")
@@ -285,11 +274,8 @@ ckpt resume ID.`,
 }
 
 func runProgress(ctx context.Context, o *ProgressOptions) error {
-	if err := ckpt.ValidateID(o.ID); err != nil {
+	if err := checkIDRev(o.ID, o.Rev); err != nil {
 		return err
-	}
-	if o.Rev < 0 {
-		return fmt.Errorf("%w: --rev %d: give a revision of 1 or more (see ckpt log %s)", ckpt.ErrInvalid, o.Rev, o.ID)
 	}
 	return o.withStore(func(st ckpt.Store) error {
 		c, err := st.Get(ctx, o.ID, o.Rev)

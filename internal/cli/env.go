@@ -12,6 +12,7 @@ package cli
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"time"
 )
 
@@ -72,3 +73,14 @@ const (
 	EnvSession = "CKPT_SESSION" // the acting session ID
 	EnvNow     = "CKPT_NOW"     // a fixed clock, RFC 3339, for scripts and tests
 )
+
+// absPath is p taken from dir when relative, cleaned; "" stays "".
+func absPath(dir, p string) string {
+	if p == "" {
+		return ""
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
