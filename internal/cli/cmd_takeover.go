@@ -18,25 +18,45 @@ import (
 // appends events, and takeover and restart first store the old state as a
 // new, archived checkpoint.
 
-// TakeoverOptions are the inputs of `ckpt takeover`.
-type TakeoverOptions struct {
+// HandOverOptions are the inputs of `ckpt takeover` and `ckpt restart`:
+// both archive the old state first and print the continuation prompt.
+type HandOverOptions struct {
 	common
-	ID     string
-	To     ckpt.Agent // the new agent; ID or Name required
-	Actor  ckpt.Actor // who performs the takeover (an orchestrator, or the new agent)
-	Reason string     // recorded in the archive name; default crashed
-	// SessionID is the new agent's session ID; empty: a fresh random one.
+	ID string
+	// Restart starts the work over (restart); else it goes to To
+	// (takeover), whose ID or Name is required.
+	Restart bool
+	To      ckpt.Agent
+	Actor   ckpt.Actor // who performs it (an orchestrator, or the new agent)
+	Reason  string     // recorded in the archive name; default crashed (takeover), aborted (restart)
+	// SessionID is the new session's ID; empty: a fresh random one.
 	SessionID string
-	Force     bool // take over even a done or not-resumable checkpoint
+	Force     bool // hand over or restart even done (takeover: or not-resumable) work
 	Key       string
 	JSON      bool
-	// WorkDir is where the new agent works: the prompt says what changed
-	// in the code there since the checkpoint recorded it.
+	// WorkDir is where the new agent of a takeover works: the prompt says
+	// what changed in the code there since the checkpoint recorded it.
 	WorkDir string
 }
 
+// handOverCmd is the RunE of takeover and restart, and their shared flags.
+func handOverCmd(f *factory, cmd *cobra.Command, o *HandOverOptions, reason, force, key string) {
+	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+		o.ID = args[0]
+		o.Actor = f.actor()
+		o.SessionID = o.Actor.Session
+		o.WorkDir = f.env.WorkDir
+		return runHandOver(ctx, o)
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&o.Reason, "reason", o.Reason, reason)
+	fl.BoolVar(&o.Force, "force", false, force)
+	fl.StringVar(&o.Key, "key", "", key)
+	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
+}
+
 func newTakeoverCmd(f *factory) *cobra.Command {
-	o := &TakeoverOptions{common: f.common()}
+	o := &HandOverOptions{common: f.common(), Reason: "crashed"}
 	cmd := &cobra.Command{
 		Use:   "takeover ID --agent NEW",
 		Short: "Hand a checkpoint to a new agent; archive the old agent's state",
@@ -55,37 +75,68 @@ an archived one always is (take over the live checkpoint instead).`,
   ckpt takeover kai-7/secondary-a --agent Secondary-C --reason reassigned --json`,
 		Args: exactArgs(1, "one checkpoint ID"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		o.Actor = f.actor()
-		o.SessionID = o.Actor.Session
-		o.WorkDir = f.env.WorkDir
-		return runTakeover(ctx, o)
-	})
+	handOverCmd(f, cmd, o, "why, one `WORD` recorded in the archive name (crashed, reassigned, …)",
+		"take over even a done or not-resumable checkpoint",
+		"idempotency `KEY`: a retried takeover with this key hands over and archives nothing more")
 	fl := cmd.Flags()
 	fl.StringVar(&o.To.ID, "agent", "", "the new agent's `ID` (required; here not the acting agent)")
 	fl.StringVar(&o.To.Type, "agent-type", "", "the new agent's `TYPE`, e.g. secondary")
 	fl.StringVar(&o.To.Name, "agent-name", "", "the new agent's human-readable `NAME`")
-	fl.StringVar(&o.Reason, "reason", "crashed", "why, one `WORD` recorded in the archive name (crashed, reassigned, …)")
-	fl.BoolVar(&o.Force, "force", false, "take over even a done or not-resumable checkpoint")
-	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a retried takeover with this key hands over and archives nothing more")
-	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
 	return cmd
 }
 
-func runTakeover(ctx context.Context, o *TakeoverOptions) error {
+func newRestartCmd(f *factory) *cobra.Command {
+	o := &HandOverOptions{common: f.common(), Restart: true, Reason: "aborted"}
+	cmd := &cobra.Command{
+		Use:   "restart ID",
+		Short: "Start a checkpoint's work over; archive the old state as aborted",
+		Long: `Start the work of checkpoint ID from scratch (seed 002's last resort). The old
+state is first stored as a new, archived checkpoint named
+ID_<reason>_<unix time> (ID_aborted_1768487400 by default); then a restarted
+event puts every step back to pending and clears progress, decisions,
+blockers, errors, files and context, in a new session. The plan (steps,
+acceptance criteria) and the history stay. It prints the archive's name and
+the fresh continuation prompt (--json: as data).
+
+Done work is refused with exit code 9 unless --force (restarting it throws
+finished work away); an archive always is. Work marked not resumable may be
+restarted: that is what restart is for.`,
+		Example: `  ckpt restart kai-7/secondary-a
+  ckpt restart kai-7/secondary-a --reason corrupted`,
+		Args: exactArgs(1, "one checkpoint ID"),
+	}
+	handOverCmd(f, cmd, o, "why, one `WORD` recorded in the archive name", "restart even done work",
+		"idempotency `KEY`: a retried restart with this key resets and archives nothing more")
+	return cmd
+}
+
+// runHandOver archives the old state and takes over or restarts
+// (ckpt.TakeOverCheckpoint, ckpt.RestartCheckpoint), then prints the
+// continuation; a takeover's says what changed in the code since.
+func runHandOver(ctx context.Context, o *HandOverOptions) error {
 	if err := ckpt.ValidateID(o.ID); err != nil {
 		return err
 	}
-	if strings.TrimSpace(o.To.ID) == "" && strings.TrimSpace(o.To.Name) == "" {
-		return fmt.Errorf("%w: a takeover needs the new agent: pass --agent NAME (the agent that continues the work)", ckpt.ErrInvalid)
+	fallback := "aborted"
+	if !o.Restart {
+		fallback = "crashed"
+		if strings.TrimSpace(o.To.ID) == "" && strings.TrimSpace(o.To.Name) == "" {
+			return fmt.Errorf("%w: a takeover needs the new agent: pass --agent NAME (the agent that continues the work)", ckpt.ErrInvalid)
+		}
 	}
-	reason, err := archiveReason(o.Reason, "crashed")
+	reason, err := archiveReason(o.Reason, fallback)
 	if err != nil {
 		return err
 	}
 	return o.withStore(func(st ckpt.Store) error {
 		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key, Force: o.Force}
+		if o.Restart {
+			c, name, err := ckpt.RestartCheckpoint(ctx, st, o.ID, l)
+			if err != nil {
+				return err
+			}
+			return writeContinuation(o.IO, render.NewContinuation(c, name), o.JSON)
+		}
 		c, name, err := ckpt.TakeOverCheckpoint(ctx, st, o.ID, o.To, l)
 		if err != nil {
 			return err
@@ -105,70 +156,6 @@ func archiveReason(reason, fallback string) (string, error) {
 			ckpt.ErrInvalid, reason, ckpt.MaxReasonLen, fallback)
 	}
 	return r, nil
-}
-
-// RestartOptions are the inputs of `ckpt restart`.
-type RestartOptions struct {
-	common
-	ID        string
-	Actor     ckpt.Actor
-	Reason    string // recorded in the archive name; default aborted
-	SessionID string
-	Force     bool // restart even done work
-	Key       string
-	JSON      bool
-}
-
-func newRestartCmd(f *factory) *cobra.Command {
-	o := &RestartOptions{common: f.common()}
-	cmd := &cobra.Command{
-		Use:   "restart ID",
-		Short: "Start a checkpoint's work over; archive the old state as aborted",
-		Long: `Start the work of checkpoint ID from scratch (seed 002's last resort). The old
-state is first stored as a new, archived checkpoint named
-ID_<reason>_<unix time> (ID_aborted_1768487400 by default); then a restarted
-event puts every step back to pending and clears progress, decisions,
-blockers, errors, files and context, in a new session. The plan (steps,
-acceptance criteria) and the history stay. It prints the archive's name and
-the fresh continuation prompt (--json: as data).
-
-Done work is refused with exit code 9 unless --force (restarting it throws
-finished work away); an archive always is. Work marked not resumable may be
-restarted: that is what restart is for.`,
-		Example: `  ckpt restart kai-7/secondary-a
-  ckpt restart kai-7/secondary-a --reason corrupted`,
-		Args: exactArgs(1, "one checkpoint ID"),
-	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		o.Actor = f.actor()
-		o.SessionID = o.Actor.Session
-		return runRestart(ctx, o)
-	})
-	fl := cmd.Flags()
-	fl.StringVar(&o.Reason, "reason", "aborted", "why, one `WORD` recorded in the archive name")
-	fl.BoolVar(&o.Force, "force", false, "restart even done work")
-	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a retried restart with this key resets and archives nothing more")
-	fl.BoolVar(&o.JSON, "json", false, "print the archive name and continuation prompt as JSON")
-	return cmd
-}
-
-func runRestart(ctx context.Context, o *RestartOptions) error {
-	if err := ckpt.ValidateID(o.ID); err != nil {
-		return err
-	}
-	reason, err := archiveReason(o.Reason, "aborted")
-	if err != nil {
-		return err
-	}
-	return o.withStore(func(st ckpt.Store) error {
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key, Force: o.Force}
-		c, name, err := ckpt.RestartCheckpoint(ctx, st, o.ID, l)
-		if err != nil {
-			return err
-		}
-		return writeContinuation(o.IO, render.NewContinuation(c, name), o.JSON)
-	})
 }
 
 // ArchiveOptions are the inputs of `ckpt archive`.

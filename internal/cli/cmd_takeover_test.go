@@ -270,8 +270,8 @@ func TestRunTakeoverWithMemstore(t *testing.T) {
 	startForTest(t, st, "w", "a")
 	var out, errOut bytes.Buffer
 	w := testWriter(st, &out, &errOut)
-	o := &TakeoverOptions{common: w.common, ID: "w", To: ckpt.Agent{Name: "New agent"}, Actor: w.Actor, Reason: "crashed"}
-	if err := runTakeover(context.Background(), o); err != nil {
+	o := &HandOverOptions{common: w.common, ID: "w", To: ckpt.Agent{Name: "New agent"}, Actor: w.Actor, Reason: "crashed"}
+	if err := runHandOver(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := st.Get(context.Background(), "w", 0)
