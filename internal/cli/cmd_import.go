@@ -11,7 +11,6 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/mirror"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // ImportOptions are the inputs of `ckpt import`.
@@ -93,21 +92,14 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 	for _, r := range results {
 		if r.Error == "" {
 			imported++
+			if !o.JSON {
+				fmt.Fprintln(o.IO.Out, r)
+			}
 		}
 	}
 	if o.JSON {
 		if err := writeJSON(o.IO.Out, results); err != nil {
 			return err
-		}
-	} else {
-		for _, r := range results {
-			if r.Error == "" {
-				verb := "updated"
-				if r.Created {
-					verb = "created"
-				}
-				fmt.Fprintf(o.IO.Out, "imported %s as %s  rev %d  %s  (%s, %s)\n", r.Path, r.ID, r.Rev, verb, render.ProgressCount(r.State.Progress), r.State.Status)
-			}
 		}
 	}
 	if imported == 0 {

@@ -9,6 +9,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // ImportFile reads one seed file in format f into the checkpoints it
@@ -68,6 +69,22 @@ type ImportResult struct {
 	State         *ckpt.Checkpoint `json:"-"` // after the import; nil when it failed
 	StoreWarnings []string         `json:"-"` // the store's remarks
 	Err           error            `json:"-"` // why it failed; Error is its text
+}
+
+// String is an import that succeeded on one line, as ckpt import prints
+// it: "imported PATH as ID  rev N  created|updated  (progress, status)".
+// It is meant for results without Error.
+func (r ImportResult) String() string {
+	verb := "updated"
+	if r.Created {
+		verb = "created"
+	}
+	var progress ckpt.Progress
+	var status ckpt.Status
+	if r.State != nil {
+		progress, status = r.State.Progress, r.State.Status
+	}
+	return fmt.Sprintf("imported %s as %s  rev %d  %s  (%s, %s)", r.Path, r.ID, r.Rev, verb, render.ProgressCount(progress), status)
 }
 
 // ImportPath reads the file at path in format f (ImportFile) and stores

@@ -104,6 +104,9 @@ func TestImportPath(t *testing.T) {
 	if err != nil || len(rs) != 2 || rs[0].ID != "riley-t060" || !rs[0].Created || rs[0].Rev != 1 || rs[0].Path != "STATUS.md" || rs[1].ID != "sam" || rs[1].Err != nil {
 		t.Fatalf("%v %+v", err, rs)
 	}
+	if got := rs[0].String(); !strings.HasPrefix(got, "imported STATUS.md as riley-t060  rev 1  created  (") {
+		t.Errorf("the result's line: %q", got)
+	}
 	hist, _ := st.History(ctx, "sam", 1, 0)
 	var snap ckpt.Snapshot
 	if len(hist) != 1 || json.Unmarshal(hist[0].Data, &snap) != nil || snap.Source != "sitebuilder:STATUS.md" {
