@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/render"
 )
@@ -18,10 +19,11 @@ type CheckOptions struct {
 	IO   IOStreams
 	IDs  []string // empty: every checkpoint
 	JSON bool
-	// Open opens the store, and names its local directory ("" for a store
-	// with none, whose mirrors are not checked). Check and repair run
-	// through the store's ckpt.Checker and ckpt.Repairer capabilities.
-	Open func() (ckpt.Store, string, error)
+	// Open opens the store, with the mirror list in use for a local store
+	// (nil for a store without a local directory, whose mirrors are not
+	// checked). Check and repair run through the store's ckpt.Checker and
+	// ckpt.Repairer capabilities.
+	Open func() (ckpt.Store, *mirror.List, error)
 }
 
 func newCheckCmd(f *factory) *cobra.Command {
@@ -80,16 +82,17 @@ func (o *CheckOptions) validate() error {
 // openCheckedStore opens the store for check or repair: the local store
 // itself (not the mirroring wrapper commands write through), or whatever
 // store the command is pointed at, which may not offer the capability.
-func (f *factory) openCheckedStore() (ckpt.Store, string, error) {
+func (f *factory) openCheckedStore() (ckpt.Store, *mirror.List, error) {
 	if u := f.givenStoreDir(); f.store != nil || remote.IsURL(u) || isPGURL(u) {
 		st, err := f.openStore()
-		return st, "", err
+		return st, nil, err
 	}
 	st, err := f.openFileStore()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return st, st.Dir(), nil
+	l := f.mirrorList(st)
+	return st, &l, nil
 }
 
 // errNoCapability says that st cannot do what was asked of it.
@@ -99,7 +102,7 @@ func errNoCapability(what string) error {
 }
 
 func runCheck(ctx context.Context, o *CheckOptions) error {
-	return o.withStore(func(st ckpt.Store, dir string) error {
+	return o.withStore(func(st ckpt.Store, mirrors *mirror.List) error {
 		chk, ok := ckpt.As[ckpt.Checker](st)
 		if !ok {
 			return errNoCapability("check")
@@ -108,8 +111,8 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 		if err != nil {
 			return err
 		}
-		if dir != "" {
-			rep.Problems = append(rep.Problems, mirrorFindings(ctx, st, dir, o.IDs)...)
+		if mirrors != nil {
+			rep.Problems = append(rep.Problems, mirror.Findings(ctx, st, *mirrors, o.IDs)...)
 		}
 		rep.Problems = append(rep.Problems, render.PartialFindings(ctx, st, o.IDs)...)
 		if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
@@ -123,7 +126,7 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 }
 
 func runRepair(ctx context.Context, o *CheckOptions) error {
-	return o.withStore(func(st ckpt.Store, dir string) error {
+	return o.withStore(func(st ckpt.Store, mirrors *mirror.List) error {
 		rp, ok := ckpt.As[ckpt.Repairer](st)
 		if !ok {
 			return errNoCapability("repair")
@@ -132,8 +135,8 @@ func runRepair(ctx context.Context, o *CheckOptions) error {
 		if err != nil {
 			return err
 		}
-		if dir != "" {
-			rep.Problems = append(rep.Problems, repairMirrors(ctx, st, dir, o.IDs, o.IO.ErrOut, nil)...)
+		if mirrors != nil {
+			rep.Problems = append(rep.Problems, mirror.Repair(ctx, st, *mirrors, o.IDs, mirrorOptions(o.IO.ErrOut, nil))...)
 		}
 		if err := printReport(o.IO.Out, rep, o.JSON, true); err != nil {
 			return err
@@ -147,15 +150,15 @@ func runRepair(ctx context.Context, o *CheckOptions) error {
 
 // withStore validates the IDs, opens the store for check or repair, runs
 // fn and closes the store.
-func (o *CheckOptions) withStore(fn func(st ckpt.Store, dir string) error) error {
+func (o *CheckOptions) withStore(fn func(st ckpt.Store, mirrors *mirror.List) error) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	st, dir, err := o.Open()
+	st, mirrors, err := o.Open()
 	if err != nil {
 		return err
 	}
-	err = fn(st, dir)
+	err = fn(st, mirrors)
 	return errors.Join(err, closeErr(st.Close(), err))
 }
 

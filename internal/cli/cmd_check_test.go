@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt/filestore"
 )
 
 // check and repair go through the store's capabilities: a store without
@@ -16,5 +22,41 @@ func TestCheckOnAStoreWithoutTheCapabilitySaysSo(t *testing.T) {
 		if !strings.Contains(msg, "this store offers no "+verb) || !strings.Contains(msg, "run ckpt "+verb+" on the host") {
 			t.Errorf("ckpt %s on a store without the capability: %q", verb, msg)
 		}
+	}
+}
+
+// TestCheckUsesTheMirrorListInUse: ckpt check and repair look at the
+// mirrors of the list every write uses ($CKPT_MIRRORS here), not only the
+// store's own mirrors.json.
+func TestCheckUsesTheMirrorListInUse(t *testing.T) {
+	project := t.TempDir()
+	store := filepath.Join(project, filestore.StoreDirName)
+	list := filepath.Join(project, "seed-mirrors.json") // not the store's own mirrors.json
+	cli := func(want int, args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		env := &Env{
+			IOStreams: IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+			Getenv:    func(k string) string { return map[string]string{EnvMirrors: list}[k] },
+			WorkDir:   project, Now: func() time.Time { return t0 }, Args: append([]string{"--store", store}, args...),
+		}
+		if code := run(&factory{env: env}); code != want {
+			t.Fatalf("ckpt %s: exit %d, want %d; stderr:\n%s", strings.Join(args, " "), code, want, errOut.String())
+		}
+		return out.String()
+	}
+	cli(0, "init")
+	cli(0, "mirror", "add", "agent-checkpoints", "--root", "seed")
+	cli(0, "start", "w", "--agent", "a1", "--stage", "S1")
+	file := filepath.Join(filepath.Dir(list), "seed", "agent_checkpoints", "w.json")
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if out := cli(0, "check"); !strings.Contains(out, "w.json") {
+		t.Errorf("check does not report the missing mirror of the list in use:\n%s", out)
+	}
+	cli(0, "repair")
+	if data, _ := os.ReadFile(file); !strings.Contains(string(data), `"stage": "S1"`) {
+		t.Errorf("repair did not rewrite the mirror:\n%s", data)
 	}
 }

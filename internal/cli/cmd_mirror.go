@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -363,15 +362,4 @@ func runMirrorCheck(ctx context.Context, o *MirrorOptions) error {
 		return mirrorMismatchError{len(problems)}
 	}
 	return nil
-}
-
-// mirrorFindings are ckpt check's findings about the mirrors of the store
-// st in storeDir (mirror.Findings).
-func mirrorFindings(ctx context.Context, st ckpt.Store, storeDir string, ids []string) []ckpt.Problem {
-	return mirror.Findings(ctx, st, mirror.ForStoreDir(storeDir), ids)
-}
-
-// repairMirrors is ckpt repair's part for mirrors (mirror.Repair).
-func repairMirrors(ctx context.Context, st ckpt.Store, storeDir string, ids []string, warn io.Writer, now func() time.Time) []ckpt.Problem {
-	return mirror.Repair(ctx, st, mirror.ForStoreDir(storeDir), ids, mirrorOptions(warn, now))
 }

@@ -137,11 +137,11 @@ func TestMirrorCommands(t *testing.T) {
 	}
 	// ckpt check sees the same, as a warning; repair rewrites it.
 	st, _ = filestore.Open(env.dir)
-	found := mirrorFindings(ctx, st, env.dir, nil)
+	found := mirror.Findings(ctx, st, mirror.ForStoreDir(env.dir), nil)
 	if len(found) != 1 || found[0].Severity != "warning" || found[0].ID != "track-1" {
 		t.Errorf("check findings %+v", found)
 	}
-	fixed := repairMirrors(ctx, st, env.dir, nil, &warn, nil)
+	fixed := mirror.Repair(ctx, st, mirror.ForStoreDir(env.dir), nil, mirrorOptions(&warn, nil))
 	st.Close()
 	if len(fixed) != 1 || !fixed[0].Fixed {
 		t.Errorf("repair %+v", fixed)
@@ -193,7 +193,7 @@ func TestMirrorCheckIsReadOnly(t *testing.T) {
 	}
 	st, _ := filestore.Open(env.dir)
 	defer st.Close()
-	found := mirrorFindings(context.Background(), st, env.dir, nil)
+	found := mirror.Findings(context.Background(), st, mirror.ForStoreDir(env.dir), nil)
 	if len(found) != 2 || !strings.HasSuffix(found[0].What, ": missing") {
 		t.Errorf("findings %+v", found)
 	}
@@ -202,7 +202,7 @@ func TestMirrorCheckIsReadOnly(t *testing.T) {
 	}
 	// A damaged list is one finding, not a failure.
 	os.WriteFile(filepath.Join(env.dir, mirror.FileName), []byte("{"), 0o644)
-	if found := mirrorFindings(context.Background(), st, env.dir, nil); len(found) != 1 || !strings.Contains(found[0].What, "mirror list") {
+	if found := mirror.Findings(context.Background(), st, mirror.ForStoreDir(env.dir), nil); len(found) != 1 || !strings.Contains(found[0].What, "mirror list") {
 		t.Errorf("damaged list: %+v", found)
 	}
 }
