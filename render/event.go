@@ -17,6 +17,20 @@ func SummaryLine(c *ckpt.Checkpoint, e ckpt.Event) string {
 	return fmt.Sprintf("%s  rev %d  %s  (%s, %s)", c.ID, c.Rev, DescribeEvent(c, e), ProgressCount(c.Progress), c.Status)
 }
 
+// BeatLine is the one line a heartbeat prints, e.g.
+//
+//	kai-7/secondary-a  beat at 2026-01-15T14:30:00Z  waiting: approve the schema
+func BeatLine(id string, s ckpt.Signal) string {
+	line := fmt.Sprintf("%s  beat at %s", id, s.At.Format(TimeLayout))
+	if s.State != "" {
+		line += "  " + string(s.State)
+		if s.Reason != "" {
+			line += ": " + s.Reason
+		}
+	}
+	return line
+}
+
 // DescribeEvent says in a few words what event e did; c is the state right
 // after it and helps name the result (a step's new status, the cycle count).
 // Stored text in it is shortened to one line (squeeze) but not escaped:

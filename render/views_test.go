@@ -162,3 +162,19 @@ func TestShowGolden(t *testing.T) {
 		})
 	}
 }
+
+func TestBeatLineSaysTheStateAndWhy(t *testing.T) {
+	at := time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+	for _, c := range []struct {
+		s    ckpt.Signal
+		want string
+	}{
+		{ckpt.Signal{At: at}, "w  beat at 2026-01-15T14:30:00Z"},
+		{ckpt.Signal{At: at, State: ckpt.PresenceBusy}, "w  beat at 2026-01-15T14:30:00Z  busy"},
+		{ckpt.Signal{At: at, State: ckpt.PresenceWaiting, Reason: "approve the schema"}, "w  beat at 2026-01-15T14:30:00Z  waiting: approve the schema"},
+	} {
+		if got := BeatLine("w", c.s); got != c.want {
+			t.Errorf("BeatLine(%+v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}

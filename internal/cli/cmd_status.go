@@ -73,14 +73,7 @@ func runBeat(ctx context.Context, o *BeatOptions) error {
 			}
 			return writeJSON(o.IO.Out, c)
 		}
-		line := fmt.Sprintf("%s  beat at %s", o.ID, sig.At.Format(render.TimeLayout))
-		if sig.State != "" {
-			line += "  " + string(sig.State)
-			if sig.Reason != "" {
-				line += ": " + sig.Reason
-			}
-		}
-		_, err := fmt.Fprintln(o.IO.Out, line)
+		_, err := fmt.Fprintln(o.IO.Out, render.BeatLine(o.ID, sig))
 		return err
 	})
 }
