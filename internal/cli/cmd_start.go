@@ -9,25 +9,16 @@ import (
 	"github.com/ckpt-dev/ckpt/request"
 )
 
-// StartOptions are the inputs of `ckpt start`.
+// StartOptions are the inputs of `ckpt start`: the request (package
+// request; Agent.ID and Session are the acting agent's) and the flags'
+// text forms it takes the rest from.
 type StartOptions struct {
 	writeOptions
-	ID        string
-	Title     string
-	Task      string
-	Stage     string
-	Phase     string
-	Status    string   // empty: in_progress
-	Steps     []string // ID or ID=Title, in order
-	Accept    []string // ID or ID=Title
-	Interval  string   // empty: the default (15m)
-	Parent    string
-	Labels    []string
-	Meta      []string // KEY=VALUE
-	MetaJSON  []string // KEY=JSON
-	MaxCycles int
-	AgentType string
-	AgentName string
+	ID string
+	request.Start
+
+	StepSpecs, AcceptSpecs []string // ID or ID=Title, in order
+	MetaPairs, MetaJSON    []string // KEY=VALUE, KEY=JSON
 }
 
 func newStartCmd(f *factory) *cobra.Command {
@@ -53,42 +44,39 @@ Fails with exit 5 if ID exists already.`,
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&o.Title, "title", "", "what the work is, in a few words (`TEXT`)")
-	fl.StringVar(&o.Task, "task", "", "the task `ID` this work belongs to (tracker issue, plan item)")
+	fl.StringVar(&o.TaskID, "task", "", "the task `ID` this work belongs to (tracker issue, plan item)")
 	fl.StringVar(&o.Stage, "stage", "", "the current `STAGE`, e.g. S2.P1")
 	fl.StringVar(&o.Phase, "phase", "", "the current `PHASE`, in words")
 	fl.StringVar(&o.Status, "status", "", "the initial `STATUS` (default in_progress; pending for work not started)")
-	fl.StringArrayVar(&o.Steps, "step", nil, "a step of the plan, `ID` or ID=TITLE (repeat, in order)")
-	fl.StringArrayVar(&o.Accept, "accept", nil, "an acceptance criterion, `ID` or ID=TITLE (repeat)")
+	fl.StringArrayVar(&o.StepSpecs, "step", nil, "a step of the plan, `ID` or ID=TITLE (repeat, in order)")
+	fl.StringArrayVar(&o.AcceptSpecs, "accept", nil, "an acceptance criterion, `ID` or ID=TITLE (repeat)")
 	fl.StringVar(&o.Interval, "interval", "", "the heartbeat `DURATION` promised, e.g. 15m (default 15m)")
 	fl.StringVar(&o.Parent, "parent", "", "the `ID` of the plan, epic or loop this belongs to")
 	fl.StringArrayVar(&o.Labels, "label", nil, "a `LABEL` (repeat)")
-	fl.StringArrayVar(&o.Meta, "meta", nil, "free metadata `KEY=VALUE`, stored as a string (repeat)")
+	fl.StringArrayVar(&o.MetaPairs, "meta", nil, "free metadata `KEY=VALUE`, stored as a string (repeat)")
 	fl.StringArrayVar(&o.MetaJSON, "meta-json", nil, "free metadata `KEY=JSON`, stored as JSON (repeat)")
 	fl.IntVar(&o.MaxCycles, "max-cycles", 0, "the most fix/retry cycles allowed (`N`; 0: no limit)")
-	fl.StringVar(&o.AgentType, "agent-type", "", "the agent's `TYPE`, e.g. primary, secondary, claude-code")
-	fl.StringVar(&o.AgentName, "agent-name", "", "the agent's human-readable `NAME`")
+	fl.StringVar(&o.Agent.Type, "agent-type", "", "the agent's `TYPE`, e.g. primary, secondary, claude-code")
+	fl.StringVar(&o.Agent.Name, "agent-name", "", "the agent's human-readable `NAME`")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd
 }
 
 func runStart(ctx context.Context, o *StartOptions) error {
-	r := request.Start{
-		Title: o.Title, TaskID: o.Task, Stage: o.Stage, Phase: o.Phase, Parent: o.Parent, Status: o.Status,
-		Agent:   ckpt.Agent{ID: o.Actor.Agent, Type: o.AgentType, Name: o.AgentName},
-		Session: o.Actor.Session, Interval: o.Interval, Labels: o.Labels, MaxCycles: o.MaxCycles,
-	}
+	r := o.Start
+	r.Agent.ID, r.Session = o.Actor.Agent, o.Actor.Session
 	var err error
-	if r.Meta, err = request.ParseMeta(flagName, o.Meta, o.MetaJSON); err != nil {
+	if r.Meta, err = request.ParseMeta(flagName, o.MetaPairs, o.MetaJSON); err != nil {
 		return err
 	}
-	for _, s := range o.Steps {
+	for _, s := range o.StepSpecs {
 		id, title, err := request.ParseIDTitle("--step", s)
 		if err != nil {
 			return err
 		}
 		r.Steps = append(r.Steps, ckpt.Step{ID: id, Title: title})
 	}
-	for _, a := range o.Accept {
+	for _, a := range o.AcceptSpecs {
 		id, title, err := request.ParseIDTitle("--accept", a)
 		if err != nil {
 			return err

@@ -19,7 +19,7 @@ import (
 func startForTest(t *testing.T, st ckpt.Store, id string, steps ...string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	o := &StartOptions{writeOptions: testWriter(st, &out, &errOut), ID: id, Steps: steps}
+	o := &StartOptions{writeOptions: testWriter(st, &out, &errOut), ID: id, StepSpecs: steps}
 	if err := runStart(context.Background(), o); err != nil {
 		t.Fatalf("start %s: %v", id, err)
 	}
@@ -31,20 +31,12 @@ func TestRunStartRecordsThePlan(t *testing.T) {
 	o := &StartOptions{
 		writeOptions: testWriter(st, &out, &errOut),
 		ID:           "kai-7/secondary-a",
-		Title:        "Schedule fetcher spec",
-		Task:         "KAI-7",
-		Stage:        "S2.P1",
-		Phase:        "Research",
-		Steps:        []string{"research=Read the sources", "spec", "checklist"},
-		Accept:       []string{"tests=All tests pass"},
-		Interval:     "5m",
-		Parent:       "kai-7",
-		Labels:       []string{"wave-1"},
-		Meta:         []string{"feature=feature_02"},
-		MetaJSON:     []string{`coordination={"unread_messages":0}`},
-		MaxCycles:    3,
-		AgentType:    "secondary",
-		AgentName:    "Secondary A",
+		Start: request.Start{Title: "Schedule fetcher spec", TaskID: "KAI-7", Stage: "S2.P1", Phase: "Research", Interval: "5m",
+			Parent: "kai-7", Labels: []string{"wave-1"}, MaxCycles: 3, Agent: ckpt.Agent{Type: "secondary", Name: "Secondary A"}},
+		StepSpecs:   []string{"research=Read the sources", "spec", "checklist"},
+		AcceptSpecs: []string{"tests=All tests pass"},
+		MetaPairs:   []string{"feature=feature_02"},
+		MetaJSON:    []string{`coordination={"unread_messages":0}`},
 	}
 	if err := runStart(context.Background(), o); err != nil {
 		t.Fatal(err)
@@ -93,10 +85,10 @@ func TestRunStartRejectsBadInputBeforeWriting(t *testing.T) {
 		{"bad interval", func(o *StartOptions) { o.Interval = "soon" }, "15m"},
 		{"zero interval", func(o *StartOptions) { o.Interval = "0s" }, "positive"},
 		{"bad parent", func(o *StartOptions) { o.Parent = "a//b" }, "--parent"},
-		{"bad meta", func(o *StartOptions) { o.Meta = []string{"novalue"} }, "KEY=VALUE"},
+		{"bad meta", func(o *StartOptions) { o.MetaPairs = []string{"novalue"} }, "KEY=VALUE"},
 		{"bad meta json", func(o *StartOptions) { o.MetaJSON = []string{"k={oops"} }, "not valid JSON"},
-		{"duplicate step", func(o *StartOptions) { o.Steps = []string{"a", "a"} }, "twice"},
-		{"empty step", func(o *StartOptions) { o.Steps = []string{"=Title"} }, "non-empty ID"},
+		{"duplicate step", func(o *StartOptions) { o.StepSpecs = []string{"a", "a"} }, "twice"},
+		{"empty step", func(o *StartOptions) { o.StepSpecs = []string{"=Title"} }, "non-empty ID"},
 		{"negative cycles", func(o *StartOptions) { o.MaxCycles = -1 }, "--max-cycles"},
 	}
 	for _, tc := range cases {
@@ -351,7 +343,7 @@ func TestRunCycleStopsAtTheLimit(t *testing.T) {
 	st := memstore.New()
 	ctx := context.Background()
 	var out, errOut bytes.Buffer
-	if err := runStart(ctx, &StartOptions{writeOptions: testWriter(st, &out, &errOut), ID: "loop", MaxCycles: 2}); err != nil {
+	if err := runStart(ctx, &StartOptions{writeOptions: testWriter(st, &out, &errOut), ID: "loop", Start: request.Start{MaxCycles: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	cycle := func(r request.Cycle) error {
