@@ -13,6 +13,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // resumeForTest returns resume options over st with buffers for output.
@@ -165,7 +166,7 @@ func TestRunResumeFlagsACrashLoop(t *testing.T) {
 
 	// Progress ends the loop.
 	var w1, w2 bytes.Buffer
-	if err := runStep(context.Background(), &StepOptions{writeOptions: testWriter(st, &w1, &w2), ID: "loop/T060", Step: "plan", Status: ckpt.StepDone}); err != nil {
+	if err := runStep(context.Background(), &StepOptions{writeOptions: testWriter(st, &w1, &w2), ID: "loop/T060", Change: request.Step{Step: "plan", Status: ckpt.StepDone}}); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()

@@ -13,20 +13,12 @@ import (
 	"github.com/ckpt-dev/ckpt/request"
 )
 
-// StepOptions are the inputs of `ckpt step`.
+// StepOptions are the inputs of `ckpt step`: the change to one step of
+// checkpoint ID (package request; its Actor is the acting agent's).
 type StepOptions struct {
 	writeOptions
 	ID     string
-	Step   string
-	Status ckpt.StepStatus // empty: leave the status alone
-	Title  string
-	Phase  string
-	By     string // empty: the acting agent, when the status changes
-	Output string
-	Notes  string
-	// Add allows STEP to be a new step, added at the end of the plan;
-	// without it a step the checkpoint does not have is refused.
-	Add bool
+	Change request.Step
 }
 
 // stepStatusFlags are the flags that set a step's status, one at a time.
@@ -66,12 +58,12 @@ current, or clears the current step when every step is finished.
 		Args: exactArgs(2, "a checkpoint ID and a step ID"),
 	}
 	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
-		o.ID, o.Step = args[0], args[1]
+		o.ID, o.Change.Step = args[0], args[1]
 		var given []string
 		for i, m := range marks {
 			if m {
 				given = append(given, "--"+stepStatusFlags[i].flag)
-				o.Status = stepStatusFlags[i].status
+				o.Change.Status = stepStatusFlags[i].status
 			}
 		}
 		if len(given) > 1 {
@@ -83,24 +75,23 @@ current, or clears the current step when every step is finished.
 	for i, s := range stepStatusFlags {
 		fl.BoolVar(&marks[i], s.flag, false, s.usage)
 	}
-	fl.StringVar(&o.Title, "title", "", "the step's `TITLE`")
-	fl.StringVar(&o.Phase, "phase", "", "the `PHASE` the step belongs to")
-	fl.StringVar(&o.By, "by", "", "who did it: `WHO` such as main, subagent:TYPE or an agent ID (default: the acting agent)")
-	fl.StringVar(&o.Output, "output", "", "what the step produced, e.g. a file `PATH`")
-	fl.StringVar(&o.Notes, "notes", "", "`NOTES` on the step")
-	fl.BoolVar(&o.Add, "add", false, "add STEP at the end of the plan if the checkpoint does not have it")
+	fl.StringVar(&o.Change.Title, "title", "", "the step's `TITLE`")
+	fl.StringVar(&o.Change.Phase, "phase", "", "the `PHASE` the step belongs to")
+	fl.StringVar(&o.Change.By, "by", "", "who did it: `WHO` such as main, subagent:TYPE or an agent ID (default: the acting agent)")
+	fl.StringVar(&o.Change.Output, "output", "", "what the step produced, e.g. a file `PATH`")
+	fl.StringVar(&o.Change.Notes, "notes", "", "`NOTES` on the step")
+	fl.BoolVar(&o.Change.Add, "add", false, "add STEP at the end of the plan if the checkpoint does not have it")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd
 }
 
 func runStep(ctx context.Context, o *StepOptions) error {
-	err := o.appendEvent(ctx, o.ID, request.Step{
-		Step: o.Step, Status: o.Status, Title: o.Title, Phase: o.Phase, By: o.By, Output: o.Output, Notes: o.Notes,
-		Add: o.Add, Actor: o.Actor.Agent,
-	})
+	r := o.Change
+	r.Actor = o.Actor.Agent
+	err := o.appendEvent(ctx, o.ID, r)
 	var nf *ckpt.StepNotFoundError
 	if errors.As(err, &nf) {
-		return fmt.Errorf("%w (to add it as a new step: ckpt step %s --add)", err, render.ShellArgs([]string{o.ID, o.Step}))
+		return fmt.Errorf("%w (to add it as a new step: ckpt step %s --add)", err, render.ShellArgs([]string{o.ID, o.Change.Step}))
 	}
 	return err
 }

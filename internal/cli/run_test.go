@@ -115,7 +115,7 @@ func TestRunStepMarksAndDefaultsBy(t *testing.T) {
 	st := memstore.New()
 	startForTest(t, st, "w", "research", "spec", "checklist")
 	var out, errOut bytes.Buffer
-	o := &StepOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Step: "research", Status: ckpt.StepDone, Output: "research/NOTES.md"}
+	o := &StepOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Change: request.Step{Step: "research", Status: ckpt.StepDone, Output: "research/NOTES.md"}}
 	if err := runStep(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -129,18 +129,18 @@ func TestRunStepMarksAndDefaultsBy(t *testing.T) {
 	}
 	// A new step ID is refused without --add (a typo must not add a
 	// step), added with it; an empty one is refused.
-	o2 := &StepOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Step: "review", Title: "Peer review"}
+	o2 := &StepOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Change: request.Step{Step: "review", Title: "Peer review"}}
 	if err := runStep(context.Background(), o2); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "ckpt step w review --add") {
 		t.Fatalf("a new step without --add: %v", err)
 	}
-	o2.Add = true
+	o2.Change.Add = true
 	if err := runStep(context.Background(), o2); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := st.Get(context.Background(), "w", 0); len(c.Steps) != 4 || c.Steps[3].Title != "Peer review" || c.Steps[3].Status != ckpt.StepPending {
 		t.Errorf("added step %+v", c.Steps)
 	}
-	o3 := &StepOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Step: " "}
+	o3 := &StepOptions{writeOptions: testWriter(st, &out, &errOut), ID: "w", Change: request.Step{Step: " "}}
 	if err := runStep(context.Background(), o3); ExitCode(err) != ExitUsage {
 		t.Errorf("empty step: %v", err)
 	}
