@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -83,17 +82,18 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 	dir := s.openListDir()
 	defer dir.close()
 	for done := false; !done; {
-		var cands []ientry
-		end := true
+		res := s.newResolver(ctx, dir, &flt, settled, batch)
+		end, added := true, 0
 		v.each(from, seen, func(e ientry) bool {
 			if !strings.HasPrefix(e.id, flt.Prefix) {
 				return false
 			}
 			if prefilter(&flt, &e) && (seen == nil || !seen(e.id)) {
-				cands = append(cands, e)
+				res.add(e)
+				added++
 			}
 			from = e.id + "\x00"
-			if len(cands) == batch {
+			if added == batch {
 				end = false
 				return false
 			}
@@ -102,7 +102,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 			addDamaged(id, errIndexLine(id))
 			from = id + "\x00"
 		})
-		sums, found, errs := s.resolveSummaries(ctx, dir, cands, &flt, settled)
+		cands, sums, found, errs := res.wait()
 		if err := ctx.Err(); err != nil {
 			return ckpt.Page{Items: []ckpt.Summary{}}, err
 		}
@@ -151,20 +151,6 @@ func prefilter(f *ckpt.Filter, e *ientry) bool {
 	}
 	// LastSeen is at least UpdatedAt.
 	return f.SeenBefore.IsZero() || e.updated < f.SeenBefore.UnixNano()
-}
-
-// resolveSummaries turns candidates into summaries with liveness, in
-// parallel, and returns them, whether f matches each (false too for
-// checkpoints gone) and each one's error.
-func (s *Store) resolveSummaries(ctx context.Context, dir listDir, cands []ientry, f *ckpt.Filter, settled bool) ([]ckpt.Summary, []bool, []error) {
-	sums := make([]ckpt.Summary, len(cands))
-	found := make([]bool, len(cands))
-	errs := make([]error, len(cands))
-	workers := min(runtime.GOMAXPROCS(0), (len(cands)+63)/64)
-	parallel(ctx, len(cands), workers, func(j int) {
-		found[j], errs[j] = s.summaryFor(dir, cands[j], f, settled, &sums[j])
-	})
-	return sums, found, errs
 }
 
 // summaryFor sets *sum to e's summary with liveness and reports whether

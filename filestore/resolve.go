@@ -1,0 +1,87 @@
+package filestore
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// resolveChunk is how many candidates a listing hands its resolver at a
+// time.
+const resolveChunk = 64
+
+// resolver turns a batch of listing candidates into summaries with
+// liveness (summaryFor) on GOMAXPROCS goroutines while the listing is
+// still reading the index for more: the index walk (one goroutine) and
+// the stats and decodes overlap. Candidates are handed over in chunks;
+// wait returns when every one is resolved. Used by one listing at a time.
+type resolver struct {
+	ctx     context.Context
+	s       *Store
+	dir     listDir
+	flt     *ckpt.Filter
+	settled bool
+
+	cands []ientry // fixed length: workers index it while add fills it
+	n     int      // candidates added
+	sent  int      // candidates handed to the workers
+	work  chan [2]int
+	wg    sync.WaitGroup
+
+	sums  []ckpt.Summary
+	found []bool
+	errs  []error
+}
+
+// newResolver starts a resolver for up to capacity candidates.
+func (s *Store) newResolver(ctx context.Context, dir listDir, flt *ckpt.Filter, settled bool, capacity int) *resolver {
+	r := &resolver{
+		ctx: ctx, s: s, dir: dir, flt: flt, settled: settled,
+		cands: make([]ientry, capacity),
+		work:  make(chan [2]int, capacity/resolveChunk+1),
+		sums:  make([]ckpt.Summary, capacity),
+		found: make([]bool, capacity),
+		errs:  make([]error, capacity),
+	}
+	for range runtime.GOMAXPROCS(0) {
+		r.wg.Go(r.run)
+	}
+	return r
+}
+
+// add hands over one more candidate; it must not be called more than
+// capacity times.
+func (r *resolver) add(e ientry) {
+	r.cands[r.n] = e
+	r.n++
+	if r.n-r.sent == resolveChunk {
+		r.flush()
+	}
+}
+
+func (r *resolver) flush() {
+	if r.sent < r.n {
+		r.work <- [2]int{r.sent, r.n}
+		r.sent = r.n
+	}
+}
+
+// wait resolves what is left and returns the n candidates added, their
+// summaries, whether the filter matches each (false too for checkpoints
+// gone) and each one's error.
+func (r *resolver) wait() (cands []ientry, sums []ckpt.Summary, found []bool, errs []error) {
+	r.flush()
+	close(r.work)
+	r.wg.Wait()
+	return r.cands[:r.n], r.sums[:r.n], r.found[:r.n], r.errs[:r.n]
+}
+
+func (r *resolver) run() {
+	for span := range r.work {
+		for j := span[0]; j < span[1] && r.ctx.Err() == nil; j++ {
+			r.found[j], r.errs[j] = r.s.summaryFor(r.dir, r.cands[j], r.flt, r.settled, &r.sums[j])
+		}
+	}
+}
