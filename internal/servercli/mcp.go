@@ -18,6 +18,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
 	"github.com/ckpt-dev/ckpt/mcp"
+	"github.com/ckpt-dev/ckpt/render"
 )
 
 // MCPOptions are the inputs of `ckpt mcp`.
@@ -204,7 +205,7 @@ func runMCPInstall(o *MCPInstallOptions) error {
 		if o.Print && scope == "project" {
 			scope = "" // claude mcp add's own default, local: this project, you only
 		}
-		_, err := fmt.Fprintln(o.IO.Out, shellLine(mcp.ClaudeAddArgs(scope, o.Command)))
+		_, err := fmt.Fprintln(o.IO.Out, render.ShellArgs(mcp.ClaudeAddArgs(scope, o.Command)))
 		if err == nil && !o.Print {
 			cli.PrintWarning(o.IO.ErrOut, fmt.Sprintf("Claude Code keeps %s-scope MCP servers in ~/.claude.json, which ckpt does not write: run the command above", o.Scope))
 		}
@@ -220,20 +221,4 @@ func runMCPInstall(o *MCPInstallOptions) error {
 	}
 	_, err = fmt.Fprintf(o.IO.Out, "added the ckpt MCP server to %s (Claude Code asks once before using it; /mcp shows it)\n", path)
 	return err
-}
-
-// shellLine joins args into a line a POSIX shell reads back as args,
-// quoting the words that need it.
-func shellLine(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
-		}) < 0 {
-			out[i] = a
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
 }

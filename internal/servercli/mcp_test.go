@@ -13,20 +13,6 @@ import (
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
-func TestShellLine(t *testing.T) {
-	cases := map[string][]string{
-		"claude mcp add ckpt -- ckpt mcp":                 {"claude", "mcp", "add", "ckpt", "--", "ckpt", "mcp"},
-		"claude mcp add ckpt -- '/opt/my tools/ckpt' mcp": {"claude", "mcp", "add", "ckpt", "--", "/opt/my tools/ckpt", "mcp"},
-		`x 'it'\''s' '' '$HOME' 'a;b'`:                    {"x", "it's", "", "$HOME", "a;b"},
-		"CKPT_STORE=/a/.ckpt user@host:1 a,b+c%d":         {"CKPT_STORE=/a/.ckpt", "user@host:1", "a,b+c%d"},
-	}
-	for want, args := range cases {
-		if got := shellLine(args); got != want {
-			t.Errorf("shellLine(%q) = %q, want %q", args, got, want)
-		}
-	}
-}
-
 // TestMCPStdio serves one client on in-process pipes: initialize, a tool
 // call, then the client hangs up and the command returns nil.
 func TestMCPStdio(t *testing.T) {
