@@ -92,6 +92,9 @@ func UsageError(err error) error { return usageError{err} }
 // Usagef returns a usage error (exit code 2) with a formatted message.
 func Usagef(format string, args ...any) error { return usagef(format, args...) }
 
+// WriteJSON prints v on w as indented JSON, the form of every --json.
+func WriteJSON(w io.Writer, v any) error { return writeJSON(w, v) }
+
 // PrintWarning prints msg on w as one `ckpt: warning: …` line.
 func PrintWarning(w io.Writer, msg string) { printWarning(w, msg) }
 

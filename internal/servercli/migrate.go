@@ -65,7 +65,7 @@ func runMigrate(ctx context.Context, o *MigrateOptions) error {
 		if applied == nil {
 			applied = []string{}
 		}
-		return writeJSON(o.IO.Out, migrateJSON{From: r.From, To: r.To, Applied: applied})
+		return cli.WriteJSON(o.IO.Out, migrateJSON{From: r.From, To: r.To, Applied: applied})
 	}
 	if len(r.Applied) == 0 {
 		_, err = fmt.Fprintf(o.IO.Out, "schema is up to date (version %d)\n", r.To)

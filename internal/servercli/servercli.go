@@ -10,8 +10,6 @@
 package servercli
 
 import (
-	"encoding/json"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -37,13 +35,6 @@ func Extensions() cli.Extensions {
 		},
 		OpenPG: openPG,
 	}
-}
-
-// writeJSON writes v as indented JSON, the form of every --json.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // serverVersion is the version the servers report to their clients

@@ -127,7 +127,7 @@ func runTokenCreate(ctx context.Context, o *TokenOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, t)
+		return cli.WriteJSON(o.IO.Out, t)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "created token %s (%s) in %s; it is shown only now:\n", t.ID, describeGrant(t), ta.where())
 	_, err = fmt.Fprintln(o.IO.Out, t.Token)
@@ -158,7 +158,7 @@ func runTokenList(ctx context.Context, o *TokenOptions) error {
 		if list == nil {
 			list = []httpapi.TokenInfo{}
 		}
-		return writeJSON(o.IO.Out, list)
+		return cli.WriteJSON(o.IO.Out, list)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintf(o.IO.Out, "no tokens in %s (ckpt serve makes an admin token on its first start)\n", ta.where())
