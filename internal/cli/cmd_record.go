@@ -41,92 +41,96 @@ func arg(args []string, i int) string {
 	return ""
 }
 
-var recordVerbs = map[string]recordVerb{
-	"decision": {
-		use: "decision ID TEXT", short: "Record a decision and why it was made",
-		example: `  ckpt decision kai-7/secondary-a "Use the v2 API" --reason "v1 is rate limited"`,
-		args:    exactArgs(2, "a checkpoint ID and the decision's text"),
-		flags: func(fl *pflag.FlagSet, v *recordFlags) {
-			fl.StringVar(&v.reason, "reason", "", "why the decision was made (`WHY`)")
+// recordVerbs are the rows. (A function: the table is built only when a
+// record verb is, not by every process at start-up.)
+func recordVerbs() map[string]recordVerb {
+	return map[string]recordVerb{
+		"decision": {
+			use: "decision ID TEXT", short: "Record a decision and why it was made",
+			example: `  ckpt decision kai-7/secondary-a "Use the v2 API" --reason "v1 is rate limited"`,
+			args:    exactArgs(2, "a checkpoint ID and the decision's text"),
+			flags: func(fl *pflag.FlagSet, v *recordFlags) {
+				fl.StringVar(&v.reason, "reason", "", "why the decision was made (`WHY`)")
+			},
+			request: func(args []string, v *recordFlags) request.Request {
+				return request.Decision{Text: args[1], Reason: v.reason}
+			},
 		},
-		request: func(args []string, v *recordFlags) request.Request {
-			return request.Decision{Text: args[1], Reason: v.reason}
-		},
-	},
-	"block": {
-		use: "block ID TEXT", short: "Record a blocker (the checkpoint becomes blocked)",
-		long: `Record what blocks checkpoint ID. The checkpoint's status becomes blocked
+		"block": {
+			use: "block ID TEXT", short: "Record a blocker (the checkpoint becomes blocked)",
+			long: `Record what blocks checkpoint ID. The checkpoint's status becomes blocked
 until every blocker is cleared with ckpt unblock (and no blocking error is
 active). Blockers get the IDs b1, b2, … unless --id names one.`,
-		example: `  ckpt block kai-7/secondary-a "Waiting for DISCOVERY.md"
+			example: `  ckpt block kai-7/secondary-a "Waiting for DISCOVERY.md"
   ckpt block kai-7/secondary-a "API key missing" --id api-key`,
-		args: exactArgs(2, "a checkpoint ID and the blocker's text"),
-		flags: func(fl *pflag.FlagSet, v *recordFlags) {
-			fl.StringVar(&v.id, "id", "", "the blocker's `ID` (default b1, b2, …)")
+			args: exactArgs(2, "a checkpoint ID and the blocker's text"),
+			flags: func(fl *pflag.FlagSet, v *recordFlags) {
+				fl.StringVar(&v.id, "id", "", "the blocker's `ID` (default b1, b2, …)")
+			},
+			request: func(args []string, v *recordFlags) request.Request { return request.Block{ID: v.id, Text: args[1]} },
 		},
-		request: func(args []string, v *recordFlags) request.Request { return request.Block{ID: v.id, Text: args[1]} },
-	},
-	"unblock": {
-		use: "unblock ID [BLOCKER-ID]", short: "Clear one blocker, or all of them",
-		long: `Clear blocker BLOCKER-ID of checkpoint ID, or every active blocker when none
+		"unblock": {
+			use: "unblock ID [BLOCKER-ID]", short: "Clear one blocker, or all of them",
+			long: `Clear blocker BLOCKER-ID of checkpoint ID, or every active blocker when none
 is named. A blocked checkpoint returns to in_progress once nothing blocks it.`,
-		example: `  ckpt unblock kai-7/secondary-a b1
+			example: `  ckpt unblock kai-7/secondary-a b1
   ckpt unblock kai-7/secondary-a`,
-		args:    rangeArgs(1, 2, "a checkpoint ID and optionally a blocker ID"),
-		request: func(args []string, v *recordFlags) request.Request { return request.Unblock{ID: arg(args, 1)} },
-	},
-	"error": {
-		use: "error ID [MESSAGE]", short: "Record an error met, or clear the active ones",
-		long: `Record an error checkpoint ID met, with its type. A --blocking error makes
+			args:    rangeArgs(1, 2, "a checkpoint ID and optionally a blocker ID"),
+			request: func(args []string, v *recordFlags) request.Request { return request.Unblock{ID: arg(args, 1)} },
+		},
+		"error": {
+			use: "error ID [MESSAGE]", short: "Record an error met, or clear the active ones",
+			long: `Record an error checkpoint ID met, with its type. A --blocking error makes
 the checkpoint blocked until cleared. --clear (without MESSAGE) clears every
 active error.`,
-		example: `  ckpt error kai-7/secondary-a "fetch timed out" --type network
+			example: `  ckpt error kai-7/secondary-a "fetch timed out" --type network
   ckpt error kai-7/secondary-a "disk full" --type io --blocking
   ckpt error kai-7/secondary-a --clear`,
-		args: rangeArgs(1, 2, "a checkpoint ID and the error message (none with --clear)"),
-		flags: func(fl *pflag.FlagSet, v *recordFlags) {
-			fl.StringVar(&v.typ, "type", "", "the error's `TYPE`, e.g. network, test, io")
-			fl.BoolVar(&v.blocking, "blocking", false, "the error stops the work (status becomes blocked)")
-			fl.BoolVar(&v.clear, "clear", false, "clear every active error instead of recording one")
+			args: rangeArgs(1, 2, "a checkpoint ID and the error message (none with --clear)"),
+			flags: func(fl *pflag.FlagSet, v *recordFlags) {
+				fl.StringVar(&v.typ, "type", "", "the error's `TYPE`, e.g. network, test, io")
+				fl.BoolVar(&v.blocking, "blocking", false, "the error stops the work (status becomes blocked)")
+				fl.BoolVar(&v.clear, "clear", false, "clear every active error instead of recording one")
+			},
+			request: func(args []string, v *recordFlags) request.Request {
+				return request.Error{Message: arg(args, 1), Type: v.typ, Blocking: v.blocking, Clear: v.clear}
+			},
 		},
-		request: func(args []string, v *recordFlags) request.Request {
-			return request.Error{Message: arg(args, 1), Type: v.typ, Blocking: v.blocking, Clear: v.clear}
-		},
-	},
-	"accept": {
-		use: "accept ID CRITERION", short: "Mark an acceptance criterion met (or unmet), adding it if new",
-		example: `  ckpt accept kai-7/secondary-a tests --title "All tests pass"
+		"accept": {
+			use: "accept ID CRITERION", short: "Mark an acceptance criterion met (or unmet), adding it if new",
+			example: `  ckpt accept kai-7/secondary-a tests --title "All tests pass"
   ckpt accept kai-7/secondary-a tests --unmet`,
-		args: exactArgs(2, "a checkpoint ID and a criterion ID"),
-		flags: func(fl *pflag.FlagSet, v *recordFlags) {
-			fl.StringVar(&v.title, "title", "", "the criterion's `TITLE`")
-			fl.BoolVar(&v.unmet, "unmet", false, "mark the criterion not met")
+			args: exactArgs(2, "a checkpoint ID and a criterion ID"),
+			flags: func(fl *pflag.FlagSet, v *recordFlags) {
+				fl.StringVar(&v.title, "title", "", "the criterion's `TITLE`")
+				fl.BoolVar(&v.unmet, "unmet", false, "mark the criterion not met")
+			},
+			request: func(args []string, v *recordFlags) request.Request {
+				return request.Accept{ID: args[1], Title: v.title, Unmet: v.unmet}
+			},
 		},
-		request: func(args []string, v *recordFlags) request.Request {
-			return request.Accept{ID: args[1], Title: v.title, Unmet: v.unmet}
-		},
-	},
-	"cycle": {
-		use: "cycle ID", short: "Count one more fix/retry cycle (exit 8 past --max-cycles)",
-		long: `Count one more fix or retry cycle of checkpoint ID. When the checkpoint has a
+		"cycle": {
+			use: "cycle ID", short: "Count one more fix/retry cycle (exit 8 past --max-cycles)",
+			long: `Count one more fix or retry cycle of checkpoint ID. When the checkpoint has a
 maximum (start/update --max-cycles) and it is reached, nothing is recorded
 and ckpt exits with code 8: stop looping and ask for help, or raise the limit.`,
-		example: `  ckpt cycle loop/T060 --note "fix attempt 2: flaky test pinned"`,
-		args:    exactArgs(1, "one checkpoint ID"),
-		flags: func(fl *pflag.FlagSet, v *recordFlags) {
-			fl.StringVar(&v.note, "note", "", "what this cycle is for (`TEXT`)")
+			example: `  ckpt cycle loop/T060 --note "fix attempt 2: flaky test pinned"`,
+			args:    exactArgs(1, "one checkpoint ID"),
+			flags: func(fl *pflag.FlagSet, v *recordFlags) {
+				fl.StringVar(&v.note, "note", "", "what this cycle is for (`TEXT`)")
+			},
+			request: func(args []string, v *recordFlags) request.Request { return request.Cycle{Note: v.note} },
 		},
-		request: func(args []string, v *recordFlags) request.Request { return request.Cycle{Note: v.note} },
-	},
-	"note": {
-		use: "note ID TEXT", short: "Append a line to the checkpoint's context notes",
-		example: `  ckpt note kai-7/secondary-a "spec.md section 5 half written"`,
-		args:    exactArgs(2, "a checkpoint ID and the note's text"),
-		request: func(args []string, v *recordFlags) request.Request { return request.Note{Text: args[1]} },
-	},
-	"done": statusVerb(ckpt.StatusDone, "done", "Mark the work done", false, `  ckpt done kai-7/secondary-a`),
-	"fail": statusVerb(ckpt.StatusFailed, "fail", "Mark the work failed, with the reason", true, `  ckpt fail kai-7/secondary-a --reason "upstream API removed"`),
-	"wait": statusVerb(ckpt.StatusWaiting, "wait", "Mark the work waiting, with what it waits for", true, `  ckpt wait kai-7/secondary-a --reason "review by Primary"`),
+		"note": {
+			use: "note ID TEXT", short: "Append a line to the checkpoint's context notes",
+			example: `  ckpt note kai-7/secondary-a "spec.md section 5 half written"`,
+			args:    exactArgs(2, "a checkpoint ID and the note's text"),
+			request: func(args []string, v *recordFlags) request.Request { return request.Note{Text: args[1]} },
+		},
+		"done": statusVerb(ckpt.StatusDone, "done", "Mark the work done", false, `  ckpt done kai-7/secondary-a`),
+		"fail": statusVerb(ckpt.StatusFailed, "fail", "Mark the work failed, with the reason", true, `  ckpt fail kai-7/secondary-a --reason "upstream API removed"`),
+		"wait": statusVerb(ckpt.StatusWaiting, "wait", "Mark the work waiting, with what it waits for", true, `  ckpt wait kai-7/secondary-a --reason "review by Primary"`),
+	}
 }
 
 // statusVerb is the row of done, fail or wait: a status event, with a
@@ -152,7 +156,7 @@ func statusVerb(status ckpt.Status, name, short string, needReason bool, example
 // recordCmd returns the constructor of the record command name.
 func recordCmd(name string) func(*factory) *cobra.Command {
 	return func(f *factory) *cobra.Command {
-		rv := recordVerbs[name]
+		rv := recordVerbs()[name]
 		o := f.writer()
 		var v recordFlags
 		cmd := &cobra.Command{Use: rv.use, Short: rv.short, Long: rv.long, Example: rv.example, Args: rv.args}
