@@ -102,7 +102,9 @@ func Run(ctx context.Context, c Call) {
 // handles ev; the store's own warnings are collected in the buffer.
 func (c Call) handle(ctx context.Context, ev Event, in Input) (Result, *lockedBuffer) {
 	start := c.WorkDir
-	if cwd := filepath.Clean(in.CWD); in.CWD != "" && filepath.IsAbs(cwd) && isDir(cwd) {
+	// The payload's cwd is usually where the client started the hook: then
+	// it is start either way, and needs no stat.
+	if cwd := filepath.Clean(in.CWD); in.CWD != "" && filepath.IsAbs(cwd) && (cwd == start || isDir(cwd)) {
 		start = cwd
 	}
 	getenv := c.Getenv
@@ -196,6 +198,9 @@ func AgentID(c Client, getenv func(string) string) string {
 // IsTruthy reads an on/off variable such as CKPT_LOOP: 1, true, yes and on
 // (any case) are on, and so is whatever strconv.ParseBool takes as true.
 func IsTruthy(v string) bool {
+	if v == "" {
+		return false // the usual case, without strconv's error for it
+	}
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "1", "true", "yes", "on":
 		return true

@@ -18,26 +18,52 @@ var errStat = errors.New("process: malformed stat line")
 
 // parseStat reads a /proc/PID/stat line: "PID (COMM) STATE PPID … " with
 // starttime as field 22. COMM may hold spaces and parentheses, so the
-// fields start after the last ')'.
+// fields start after the last ')'. It walks the fields in place: a hook
+// reads one or two lines per call, and splitting them would allocate
+// some fifty strings for three.
 func parseStat(line string) (stat, error) {
 	open := strings.IndexByte(line, '(')
 	end := strings.LastIndexByte(line, ')')
 	if open < 0 || end < open {
 		return stat{}, errStat
 	}
-	f := strings.Fields(line[end+1:])
-	if len(f) < 20 {
+	var state, ppid, start string
+	n := 0 // fields after COMM seen
+	for rest := line[end+1:]; ; n++ {
+		rest = strings.TrimLeft(rest, " \t\n\v\f\r")
+		if rest == "" {
+			break
+		}
+		i := strings.IndexAny(rest, " \t\n\v\f\r")
+		if i < 0 {
+			i = len(rest)
+		}
+		switch n {
+		case 0:
+			state = rest[:i]
+		case 1:
+			ppid = rest[:i]
+		case 19:
+			start = rest[:i]
+		}
+		if n == 19 {
+			n++
+			break // the fields after starttime are not read
+		}
+		rest = rest[i:]
+	}
+	if n < 20 {
 		return stat{}, errStat
 	}
-	if len(f[0]) != 1 || f[0][0] < 'A' || f[0][0] > 'z' {
+	if len(state) != 1 || state[0] < 'A' || state[0] > 'z' {
 		return stat{}, errStat // the state is one letter
 	}
-	ppid, err := strconv.Atoi(f[1])
+	p, err := strconv.Atoi(ppid)
 	if err != nil {
 		return stat{}, errStat
 	}
-	if _, err := strconv.ParseUint(f[19], 10, 64); err != nil {
+	if _, err := strconv.ParseUint(start, 10, 64); err != nil {
 		return stat{}, errStat
 	}
-	return stat{comm: line[open+1 : end], state: f[0][0], ppid: ppid, start: f[19]}, nil
+	return stat{comm: line[open+1 : end], state: state[0], ppid: p, start: start}, nil
 }
