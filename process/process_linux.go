@@ -8,9 +8,10 @@ import (
 	"syscall"
 )
 
-// readStat reads /proc/PID/stat with three system calls: every hook call
-// reads one or two, and os.ReadFile would add a stat and the poller's
-// fcntl and epoll calls to each.
+// readStat reads /proc/PID/stat with three system calls (open, one read of
+// the whole line, close): every hook call reads one or two, and
+// os.ReadFile would add a stat, a read for the end of the file and the
+// poller's fcntl and epoll calls to each.
 func readStat(pid int) (stat, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/stat"
 	fd, err := openRetry(path)
@@ -33,6 +34,9 @@ func readStat(pid int) (stat, error) {
 			break
 		}
 		n += m
+		if buf[n-1] == '\n' {
+			break // the whole line: no read for the end of the file
+		}
 	}
 	return parseStat(string(buf[:n]))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/claude"
 	"github.com/ckpt-dev/ckpt/codestate"
+	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/fourstep"
 	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
@@ -121,13 +123,36 @@ func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, error
 	env.Getenv = withSpooling(env.Getenv) // a hook never loses a write to an absent server
 	g.env = &env
 	if f.store == nil {
-		dir, err := g.hookStoreDir(start)
-		if err != nil {
-			return nil, err
+		if dir := g.givenStoreDir(); dir != "" {
+			g.storeFlag = dir
+		} else {
+			return g.openNearestStore(start)
 		}
-		g.storeFlag = dir
 	}
 	return g.openStore()
+}
+
+// openNearestStore opens the store filestore.Find finds from start. A
+// session mostly works at its project's root, so the store there is opened
+// first, which spares the walk's stat on every hook call; when that fails,
+// the walk decides, and a store it finds there after all reports its own
+// error.
+func (f *factory) openNearestStore(start string) (ckpt.Store, error) {
+	here := filepath.Join(start, filestore.StoreDirName)
+	f.storeFlag = here
+	st, err := f.openStore()
+	if err == nil {
+		return st, nil
+	}
+	dir, ferr := filestore.Find(start)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if dir == here {
+		return nil, err
+	}
+	f.storeFlag = dir
+	return f.openStore()
 }
 
 // wireHook fills the parts of a hook's Handler that other packages own

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -98,5 +101,65 @@ func TestHookNoStore(t *testing.T) {
 	checkFailForward(t, code, out, errOut)
 	if out != "" || !strings.Contains(errOut, "run ckpt init") {
 		t.Fatalf("stdout %q stderr %q", out, errOut)
+	}
+}
+
+// TestHookFindsTheNearestStore: a hook uses the store of the payload's
+// cwd, else the nearest one above it (a .ckpt directory that is no store
+// is passed over), and a damaged store where it works is reported, not
+// passed over for another.
+func TestHookFindsTheNearestStore(t *testing.T) {
+	project := t.TempDir()
+	st, err := filestore.Init(filepath.Join(project, filestore.StoreDirName), filestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	title := "t"
+	if _, err := st.Append(context.Background(), "job", ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{Agent: "a"}, ckpt.Created{Patch: ckpt.Patch{Title: &title}}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(project, "sub")
+	broken := filepath.Join(project, "broken")
+	for _, dir := range []string{filepath.Join(sub, filestore.StoreDirName), filepath.Join(broken, filestore.StoreDirName)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(broken, filestore.StoreDirName, "config.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"CKPT_ID": "job"}
+	preToolUse := func(cwd, command string) string {
+		t.Helper()
+		payload, _ := json.Marshal(map[string]any{"session_id": "s1", "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]string{"command": command}})
+		code, out, errOut := runHookCmd(t, nil, cwd, string(payload), vars, "hook", "PreToolUse")
+		checkFailForward(t, code, out, errOut)
+		return errOut
+	}
+	reason := func() string {
+		t.Helper()
+		c, err := st.Get(context.Background(), "job", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Heartbeat.Presence == nil {
+			return ""
+		}
+		return c.Heartbeat.Presence.Reason
+	}
+	for _, tc := range []struct{ cwd, command string }{{project, "at the root"}, {sub, "in sub"}, {filepath.Join(sub, filestore.StoreDirName), "in sub's .ckpt"}} {
+		if errOut := preToolUse(tc.cwd, tc.command); errOut != "" {
+			t.Fatalf("from %s: %q", tc.cwd, errOut)
+		}
+		if got, want := reason(), "Bash: "+tc.command; got != want {
+			t.Fatalf("from %s the presence is %q; want %q", tc.cwd, got, want)
+		}
+	}
+	errOut := preToolUse(broken, "in broken")
+	if !strings.Contains(errOut, filepath.Join(broken, filestore.StoreDirName)) {
+		t.Fatalf("from a damaged store: stderr %q; want it named", errOut)
+	}
+	if got := reason(); got != "Bash: in sub's .ckpt" {
+		t.Fatalf("a hook at a damaged store beat the store above it: %q", got)
 	}
 }
