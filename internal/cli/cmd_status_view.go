@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
+	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/render"
 )
 
@@ -282,17 +283,11 @@ func runProgress(ctx context.Context, o *ProgressOptions) error {
 		if err != nil {
 			return err
 		}
-		// The one rendering of .ccc-progress.md: the same as ckpt checkpoint,
-		// ckpt export ccc and a ccc mirror write.
-		md, err := ccc.New().Export(c)
-		if err != nil {
+		// The one rendering of .ccc-progress.md, written as ckpt export ccc
+		// writes it: the same as ckpt checkpoint and a ccc mirror write.
+		md, err := mirror.Export(ccc.Name, c, o.OutFile)
+		if err != nil || o.OutFile != "" {
 			return err
-		}
-		if o.OutFile != "" {
-			if err := atomicfile.WriteFile(o.OutFile, md, 0o644); err != nil {
-				return fmt.Errorf("writing %s: %w", o.OutFile, err)
-			}
-			return nil
 		}
 		return writeString(o.IO.Out, render.Terminal(string(md)))
 	})

@@ -198,7 +198,8 @@ func TestProgressMarkdownHasSeed001Sections(t *testing.T) {
 	if old := h.ok("progress", "loop/T060", "--rev", "1"); !strings.Contains(old, "## Completed Tasks\n- None\n") {
 		t.Errorf("progress --rev 1:\n%s", old)
 	}
-	file := filepath.Join(t.TempDir(), ".ccc-progress.md")
+	// --out writes the file as ckpt export does: missing directories made.
+	file := filepath.Join(t.TempDir(), "issue", "T060", ".ccc-progress.md")
 	if got := h.ok("progress", "loop/T060", "--out", file); got != "" {
 		t.Errorf("--out printed %q", got)
 	}
