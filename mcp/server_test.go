@@ -397,8 +397,8 @@ func TestListAndStale(t *testing.T) {
 	if wide.Count != 1 || wide.Checkpoints[0].ID != "kai-7/b" || wide.Checkpoints[0].Liveness != "warn" || wide.Checkpoints[0].SilentSeconds != 1500 {
 		t.Errorf("with thresholds: %+v", wide)
 	}
-	fails(t, f, "ckpt_stale", map[string]any{"warn": "-5m"}, `warn "-5m": give a positive duration such as 30m or 1h [invalid]`)
-	fails(t, f, "ckpt_stale", map[string]any{"warn": "2h", "stale": "1h"}, "warn must come first")
+	fails(t, f, "ckpt_stale", map[string]any{"warn": "-5m"}, `warn "-5m" is not a positive duration: use a form such as 90s, 15m, 1h30m or 7d [invalid]`)
+	fails(t, f, "ckpt_stale", map[string]any{"warn": "2h", "stale": "1h"}, "give warn below stale")
 }
 
 func TestBadArgumentsAreToolErrorsAndWriteNothing(t *testing.T) {

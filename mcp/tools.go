@@ -206,8 +206,8 @@ type ListOutput struct {
 
 // StaleInput are ckpt_stale's arguments.
 type StaleInput struct {
-	Warn  string `json:"warn,omitempty" jsonschema:"silence after which a checkpoint is reported as warn, e.g. 30m; default twice its heartbeat interval"`
-	Stale string `json:"stale,omitempty" jsonschema:"silence after which a checkpoint is stale, e.g. 1h; default four times its heartbeat interval"`
+	Warn  string `json:"warn,omitempty" jsonschema:"silence after which a checkpoint is reported as warn, e.g. 30m or 2d; default twice its heartbeat interval"`
+	Stale string `json:"stale,omitempty" jsonschema:"silence after which a checkpoint is stale, e.g. 1h or 7d; default four times its heartbeat interval; must be longer than warn"`
 }
 
 // StaleItem is a checkpoint that has gone quiet.
@@ -470,22 +470,9 @@ func (s *server) list(ctx context.Context, _ *sdk.CallToolRequest, in ListInput)
 }
 
 func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInput) (*sdk.CallToolResult, StaleOutput, error) {
-	th := s.opts.Thresholds
-	for _, x := range []struct {
-		name, val string
-		dst       *time.Duration
-	}{{"warn", in.Warn, &th.Warn}, {"stale", in.Stale, &th.Stale}} {
-		if x.val == "" {
-			continue
-		}
-		d, err := time.ParseDuration(x.val)
-		if err != nil || d <= 0 {
-			return nil, StaleOutput{}, fmt.Errorf("%w: %s %q: give a positive duration such as 30m or 1h", ckpt.ErrInvalid, x.name, x.val)
-		}
-		*x.dst = d
-	}
-	if th.Warn > 0 && th.Stale > 0 && th.Warn > th.Stale {
-		return nil, StaleOutput{}, fmt.Errorf("%w: warn %s is longer than stale %s: warn must come first", ckpt.ErrInvalid, th.Warn, th.Stale)
+	th, err := request.ParseThresholds(s.opts.Thresholds, "warn", in.Warn, "stale", in.Stale)
+	if err != nil {
+		return nil, StaleOutput{}, err
 	}
 	now := s.now()
 	// The one stale report (render.StaleFrom): the same selection and

@@ -35,6 +35,50 @@ func ParseInterval(name, s string) (ckpt.Duration, error) {
 	return ckpt.Duration(d), nil
 }
 
+// ParseSpan reads a positive span of time: a Go duration (90s, 15m,
+// 1h30m) or a whole number of days (2d), as thresholds and periods are
+// given on every surface.
+func ParseSpan(name, s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	bad := fmt.Errorf("%w: %s %q is not a positive duration: use a form such as 90s, 15m, 1h30m or 7d", ckpt.ErrInvalid, name, s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100000 {
+			return 0, bad
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// ParseThresholds reads the warn and stale thresholds of a stale report
+// over def (a zero field: each checkpoint's default, 2x and 4x its
+// heartbeat interval), each value named as its surface names it; an empty
+// value keeps def's. Warn must come before stale.
+func ParseThresholds(def ckpt.Thresholds, warnName, warn, staleName, stale string) (ckpt.Thresholds, error) {
+	th := def
+	var err error
+	if strings.TrimSpace(warn) != "" {
+		if th.Warn, err = ParseSpan(warnName, warn); err != nil {
+			return ckpt.Thresholds{}, err
+		}
+	}
+	if strings.TrimSpace(stale) != "" {
+		if th.Stale, err = ParseSpan(staleName, stale); err != nil {
+			return ckpt.Thresholds{}, err
+		}
+	}
+	if th.Warn > 0 && th.Stale > 0 && th.Warn >= th.Stale {
+		return ckpt.Thresholds{}, fmt.Errorf("%w: the warn threshold %s is not shorter than the stale one %s: give %s below %s, e.g. %s 30m and %s 1h",
+			ckpt.ErrInvalid, th.Warn, th.Stale, warnName, staleName, warnName, staleName)
+	}
+	return th, nil
+}
+
 // ParseProgress reads "N/M" with 0 <= N <= M.
 func ParseProgress(name, s string) (ckpt.ProgressSet, error) {
 	n, m, ok := strings.Cut(strings.TrimSpace(s), "/")

@@ -187,3 +187,65 @@ func FuzzParseIDTitle(f *testing.F) {
 		}
 	})
 }
+
+func TestParseSpan(t *testing.T) {
+	good := map[string]time.Duration{"90s": 90 * time.Second, "15m": 15 * time.Minute, "1h30m": 90 * time.Minute, "2d": 48 * time.Hour, " 7d ": 7 * 24 * time.Hour}
+	for in, want := range good {
+		if got, err := ParseSpan("--x", in); err != nil || got != want {
+			t.Errorf("ParseSpan(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "0s", "-5m", "d", "1.5d", "-2d", "0d", "soon", "5", "1e9d"} {
+		if _, err := ParseSpan("--x", bad); !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "--x") {
+			t.Errorf("ParseSpan(%q) accepted or unclear: %v", bad, err)
+		}
+	}
+}
+
+// FuzzParseSpan: any value gives a positive duration or an invalid-input
+// error naming the value's name; never a panic.
+func FuzzParseSpan(f *testing.F) {
+	for _, s := range []string{"90s", "15m", "2d", "1h30m", "", "-1d", "99999999999999d", "3d4h", "1.5h", "\x00d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseSpan("--every", s)
+		if err != nil {
+			if !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "--every") {
+				t.Fatalf("ParseSpan(%q): error %v", s, err)
+			}
+			return
+		}
+		if d <= 0 {
+			t.Fatalf("ParseSpan(%q) = %v, not positive", s, d)
+		}
+	})
+}
+
+// TestParseThresholds: every surface's warn/stale pair (the CLI's flags,
+// MCP's arguments, the server's query) is read by one rule: either may be
+// left to the default, both must be spans, warn comes first.
+func TestParseThresholds(t *testing.T) {
+	th, err := ParseThresholds(ckpt.Thresholds{}, "warn", "30m", "stale", "2d")
+	if err != nil || th.Warn != 30*time.Minute || th.Stale != 48*time.Hour {
+		t.Errorf("30m and 2d: %+v, %v", th, err)
+	}
+	if th, err := ParseThresholds(ckpt.Thresholds{}, "warn", "", "stale", " "); err != nil || th != (ckpt.Thresholds{}) {
+		t.Errorf("none given: %+v, %v; want the defaults", th, err)
+	}
+	for _, c := range [][2]string{{"1h", "30m"}, {"1h", "1h"}, {"soon", ""}, {"", "-1m"}} {
+		_, err := ParseThresholds(ckpt.Thresholds{}, "--warn", c[0], "--stale", c[1])
+		if !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), "--") {
+			t.Errorf("warn %q stale %q: %v, want an invalid-input error naming the flag", c[0], c[1], err)
+		}
+	}
+	// Over a surface's defaults (a server's 30m/1h): a warn past the
+	// default stale is refused too.
+	def := ckpt.Thresholds{Warn: 30 * time.Minute, Stale: time.Hour}
+	if th, err := ParseThresholds(def, "warn", "", "stale", "2h"); err != nil || th.Warn != 30*time.Minute || th.Stale != 2*time.Hour {
+		t.Errorf("stale 2h over 30m/1h: %+v, %v", th, err)
+	}
+	if _, err := ParseThresholds(def, "warn", "90m", "stale", ""); !errors.Is(err, ckpt.ErrInvalid) {
+		t.Errorf("warn 90m over a stale default of 1h: %v, want refused", err)
+	}
+}

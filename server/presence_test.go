@@ -68,6 +68,24 @@ func TestStaleAndMetricsSpeakPresence(t *testing.T) {
 	if len(rep.Items) > 0 && !strings.Contains(rep.Items[0].Why, "4242") {
 		t.Errorf("the dead entry's why is %q; want it to name the process", rep.Items[0].Why)
 	}
+	// Thresholds in the query are read as ckpt stale reads its flags.
+	rep.Items = nil
+	if err := json.Unmarshal([]byte(get(httpapi.PathStale+"?warn=1d&stale=2d")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Items) != 1 || rep.Items[0].ID != "dead" {
+		t.Errorf("/v1/stale?warn=1d&stale=2d: %+v, want the dead one alone", rep.Items)
+	}
+	req, _ := http.NewRequest("GET", f.http.URL+httpapi.PathStale+"?warn=2h&stale=1h", nil)
+	req.Header.Set("Authorization", "Bearer "+f.admin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("/v1/stale?warn=2h&stale=1h: %s, want 400", resp.Status)
+	}
 	metrics := get("/metrics")
 	for _, want := range []string{
 		`ckpt_checkpoints{liveness="live"} 2`,

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/httpapi"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // lifecycle: POST /v1/lifecycle/{verb}/{id}: the lifecycle operations of
@@ -105,15 +105,10 @@ func (s *Server) repair(w http.ResponseWriter, r *http.Request) error {
 // warn, stale and dead first, then warn, each by ID. warn and stale are Go
 // durations (e.g. 30m) overriding the server's thresholds.
 func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
-	t := s.opts.Thresholds
-	for name, d := range map[string]*time.Duration{"warn": &t.Warn, "stale": &t.Stale} {
-		if v := r.URL.Query().Get(name); v != "" {
-			dur, err := time.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return fmt.Errorf("%w: %s=%q is not a positive duration such as 30m", ckpt.ErrInvalid, name, v)
-			}
-			*d = dur
-		}
+	q := r.URL.Query()
+	t, err := request.ParseThresholds(s.opts.Thresholds, "warn", q.Get("warn"), "stale", q.Get("stale"))
+	if err != nil {
+		return err
 	}
 	f := ckpt.Filter{Prefix: r.URL.Query().Get("prefix"), Parent: r.URL.Query().Get("parent")}
 	rep, err := render.StaleFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)

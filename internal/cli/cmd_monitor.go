@@ -10,6 +10,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/monitor"
 	"github.com/ckpt-dev/ckpt/process"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // MonitorOptions are the inputs of `ckpt monitor`.
@@ -74,17 +75,17 @@ once and exits, for cron.`,
 		o.Thresholds = t
 		o.Every = defaultMonitorEvery
 		if every != "" {
-			if o.Every, err = parseSpan("--every", every); err != nil {
+			if o.Every, err = request.ParseSpan("--every", every); err != nil {
 				return err
 			}
 		}
 		if abandon != "" {
-			if o.AbandonAfter, err = parseSpan("--abandon-after", abandon); err != nil {
+			if o.AbandonAfter, err = request.ParseSpan("--abandon-after", abandon); err != nil {
 				return err
 			}
 		}
 		if actionTimeout != "" {
-			if o.ActionTimeout, err = parseSpan("--action-timeout", actionTimeout); err != nil {
+			if o.ActionTimeout, err = request.ParseSpan("--action-timeout", actionTimeout); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // PruneOptions are the inputs of `ckpt prune`.
@@ -43,7 +44,7 @@ array. Durations are Go durations (36h) or whole days (30d).`,
 		if older == "" {
 			return usagef("prune needs --older-than DURATION, e.g. --older-than 30d: it deletes history, so say how old")
 		}
-		d, err := parseSpan("--older-than", older)
+		d, err := request.ParseSpan("--older-than", older)
 		if err != nil {
 			return err
 		}

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/process"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // StaleOptions are the inputs of `ckpt stale`.
@@ -139,39 +138,5 @@ func (t *thresholdFlags) add(cmd *cobra.Command) {
 
 // parse reads the flags; an empty flag keeps the per-checkpoint default.
 func (t *thresholdFlags) parse() (ckpt.Thresholds, error) {
-	var th ckpt.Thresholds
-	var err error
-	if t.warn != "" {
-		if th.Warn, err = parseSpan("--warn", t.warn); err != nil {
-			return th, err
-		}
-	}
-	if t.stale != "" {
-		if th.Stale, err = parseSpan("--stale", t.stale); err != nil {
-			return th, err
-		}
-	}
-	if th.Warn > 0 && th.Stale > 0 && th.Warn >= th.Stale {
-		return th, fmt.Errorf("%w: --warn %s is not shorter than --stale %s: give a warn threshold below the stale one, e.g. --warn 30m --stale 1h", ckpt.ErrInvalid, t.warn, t.stale)
-	}
-	return th, nil
-}
-
-// parseSpan reads a positive duration: a Go duration (90s, 15m, 1h30m) or
-// a whole number of days (2d).
-func parseSpan(flag, s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	bad := fmt.Errorf("%w: %s %q is not a positive duration: use a form such as 90s, 15m, 1h30m or 7d", ckpt.ErrInvalid, flag, s)
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 || n > 100000 {
-			return 0, bad
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, bad
-	}
-	return d, nil
+	return request.ParseThresholds(ckpt.Thresholds{}, "--warn", t.warn, "--stale", t.stale)
 }

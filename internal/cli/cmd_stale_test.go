@@ -103,37 +103,3 @@ func TestStaleThresholdFlagsAndFilters(t *testing.T) {
 		h.fails(ExitUsage, args...)
 	}
 }
-
-func TestParseSpan(t *testing.T) {
-	good := map[string]time.Duration{"90s": 90 * time.Second, "15m": 15 * time.Minute, "1h30m": 90 * time.Minute, "2d": 48 * time.Hour, " 7d ": 7 * 24 * time.Hour}
-	for in, want := range good {
-		if got, err := parseSpan("--x", in); err != nil || got != want {
-			t.Errorf("parseSpan(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "0", "0s", "-5m", "d", "1.5d", "-2d", "0d", "soon", "5", "1e9d"} {
-		if _, err := parseSpan("--x", bad); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--x") {
-			t.Errorf("parseSpan(%q) accepted or unclear: %v", bad, err)
-		}
-	}
-}
-
-// FuzzParseSpan: any flag value gives a positive duration or a usage error
-// naming the flag; never a panic.
-func FuzzParseSpan(f *testing.F) {
-	for _, s := range []string{"90s", "15m", "2d", "1h30m", "", "-1d", "99999999999999d", "3d4h", "1.5h", "\x00d"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := parseSpan("--every", s)
-		if err != nil {
-			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--every") {
-				t.Fatalf("parseSpan(%q): error %v (exit %d)", s, err, ExitCode(err))
-			}
-			return
-		}
-		if d <= 0 {
-			t.Fatalf("parseSpan(%q) = %v, not positive", s, d)
-		}
-	})
-}

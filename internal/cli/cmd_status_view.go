@@ -17,6 +17,7 @@ import (
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/request"
 )
 
 // Views of checkpoints for people and for the seeds' files: `ckpt status`
@@ -90,7 +91,7 @@ passes). On a terminal only the lines that changed are rewritten; with
 			if !o.Watch {
 				return usagef("--every sets how often --watch redraws: add --watch, or leave --every out")
 			}
-			if o.Every, err = parseSpan("--every", every); err != nil {
+			if o.Every, err = request.ParseSpan("--every", every); err != nil {
 				return err
 			}
 		}
