@@ -398,7 +398,7 @@ func TestListAndStale(t *testing.T) {
 		t.Errorf("with thresholds: %+v", wide)
 	}
 	fails(t, f, "ckpt_stale", map[string]any{"warn": "-5m"}, `warn "-5m" is not a positive duration: use a form such as 90s, 15m, 1h30m or 7d [invalid]`)
-	fails(t, f, "ckpt_stale", map[string]any{"warn": "2h", "stale": "1h"}, "give warn below stale")
+	fails(t, f, "ckpt_stale", map[string]any{"warn": "2h", "stale": "1h"}, "warn 2h is not shorter than stale 1h: give a warn threshold below the stale one")
 }
 
 func TestBadArgumentsAreToolErrorsAndWriteNothing(t *testing.T) {

@@ -73,8 +73,15 @@ func ParseThresholds(def ckpt.Thresholds, warnName, warn, staleName, stale strin
 		}
 	}
 	if th.Warn > 0 && th.Stale > 0 && th.Warn >= th.Stale {
-		return ckpt.Thresholds{}, fmt.Errorf("%w: the warn threshold %s is not shorter than the stale one %s: give %s below %s, e.g. %s 30m and %s 1h",
-			ckpt.ErrInvalid, th.Warn, th.Stale, warnName, staleName, warnName, staleName)
+		// Each as given, or the default it kept.
+		shown := func(given string, d time.Duration) string {
+			if g := strings.TrimSpace(given); g != "" {
+				return g
+			}
+			return d.String() + " (the default)"
+		}
+		return ckpt.Thresholds{}, fmt.Errorf("%w: %s %s is not shorter than %s %s: give a warn threshold below the stale one, e.g. %s 30m and %s 1h",
+			ckpt.ErrInvalid, warnName, shown(warn, th.Warn), staleName, shown(stale, th.Stale), warnName, staleName)
 	}
 	return th, nil
 }
