@@ -139,8 +139,7 @@ func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, error
 // error.
 func (f *factory) openNearestStore(start string) (ckpt.Store, error) {
 	here := filepath.Join(start, filestore.StoreDirName)
-	f.storeFlag = here
-	st, err := f.openStore()
+	st, err := f.openFoundStore(here)
 	if err == nil {
 		return st, nil
 	}
@@ -151,8 +150,19 @@ func (f *factory) openNearestStore(start string) (ckpt.Store, error) {
 	if dir == here {
 		return nil, err
 	}
-	f.storeFlag = dir
-	return f.openStore()
+	return f.openFoundStore(dir)
+}
+
+// openFoundStore opens the filestore at dir as openStore would, with the
+// command's clock and the store's mirrors; dir was found, not given, so
+// there is no --store or CKPT_STORE to check.
+func (f *factory) openFoundStore(dir string) (ckpt.Store, error) {
+	st, err := filestore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	st.SetClock(f.now)
+	return f.withMirrors(st), nil
 }
 
 // wireHook fills the parts of a hook's Handler that other packages own
