@@ -150,18 +150,9 @@ func TestPartialFindings(t *testing.T) {
 	}
 }
 
-func TestPrunePlanTakesOnlyOldArchives(t *testing.T) {
+func TestPruneText(t *testing.T) {
 	now := ts("2026-02-10T12:00:00Z")
-	old := &ckpt.Archive{Reason: "complete", At: now.Add(-40 * 24 * time.Hour)}
-	list := []ckpt.Summary{
-		{ID: "live", Rev: 2, UpdatedAt: now.Add(-90 * 24 * time.Hour)},
-		{ID: "old", Rev: 3, Archived: old},
-		{ID: "recent", Rev: 1, Archived: &ckpt.Archive{Reason: "complete", At: now.Add(-time.Hour)}},
-	}
-	plan := PrunePlan(list, now, 30*24*time.Hour)
-	if len(plan) != 1 || plan[0].ID != "old" || plan[0].Revisions != 3 || plan[0].Removed {
-		t.Fatalf("plan %+v", plan)
-	}
+	plan := []ckpt.Pruned{{ID: "old", Reason: "complete", ArchivedAt: now.Add(-40 * 24 * time.Hour), Revisions: 3}}
 	var b bytes.Buffer
 	PruneText(&b, plan, true, 30*24*time.Hour)
 	want := "would remove old  (archived complete at 2026-01-01T12:00:00Z, 3 revisions)\n" +
@@ -170,7 +161,7 @@ func TestPrunePlanTakesOnlyOldArchives(t *testing.T) {
 		t.Errorf("dry run:\n%s\nwant:\n%s", b.String(), want)
 	}
 	b.Reset()
-	PruneText(&b, PrunePlan(nil, now, 30*24*time.Hour), false, 30*24*time.Hour)
+	PruneText(&b, nil, false, 30*24*time.Hour)
 	if b.String() != "nothing to prune: no checkpoint was archived more than 30d ago\n" {
 		t.Errorf("nothing: %q", b.String())
 	}

@@ -63,35 +63,17 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 	if o.OlderThan <= 0 {
 		return fmt.Errorf("%w: --older-than must be positive, e.g. --older-than 30d", ckpt.ErrInvalid)
 	}
-	now := o.Now()
 	return o.withStore(func(st ckpt.Store) error {
-		list, err := ckpt.ListAll(ctx, st, ckpt.Filter{IncludeArchived: true, Prefix: o.Prefix})
-		if err != nil {
-			return err
+		done, pruneErr := ckpt.Prune(ctx, st, ckpt.PruneOptions{OlderThan: o.OlderThan, Prefix: o.Prefix, DryRun: o.DryRun, Now: o.Now()})
+		if done == nil {
+			return pruneErr // the listing failed: nothing was removed
 		}
-		done := []render.PruneEntry{}
-		var failed []error
-		for _, p := range render.PrunePlan(list, now, o.OlderThan) {
-			if !o.DryRun {
-				if err := st.Delete(ctx, p.ID); err != nil {
-					failed = append(failed, fmt.Errorf("%s: %w", p.ID, err))
-					continue
-				}
-				p.Removed = true
-			}
-			done = append(done, p)
-		}
+		var err error
 		if o.JSON {
 			err = writeJSON(o.IO.Out, done)
 		} else {
 			err = render.PruneText(o.IO.Out, done, o.DryRun, o.OlderThan)
 		}
-		if err != nil {
-			return err
-		}
-		if len(failed) > 0 {
-			return fmt.Errorf("prune could not remove %s: %w", render.Plural(len(failed), "checkpoint", "checkpoints"), errors.Join(failed...))
-		}
-		return nil
+		return errors.Join(err, pruneErr)
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 func TestPruneRemovesOnlyOldArchives(t *testing.T) {
@@ -51,7 +50,7 @@ func TestPruneRemovesOnlyOldArchives(t *testing.T) {
 	}
 
 	js := h.ok("prune", "--older-than", "30d", "--json")
-	var got []render.PruneEntry
+	var got []ckpt.Pruned
 	if err := json.Unmarshal([]byte(js), &got); err != nil {
 		t.Fatal(err)
 	}
