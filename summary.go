@@ -157,3 +157,37 @@ func EachPage(ctx context.Context, s Store, f Filter, fn func(page []Summary) er
 	}
 	return nil
 }
+
+// GetAll is ListAll with the current state of each checkpoint, for views
+// that need more than a summary. A checkpoint deleted since the listing
+// is left out; one that cannot be read (ErrCorrupt) joins the listing's
+// damaged IDs. As ListAll, a *DamagedError comes with every readable
+// checkpoint; any other error stops it.
+func GetAll(ctx context.Context, s Store, f Filter) ([]*Checkpoint, error) {
+	sums, err := ListAll(ctx, s, f)
+	var damaged *DamagedError
+	if err != nil && !errors.As(err, &damaged) {
+		return nil, err
+	}
+	out := make([]*Checkpoint, 0, len(sums))
+	for _, sum := range sums {
+		c, err := s.Get(ctx, sum.ID, 0)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // deleted since the listing
+		case errors.Is(err, ErrCorrupt):
+			if damaged == nil {
+				damaged = &DamagedError{Err: err}
+			}
+			damaged.IDs = append(damaged.IDs, sum.ID)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if damaged != nil {
+		return out, damaged
+	}
+	return out, nil
+}

@@ -146,36 +146,13 @@ func listSummaries(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []ck
 	return list, nil, err
 }
 
-// listReadable is listSummaries with the full state of each checkpoint,
-// for the views that need more than a summary (ckpt status's current step
-// is read from the steps). A checkpoint that cannot be read at Get is
-// added to damaged.
+// listReadable is listSummaries with the full state of each checkpoint
+// (ckpt.GetAll), for the views that need more than a summary (ckpt
+// status's current step is read from the steps).
 func listReadable(ctx context.Context, st ckpt.Store, f ckpt.Filter) (list []*ckpt.Checkpoint, damaged, err error) {
-	sums, damaged, err := listSummaries(ctx, st, f)
-	if err != nil {
-		return nil, nil, err
+	list, err = ckpt.GetAll(ctx, st, f)
+	if d := (*ckpt.DamagedError)(nil); errors.As(err, &d) {
+		return list, err, nil
 	}
-	var d *ckpt.DamagedError
-	errors.As(damaged, &d)
-	list = make([]*ckpt.Checkpoint, 0, len(sums))
-	for _, s := range sums {
-		c, err := st.Get(ctx, s.ID, 0)
-		switch {
-		case errors.Is(err, ckpt.ErrNotFound):
-			continue // deleted since the listing
-		case errors.Is(err, ckpt.ErrCorrupt):
-			if d == nil {
-				d = &ckpt.DamagedError{Err: err}
-			}
-			d.IDs = append(d.IDs, s.ID)
-			continue
-		case err != nil:
-			return nil, nil, err
-		}
-		list = append(list, c)
-	}
-	if d != nil {
-		return list, d, nil
-	}
-	return list, nil, nil
+	return list, nil, err
 }
