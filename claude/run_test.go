@@ -129,7 +129,7 @@ func FuzzRun(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	events := []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "SubagentStop", "Stop", "PreCompact", "SessionEnd"}
+	events := []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Notification", "PostToolUse", "SubagentStop", "Stop", "PreCompact", "SessionEnd"}
 	allowed := map[string]bool{"hookSpecificOutput": true, "decision": true, "reason": true}
 	f.Fuzz(func(t *testing.T, payload string) {
 		store := memstore.New()
@@ -190,7 +190,7 @@ func TestPresenceEventsKeepTheTimeLimit(t *testing.T) {
 	store := memstore.New()
 	createCheckpoint(t, store, "kai-7/a")
 	proc := &ckpt.Process{Host: "h1", PID: 4242, Start: "99"}
-	call := func(st ckpt.Store) (string, string) {
+	call := func(st ckpt.Store, limit time.Duration) (string, string) {
 		var out, errOut bytes.Buffer
 		Run(context.Background(), Call{
 			Event:     "PreToolUse",
@@ -202,12 +202,12 @@ func TestPresenceEventsKeepTheTimeLimit(t *testing.T) {
 			WorkDir:   t.TempDir(),
 			OpenStore: func(string, io.Writer) (ckpt.Store, error) { return st, nil },
 			Process:   func() *ckpt.Process { return proc },
-			Timeout:   50 * time.Millisecond,
+			Timeout:   limit,
 		})
 		checkFailForward(t, out.String(), errOut.String())
 		return out.String(), errOut.String()
 	}
-	if out, errs := call(store); out != "" || errs != "" {
+	if out, errs := call(store, 0); out != "" || errs != "" {
 		t.Fatalf("PreToolUse: out %q, err %q", out, errs)
 	}
 	c, err := store.Get(context.Background(), "kai-7/a", 0)
@@ -218,7 +218,7 @@ func TestPresenceEventsKeepTheTimeLimit(t *testing.T) {
 		t.Fatalf("presence %+v; want busy, Bash: make, %+v", p, proc)
 	}
 	start := time.Now()
-	_, errs := call(waitingStore{store})
+	_, errs := call(waitingStore{store}, 50*time.Millisecond)
 	if took := time.Since(start); took >= DefaultTimeout {
 		t.Fatalf("a store that does not answer held PreToolUse for %v, past its 50ms limit", took)
 	}
