@@ -115,7 +115,13 @@ and one warning line on stderr.`,
 // openHookStore opens the store a hook uses, found from start (the
 // payload's cwd), through the factory so that it is the same store, with
 // the same wrapping, as every command's.
-func (f *factory) openHookStore(start string, warn io.Writer) (ckpt.Store, error) {
+func (f *factory) openHookStore(start string, warn io.Writer) (st ckpt.Store, err error) {
+	defer func() {
+		if err != nil {
+			// The hook's warning says what to do, as the CLI's errors do.
+			err = errors.New(errorLine(err))
+		}
+	}()
 	g := *f
 	env := *f.env
 	env.WorkDir = start
@@ -177,7 +183,6 @@ func wireHook(getenv func(string) string) func(context.Context, *claude.Handler,
 		// SessionStart's prompt: the whole history is verified first (issue 9).
 		h.Prompt = func(c *ckpt.Checkpoint) string { return code.prompt(ctx, h.Store, c, warn) }
 		if h.OpenErr != nil {
-			h.OpenErr = errors.New(errorLine(h.OpenErr))
 			return
 		}
 		project := h.RepoRoot

@@ -97,10 +97,12 @@ func TestHookNeverFails(t *testing.T) {
 
 // TestHookNoStore: without a store the hook says how to make one.
 func TestHookNoStore(t *testing.T) {
-	code, out, errOut := runHookCmd(t, nil, t.TempDir(), `{"session_id":"s"}`, nil, "hook", "SessionStart")
-	checkFailForward(t, code, out, errOut)
-	if out != "" || !strings.Contains(errOut, "run ckpt init") {
-		t.Fatalf("stdout %q stderr %q", out, errOut)
+	for _, event := range []string{"SessionStart", "PreToolUse"} {
+		code, out, errOut := runHookCmd(t, nil, t.TempDir(), `{"session_id":"s"}`, nil, "hook", event)
+		checkFailForward(t, code, out, errOut)
+		if out != "" || !strings.Contains(errOut, "run ckpt init") {
+			t.Fatalf("%s: stdout %q stderr %q", event, out, errOut)
+		}
 	}
 }
 
