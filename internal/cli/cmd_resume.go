@@ -15,20 +15,36 @@ import (
 // ResumeOptions are the inputs of `ckpt resume`.
 type ResumeOptions struct {
 	common
-	ID string
-	// Actor is recorded on the session.resumed event. A non-empty
-	// Actor.Agent that is not the checkpoint's agent becomes its agent.
-	Actor     ckpt.Actor
+	// nextSession's Actor is recorded on the session.resumed event. A
+	// non-empty Actor.Agent that is not the checkpoint's agent becomes its
+	// agent.
+	nextSession
 	AgentType string // the resuming agent's type, when it replaces the recorded agent
 	AgentName string
-	// SessionID is the new session's ID; empty: a fresh random one.
-	SessionID string
 	Key       string // idempotency key of the session.resumed event
 	Force     bool   // resume a done, not-resumable or archived checkpoint anyway
 	JSON      bool
+}
+
+// nextSession is which checkpoint a new session continues, who starts it
+// and where: resume, takeover and restart fill it alike (fill).
+type nextSession struct {
+	ID    string
+	Actor ckpt.Actor
+	// SessionID is the new session's ID; empty: a fresh random one.
+	SessionID string
 	// WorkDir is where the new session works: the prompt says what changed
 	// in the code there since the checkpoint recorded it.
 	WorkDir string
+}
+
+// fill sets s from the command's ID argument, the acting agent and the
+// working directory.
+func (s *nextSession) fill(f *factory, args []string) {
+	s.ID = args[0]
+	s.Actor = f.actor()
+	s.SessionID = s.Actor.Session
+	s.WorkDir = f.env.WorkDir
 }
 
 func newResumeCmd(f *factory) *cobra.Command {
@@ -64,10 +80,7 @@ and in the prompt.`,
 		Args: exactArgs(1, "one checkpoint ID"),
 	}
 	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		o.Actor = f.actor()
-		o.SessionID = o.Actor.Session
-		o.WorkDir = f.env.WorkDir
+		o.fill(f, args)
 		return runResume(ctx, o)
 	})
 	fl := cmd.Flags()

@@ -19,7 +19,7 @@ import (
 // resumeForTest returns resume options over st with buffers for output.
 func resumeForTest(st ckpt.Store, id string, out, errOut *bytes.Buffer) *ResumeOptions {
 	w := testWriter(st, out, errOut)
-	return &ResumeOptions{common: w.common, ID: id, Actor: w.Actor}
+	return &ResumeOptions{common: w.common, nextSession: nextSession{ID: id, Actor: w.Actor}}
 }
 
 func TestRunResumeStartsASessionAndPrintsThePrompt(t *testing.T) {

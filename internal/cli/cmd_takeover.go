@@ -22,30 +22,22 @@ import (
 // both archive the old state first and print the continuation prompt.
 type HandOverOptions struct {
 	common
-	ID string
+	// nextSession's Actor performs it (an orchestrator, or the new agent).
+	nextSession
 	// Restart starts the work over (restart); else it goes to To
 	// (takeover), whose ID or Name is required.
 	Restart bool
 	To      ckpt.Agent
-	Actor   ckpt.Actor // who performs it (an orchestrator, or the new agent)
-	Reason  string     // recorded in the archive name; default crashed (takeover), aborted (restart)
-	// SessionID is the new session's ID; empty: a fresh random one.
-	SessionID string
-	Force     bool // hand over or restart even done (takeover: or not-resumable) work
-	Key       string
-	JSON      bool
-	// WorkDir is where the new agent of a takeover works: the prompt says
-	// what changed in the code there since the checkpoint recorded it.
-	WorkDir string
+	Reason  string // recorded in the archive name; default crashed (takeover), aborted (restart)
+	Force   bool   // hand over or restart even done (takeover: or not-resumable) work
+	Key     string
+	JSON    bool
 }
 
 // handOverCmd is the RunE of takeover and restart, and their shared flags.
 func handOverCmd(f *factory, cmd *cobra.Command, o *HandOverOptions, reason, force, key string) {
 	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.ID = args[0]
-		o.Actor = f.actor()
-		o.SessionID = o.Actor.Session
-		o.WorkDir = f.env.WorkDir
+		o.fill(f, args)
 		return runHandOver(ctx, o)
 	})
 	fl := cmd.Flags()

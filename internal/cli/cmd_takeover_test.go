@@ -270,7 +270,7 @@ func TestRunTakeoverWithMemstore(t *testing.T) {
 	startForTest(t, st, "w", "a")
 	var out, errOut bytes.Buffer
 	w := testWriter(st, &out, &errOut)
-	o := &HandOverOptions{common: w.common, ID: "w", To: ckpt.Agent{Name: "New agent"}, Actor: w.Actor, Reason: "crashed"}
+	o := &HandOverOptions{common: w.common, nextSession: nextSession{ID: "w", Actor: w.Actor}, To: ckpt.Agent{Name: "New agent"}, Reason: "crashed"}
 	if err := runHandOver(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}

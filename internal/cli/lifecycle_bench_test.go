@@ -74,7 +74,7 @@ func BenchmarkResume10kEvents500Steps(b *testing.B) {
 			Now:   func() time.Time { return t0 },
 			Store: func() (ckpt.Store, error) { return st, nil },
 		},
-		ID: "big",
+		nextSession: nextSession{ID: "big"},
 	}
 	for b.Loop() {
 		if err := runResume(context.Background(), o); err != nil {
