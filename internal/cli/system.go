@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 )
@@ -28,6 +29,12 @@ func System() *Env {
 		Args:       os.Args[1:],
 		Executable: executable(),
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			// A command that runs until interrupted (monitor, status
+			// --watch, mirror follow) lives long: the collector goes back
+			// to Go's default pace, which cmd/ckpt relaxes for short runs.
+			if os.Getenv("GOGC") == "" {
+				debug.SetGCPercent(100)
+			}
 			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		},
 		LookupUser: accountName,
