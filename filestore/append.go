@@ -41,25 +41,9 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	defer unlock()
 
-	if why, marked := markedDamaged(f); marked {
-		return ckpt.AppendResult{}, refuseDamaged(id, why)
-	}
-	cur, ok := s.takeWritten(f)
-	if !ok {
-		if cur, err = s.load(f); err != nil {
-			if errors.Is(err, ckpt.ErrCorrupt) {
-				markDamaged(f, reason(err))
-			}
-			return ckpt.AppendResult{}, err
-		}
-	}
-	var warnings []string
-	if cur.torn > 0 {
-		saved, err := saveAndCutTorn(f, cur.end, cur.rev()+1, s.clock())
-		if err != nil {
-			return ckpt.AppendResult{}, err
-		}
-		warnings = append(warnings, fmt.Sprintf("%s: cut a torn last history line (%d bytes, saved in %s) left by an interrupted write; it was never acknowledged", id, cur.torn, saved))
+	cur, warnings, err := s.loadForAppend(f)
+	if err != nil {
+		return ckpt.AppendResult{}, err
 	}
 	if e.Key != "" && cur.state != nil {
 		if res, ok, err := s.replay(f, cur, e.Key); err != nil || ok {
@@ -70,11 +54,65 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err := checkRev(id, cur.state, opts.IfRev); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	line, stored, err := seal(e, cur.rev(), cur.sum, s.clock())
+	line, stored, next, err := s.sealAndApply(f, cur, e)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	next, err := ckpt.Apply(id, cur.state, stored)
+	end, warnings, err := s.writeEvent(f, cur, line, stored, next, warnings)
+	if err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	warnings = s.writeCaches(f, next, stored.Sum, end, warnings)
+	// Copy before remembering: once remembered, next belongs to the next
+	// update of this checkpoint (in this process), which may change it.
+	out := next.Clone()
+	s.remember(f, cur.ino, end, line, stored.Sum, next)
+	fillLiveness(out, f)
+	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
+}
+
+// loadForAppend reads the current state of f for an update (step 3 of the
+// write order) and assumes f's locks are held. It refuses a checkpoint
+// marked damaged, takes the Store's memory of its own last write when the
+// history is as it left it and loads the state otherwise (an ErrCorrupt
+// marks the checkpoint damaged), then saves and cuts a torn last line. The
+// warnings are nil unless a torn line was cut; on error nothing was changed
+// but the damaged mark.
+func (s *Store) loadForAppend(f files) (current, []string, error) {
+	if why, marked := markedDamaged(f); marked {
+		return current{}, nil, refuseDamaged(f.id, why)
+	}
+	cur, ok := s.takeWritten(f)
+	if !ok {
+		var err error
+		if cur, err = s.load(f); err != nil {
+			if errors.Is(err, ckpt.ErrCorrupt) {
+				markDamaged(f, reason(err))
+			}
+			return current{}, nil, err
+		}
+	}
+	var warnings []string
+	if cur.torn > 0 {
+		saved, err := saveAndCutTorn(f, cur.end, cur.rev()+1, s.clock())
+		if err != nil {
+			return current{}, nil, err
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: cut a torn last history line (%d bytes, saved in %s) left by an interrupted write; it was never acknowledged", f.id, cur.torn, saved))
+	}
+	return cur, warnings, nil
+}
+
+// sealAndApply seals e after cur's last event and applies it to cur.state
+// (step 6 of the write order). It returns the history line, the event as
+// the line decodes, and the new state; it writes nothing, except that a
+// refused create removes the lock file and directory it made.
+func (s *Store) sealAndApply(f files, cur current, e ckpt.Event) ([]byte, ckpt.Event, *ckpt.Checkpoint, error) {
+	line, stored, err := seal(e, cur.rev(), cur.sum, s.clock())
+	if err != nil {
+		return nil, ckpt.Event{}, nil, err
+	}
+	next, err := ckpt.Apply(f.id, cur.state, stored)
 	if err != nil {
 		if cur.state == nil && cur.end == 0 {
 			// Leave no trace of a refused create: its lock file and
@@ -82,16 +120,26 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 			os.Remove(f.lock())
 			os.Remove(f.dir)
 		}
-		return ckpt.AppendResult{}, err
+		return nil, ckpt.Event{}, nil, err
 	}
-	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeEvent, ID: id, Rev: stored.Seq, Sum: stored.Sum})
+	return line, stored, next, nil
+}
+
+// writeEvent makes the sealed line durable and journals it (steps 7a, 7 and
+// 7b of the write order): the pending marker, the history append with
+// fdatasync, then the journal line and the blanked marker. It returns the
+// history's new end and warnings with any journal failure appended. An
+// error means the update was not acknowledged; the markers stay for whoever
+// resolves them.
+func (s *Store) writeEvent(f files, cur current, line []byte, stored ckpt.Event, next *ckpt.Checkpoint, warnings []string) (int64, []string, error) {
+	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeEvent, ID: f.id, Rev: stored.Seq, Sum: stored.Sum})
 	if err != nil {
-		return ckpt.AppendResult{}, err
+		return 0, warnings, err
 	}
 	if err := appendLine(f, line, cur.end == 0); err != nil {
 		// The markers stay: whoever resolves them checks the history.
 		mark.leave()
-		return ckpt.AppendResult{}, err
+		return 0, warnings, err
 	}
 	// The update is durable. What follows is the change feed and caches.
 	end := cur.end + int64(len(line))
@@ -100,28 +148,32 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	if err := s.journalChange(entryOf(stored, end, next)); err != nil {
 		mark.leave()
-		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but the change journal did not record it (%v); the next writer of %s or a repair journals it", id, err, id))
+		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but the change journal did not record it (%v); the next writer of %s or a repair journals it", f.id, err, f.id))
 	} else {
 		mark.done()
 	}
-	if env, err := encodeEnvelope(next, stored.Sum, end); err != nil {
-		warnings = append(warnings, err.Error())
-	} else {
-		if err := overwrite(f.state(), env); err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until it is repaired", id, err))
-		}
-		if next.Rev%int64(s.cfg.BackupEvery) == 0 {
-			if err := s.writeBackup(f, next.Rev, env); err != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: the update is saved but its backup was not written (%v); a repair rewrites it", id, err))
-			}
+	return end, warnings, nil
+}
+
+// writeCaches overwrites state.json with next (step 8 of the write order,
+// no fsync) and writes a backup when next.Rev is a multiple of BackupEvery.
+// sum is the last event's checksum and end the history's size. The update
+// is already durable, so failures are returned as warnings appended to
+// warnings, never as errors.
+func (s *Store) writeCaches(f files, next *ckpt.Checkpoint, sum string, end int64, warnings []string) []string {
+	env, err := encodeEnvelope(next, sum, end)
+	if err != nil {
+		return append(warnings, err.Error())
+	}
+	if err := overwrite(f.state(), env); err != nil {
+		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until it is repaired", f.id, err))
+	}
+	if next.Rev%int64(s.cfg.BackupEvery) == 0 {
+		if err := s.writeBackup(f, next.Rev, env); err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but its backup was not written (%v); a repair rewrites it", f.id, err))
 		}
 	}
-	// Copy before remembering: once remembered, next belongs to the next
-	// update of this checkpoint (in this process), which may change it.
-	out := next.Clone()
-	s.remember(f, cur.ino, end, line, stored.Sum, next)
-	fillLiveness(out, f)
-	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
+	return warnings
 }
 
 // replay returns the result of the event with key, if one of the last
