@@ -76,8 +76,40 @@ func (s *Store) Repair(ctx context.Context, ids []string) (*ckpt.Report, error) 
 	return s.examine(ctx, ids, true)
 }
 
+// examine is Check (repair false) and Repair (repair true): the store's own
+// directories first, then each checkpoint in ID order, then, for the whole
+// store, the change journal. A ctx done between checkpoints ends it with
+// ctx.Err() and no report.
 func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.Report, error) {
 	r := &ckpt.Report{}
+	if !s.examineOwnDirs(r, repair) {
+		return r, nil // nothing under a linked directory is looked at
+	}
+	names, err := s.namesToExamine(r, ids, repair)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	for _, id := range slices.Compact(names) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := s.examineOne(r, s.files(id), repair); err != nil {
+			return r, err
+		}
+	}
+	if len(ids) == 0 {
+		r.Problems = append(r.Problems, s.examineJournal(repair)...) // journal_check.go (H1)
+	}
+	return r, nil
+}
+
+// examineOwnDirs reports in r the store's own directories that are
+// symbolic links (with repair, each is moved aside and replaced by an empty
+// directory) and a quarantine directory that is not a real one. It returns
+// false when a linked directory stays (not repairing, or the repair
+// failed): nothing under it may be examined.
+func (s *Store) examineOwnDirs(r *ckpt.Report, repair bool) bool {
 	for _, name := range ownDirs {
 		if fi, err := os.Lstat(filepath.Join(s.dir, name)); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
@@ -88,7 +120,7 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 		}
 		r.Problems = append(r.Problems, p)
 		if !p.Fixed {
-			return r, nil // nothing under it is looked at
+			return false
 		}
 	}
 	if repair && s.linked != nil {
@@ -99,31 +131,17 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 			What:   fmt.Sprintf("%s: %v", quarantineDir, reason(err)),
 			Repair: "remove " + filepath.Join(s.dir, quarantineDir) + " by hand (repair moves links there)"})
 	}
-	var names []string
-	if len(ids) == 0 {
-		des, err := os.ReadDir(filepath.Join(s.dir, checkpointsDir))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("filestore: listing checkpoints: %w", err)
-		}
-		for _, de := range des {
-			if isSymlink(de) {
-				r.Problems = append(r.Problems, s.linkCheckpointDir(de.Name(), repair))
-				continue
-			}
-			if !de.IsDir() {
-				continue
-			}
-			if id, ok := idFromDirName(de.Name()); ok {
-				names = append(names, id)
-				continue
-			}
-			r.Problems = append(r.Problems, ckpt.Problem{ID: de.Name(), Severity: ckpt.SeverityError,
-				What:   fmt.Sprintf("%s is not a checkpoint directory: its name maps to no valid checkpoint ID", filepath.Join(checkpointsDir, de.Name())),
-				Repair: fmt.Sprintf("move %s out of %s by hand", de.Name(), filepath.Join(s.dir, checkpointsDir))})
-		}
-		r.Problems = append(r.Problems, s.checkTrash(repair)...)
-		r.Problems = append(r.Problems, s.checkJournalLinks(repair)...)
-	} else {
+	return true
+}
+
+// namesToExamine returns the IDs to examine: ids, each validated and
+// present (an invalid ID fails with ckpt.ErrInvalid, a missing one with
+// ckpt.ErrNotFound), or when ids is empty every checkpoint directory. For
+// the whole store it also reports in r (and with repair fixes) linked or
+// misnamed entries of checkpoints/, an interrupted Delete's trash and links
+// among the journal's files.
+func (s *Store) namesToExamine(r *ckpt.Report, ids []string, repair bool) ([]string, error) {
+	if len(ids) > 0 {
 		for _, id := range ids {
 			if err := ckpt.ValidateID(id); err != nil {
 				return nil, err
@@ -136,43 +154,59 @@ func (s *Store) examine(ctx context.Context, ids []string, repair bool) (*ckpt.R
 				return nil, err
 			}
 		}
-		names = ids
+		return ids, nil
 	}
-	slices.Sort(names)
-	for _, id := range slices.Compact(names) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		f := s.files(id)
-		if fi, err := os.Lstat(f.dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			r.Problems = append(r.Problems, s.linkCheckpointDir(filepath.Base(f.dir), repair))
+	des, err := os.ReadDir(filepath.Join(s.dir, checkpointsDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("filestore: listing checkpoints: %w", err)
+	}
+	var names []string
+	for _, de := range des {
+		if isSymlink(de) {
+			r.Problems = append(r.Problems, s.linkCheckpointDir(de.Name(), repair))
 			continue
 		}
-		var found []finding
-		var ok bool
-		var err error
-		if repair {
-			found, ok, err = s.repairOne(f)
-		} else {
-			found, ok, err = s.checkOne(f)
+		if !de.IsDir() {
+			continue
 		}
-		if err != nil {
-			for _, p := range found {
-				r.Problems = append(r.Problems, p.Problem)
-			}
-			return r, err
+		if id, ok := idFromDirName(de.Name()); ok {
+			names = append(names, id)
+			continue
 		}
-		if ok {
-			r.Checked++
-		}
-		for _, p := range found {
-			r.Problems = append(r.Problems, p.Problem)
-		}
+		r.Problems = append(r.Problems, ckpt.Problem{ID: de.Name(), Severity: ckpt.SeverityError,
+			What:   fmt.Sprintf("%s is not a checkpoint directory: its name maps to no valid checkpoint ID", filepath.Join(checkpointsDir, de.Name())),
+			Repair: fmt.Sprintf("move %s out of %s by hand", de.Name(), filepath.Join(s.dir, checkpointsDir))})
 	}
-	if len(ids) == 0 {
-		r.Problems = append(r.Problems, s.examineJournal(repair)...) // journal_check.go (H1)
+	r.Problems = append(r.Problems, s.checkTrash(repair)...)
+	r.Problems = append(r.Problems, s.checkJournalLinks(repair)...)
+	return names, nil
+}
+
+// examineOne checks (with repair, repairs) checkpoint f and adds its
+// problems to r, counting it in r.Checked when it holds a checkpoint. A
+// checkpoint directory that is a symbolic link is reported (and with repair
+// moved aside), never read. An error (a failed write while repairing)
+// comes with the problems found so far already added to r.
+func (s *Store) examineOne(r *ckpt.Report, f files, repair bool) error {
+	if fi, err := os.Lstat(f.dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		r.Problems = append(r.Problems, s.linkCheckpointDir(filepath.Base(f.dir), repair))
+		return nil
 	}
-	return r, nil
+	var found []finding
+	var ok bool
+	var err error
+	if repair {
+		found, ok, err = s.repairOne(f)
+	} else {
+		found, ok, err = s.checkOne(f)
+	}
+	if err == nil && ok {
+		r.Checked++
+	}
+	for _, p := range found {
+		r.Problems = append(r.Problems, p.Problem)
+	}
+	return err
 }
 
 // checkJournalLinks reports (and with repair quarantines) symbolic links
