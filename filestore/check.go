@@ -308,13 +308,74 @@ func (d *diagnosis) add(kind problemKind, sev ckpt.Severity, repair, format stri
 	d.found = append(d.found, finding{kind: kind, Problem: ckpt.Problem{ID: d.f.id, Severity: sev, What: fmt.Sprintf(format, args...), Repair: repair}})
 }
 
+// backupFile is one backup as diagnose read it: its revision, and its
+// envelope and state, or the error that made it unusable.
+type backupFile struct {
+	rev int64
+	env envelope
+	st  *ckpt.Checkpoint
+	err error
+}
+
 // diagnose reads checkpoint f and lists its problems. It writes nothing.
 func (s *Store) diagnose(f files) (*diagnosis, error) {
 	d := &diagnosis{f: f, envAt: map[int64][]byte{}}
 	repairCmd := "ckpt repair " + f.id
+	if err := s.findStrayFiles(d, repairCmd); err != nil {
+		return nil, err
+	}
+	// Links were reported above; their targets are never read.
+	var err error
+	d.data, err = readNoFollow(f.history())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !isLinkError(err) {
+		return nil, fmt.Errorf("filestore: checking %s: %w", f.id, err)
+	}
+
+	// The states that claim a history: state.json and each backup.
+	stateData, stateErr := readNoFollow(f.state())
+	stateEnv, stateSt, stateParseErr := envelope{}, (*ckpt.Checkpoint)(nil), stateErr
+	if stateErr == nil {
+		stateEnv, stateSt, stateParseErr = parseEnvelope(stateData, f.id)
+	}
+	d.consider(stateEnv, stateSt, stateParseErr, stateName)
+	backupRevs, backupsErr := listBackups(f)
+	var backups []backupFile
+	for _, rev := range backupRevs {
+		env, st, err := readBackup(f, rev)
+		backups = append(backups, backupFile{rev, env, st, err})
+		d.consider(env, st, err, filepath.Join(backupsDir, backupName(rev)))
+	}
+
+	last, expected := s.foldHistory(d, backups)
+	d.checkHistory(last, repairCmd)
+	if !d.exists() || d.folded == nil || d.lost() {
+		return d, nil // repair rebuilds the caches after mending the history
+	}
+
+	// SHOULDs: the caches.
+	switch {
+	case errors.Is(stateErr, fs.ErrNotExist):
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is missing; reads replay the history")
+	case stateParseErr != nil:
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is damaged (%v); reads use backups and the history", stateParseErr)
+	case stateEnv.Rev != last || stateEnv.Sum != d.scan.chain.Sum || stateEnv.HistorySize != d.scan.end:
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is at revision %d, the history at %d; reads replay the difference", stateEnv.Rev, last)
+	case !sameState(stateSt, d.folded):
+		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json differs from the fold of the history")
+	}
+	d.checkBackups(backups, backupsErr, expected, last, repairCmd)
+	return d, nil
+}
+
+// findStrayFiles notes in d the symbolic links and leftover temporary files
+// in the checkpoint's directory and its backups directory (a backups
+// directory that is not a real one is not listed). It reads directories
+// only; the error is a failure to list the checkpoint's directory.
+func (s *Store) findStrayFiles(d *diagnosis, repairCmd string) error {
+	f := d.f
 	des, err := os.ReadDir(f.dir)
 	if err != nil {
-		return nil, fmt.Errorf("filestore: checking %s: %w", f.id, err)
+		return fmt.Errorf("filestore: checking %s: %w", f.id, err)
 	}
 	var bdes []os.DirEntry
 	if realDir(f.backups()) == nil {
@@ -335,42 +396,22 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 			}
 		}
 	}
-	// Links were reported above; their targets are never read.
-	d.data, err = readNoFollow(f.history())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !isLinkError(err) {
-		return nil, fmt.Errorf("filestore: checking %s: %w", f.id, err)
-	}
+	return nil
+}
 
-	// The states that claim a history: state.json and each backup.
-	stateData, stateErr := readNoFollow(f.state())
-	stateEnv, stateSt, stateParseErr := envelope{}, (*ckpt.Checkpoint)(nil), stateErr
-	if stateErr == nil {
-		stateEnv, stateSt, stateParseErr = parseEnvelope(stateData, f.id)
-	}
-	d.consider(stateEnv, stateSt, stateParseErr, stateName)
-	backupRevs, backupsErr := listBackups(f)
-	type backupFile struct {
-		rev int64
-		env envelope
-		st  *ckpt.Checkpoint
-		err error
-	}
-	var backups []backupFile
-	for _, rev := range backupRevs {
-		env, st, err := readBackup(f, rev)
-		backups = append(backups, backupFile{rev, env, st, err})
-		d.consider(env, st, err, filepath.Join(backupsDir, backupName(rev)))
-	}
-
-	// The history, folded, with the envelopes backups should hold.
-	last := int64(0)
+// foldHistory scans d.data, folding its good prefix into d.folded and
+// recording the scan in d.scan, then folds that prefix again to record in
+// d.envAt the envelope of the fold at each revision a backup exists for
+// (backups) or should exist for. It returns the last good revision and the
+// revisions backups should exist at, oldest first.
+func (s *Store) foldHistory(d *diagnosis, backups []backupFile) (last int64, expected []int64) {
 	want := map[int64]bool{}
 	for _, b := range backups {
 		want[b.rev] = true
 	}
 	every := int64(s.cfg.BackupEvery)
 	d.scan = scanHistory(d.data, 0, ckpt.Chain{}, func(e ckpt.Event, _ int64) (err error) {
-		if d.folded, err = ckpt.Apply(f.id, d.folded, e); err != nil {
+		if d.folded, err = ckpt.Apply(d.f.id, d.folded, e); err != nil {
 			return err
 		}
 		last = e.Seq
@@ -378,21 +419,27 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	})
 	// A second pass over the good prefix records the fold at the revisions
 	// backups exist for or should exist for (known only now).
-	expected := expectedBackups(last, every, int64(s.cfg.BackupKeep))
+	expected = expectedBackups(last, every, int64(s.cfg.BackupKeep))
 	for _, rev := range expected {
 		want[rev] = true
 	}
 	if len(want) > 0 && d.scan.end > 0 {
 		var st *ckpt.Checkpoint
 		scanHistory(d.data[:d.scan.end], 0, ckpt.Chain{}, func(e ckpt.Event, end int64) (err error) {
-			if st, err = ckpt.Apply(f.id, st, e); err == nil && want[e.Seq] {
+			if st, err = ckpt.Apply(d.f.id, st, e); err == nil && want[e.Seq] {
 				d.envAt[e.Seq], err = encodeEnvelope(st, e.Sum, end)
 			}
 			return err
 		})
 	}
+	return last, expected
+}
 
-	// MUSTs: the history itself.
+// checkHistory notes the MUST problems of the history in d (damage, lost
+// acknowledged events, a torn last line) and a damaged mark on a history
+// that verifies. It assumes foldHistory has run; last is the last good
+// revision.
+func (d *diagnosis) checkHistory(last int64, repairCmd string) {
 	switch {
 	case d.scan.bad != nil:
 		d.add(kindLost, ckpt.SeverityError, repairCmd+" (keeps the events before the damage and saves the rest aside)",
@@ -405,25 +452,18 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 		d.add(kindTorn, ckpt.SeverityWarning, repairCmd+", or the next update, cuts it",
 			"history.jsonl ends in a torn line (%d bytes) from an interrupted write; it was never acknowledged", d.scan.torn)
 	}
-	if why, marked := markedDamaged(f); marked && !d.lost() && d.exists() {
+	if why, marked := markedDamaged(d.f); marked && !d.lost() && d.exists() {
 		d.add(kindMark, ckpt.SeverityWarning, repairCmd+" (removes the mark)",
 			"the checkpoint is marked damaged (%s), which refuses writes, but its history verifies now", why)
 	}
-	if !d.exists() || d.folded == nil || d.lost() {
-		return d, nil // repair rebuilds the caches after mending the history
-	}
+}
 
-	// SHOULDs: the caches.
-	switch {
-	case errors.Is(stateErr, fs.ErrNotExist):
-		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is missing; reads replay the history")
-	case stateParseErr != nil:
-		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is damaged (%v); reads use backups and the history", stateParseErr)
-	case stateEnv.Rev != last || stateEnv.Sum != d.scan.chain.Sum || stateEnv.HistorySize != d.scan.end:
-		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json is at revision %d, the history at %d; reads replay the difference", stateEnv.Rev, last)
-	case !sameState(stateSt, d.folded):
-		d.add(kindState, ckpt.SeverityWarning, repairCmd, "state.json differs from the fold of the history")
-	}
+// checkBackups notes in d each backup that is damaged, past the history's
+// last revision last, or not the fold at its revision, and the expected
+// backups that are missing (backupsErr is listBackups' error: a missing
+// directory is named as such). It assumes the history verified and
+// d.envAt holds the fold at each backup's revision.
+func (d *diagnosis) checkBackups(backups []backupFile, backupsErr error, expected []int64, last int64, repairCmd string) {
 	for _, b := range backups {
 		name := filepath.Join(backupsDir, backupName(b.rev))
 		switch {
@@ -432,7 +472,7 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 		case b.rev > last || b.env.Sum == "":
 			d.add(kindBackup, ckpt.SeverityWarning, repairCmd, "backup %s is past the history's last revision %d", name, last)
 		default:
-			env, st, err := parseEnvelope(d.envAt[b.rev], f.id)
+			env, st, err := parseEnvelope(d.envAt[b.rev], d.f.id)
 			if err != nil || !sameState(st, b.st) || env.Sum != b.env.Sum || env.HistorySize != b.env.HistorySize {
 				d.add(kindBackup, ckpt.SeverityWarning, repairCmd, "backup %s does not match the history at revision %d", name, b.rev)
 			}
@@ -450,7 +490,6 @@ func (s *Store) diagnose(f files) (*diagnosis, error) {
 	case len(missing) > 0:
 		d.add(kindBackupGap, ckpt.SeverityWarning, repairCmd, "backups at revisions %s are missing", strings.Join(missing, ", "))
 	}
-	return d, nil
 }
 
 // consider notes a state envelope from state.json or a backup: how much
