@@ -146,7 +146,39 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	}
 	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
 	var kept cccMeta
-	for _, f := range p.header {
+	kept.Header = readProgressHeader(p.header, c, n)
+	if c.TaskID == "" && c.Title == "" {
+		n.Add(`no "**Issue:** KEY — Title" line: the issue is unknown`)
+	}
+	readProgressSteps(p, c)
+	readProgressDecisions(p, c, n)
+	blockers := readProgressBlockers(p, c, n)
+	c.Status = progressStatus(c, blockers)
+	n.Add("%s has no status line: %s follows from its sections", ProgressFile, c.Status)
+	for _, missing := range []string{secCompleted, secCurrent, secRemaining, secDecisions, secBlockers, secPrompt} {
+		if !slices.Contains(p.order, missing) {
+			n.Add("no %q section", "## "+missing)
+		}
+	}
+	ckpt.Derive(c)
+	if p.prompt != "" && p.prompt != generatedPrompt(c) {
+		c.Resume.Instructions = p.prompt
+	}
+	kept.Sections = p.extra
+	noteKeptProgress(kept, n)
+	if len(kept.Header) > 0 || len(kept.Sections) > 0 {
+		setMeta(c, kept)
+	}
+	return c, nil
+}
+
+// readProgressHeader sets c's issue key, title, session start and execution
+// mode label from the "**Label:** value" header lines, noting what it had to
+// guess, and returns the lines it kept as they are (unknown labels and a
+// Session that is not a time), in their order.
+func readProgressHeader(header []field, c *ckpt.Checkpoint, n *jsondoc.Notes) []field {
+	var kept []field
+	for _, f := range header {
 		switch strings.ToLower(f.Label) {
 		case "issue":
 			c.TaskID, c.Title = issueParts(f.Value)
@@ -158,7 +190,7 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 				}
 			} else {
 				n.Add("Session %q is not a time: kept as a header line", f.Value)
-				kept.Header = append(kept.Header, f)
+				kept = append(kept, f)
 			}
 		case "execution mode":
 			mode := strings.TrimSpace(f.Value)
@@ -170,12 +202,16 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 			}
 			c.Labels = append(c.Labels, mode)
 		default:
-			kept.Header = append(kept.Header, f)
+			kept = append(kept, f)
 		}
 	}
-	if c.TaskID == "" && c.Title == "" {
-		n.Add(`no "**Issue:** KEY — Title" line: the issue is unknown`)
-	}
+	return kept
+}
+
+// readProgressSteps appends c's steps from the Completed, Current and
+// Remaining sections, in that order, with IDs unique across all three, and
+// sets c.CurrentStep to the first current task still in progress.
+func readProgressSteps(p progress, c *ckpt.Checkpoint) {
 	ids := jsondoc.StepIDs{}
 	for _, it := range realItems(p.sections[secCompleted]) {
 		st := ckpt.StepDone
@@ -212,6 +248,11 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	for _, it := range realItems(p.sections[secRemaining]) {
 		c.Steps = append(c.Steps, ckpt.Step{ID: ids.Make(it), Title: it, Status: ckpt.StepPending})
 	}
+}
+
+// readProgressDecisions appends the "text: reason" items of the Decisions
+// section to c.Decisions and notes that their time is unknown.
+func readProgressDecisions(p progress, c *ckpt.Checkpoint, n *jsondoc.Notes) {
 	decisions := realItems(p.sections[secDecisions])
 	for _, it := range decisions {
 		text, reason, _ := strings.Cut(it, ": ")
@@ -220,6 +261,11 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	if len(decisions) > 0 {
 		n.Add("decisions carry no time in %s: their time is unknown", ProgressFile)
 	}
+}
+
+// readProgressBlockers appends the Blockers section's items to c.Blockers as
+// b1, b2, …, notes that their start is unknown, and returns how many there were.
+func readProgressBlockers(p progress, c *ckpt.Checkpoint, n *jsondoc.Notes) int {
 	blockers := realItems(p.sections[secBlockers])
 	for i, it := range blockers {
 		c.Blockers = append(c.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: it})
@@ -227,24 +273,26 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	if len(blockers) > 0 {
 		n.Add("blockers carry no start time in %s: their start is unknown", ProgressFile)
 	}
+	return len(blockers)
+}
+
+// progressStatus is the status a progress file implies, having no status
+// line: blocked with any blocker, done when every step is finished, else in
+// progress.
+func progressStatus(c *ckpt.Checkpoint, blockers int) ckpt.Status {
 	switch {
-	case len(blockers) > 0:
-		c.Status = ckpt.StatusBlocked
+	case blockers > 0:
+		return ckpt.StatusBlocked
 	case len(c.Steps) > 0 && !slices.ContainsFunc(c.Steps, func(s ckpt.Step) bool { return !s.Status.Finished() }):
-		c.Status = ckpt.StatusDone
+		return ckpt.StatusDone
 	default:
-		c.Status = ckpt.StatusInProgress
+		return ckpt.StatusInProgress
 	}
-	n.Add("%s has no status line: %s follows from its sections", ProgressFile, c.Status)
-	for _, missing := range []string{secCompleted, secCurrent, secRemaining, secDecisions, secBlockers, secPrompt} {
-		if !slices.Contains(p.order, missing) {
-			n.Add("no %q section", "## "+missing)
-		}
-	}
-	ckpt.Derive(c)
-	if p.prompt != "" && p.prompt != generatedPrompt(c) {
-		c.Resume.Instructions = p.prompt
-	}
+}
+
+// noteKeptProgress notes the header lines (but Session, noted when read) and
+// the sections kept in meta because ckpt's model has no place for them.
+func noteKeptProgress(kept cccMeta, n *jsondoc.Notes) {
 	var labels []string
 	for _, f := range kept.Header {
 		if !strings.EqualFold(f.Label, "session") { // already said above
@@ -254,7 +302,6 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	if len(labels) > 0 {
 		n.Add("header lines kept as they are, with no place in ckpt's model: %s", strings.Join(labels, ", "))
 	}
-	kept.Sections = p.extra
 	if len(kept.Sections) > 0 {
 		names := make([]string, len(kept.Sections))
 		for i, s := range kept.Sections {
@@ -262,10 +309,6 @@ func importProgress(md []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 		}
 		n.Add("sections kept as they are, with no place in ckpt's model: %s", strings.Join(names, ", "))
 	}
-	if len(kept.Header) > 0 || len(kept.Sections) > 0 {
-		setMeta(c, kept)
-	}
-	return c, nil
 }
 
 // realItems drops the "None" placeholder of an empty section.
