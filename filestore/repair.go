@@ -22,16 +22,7 @@ var repairActor = ckpt.Actor{Agent: "ckpt-repair"}
 // repairOne repairs checkpoint f under its lock and returns what it found,
 // with Fixed set on what it fixed, plus anything still wrong afterwards.
 func (s *Store) repairOne(f files) ([]finding, bool, error) {
-	var found []finding
-	if fi, err := os.Lstat(f.lock()); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		// A linked lock file refuses every writer, this one too: move the
-		// link aside first (a rename touches only the link).
-		p := finding{kind: kindLink, Problem: s.linkProblem(f.id, filepath.Join(checkpointsDir, filepath.Base(f.dir), lockName), "ckpt repair "+f.id)}
-		dst, err := s.quarantine(f.lock())
-		p.Fixed = err == nil
-		p.What += movedAside(dst, err)
-		found = append(found, p)
-	}
+	found := s.moveLinkedLock(f)
 	unlock, err := s.lockCheckpoint(context.Background(), f, false)
 	if err != nil {
 		if errors.Is(err, ckpt.ErrNotFound) {
@@ -51,52 +42,117 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 	// Links first: once they are moved aside, every file repair reads or
 	// writes is the store's own.
 	if slices.ContainsFunc(d.found, func(p finding) bool { return p.kind == kindLink }) {
-		for _, p := range d.found {
-			if p.kind == kindLink {
-				dst, err := s.quarantine(p.path)
-				p.Fixed = err == nil
-				p.What += movedAside(dst, err)
-				found = append(found, p)
-			}
-		}
+		found = s.moveLinksAside(d, found)
 		if d, err = s.diagnose(f); err != nil {
 			return nil, false, err
 		}
 	}
 	found = append(found, d.found...)
-	// failed is the first write that failed (a full disk, a read-only file
-	// system): Repair returns it, after what it could do.
-	var failed error
-	fail := func(what string, err error) {
-		if err != nil && failed == nil && !errors.Is(err, errNothingRecoverable) {
-			failed = fmt.Errorf("filestore: repairing %s: %s: %w", f.id, what, err)
+	failed := repairFailure{id: f.id}
+	s.mendFindings(f, d, found, &failed)
+	// The caches follow the (possibly mended) history.
+	if err := s.repairCaches(f, found, &failed); err != nil {
+		return nil, false, err
+	}
+	final, err := s.diagnose(f)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, p := range final.found {
+		p.What = "after repair: " + p.What
+		found = append(found, p)
+	}
+	if failed.err != nil {
+		return found, true, failed.err
+	}
+	return found, true, nil
+}
+
+// repairFailure keeps the first write of a repair that failed (a full disk,
+// a read-only file system): Repair returns it, after what it could do.
+type repairFailure struct {
+	id  string // the checkpoint being repaired
+	err error
+}
+
+// note records err, failing to do what, unless a failure is already
+// recorded or err is nil or errNothingRecoverable (a finding left unfixed,
+// not a failed write).
+func (r *repairFailure) note(what string, err error) {
+	if err != nil && r.err == nil && !errors.Is(err, errNothingRecoverable) {
+		r.err = fmt.Errorf("filestore: repairing %s: %s: %w", r.id, what, err)
+	}
+}
+
+// moveLinkedLock moves a lock file of f that is a symbolic link into
+// quarantine, before repair takes the lock: a linked lock file refuses
+// every writer, this one too. It returns the finding (Fixed when moved), or
+// nil when the lock file is not a link.
+func (s *Store) moveLinkedLock(f files) []finding {
+	if fi, err := os.Lstat(f.lock()); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	// A rename touches only the link.
+	p := finding{kind: kindLink, Problem: s.linkProblem(f.id, filepath.Join(checkpointsDir, filepath.Base(f.dir), lockName), "ckpt repair "+f.id)}
+	dst, err := s.quarantine(f.lock())
+	p.Fixed = err == nil
+	p.What += movedAside(dst, err)
+	return []finding{p}
+}
+
+// moveLinksAside moves each symbolic link d found into quarantine and
+// returns found with those findings appended, Fixed set on each link
+// moved. It assumes the checkpoint's lock is held; d is stale afterwards.
+func (s *Store) moveLinksAside(d *diagnosis, found []finding) []finding {
+	for _, p := range d.found {
+		if p.kind == kindLink {
+			dst, err := s.quarantine(p.path)
+			p.Fixed = err == nil
+			p.What += movedAside(dst, err)
+			found = append(found, p)
 		}
 	}
+	return found
+}
+
+// mendFindings fixes, in place in found, the findings about f's files that
+// d (its diagnosis, after links were moved aside) reports: leftover
+// temporary files, a damaged or cut history and a torn last line. It sets
+// Fixed on each one fixed and notes the first failed write in failed. It
+// assumes the checkpoint's lock is held.
+func (s *Store) mendFindings(f files, d *diagnosis, found []finding, failed *repairFailure) {
 	for i := range found {
 		p := &found[i]
 		switch p.kind {
 		case kindTemp:
 			err := removeTemps(f)
 			p.Fixed = err == nil
-			fail("removing temporary files", err)
+			failed.note("removing temporary files", err)
 		case kindLost:
 			what, err := s.mendHistory(f, d)
 			p.What += "; " + what
 			p.Fixed = err == nil
-			fail(what, err)
+			failed.note(what, err)
 		case kindTorn:
 			saved, err := saveAndCutTorn(f, d.scan.end, d.scan.chain.Seq+1, s.clock())
 			p.Fixed = err == nil
 			if p.Fixed {
 				p.What += "; saved it in " + saved + " and cut it"
 			}
-			fail("cutting the torn tail", err)
+			failed.note("cutting the torn tail", err)
 		}
 	}
-	// The caches follow the (possibly mended) history.
+}
+
+// repairCaches diagnoses f's (possibly mended) history again and, if it is
+// sound, removes the damaged mark and rebuilds state.json and the backups,
+// setting Fixed on the findings in found that this fixes; a failed rebuild
+// is noted in failed. The error is a failure to diagnose. It assumes the
+// checkpoint's lock is held.
+func (s *Store) repairCaches(f files, found []finding, failed *repairFailure) error {
 	after, err := s.diagnose(f)
 	if err != nil {
-		return nil, false, err
+		return err
 	}
 	if !after.lost() {
 		// The history is sound again: writers may append to it.
@@ -109,7 +165,7 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 	}
 	if after.folded != nil && !after.lost() {
 		rebuilt := s.rebuildCaches(f, after)
-		fail("rebuilding state.json and backups", rebuilt)
+		failed.note("rebuilding state.json and backups", rebuilt)
 		for i := range found {
 			switch found[i].kind {
 			case kindState, kindBackup, kindBackupGap:
@@ -117,18 +173,7 @@ func (s *Store) repairOne(f files) ([]finding, bool, error) {
 			}
 		}
 	}
-	final, err := s.diagnose(f)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, p := range final.found {
-		p.What = "after repair: " + p.What
-		found = append(found, p)
-	}
-	if failed != nil {
-		return found, true, failed
-	}
-	return found, true, nil
+	return nil
 }
 
 // errNothingRecoverable says mendHistory found nothing to keep: a finding
