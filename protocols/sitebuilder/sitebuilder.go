@@ -504,33 +504,7 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 		o.Put("completed_at", nil)
 	}
 	if len(c.Steps) > 0 || c.Progress.Total > 0 {
-		st := jsondoc.NewObject()
-		failed := 0
-		items := []any{}
-		for _, s := range c.Steps {
-			if s.Status == ckpt.StepFailed {
-				failed++
-			}
-			it := jsondoc.NewObject()
-			it.Put("id", s.ID)
-			if s.Title != "" {
-				it.Put("title", s.Title)
-			}
-			it.Put("status", stepWords[s.Status])
-			if s.Output != "" {
-				it.Put("output", s.Output)
-			} else {
-				it.Put("output", nil)
-			}
-			items = append(items, it.Raw())
-		}
-		st.Put("total", c.Progress.Total)
-		st.Put("completed", c.Progress.Done)
-		st.Put("failed", failed)
-		if len(c.Steps) > 0 {
-			st.Put("items", items)
-		}
-		o.Set("subtasks", st.Raw())
+		o.Set("subtasks", renderSubtasks(c).Raw())
 	}
 	o.Put("files_created", orEmpty(c.Files.Created))
 	o.Put("files_modified", orEmpty(c.Files.Modified))
@@ -542,31 +516,9 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 		o.Set("acceptance_criteria_met", ac.Raw())
 	}
 	if len(c.ReviewScores) > 0 {
-		names := make([]string, 0, len(c.ReviewScores))
-		for k := range c.ReviewScores {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		rs := jsondoc.NewObject()
-		for _, k := range names {
-			rs.Put(k, c.ReviewScores[k])
-		}
-		o.Set("review_scores", rs.Raw())
+		o.Set("review_scores", renderReviewScores(c.ReviewScores).Raw())
 	}
-	errs := []any{}
-	for _, e := range c.ActiveErrors() {
-		eo := jsondoc.NewObject()
-		if e.Type != "" {
-			eo.Put("type", e.Type)
-		}
-		eo.Put("message", e.Message)
-		if !e.At.IsZero() {
-			eo.Put("timestamp", jsondoc.FormatTime(e.At))
-		}
-		eo.Put("blocking", e.Blocking)
-		errs = append(errs, eo.Raw())
-	}
-	o.Put("errors", errs)
+	o.Put("errors", renderErrors(c))
 	ctx := jsondoc.NewObject()
 	for _, kv := range [][2]string{{"last_processed", c.Context.LastProcessed}, {"next_to_process", c.Context.NextToProcess}, {"notes", c.Context.Notes}} {
 		if kv[1] != "" {
@@ -582,6 +534,81 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 	if c.Resume.Instructions != "" {
 		o.Put("resume_instructions", c.Resume.Instructions)
 	}
+	if hb := renderHeartbeat(c); hb.Len() > 0 {
+		o.Set("heartbeat", hb.Raw())
+	}
+	return o
+}
+
+// renderSubtasks writes c's step counts and steps as the "subtasks" object:
+// total, completed and failed always, items only when c has steps.
+func renderSubtasks(c *ckpt.Checkpoint) *jsondoc.Object {
+	st := jsondoc.NewObject()
+	failed := 0
+	items := []any{}
+	for _, s := range c.Steps {
+		if s.Status == ckpt.StepFailed {
+			failed++
+		}
+		it := jsondoc.NewObject()
+		it.Put("id", s.ID)
+		if s.Title != "" {
+			it.Put("title", s.Title)
+		}
+		it.Put("status", stepWords[s.Status])
+		if s.Output != "" {
+			it.Put("output", s.Output)
+		} else {
+			it.Put("output", nil)
+		}
+		items = append(items, it.Raw())
+	}
+	st.Put("total", c.Progress.Total)
+	st.Put("completed", c.Progress.Done)
+	st.Put("failed", failed)
+	if len(c.Steps) > 0 {
+		st.Put("items", items)
+	}
+	return st
+}
+
+// renderReviewScores writes the scores (null for a review not yet scored) as
+// an object with its keys sorted, so the output does not depend on map order.
+func renderReviewScores(scores map[string]*float64) *jsondoc.Object {
+	names := make([]string, 0, len(scores))
+	for k := range scores {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	rs := jsondoc.NewObject()
+	for _, k := range names {
+		rs.Put(k, scores[k])
+	}
+	return rs
+}
+
+// renderErrors writes c's active errors as the "errors" array, empty (never
+// null) when there are none.
+func renderErrors(c *ckpt.Checkpoint) []any {
+	errs := []any{}
+	for _, e := range c.ActiveErrors() {
+		eo := jsondoc.NewObject()
+		if e.Type != "" {
+			eo.Put("type", e.Type)
+		}
+		eo.Put("message", e.Message)
+		if !e.At.IsZero() {
+			eo.Put("timestamp", jsondoc.FormatTime(e.At))
+		}
+		eo.Put("blocking", e.Blocking)
+		errs = append(errs, eo.Raw())
+	}
+	return errs
+}
+
+// renderHeartbeat writes c's last beat, interval and presence as the
+// "heartbeat" object; it is empty when c has none of them.
+func renderHeartbeat(c *ckpt.Checkpoint) *jsondoc.Object {
 	hb := jsondoc.NewObject()
 	if !c.Heartbeat.LastBeat.IsZero() {
 		hb.Put("last_beat", jsondoc.FormatTime(c.Heartbeat.LastBeat))
@@ -594,10 +621,7 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 		// the supervisor still judges warning and stalled by last_beat.
 		hb.Set("presence", p)
 	}
-	if hb.Len() > 0 {
-		o.Set("heartbeat", hb.Raw())
-	}
-	return o
+	return hb
 }
 
 func orEmpty(list []string) []string {
