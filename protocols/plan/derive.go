@@ -54,14 +54,40 @@ type deriveInput struct {
 // session notes, agents and unknown keys.
 func derive(in deriveInput) (*State, changes) {
 	var ch changes
-	prev, now := in.prev, in.now
-	at := func() *time.Time {
-		if now.IsZero() {
-			return nil
+	s := newDerivedState(in)
+	prevTasks := in.prev.taskIndex()
+	for _, ph := range in.plan.Phases {
+		key := phaseKey(ph.ID)
+		ps := s.Phases[key]
+		if ps == nil {
+			ps = &PhaseState{Tasks: map[string]*TaskState{}, Acceptance: map[string]*CriterionState{}}
+			s.Phases[key] = ps
 		}
-		t := now
-		return &t
+		for _, t := range ph.Tasks {
+			ps.Tasks[t.ID] = deriveTask(t, prevTasks[t.ID], in, &ch)
+		}
+		for _, c := range ph.Acceptance {
+			ps.Acceptance[c.ID] = deriveCriterion(c, in.prev.criterion(key, c.ID), in, &ch)
+		}
 	}
+	for _, ph := range in.plan.Phases {
+		key := phaseKey(ph.ID)
+		phaseTimes(s.Phases[key], in.prev, key, in, &ch)
+	}
+
+	s.Progress = StateProgress{TotalTasks: in.plan.Progress.TotalTasks, CompletedTasks: in.plan.Progress.CompletedTasks, Percentage: in.plan.Progress.Percentage}
+	setCurrent(s, in.plan)
+	deriveNotes(s, in.prev, in, &ch)
+	deriveAgents(s, in, ch)
+	return s, ch
+}
+
+// newDerivedState returns the state's frame before plan.md is read: the
+// input's identity, the previous state's last checkpoint time, session notes,
+// unknown keys, agents (deep copies) and checkpoint count, then the new
+// checkpoint's time and count when in.now is set and the new notes when given.
+func newDerivedState(in deriveInput) *State {
+	prev, now := in.prev, in.now
 	s := &State{
 		Version:   StateVersion,
 		PlanID:    in.planID,
@@ -91,90 +117,100 @@ func derive(in deriveInput) (*State, changes) {
 	if in.notes != nil {
 		s.SessionNotes = in.notes
 	}
+	return s
+}
 
-	prevTasks := prev.taskIndex()
-	for _, ph := range in.plan.Phases {
-		key := phaseKey(ph.ID)
-		ps := s.Phases[key]
-		if ps == nil {
-			ps = &PhaseState{Tasks: map[string]*TaskState{}, Acceptance: map[string]*CriterionState{}}
-			s.Phases[key] = ps
+// nowPtr returns a fresh pointer to in.now, or nil when the state is derived
+// for reading only (in.now is zero).
+func (in deriveInput) nowPtr() *time.Time {
+	if in.now.IsZero() {
+		return nil
+	}
+	t := in.now
+	return &t
+}
+
+// observed reports whether a change is seen between two checkpoints: there
+// is a previous state and a checkpoint is being made.
+func (in deriveInput) observed() bool { return in.prev != nil && !in.now.IsZero() }
+
+// deriveTask returns task t's state given its previous state old (nil if
+// none). A task checked before keeps its completion; a newly checked one
+// takes its time from history.jsonl, then from in.known, then from in.now
+// when observed, else counts as an unknown time. Newly checked tasks seen
+// between two checkpoints go to ch.completed, unchecked ones to ch.reopened.
+func deriveTask(t Item, old *TaskState, in deriveInput, ch *changes) *TaskState {
+	ts := &TaskState{Done: t.Checked}
+	observed := in.observed()
+	switch {
+	case t.Checked && old != nil && old.Done:
+		ts.CompletedAt, ts.CompletedBy = old.CompletedAt, old.CompletedBy
+	case t.Checked:
+		if k, ok := in.logged.tasks[t.ID]; ok && k.Done {
+			ts.CompletedAt, ts.CompletedBy = k.CompletedAt, k.CompletedBy
+			break // completed since the state recovered from, and logged then
 		}
-		for _, t := range ph.Tasks {
-			ts := &TaskState{Done: t.Checked}
-			old := prevTasks[t.ID]
-			observed := prev != nil && !now.IsZero() // a change seen between two checkpoints
-			switch {
-			case t.Checked && old != nil && old.Done:
-				ts.CompletedAt, ts.CompletedBy = old.CompletedAt, old.CompletedBy
-			case t.Checked:
-				if k, ok := in.logged.tasks[t.ID]; ok && k.Done {
-					ts.CompletedAt, ts.CompletedBy = k.CompletedAt, k.CompletedBy
-					break // completed since the state recovered from, and logged then
-				}
-				if k, ok := in.known.tasks[t.ID]; ok && k.Done {
-					ts.CompletedAt, ts.CompletedBy = k.CompletedAt, k.CompletedBy
-				} else if observed {
-					ts.CompletedAt, ts.CompletedBy = at(), in.by
-				} else {
-					ch.unknownTimes++
-				}
-				if observed {
-					ch.completed = append(ch.completed, t.ID)
-				}
-			case old != nil && old.Done:
-				ch.reopened = append(ch.reopened, t.ID)
-			}
-			ps.Tasks[t.ID] = ts
+		if k, ok := in.known.tasks[t.ID]; ok && k.Done {
+			ts.CompletedAt, ts.CompletedBy = k.CompletedAt, k.CompletedBy
+		} else if observed {
+			ts.CompletedAt, ts.CompletedBy = in.nowPtr(), in.by
+		} else {
+			ch.unknownTimes++
 		}
-		for _, c := range ph.Acceptance {
-			cs := &CriterionState{Met: c.Checked}
-			old := prev.criterion(key, c.ID)
-			switch {
-			case c.Checked && old != nil && old.Met:
-				cs.VerifiedAt = old.VerifiedAt
-			case c.Checked && !in.logged.criteria[c.ID].IsZero():
-				k := in.logged.criteria[c.ID]
-				cs.VerifiedAt = &k
-			case c.Checked:
-				observed := prev != nil && !now.IsZero()
-				if k := in.known.criteria[c.ID]; !k.IsZero() {
-					cs.VerifiedAt = &k
-				} else if observed {
-					cs.VerifiedAt = at()
-				}
-				if observed {
-					ch.met = append(ch.met, c.ID)
-				}
-			}
-			ps.Acceptance[c.ID] = cs
+		if observed {
+			ch.completed = append(ch.completed, t.ID)
+		}
+	case old != nil && old.Done:
+		ch.reopened = append(ch.reopened, t.ID)
+	}
+	return ts
+}
+
+// deriveCriterion returns criterion c's state given its previous state old
+// (nil if none). A criterion met before keeps its verification time; a newly
+// met one takes it from history.jsonl, then from in.known, then from in.now
+// when observed (going to ch.met then).
+func deriveCriterion(c Item, old *CriterionState, in deriveInput, ch *changes) *CriterionState {
+	cs := &CriterionState{Met: c.Checked}
+	switch {
+	case c.Checked && old != nil && old.Met:
+		cs.VerifiedAt = old.VerifiedAt
+	case c.Checked && !in.logged.criteria[c.ID].IsZero():
+		k := in.logged.criteria[c.ID]
+		cs.VerifiedAt = &k
+	case c.Checked:
+		observed := in.observed()
+		if k := in.known.criteria[c.ID]; !k.IsZero() {
+			cs.VerifiedAt = &k
+		} else if observed {
+			cs.VerifiedAt = in.nowPtr()
+		}
+		if observed {
+			ch.met = append(ch.met, c.ID)
 		}
 	}
-	for _, ph := range in.plan.Phases {
-		key := phaseKey(ph.ID)
-		phaseTimes(s.Phases[key], prev, key, in, &ch)
-	}
+	return cs
+}
 
-	s.Progress = StateProgress{TotalTasks: in.plan.Progress.TotalTasks, CompletedTasks: in.plan.Progress.CompletedTasks, Percentage: in.plan.Progress.Percentage}
-	for _, t := range in.plan.Tasks() {
+// setCurrent points s at the first unchecked task and its phase or, with
+// every task checked, at the first phase with items not yet completed; it
+// leaves both nil when there is none. s.Phases must hold every plan phase.
+func setCurrent(s *State, p *Plan) {
+	for _, t := range p.Tasks() {
 		if !t.Checked {
-			p, id := phaseKey(t.Phase), t.ID
-			s.CurrentPhase, s.CurrentTask = &p, &id
+			ph, id := phaseKey(t.Phase), t.ID
+			s.CurrentPhase, s.CurrentTask = &ph, &id
 			break
 		}
 	}
 	if s.CurrentPhase == nil {
-		for _, ph := range in.plan.Phases {
+		for _, ph := range p.Phases {
 			if key := phaseKey(ph.ID); s.Phases[key].Status != PhaseCompleted && len(ph.Tasks)+len(ph.Acceptance) > 0 {
 				s.CurrentPhase = &key
 				break
 			}
 		}
 	}
-
-	deriveNotes(s, prev, in, &ch)
-	deriveAgents(s, in, ch)
-	return s, ch
 }
 
 // phaseTimes sets a phase's status and its start and completion times.
