@@ -304,29 +304,12 @@ func applyStatus(c *Checkpoint, s Status, reason string, at time.Time) error {
 	return nil
 }
 
+// applyPatch applies p to c. It validates p first: an invalid patch
+// returns validatePatch's error and leaves c unchanged. Fields p leaves nil are kept; labels and files are added
+// without duplicates.
 func applyPatch(c *Checkpoint, p Patch, at time.Time) error {
-	if p.Status != nil && !p.Status.Valid() {
-		_, err := ParseStatus(string(*p.Status))
+	if err := validatePatch(p); err != nil {
 		return err
-	}
-	if p.Parent != nil && *p.Parent != "" {
-		if err := ValidateID(*p.Parent); err != nil {
-			return fmt.Errorf("parent: %w", err)
-		}
-	}
-	if p.Progress != nil && (p.Progress.Done < 0 || p.Progress.Total < 0 || p.Progress.Done > p.Progress.Total) {
-		return fmt.Errorf("%w: progress %d/%d: give done/total with 0 <= done <= total", ErrInvalid, p.Progress.Done, p.Progress.Total)
-	}
-	if p.MaxCycles != nil && *p.MaxCycles < 0 {
-		return fmt.Errorf("%w: max cycles %d is negative", ErrInvalid, *p.MaxCycles)
-	}
-	if p.Interval != nil && *p.Interval <= 0 {
-		return fmt.Errorf("%w: heartbeat interval %s must be positive", ErrInvalid, p.Interval.D())
-	}
-	for k := range p.Meta {
-		if k == "" {
-			return fmt.Errorf("%w: a meta entry has an empty key (each is key=value)", ErrInvalid)
-		}
 	}
 	set := func(dst *string, v *string) {
 		if v != nil {
@@ -375,6 +358,45 @@ func applyPatch(c *Checkpoint, p Patch, at time.Time) error {
 	if p.MaxCycles != nil {
 		c.Cycles.Max = *p.MaxCycles
 	}
+	mergePatchMaps(c, p)
+	if p.Interval != nil {
+		c.Heartbeat.Interval = *p.Interval
+	}
+	return nil
+}
+
+// validatePatch returns the error applyPatch gives for p, or nil when every
+// field p sets is valid. It changes nothing.
+func validatePatch(p Patch) error {
+	if p.Status != nil && !p.Status.Valid() {
+		_, err := ParseStatus(string(*p.Status))
+		return err
+	}
+	if p.Parent != nil && *p.Parent != "" {
+		if err := ValidateID(*p.Parent); err != nil {
+			return fmt.Errorf("parent: %w", err)
+		}
+	}
+	if p.Progress != nil && (p.Progress.Done < 0 || p.Progress.Total < 0 || p.Progress.Done > p.Progress.Total) {
+		return fmt.Errorf("%w: progress %d/%d: give done/total with 0 <= done <= total", ErrInvalid, p.Progress.Done, p.Progress.Total)
+	}
+	if p.MaxCycles != nil && *p.MaxCycles < 0 {
+		return fmt.Errorf("%w: max cycles %d is negative", ErrInvalid, *p.MaxCycles)
+	}
+	if p.Interval != nil && *p.Interval <= 0 {
+		return fmt.Errorf("%w: heartbeat interval %s must be positive", ErrInvalid, p.Interval.D())
+	}
+	for k := range p.Meta {
+		if k == "" {
+			return fmt.Errorf("%w: a meta entry has an empty key (each is key=value)", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// mergePatchMaps sets each review score p names and each meta key (a JSON
+// null deletes the key) in c, making the maps when needed.
+func mergePatchMaps(c *Checkpoint, p Patch) {
 	for k, v := range p.ReviewScores {
 		if c.ReviewScores == nil {
 			c.ReviewScores = map[string]*float64{}
@@ -391,10 +413,6 @@ func applyPatch(c *Checkpoint, p Patch, at time.Time) error {
 		}
 		c.Meta[k] = v
 	}
-	if p.Interval != nil {
-		c.Heartbeat.Interval = *p.Interval
-	}
-	return nil
 }
 
 func addUnique(list, add []string) []string {
