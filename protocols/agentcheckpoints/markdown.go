@@ -42,90 +42,133 @@ var listKeys = map[string]bool{"completed_steps": true, "next_steps": true, "blo
 
 // readMarkdown reads the Markdown variant into the document.
 func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
-	doc := jsondoc.NewObject()
-	coord := jsondoc.NewObject()
-	lists := map[string][]string{}
-	paras := map[string][]string{}
-	var paraOrder []string // sections with text, in order
-	var (
-		section   string // the current "## " section, lower case
-		listKey   string // the field list items go to
-		flattened bool
-	)
-	addList := func(key, item string) {
-		if !doc.Has(key) {
-			doc.Set(key, json.RawMessage(`[]`))
-		}
-		lists[key] = append(lists[key], item)
+	r := &markdownReader{
+		n:     n,
+		doc:   jsondoc.NewObject(),
+		coord: jsondoc.NewObject(),
+		lists: map[string][]string{},
+		paras: map[string][]string{},
 	}
 	for l := range mdscan.Lines(data) {
 		if l.Fenced {
 			continue
 		}
-		line, trimmed := l.Text, l.Trimmed
-		if _, text, ok := mdscan.Heading(line); ok {
-			section = strings.ToLower(strings.TrimSpace(text))
-			listKey = ""
-			if k := labelKeys[section]; listKeys[k] {
-				listKey = k
-			}
-			continue
-		}
-		if m := boldField().FindStringSubmatch(line); m != nil {
-			label := strings.ToLower(strings.TrimSpace(m[1]))
-			value := strings.TrimSpace(m[2])
-			if section == "coordination state" {
-				coord.Put(snake(label), typedValue(value))
-				continue
-			}
-			key, ok := labelKeys[label]
-			if !ok {
-				key = snake(label)
-			}
-			if value == "" {
-				listKey = key
-				continue
-			}
-			listKey = ""
-			switch {
-			case listKeys[key]:
-				if !doc.Has(key) {
-					doc.Put(key, value) // a list written as text ("None"): read leniently
-				}
-			case key == "can_resume":
-				doc.Put(key, typedValue(value))
-			default:
-				doc.Put(key, value)
-			}
-			continue
-		}
-		if m := listItem().FindStringSubmatch(line); m != nil && listKey != "" {
-			if len(m[1]) >= 2 && !flattened {
-				n.Add("nested list items under %s flattened into one list", listKey)
-				flattened = true
-			}
-			addList(listKey, strings.TrimSpace(m[2]))
-			continue
-		}
-		if trimmed == "" {
-			continue
-		}
-		if _, isSectionList := labelKeys[section]; !isSectionList || !listKeys[labelKeys[section]] {
-			listKey = ""
-		}
-		if paras[section] == nil {
-			paraOrder = append(paraOrder, section)
-		}
-		paras[section] = append(paras[section], trimmed)
+		r.line(l.Text, l.Trimmed)
 	}
-	for key, items := range lists {
+	doc := r.doc
+	for key, items := range r.lists {
 		if key == "files_modified" {
 			items = filePaths(items, n)
 		}
 		doc.Put(key, items)
 	}
-	for _, section := range paraOrder {
-		lines := paras[section]
+	r.putParagraphs()
+	if r.coord.Len() > 0 {
+		doc.Set("coordination_state", r.coord.Raw())
+	}
+	if doc.Len() == 0 {
+		return nil, errors.New(`no "**Field:** value" lines or sections of an agent checkpoint found: give the agent_checkpoints/<agent>.json file`)
+	}
+	return doc, nil
+}
+
+// markdownReader is readMarkdown's state while it scans the lines.
+type markdownReader struct {
+	n     *jsondoc.Notes
+	doc   *jsondoc.Object     // the fields read, in first-seen order
+	coord *jsondoc.Object     // the "Coordination State" section's fields
+	lists map[string][]string // list items per field
+	paras map[string][]string // text lines per section
+	// paraOrder holds the sections with text, in order.
+	paraOrder []string
+	section   string // the current "## " section, lower case
+	listKey   string // the field list items go to
+	flattened bool   // whether nested items were noted already
+}
+
+// line reads one unfenced line: a heading starts a section, a
+// "**Label:** value" line sets a field (or opens a list), a list item goes
+// to the open list, and other text is kept under its section.
+func (r *markdownReader) line(line, trimmed string) {
+	if _, text, ok := mdscan.Heading(line); ok {
+		r.section = strings.ToLower(strings.TrimSpace(text))
+		r.listKey = ""
+		if k := labelKeys[r.section]; listKeys[k] {
+			r.listKey = k
+		}
+		return
+	}
+	if m := boldField().FindStringSubmatch(line); m != nil {
+		r.field(strings.ToLower(strings.TrimSpace(m[1])), strings.TrimSpace(m[2]))
+		return
+	}
+	if m := listItem().FindStringSubmatch(line); m != nil && r.listKey != "" {
+		if len(m[1]) >= 2 && !r.flattened {
+			r.n.Add("nested list items under %s flattened into one list", r.listKey)
+			r.flattened = true
+		}
+		r.addList(r.listKey, strings.TrimSpace(m[2]))
+		return
+	}
+	if trimmed == "" {
+		return
+	}
+	if _, isSectionList := labelKeys[r.section]; !isSectionList || !listKeys[labelKeys[r.section]] {
+		r.listKey = ""
+	}
+	if r.paras[r.section] == nil {
+		r.paraOrder = append(r.paraOrder, r.section)
+	}
+	r.paras[r.section] = append(r.paras[r.section], trimmed)
+}
+
+// field reads a "**label:** value" line (label in lower case): in the
+// Coordination State section it is a typed coordination field; elsewhere an
+// empty value opens the list that follows, and a value sets the field
+// (a list field's text only when no item came first).
+func (r *markdownReader) field(label, value string) {
+	if r.section == "coordination state" {
+		r.coord.Put(snake(label), typedValue(value))
+		return
+	}
+	key, ok := labelKeys[label]
+	if !ok {
+		key = snake(label)
+	}
+	if value == "" {
+		r.listKey = key
+		return
+	}
+	r.listKey = ""
+	switch {
+	case listKeys[key]:
+		if !r.doc.Has(key) {
+			r.doc.Put(key, value) // a list written as text ("None"): read leniently
+		}
+	case key == "can_resume":
+		r.doc.Put(key, typedValue(value))
+	default:
+		r.doc.Put(key, value)
+	}
+}
+
+// addList appends item to the list field key, reserving the field's place
+// in the document at its first item.
+func (r *markdownReader) addList(key, item string) {
+	if !r.doc.Has(key) {
+		r.doc.Set(key, json.RawMessage(`[]`))
+	}
+	r.lists[key] = append(r.lists[key], item)
+}
+
+// putParagraphs sets the fields the sections' text gives, in section order:
+// a known section's field (a list field as its lines, unless set already),
+// or an unknown section's text as a field named after it, with a note,
+// unless a field of that name exists.
+func (r *markdownReader) putParagraphs() {
+	doc := r.doc
+	for _, section := range r.paraOrder {
+		lines := r.paras[section]
 		key, ok := labelKeys[section]
 		if !ok {
 			key = snake(section)
@@ -135,7 +178,7 @@ func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
 			if doc.Has(key) {
 				continue
 			}
-			n.Add("text under %q kept as the field %s", section, key)
+			r.n.Add("text under %q kept as the field %s", section, key)
 		}
 		text := strings.Join(lines, "\n")
 		switch {
@@ -151,13 +194,6 @@ func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
 			doc.Put(key, text)
 		}
 	}
-	if coord.Len() > 0 {
-		doc.Set("coordination_state", coord.Raw())
-	}
-	if doc.Len() == 0 {
-		return nil, errors.New(`no "**Field:** value" lines or sections of an agent checkpoint found: give the agent_checkpoints/<agent>.json file`)
-	}
-	return doc, nil
 }
 
 // filePaths reads "path (note)" list items as their path; an item that is
