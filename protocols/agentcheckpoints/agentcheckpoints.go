@@ -178,6 +178,29 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 	c.Phase, _ = f.Text("phase")
 	c.CurrentStep, _ = f.Text("current_step")
 
+	readCheckpointTimes(f, c)
+
+	c.Status = f.Status("status", "seed 002")
+	if c.Status.Final() && !c.UpdatedAt.IsZero() {
+		t := c.UpdatedAt
+		c.CompletedAt = &t
+		n.Add("status %s carries no completion time: last_checkpoint used", c.Status)
+	}
+
+	readResume(f, c)
+	readWorkLists(f, c)
+	if len(kept) > 0 {
+		n.Add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
+	}
+	ckpt.Derive(c)
+	return c, nil
+}
+
+// readCheckpointTimes sets c.UpdatedAt from last_checkpoint (or, lacking
+// it, timestamp) and the heartbeat interval from next_checkpoint_expected
+// when that is a time after it, noting each fallback and what it ignores.
+func readCheckpointTimes(f jsondoc.Fields, c *ckpt.Checkpoint) {
+	doc, n := f.Obj, f.Notes
 	lastKey := "last_checkpoint"
 	if !doc.Has(lastKey) && doc.Has("timestamp") {
 		lastKey = "timestamp"
@@ -202,14 +225,12 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 			c.Heartbeat.Interval = ckpt.Duration(next.Sub(c.UpdatedAt))
 		}
 	}
+}
 
-	c.Status = f.Status("status", "seed 002")
-	if c.Status.Final() && !c.UpdatedAt.IsZero() {
-		t := c.UpdatedAt
-		c.CompletedAt = &t
-		n.Add("status %s carries no completion time: last_checkpoint used", c.Status)
-	}
-
+// readResume sets c.Resume from can_resume (resumable when absent, with a
+// note), recovery_instructions and next_steps (or, lacking it, next_action).
+func readResume(f jsondoc.Fields, c *ckpt.Checkpoint) {
+	doc, n := f.Obj, f.Notes
 	c.Resume.Resumable = true
 	if b, ok := f.Bool("can_resume"); ok {
 		c.Resume.Resumable = b
@@ -225,14 +246,19 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 	if list, ok := f.Texts(nextKey); ok {
 		c.Resume.NextSteps = jsondoc.NonEmpty(list)
 	}
+}
 
+// readWorkLists sets c's blockers (b1, b2, …, each since c.UpdatedAt, which
+// must be set before), modified files and done steps from the document's
+// blockers, files_modified and completed_steps lists.
+func readWorkLists(f jsondoc.Fields, c *ckpt.Checkpoint) {
 	if list, ok := f.Texts("blockers"); ok {
 		list = jsondoc.NonEmpty(list)
 		for i, text := range list {
 			c.Blockers = append(c.Blockers, ckpt.Blocker{ID: fmt.Sprintf("b%d", i+1), Text: text, Since: c.UpdatedAt})
 		}
 		if len(list) > 0 {
-			n.Add("blockers carry no start time: last_checkpoint used as the time each began")
+			f.Notes.Add("blockers carry no start time: last_checkpoint used as the time each began")
 		}
 	}
 	if list, ok := f.Texts("files_modified"); ok {
@@ -244,11 +270,6 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 			c.Steps = append(c.Steps, ckpt.Step{ID: ids.Make(text), Title: text, Status: ckpt.StepDone})
 		}
 	}
-	if len(kept) > 0 {
-		n.Add("kept as is, with no place in ckpt's model: %s", strings.Join(kept, ", "))
-	}
-	ckpt.Derive(c)
-	return c, nil
 }
 
 // Export renders c as agent_checkpoints/<agent>.json. A checkpoint imported
