@@ -62,77 +62,124 @@ func planTrack(path string) string {
 func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	c := &ckpt.Checkpoint{Resume: ckpt.Resume{Resumable: true}}
 	n.Add("read a track's plan.md: its tasks become steps; the loop state (current step, fix cycles) is in metadata.json beside it")
-	var (
-		phase      string
-		task       = -1 // index of the step whose section we are in
-		accept     bool
-		noBox      []string
-		acceptSeen bool
-	)
-	ids := map[string]bool{}
+	r := &planReader{c: c, n: n, task: -1, ids: map[string]bool{}}
 	for l := range mdscan.Lines(data) {
 		if l.Fenced {
 			continue
 		}
-		line, trimmed := l.Text, l.Trimmed
-		if level, text, ok := mdscan.Heading(line); ok {
-			text = strings.TrimSpace(text)
-			accept = strings.HasPrefix(strings.ToLower(text), "acceptance criteria")
-			acceptSeen = acceptSeen || accept
-			switch {
-			case level == 1 && c.Title == "":
-				c.Title = text
-				task = -1
-			case level <= 2:
-				phase, task = text, -1
-				if !strings.HasPrefix(strings.ToLower(text), "phase") {
-					phase = ""
-				}
-			default:
-				task = -1
-				if tm := taskHeading().FindStringSubmatch(text); tm != nil {
-					id := "task-" + strings.TrimSuffix(tm[1], ".")
-					for i := 2; ids[id]; i++ {
-						id = fmt.Sprintf("task-%s-%d", strings.TrimSuffix(tm[1], "."), i)
-					}
-					ids[id] = true
-					c.Steps = append(c.Steps, ckpt.Step{ID: id, Title: text, Status: ckpt.StepPending, Phase: phase})
-					task = len(c.Steps) - 1
-					noBox = append(noBox, id)
-				}
-			}
-			continue
-		}
-		if task >= 0 {
-			if m := statusBox().FindStringSubmatch(trimmed); m != nil {
-				switch m[1] {
-				case "x", "X":
-					c.Steps[task].Status = ckpt.StepDone
-				case "~", "-", "/":
-					c.Steps[task].Status = ckpt.StepInProgress
-				}
-				noBox = removeString(noBox, c.Steps[task].ID)
-				task = -1
-			}
-			continue
-		}
-		if accept {
-			if m := listEntry().FindStringSubmatch(line); m != nil && strings.TrimSpace(m[2]) != "" {
-				a := ckpt.Criterion{ID: fmt.Sprintf("ac-%d", len(c.Acceptance)+1), Title: strings.TrimSpace(m[2])}
-				a.Met = m[1] == "x" || m[1] == "X"
-				if m[1] == "" && len(c.Acceptance) == 0 {
-					n.Add("acceptance criteria have no checkboxes: read as not met")
-				}
-				c.Acceptance = append(c.Acceptance, a)
-			}
-		}
+		r.line(l.Text, l.Trimmed)
 	}
 	if len(c.Steps) == 0 {
 		return nil, fmt.Errorf(`no "### Task N: title" headings found: a track's plan.md lists its tasks that way (or import the track's metadata.json)`)
 	}
-	if len(noBox) > 0 {
-		n.Add("tasks without a **Status:** [ ] line read as not started: %s", strings.Join(noBox, ", "))
+	if len(r.noBox) > 0 {
+		n.Add("tasks without a **Status:** [ ] line read as not started: %s", strings.Join(r.noBox, ", "))
 	}
+	last := setPlanStatus(c)
+	n.Add("plan.md has no status or times: status %s follows from the task boxes", c.Status)
+	if last != "" {
+		n.Add("resume point (last_task) taken as the last checked task: %q", last)
+	}
+	ckpt.Derive(c)
+	return c, nil
+}
+
+// planReader is readPlan's state while it scans plan.md's lines.
+type planReader struct {
+	c      *ckpt.Checkpoint
+	n      *jsondoc.Notes
+	phase  string          // the current "Phase …" heading, or ""
+	task   int             // index of the step whose section we are in, or -1
+	accept bool            // in an "Acceptance Criteria" section
+	noBox  []string        // IDs of tasks with no status box yet
+	ids    map[string]bool // step IDs given so far
+}
+
+// line reads one unfenced line: a heading, the status box of the task
+// whose section it is in, or an acceptance criterion.
+func (r *planReader) line(line, trimmed string) {
+	if level, text, ok := mdscan.Heading(line); ok {
+		r.heading(level, strings.TrimSpace(text))
+		return
+	}
+	if r.task >= 0 {
+		r.taskStatus(trimmed)
+		return
+	}
+	if r.accept {
+		r.criterion(line)
+	}
+}
+
+// heading reads a heading: the first level-1 heading is the title, a
+// level-2 one may start a phase, and a deeper "Task N: title" adds a pending
+// step with a unique task-N ID. Any heading closes the current task section.
+func (r *planReader) heading(level int, text string) {
+	c := r.c
+	r.accept = strings.HasPrefix(strings.ToLower(text), "acceptance criteria")
+	switch {
+	case level == 1 && c.Title == "":
+		c.Title = text
+		r.task = -1
+	case level <= 2:
+		r.phase, r.task = text, -1
+		if !strings.HasPrefix(strings.ToLower(text), "phase") {
+			r.phase = ""
+		}
+	default:
+		r.task = -1
+		if tm := taskHeading().FindStringSubmatch(text); tm != nil {
+			id := "task-" + strings.TrimSuffix(tm[1], ".")
+			for i := 2; r.ids[id]; i++ {
+				id = fmt.Sprintf("task-%s-%d", strings.TrimSuffix(tm[1], "."), i)
+			}
+			r.ids[id] = true
+			c.Steps = append(c.Steps, ckpt.Step{ID: id, Title: text, Status: ckpt.StepPending, Phase: r.phase})
+			r.task = len(c.Steps) - 1
+			r.noBox = append(r.noBox, id)
+		}
+	}
+}
+
+// taskStatus reads a line in the current task's section: a "**Status:** [x]"
+// line sets the step's status ([x] done, [~] [-] [/] in progress, else
+// pending) and closes the section; other lines are skipped.
+func (r *planReader) taskStatus(trimmed string) {
+	m := statusBox().FindStringSubmatch(trimmed)
+	if m == nil {
+		return
+	}
+	s := &r.c.Steps[r.task]
+	switch m[1] {
+	case "x", "X":
+		s.Status = ckpt.StepDone
+	case "~", "-", "/":
+		s.Status = ckpt.StepInProgress
+	}
+	r.noBox = removeString(r.noBox, s.ID)
+	r.task = -1
+}
+
+// criterion reads a list entry in the Acceptance Criteria section as
+// criterion ac-N, met when its box is checked; a first entry without a box
+// gets a note.
+func (r *planReader) criterion(line string) {
+	c := r.c
+	if m := listEntry().FindStringSubmatch(line); m != nil && strings.TrimSpace(m[2]) != "" {
+		a := ckpt.Criterion{ID: fmt.Sprintf("ac-%d", len(c.Acceptance)+1), Title: strings.TrimSpace(m[2])}
+		a.Met = m[1] == "x" || m[1] == "X"
+		if m[1] == "" && len(c.Acceptance) == 0 {
+			r.n.Add("acceptance criteria have no checkboxes: read as not met")
+		}
+		c.Acceptance = append(c.Acceptance, a)
+	}
+}
+
+// setPlanStatus sets c's current step (the first unfinished one), the last
+// done task as the last processed, and the status the boxes imply: done when
+// every task is, pending when none is done and the current one is pending,
+// else in progress. It returns the last done task's title, or "".
+func setPlanStatus(c *ckpt.Checkpoint) string {
 	done, last := 0, ""
 	for _, s := range c.Steps {
 		if s.Status == ckpt.StepDone {
@@ -155,12 +202,7 @@ func readPlan(data []byte, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	default:
 		c.Status = ckpt.StatusInProgress
 	}
-	n.Add("plan.md has no status or times: status %s follows from the task boxes", c.Status)
-	if last != "" {
-		n.Add("resume point (last_task) taken as the last checked task: %q", last)
-	}
-	ckpt.Derive(c)
-	return c, nil
+	return last
 }
 
 func removeString(list []string, s string) []string {
