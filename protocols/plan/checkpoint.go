@@ -50,6 +50,33 @@ func ToCheckpoint(p *Plan, s *State, id string) *ckpt.Checkpoint {
 		Meta:      map[string]json.RawMessage{},
 	}
 	var last *time.Time
+	c.Steps, last = planSteps(p, s)
+	for _, a := range p.Acceptance() {
+		cr := ckpt.Criterion{ID: a.ID, Title: a.Title, Met: a.Checked}
+		if cs := s.criterion(phaseKey(a.Phase), a.ID); cs != nil && a.Checked {
+			cr.VerifiedAt = cs.VerifiedAt
+		}
+		c.Acceptance = append(c.Acceptance, cr)
+	}
+	c.Decisions = planDecisions(p, s)
+	c.Blockers = planBlockers(p, s)
+	setPlanStatus(c, last)
+	for _, t := range p.Tasks() {
+		if !t.Checked {
+			c.Phase, c.CurrentStep = t.Phase, t.Title
+			break
+		}
+	}
+	setPlanMeta(c, p, s)
+	return c
+}
+
+// planSteps returns one step per task of p, in order, done when checked,
+// with its completion time and author from s (which may be nil), and the
+// latest completion time among them (nil when none is known).
+func planSteps(p *Plan, s *State) ([]ckpt.Step, *time.Time) {
+	var steps []ckpt.Step
+	var last *time.Time
 	for _, t := range p.Tasks() {
 		st := ckpt.Step{ID: t.ID, Title: t.Title, Phase: t.Phase, Status: ckpt.StepPending}
 		if t.Checked {
@@ -61,37 +88,49 @@ func ToCheckpoint(p *Plan, s *State, id string) *ckpt.Checkpoint {
 				}
 			}
 		}
-		c.Steps = append(c.Steps, st)
+		steps = append(steps, st)
 	}
-	for _, a := range p.Acceptance() {
-		cr := ckpt.Criterion{ID: a.ID, Title: a.Title, Met: a.Checked}
-		if cs := s.criterion(phaseKey(a.Phase), a.ID); cs != nil && a.Checked {
-			cr.VerifiedAt = cs.VerifiedAt
-		}
-		c.Acceptance = append(c.Acceptance, cr)
-	}
+	return steps, last
+}
+
+// planDecisions returns the state's decisions, with their times and
+// reasons, or without a state the plan's DECISION markers as text only.
+func planDecisions(p *Plan, s *State) []ckpt.Decision {
+	var out []ckpt.Decision
 	if s != nil {
 		for _, d := range s.Decisions {
-			c.Decisions = append(c.Decisions, ckpt.Decision{At: d.Time, Text: d.Decision, Reason: d.Reason})
+			out = append(out, ckpt.Decision{At: d.Time, Text: d.Decision, Reason: d.Reason})
 		}
 	} else {
 		for _, d := range p.Decisions {
-			c.Decisions = append(c.Decisions, ckpt.Decision{Text: d.Text})
+			out = append(out, ckpt.Decision{Text: d.Text})
 		}
 	}
+	return out
+}
+
+// planBlockers returns the plan's distinct BLOCKER markers as b1, b2, …, in
+// order, each since the time s recorded it (zero when s is nil or has none).
+func planBlockers(p *Plan, s *State) []ckpt.Blocker {
+	var out []ckpt.Blocker
 	seen := map[string]bool{}
 	for _, b := range p.Blockers {
 		if seen[b.Text] {
 			continue
 		}
 		seen[b.Text] = true
-		bl := ckpt.Blocker{ID: "b" + strconv.Itoa(len(c.Blockers)+1), Text: b.Text}
+		bl := ckpt.Blocker{ID: "b" + strconv.Itoa(len(out)+1), Text: b.Text}
 		if s != nil && s.Ckpt != nil {
 			bl.Since = s.Ckpt.BlockersSince[b.Text]
 		}
-		c.Blockers = append(c.Blockers, bl)
+		out = append(out, bl)
 	}
+	return out
+}
 
+// setPlanStatus sets c's progress from its done steps and its status as
+// ToCheckpoint describes; a done plan is completed at last.
+func setPlanStatus(c *ckpt.Checkpoint, last *time.Time) {
 	done := 0
 	for _, st := range c.Steps {
 		if st.Status == ckpt.StepDone {
@@ -110,13 +149,12 @@ func ToCheckpoint(p *Plan, s *State, id string) *ckpt.Checkpoint {
 	default:
 		c.Status = ckpt.StatusPending
 	}
-	for _, t := range p.Tasks() {
-		if !t.Checked {
-			c.Phase, c.CurrentStep = t.Phase, t.Title
-			break
-		}
-	}
+}
 
+// setPlanMeta records in c.Meta the plan's identity from s (empty when s is
+// nil) and p's "**Key:** value" fields, and takes c's update time and
+// session notes from s.
+func setPlanMeta(c *ckpt.Checkpoint, p *Plan, s *State) {
 	meta := planMeta{}
 	if s != nil {
 		meta = planMeta{PlanID: s.PlanID, PlanPath: s.PlanPath, Checksum: s.Checksum}
@@ -133,7 +171,6 @@ func ToCheckpoint(p *Plan, s *State, id string) *ckpt.Checkpoint {
 		}
 		c.Meta[MetaFields], _ = json.Marshal(fields)
 	}
-	return c
 }
 
 // taskIn returns the state of a task in its phase, or nil.
