@@ -242,25 +242,7 @@ func syncLocked(abs string, now time.Time, cfg syncConfig) (*SyncResult, error) 
 		res.Events = append(res.Events, Event{TS: now, Event: EventCheckpointCreated, PlanID: filepath.Base(dir)})
 	}
 	in := deriveInput{plan: plan, planID: filepath.Base(dir), planPath: abs, checksum: sum, prev: p.state, now: now, by: cfg.by, notes: cfg.notes}
-	if p.lost {
-		events, _, err := ReadHistory(filepath.Join(cdir, historyFile))
-		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("history.jsonl could not be read for completion times: %v", err))
-		}
-		in.known = knownFromHistory(events)
-	}
-	if p.source == FromRecovery {
-		// recovery.json can be older than the last checkpoint: what the
-		// history logged since was done then, not now.
-		events, _, err := ReadHistory(filepath.Join(cdir, historyFile))
-		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("history.jsonl could not be read for what happened since recovery.json: %v", err))
-		}
-		in.logged = knownFromHistory(events)
-	}
-	if cfg.hint != nil {
-		in.known = mergeKnown(in.known, knownFromCheckpoint(cfg.hint))
-	}
+	in.known, in.logged = knownTimes(cdir, p, cfg, res)
 	state, ch := derive(in)
 	res.State = state
 	res.NewlyCompleted, res.Reopened, res.NewlyMet, res.PhasesCompleted = ch.completed, ch.reopened, ch.met, ch.phasesCompleted
@@ -271,26 +253,63 @@ func syncLocked(abs string, now time.Time, cfg syncConfig) (*SyncResult, error) 
 	if n := len(plan.Unmarked); n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d checkbox(es) have no <!-- TASK: id --> marker and are not tracked; add one to each to track it", n))
 	}
-
-	switch {
-	case cfg.recovery != "":
-		res.RecoverySaved = cfg.recovery
-	case p.source == FromRecovery:
-		res.RecoverySaved = EventStateCorrupted
-	case p.lost:
-		res.RecoverySaved = EventFullRecovery
-	case len(ch.phasesCompleted) > 0:
-		res.RecoverySaved = EventPhaseCompleted
-	case p.state == nil:
-		res.RecoverySaved = EventCheckpointCreated
-	case state.Ckpt.Checkpoints%RecoveryEvery == 0:
-		res.RecoverySaved = fmt.Sprintf("every_%d_checkpoints", RecoveryEvery)
-	}
+	res.RecoverySaved = recoveryReason(cfg, p, ch, state)
 	if err := writeBookkeeping(cdir, res.Events, state, res.RecoverySaved, now); err != nil {
 		return nil, err
 	}
 	res.Checkpoint = ToCheckpoint(plan, state, res.ID)
 	return res, nil
+}
+
+// knownTimes returns the completion times a derivation cannot take from the
+// prior state. fromElsewhere (deriveInput.known) holds, after a full
+// recovery, what history.jsonl records, merged with the hint checkpoint's
+// when there is one; logged holds, after a recovery from recovery.json, what
+// history.jsonl logged since. A history that cannot be read adds a warning
+// to res and counts as empty.
+func knownTimes(cdir string, p prior, cfg syncConfig, res *SyncResult) (fromElsewhere, logged known) {
+	if p.lost {
+		events, _, err := ReadHistory(filepath.Join(cdir, historyFile))
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("history.jsonl could not be read for completion times: %v", err))
+		}
+		fromElsewhere = knownFromHistory(events)
+	}
+	if p.source == FromRecovery {
+		// recovery.json can be older than the last checkpoint: what the
+		// history logged since was done then, not now.
+		events, _, err := ReadHistory(filepath.Join(cdir, historyFile))
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("history.jsonl could not be read for what happened since recovery.json: %v", err))
+		}
+		logged = knownFromHistory(events)
+	}
+	if cfg.hint != nil {
+		fromElsewhere = mergeKnown(fromElsewhere, knownFromCheckpoint(cfg.hint))
+	}
+	return fromElsewhere, logged
+}
+
+// recoveryReason says why this sync saves recovery.json (the event it
+// records), or "" when it need not: a requested reason first, then a
+// recovery, a new phase completion, the first checkpoint, or every
+// RecoveryEvery checkpoints.
+func recoveryReason(cfg syncConfig, p prior, ch changes, state *State) string {
+	switch {
+	case cfg.recovery != "":
+		return cfg.recovery
+	case p.source == FromRecovery:
+		return EventStateCorrupted
+	case p.lost:
+		return EventFullRecovery
+	case len(ch.phasesCompleted) > 0:
+		return EventPhaseCompleted
+	case p.state == nil:
+		return EventCheckpointCreated
+	case state.Ckpt.Checkpoints%RecoveryEvery == 0:
+		return fmt.Sprintf("every_%d_checkpoints", RecoveryEvery)
+	}
+	return ""
 }
 
 // syncFallback is the parse-failure branch: keep the last known state, log
