@@ -47,8 +47,10 @@ func (r *jsonReader) object(fields []string, member func(key string)) {
 	}
 	next := 0
 	for r.ok {
-		k := r.key()
-		for next < len(fields) && fields[next] != k {
+		// The key is compared in place: a field name has no escape, and
+		// member gets the field's own string (no allocation per key).
+		k := r.plainKey()
+		for next < len(fields) && fields[next] != string(k) {
 			next++
 		}
 		if next == len(fields) {
@@ -56,12 +58,28 @@ func (r *jsonReader) object(fields []string, member func(key string)) {
 			return
 		}
 		next++
-		member(k)
+		member(fields[next-1])
 		if !r.has(",") {
 			r.lit("}")
 			return
 		}
 	}
+}
+
+// plainKey reads an object key without escapes and its colon, returning
+// the input's own bytes.
+func (r *jsonReader) plainKey() []byte {
+	if !r.lit(`"`) {
+		return nil
+	}
+	start := r.i
+	for r.i < len(r.b) && r.b[r.i] != '"' && r.b[r.i] != '\\' {
+		r.i++
+	}
+	k := r.b[start:r.i]
+	r.lit(`"`)
+	r.lit(":")
+	return k
 }
 
 func (r *jsonReader) key() string {
@@ -354,16 +372,7 @@ func (r *jsonReader) checkpoint(c *Checkpoint) {
 			c.Steps = []Step{}
 			r.array(func() { c.Steps = append(c.Steps, r.step()) })
 		case "progress":
-			r.object([]string{"done", "total", "percent"}, func(k string) {
-				switch k {
-				case "done":
-					c.Progress.Done = r.intv()
-				case "total":
-					c.Progress.Total = r.intv()
-				default:
-					c.Progress.Percent = r.float()
-				}
-			})
+			r.progress(&c.Progress)
 		case "acceptance":
 			c.Acceptance = []Criterion{}
 			r.array(func() { c.Acceptance = append(c.Acceptance, r.criterion()) })
@@ -434,18 +443,7 @@ func (r *jsonReader) checkpointRest(c *Checkpoint, k string) {
 	case "resumes_without_progress":
 		c.ResumesWithoutProgress = r.intv()
 	case "archived":
-		a := &Archive{}
-		r.object([]string{"reason", "at", "from"}, func(k string) {
-			switch k {
-			case "reason":
-				a.Reason = r.str()
-			case "at":
-				a.At = r.time()
-			default:
-				a.From = r.str()
-			}
-		})
-		c.Archived = a
+		c.Archived = r.archive()
 	case "started_at":
 		c.StartedAt = r.time()
 	case "updated_at":
@@ -488,8 +486,42 @@ func (r *jsonReader) mapOf(value func(key string)) {
 	}
 }
 
+var progressFields = []string{"done", "total", "percent"}
+
+func (r *jsonReader) progress(p *Progress) {
+	r.object(progressFields, func(k string) {
+		switch k {
+		case "done":
+			p.Done = r.intv()
+		case "total":
+			p.Total = r.intv()
+		default:
+			p.Percent = r.float()
+		}
+	})
+}
+
+var archiveFields = []string{"reason", "at", "from"}
+
+func (r *jsonReader) archive() *Archive {
+	a := &Archive{}
+	r.object(archiveFields, func(k string) {
+		switch k {
+		case "reason":
+			a.Reason = r.str()
+		case "at":
+			a.At = r.time()
+		default:
+			a.From = r.str()
+		}
+	})
+	return a
+}
+
+var agentFields = []string{"id", "type", "name"}
+
 func (r *jsonReader) agent(a *Agent) {
-	r.object([]string{"id", "type", "name"}, func(k string) {
+	r.object(agentFields, func(k string) {
 		switch k {
 		case "id":
 			a.ID = r.str()

@@ -7,6 +7,13 @@ func DecodesWithoutReflection(data []byte) bool {
 	return ok
 }
 
+// SummaryDecodesWithoutReflection reports whether DecodeSummaryJSON reads
+// data itself.
+func SummaryDecodesWithoutReflection(data []byte) bool {
+	var s Summary
+	return decodeSummaryFast(data, &s)
+}
+
 // AppendEventJSON is appendEventJSON, for the fuzz tests.
 func AppendEventJSON(dst []byte, e *Event) ([]byte, bool) { return appendEventJSON(dst, e) }
 

@@ -171,6 +171,89 @@ func FuzzSummaryJSON(f *testing.F) {
 	})
 }
 
+// FuzzDecodeSummaryJSON: whatever the bytes, DecodeSummaryJSON returns
+// what json.Unmarshal returns; the summary of any checkpoint, as
+// AppendSummaryJSON writes it (a store's index), is read without
+// reflection.
+func FuzzDecodeSummaryJSON(f *testing.F) {
+	f.Add("kai-7/secondary-a", "Schedule fetcher spec", int64(4), 33.3, int64(1768487400), int64(123456789), 0, uint16(0xffff), []byte(nil))
+	f.Add("a", "quote \" <b> & ü \\", int64(0), 1e-7, int64(-62135596800), int64(0), 3600, uint16(0xfeff), []byte(nil))
+	for _, b := range []string{`{"id":"a","rev":1e3,"progress":{"percent":-0.5e-3}}`, `{"id":"a","rev":01}`, `{"id":"a","ID":"b"}`,
+		`{"archived":{"reason":"x"},"archived":{"from":"y"}}`, `{"id":"a","labels":[],"heartbeat":{"interval":"1h"}}`,
+		`{"heartbeat":{"last_beat":"2026-01-15T14:30:00Z","presence":{"state":"busy"}}}`} {
+		f.Add("", "", int64(0), 0.0, int64(0), int64(0), 0, uint16(0), []byte(b))
+	}
+	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, pct float64, sec, nsec int64, offset int, flags uint16, data []byte) {
+		if data == nil {
+			s := fuzzCheckpoint(s1, s2, n, pct, sec, nsec, offset, flags).Summary()
+			s.Heartbeat.Presence = nil
+			var err error
+			if data, err = ckpt.AppendSummaryJSON(nil, &s); err != nil {
+				return
+			}
+			if !ckpt.SummaryDecodesWithoutReflection(data) {
+				t.Fatalf("a summary as the index keeps it is not read without reflection:\n%s", data)
+			}
+		}
+		var want, got ckpt.Summary
+		werr := json.Unmarshal(data, &want)
+		gerr := ckpt.DecodeSummaryJSON(data, &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("json.Unmarshal error %v, DecodeSummaryJSON error %v on\n%s", werr, gerr, data)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("DecodeSummaryJSON read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", got, want, data)
+		}
+	})
+}
+
+// TestDecodeSummaryJSONReadsMarshalsForm: json.Marshal's bytes of a
+// summary without presence (what a store's index keeps) are read without
+// reflection.
+func TestDecodeSummaryJSONReadsMarshalsForm(t *testing.T) {
+	for _, flags := range []uint16{0, 0xfeff, 0x2f6, 0xffff} {
+		s := fuzzCheckpoint("kai-7/a", "ü \" <", 3, 12.5, 1768487400, 5, 0, flags).Summary()
+		s.Heartbeat.Presence = nil
+		b, err := json.Marshal(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want ckpt.Summary
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !ckpt.SummaryDecodesWithoutReflection(b) {
+			t.Errorf("flags %#x: %s is not read without reflection", flags, b)
+		}
+		if err := ckpt.DecodeSummaryJSON(b, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("flags %#x: DecodeSummaryJSON read %+v, %v; json.Unmarshal reads %+v", flags, got, err, want)
+		}
+	}
+}
+
+// BenchmarkDecodeSummaryJSON compares DecodeSummaryJSON with encoding/json
+// on one summary as a store's index keeps it.
+func BenchmarkDecodeSummaryJSON(b *testing.B) {
+	s := fuzzCheckpoint("agent-07/task-000123", "Schedule fetcher spec", 4, 33.3, 1768487400, 0, 0, 0x1f).Summary()
+	s.Heartbeat.Presence = nil
+	line, _ := json.Marshal(&s)
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if ckpt.DecodeSummaryJSON(line, &s) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("json-unmarshal", func(b *testing.B) {
+		for b.Loop() {
+			var s ckpt.Summary
+			if err := json.Unmarshal(line, &s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // FuzzEventJSON: a history line's body is json.Marshal's bytes for the
 // event, and CompactJSON is json.Marshal of a json.RawMessage.
 func FuzzEventJSON(f *testing.F) {

@@ -169,12 +169,7 @@ func (e ientry) summaryInto(s *ckpt.Summary) error {
 		*s = *e.decoded
 		return nil
 	}
-	*s = ckpt.Summary{}
-	if decodeSummary(e.summary, s) {
-		return nil
-	}
-	*s = ckpt.Summary{}
-	if err := json.Unmarshal(e.summary, s); err != nil {
+	if err := ckpt.DecodeSummaryJSON(e.summary, s); err != nil {
 		return fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); a repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
 	}
 	return nil
