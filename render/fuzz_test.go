@@ -110,7 +110,7 @@ func FuzzPrompt(f *testing.F) {
 		if err := ListTable(&b, []ckpt.Summary{c.Summary()}, now, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := StaleTable(&b, Stale([]ckpt.Summary{c.Summary()}, now, ckpt.Thresholds{}, nil), now); err != nil {
+		if err := StaleTable(&b, judgeAll([]ckpt.Summary{c.Summary()}, now, ckpt.Thresholds{}, nil), now); err != nil {
 			t.Fatal(err)
 		}
 		if !utf8.ValidString(b.String()) {

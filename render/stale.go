@@ -55,17 +55,6 @@ type StaleReport struct {
 	Live, Warn, Stale int
 }
 
-// Stale judges each summarised checkpoint's presence at now under th
-// (ckpt.PresenceOf, alive checking processes; nil checks none): a live one
-// (in_progress, waiting, blocked, not archived) that is dead, stale or warn
-// is reported; working, busy, waiting and ended ones are not. list is not
-// changed.
-func Stale(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) StaleReport {
-	j := NewStaleJudge(now, th, alive)
-	j.Add(list)
-	return j.Report()
-}
-
 // LiveStatuses are the statuses a checkpoint can go stale in.
 var LiveStatuses = []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}
 
@@ -87,7 +76,7 @@ func StaleFrom(ctx context.Context, st ckpt.Store, f ckpt.Filter, now time.Time,
 	return j.Report(), err
 }
 
-// StaleJudge builds the StaleReport of Stale page by page (ckpt.EachPage),
+// StaleJudge builds the one StaleReport page by page (ckpt.EachPage),
 // so that judging a large store holds one page of summaries, not all of
 // them. Not safe for concurrent use.
 type StaleJudge struct {
@@ -102,8 +91,12 @@ func NewStaleJudge(now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) *Sta
 	return &StaleJudge{now: now, th: th, alive: alive, r: StaleReport{Entries: []StaleEntry{}}}
 }
 
-// Add judges list; a silent checkpoint's entry keeps a copy of its
-// summary, so list may be reused afterwards.
+// Add judges each summarised checkpoint's presence (ckpt.PresenceOf,
+// alive checking processes; nil checks none): a live one (in_progress,
+// waiting, blocked, not archived) that is dead, stale or warn is
+// reported; working, busy, waiting and ended ones are not. A silent
+// checkpoint's entry keeps a copy of its summary, so list may be reused
+// afterwards.
 func (j *StaleJudge) Add(list []ckpt.Summary) {
 	for i := range list {
 		c := &list[i]

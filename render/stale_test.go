@@ -10,6 +10,13 @@ import (
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
+// judgeAll is the stale report of one list.
+func judgeAll(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) StaleReport {
+	j := NewStaleJudge(now, th, alive)
+	j.Add(list)
+	return j.Report()
+}
+
 func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
 	now := time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC)
 	sum := func(id string, silent time.Duration, st ckpt.Status, a ckpt.Agent) ckpt.Summary {
@@ -23,7 +30,7 @@ func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
 		sum("e-stale", 50*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 		sum("f-warn", 30*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 	}
-	r := Stale(list, now, ckpt.Thresholds{}, nil)
+	r := judgeAll(list, now, ckpt.Thresholds{}, nil)
 	var got []string
 	for _, e := range r.Entries {
 		got = append(got, e.ID+":"+string(e.Liveness))
@@ -65,7 +72,7 @@ func TestStaleReportSpeaksPresence(t *testing.T) {
 		sum("paused", 7, 9*time.Hour, ckpt.StatusWaiting, ""),
 	}
 	alive := func(p *ckpt.Process) (bool, bool) { return p.PID != 7, true }
-	r := Stale(list, now, ckpt.Thresholds{}, alive)
+	r := judgeAll(list, now, ckpt.Thresholds{}, alive)
 	if len(r.Entries) != 1 || r.Entries[0].ID != "dead" || r.Entries[0].Presence != ckpt.PresenceDead || r.Entries[0].Liveness != ckpt.Stale ||
 		r.Entries[0].Why != "process 7 on h is gone" {
 		t.Fatalf("entries %+v, want only dead", r.Entries)
@@ -101,7 +108,7 @@ func TestStaleFromJudgesEveryPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stale(all, now, ckpt.Thresholds{}, nil)
+	want := judgeAll(all, now, ckpt.Thresholds{}, nil)
 	got, err := StaleFrom(ctx, st, ckpt.Filter{}, now, ckpt.Thresholds{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func TestStaleTableRowsAndAllQuiet(t *testing.T) {
 		t.Errorf("all quiet = %q, want %q", b.String(), want)
 	}
 	b.Reset()
-	r := Stale([]ckpt.Summary{{ID: "x", Status: ckpt.StatusInProgress, Agent: ckpt.Agent{ID: "bot\x1b[31m"}, UpdatedAt: now.Add(-50 * time.Minute),
+	r := judgeAll([]ckpt.Summary{{ID: "x", Status: ckpt.StatusInProgress, Agent: ckpt.Agent{ID: "bot\x1b[31m"}, UpdatedAt: now.Add(-50 * time.Minute),
 		Heartbeat: ckpt.Heartbeat{Interval: ckpt.Duration(10 * time.Minute)}}}, now, ckpt.Thresholds{}, nil)
 	if err := StaleTable(&b, r, now); err != nil {
 		t.Fatal(err)

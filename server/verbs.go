@@ -101,9 +101,9 @@ func (s *Server) repair(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stale: GET /v1/stale?warn=&stale=&prefix=&parent=: the one stale report
-// (render.Stale): the live checkpoints whose presence is dead, stale or
-// warn, stale and dead first, then warn, each by ID. warn and stale are Go
-// durations (e.g. 30m) overriding the server's thresholds.
+// (render.StaleFrom): the live checkpoints whose presence is dead, stale or
+// warn, stale and dead first, then warn, each by ID. warn and stale are
+// spans as ckpt stale reads them (30m, 2d) over the server's thresholds.
 func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	t, err := request.ParseThresholds(s.opts.Thresholds, "warn", q.Get("warn"), "stale", q.Get("stale"))
