@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/server"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/server"
 )
 
 // BenchmarkAppend64 appends from 64 concurrent clients, each to its own

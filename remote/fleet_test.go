@@ -14,10 +14,10 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/server"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/server"
 	"github.com/ckpt-dev/ckpt/storetest"
 )
 

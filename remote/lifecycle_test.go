@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/server"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/server"
 )
 
 // requestLog records the method and path of every request a server gets.

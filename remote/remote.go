@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
 // Options configure a client. The zero value (plus a Token) is usable.

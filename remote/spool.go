@@ -18,8 +18,8 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
 // Spool is a store that loses no write while its server is away. Before

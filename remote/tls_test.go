@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/server"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/server"
 )
 
 // TestServeTLS: Serve with a certificate speaks TLS; a client that trusts

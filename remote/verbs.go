@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
 // lifecycle runs a lifecycle verb on the server, next to the data. A call

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
 // Head implements ckpt.Watcher.

@@ -13,9 +13,9 @@ import (
 // over a PostgreSQL store). A prefix ending in "/" matches
 // the packages under it.
 var heavyPackages = []string{
-	"github.com/ckpt-dev/ckpt/server",
-	"github.com/ckpt-dev/ckpt/web",
-	"github.com/ckpt-dev/ckpt/mcp",
+	"github.com/ckpt-dev/ckpt/internal/server",
+	"github.com/ckpt-dev/ckpt/internal/web",
+	"github.com/ckpt-dev/ckpt/internal/mcp",
 	"github.com/ckpt-dev/ckpt/internal/servercli",
 	"github.com/ckpt-dev/ckpt/pgstore", // with the driver and x/text: a third of the binary
 	"github.com/jackc/",

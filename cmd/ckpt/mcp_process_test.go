@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt-dev/ckpt/mcp"
+	"github.com/ckpt-dev/ckpt/internal/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

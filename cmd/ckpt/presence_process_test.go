@@ -14,7 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
-	"github.com/ckpt-dev/ckpt/process"
+	"github.com/ckpt-dev/ckpt/internal/process"
 )
 
 // Presence through the real binary and real processes: an agent client

@@ -13,7 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ckpt-dev/ckpt/filestore"
-	"github.com/ckpt-dev/ckpt/server"
+	"github.com/ckpt-dev/ckpt/internal/server"
 )
 
 // TestRemoteScripts runs the scripts in testdata/remotescript against a

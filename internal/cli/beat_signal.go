@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/process"
+	"github.com/ckpt-dev/ckpt/internal/process"
 )
 
 // signal is the presence signal `ckpt beat` gives the store.

@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
+	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // CheckOptions are the inputs of `ckpt check` and `ckpt repair`.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt-dev/ckpt/fourstep"
-	"github.com/ckpt-dev/ckpt/tracker"
+	"github.com/ckpt-dev/ckpt/internal/fourstep"
+	"github.com/ckpt-dev/ckpt/internal/tracker"
 )
 
 // The four-step checkpoint of seed 001 lives in package fourstep; this is

@@ -11,7 +11,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/demo"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // DemoOptions are the inputs of `ckpt demo`.

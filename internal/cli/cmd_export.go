@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
 )
 
 // ExportOptions are the inputs of `ckpt export`.

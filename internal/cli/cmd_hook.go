@@ -14,13 +14,13 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/claude"
-	"github.com/ckpt-dev/ckpt/codestate"
 	"github.com/ckpt-dev/ckpt/filestore"
-	"github.com/ckpt-dev/ckpt/fourstep"
-	"github.com/ckpt-dev/ckpt/process"
+	"github.com/ckpt-dev/ckpt/internal/claude"
+	"github.com/ckpt-dev/ckpt/internal/codestate"
+	"github.com/ckpt-dev/ckpt/internal/fourstep"
+	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // HookOptions are the inputs of `ckpt hook EVENT`: one claude.Call, with

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt-dev/ckpt/claude"
+	"github.com/ckpt-dev/ckpt/internal/claude"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/protocols"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
 )
 
 // ImportOptions are the inputs of `ckpt import`.

@@ -15,8 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // MirrorOptions are the inputs of the `ckpt mirror` commands.

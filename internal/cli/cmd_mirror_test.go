@@ -14,7 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
 )
 
 // mirrorCmdEnv runs the mirror commands against a real filestore.

@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/monitor"
-	"github.com/ckpt-dev/ckpt/process"
-	"github.com/ckpt-dev/ckpt/request"
+	"github.com/ckpt-dev/ckpt/internal/monitor"
+	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // MonitorOptions are the inputs of `ckpt monitor`.

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/monitor"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/monitor"
 )
 
 // steppedMonitor runs runMonitor in a goroutine with a clock the test steps:

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
-	"github.com/ckpt-dev/ckpt/request"
+	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // PruneOptions are the inputs of `ckpt prune`.

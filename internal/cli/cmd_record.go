@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/request"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // The commands that record one item in one event: decision, block,

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
-	"github.com/ckpt-dev/ckpt/request"
+	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // ResumeOptions are the inputs of `ckpt resume`.

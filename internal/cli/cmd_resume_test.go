@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/request"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/render"
-	"github.com/ckpt-dev/ckpt/request"
 )
 
 // resumeForTest returns resume options over st with buffers for output.

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/process"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // ShowOptions are the inputs of `ckpt show`.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // threeAgents starts a (interval 5m), b (interval 15m, the default) and a

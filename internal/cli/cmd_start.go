@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/request"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // StartOptions are the inputs of `ckpt start`: the request (package

@@ -11,13 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/follow"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
-	"github.com/ckpt-dev/ckpt/process"
+	"github.com/ckpt-dev/ckpt/internal/follow"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
+	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/request"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
-	"github.com/ckpt-dev/ckpt/render"
-	"github.com/ckpt-dev/ckpt/request"
 )
 
 // Views of checkpoints for people and for the seeds' files: `ckpt status`

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // orchestration sets up seed 003's picture: migration working on T060,

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // Commands that hand work on, start it over, archive it or move it back:

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // workedCheckpoint starts w for Secondary-A with three steps, finishes one,

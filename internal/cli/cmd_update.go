@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/request"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // UpdateOptions are the inputs of `ckpt update`: the update (package

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // TestCheckpointRecordsCodeState: ckpt checkpoint records where the code

@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 
-	"github.com/ckpt-dev/ckpt/codestate"
-	"github.com/ckpt-dev/ckpt/process"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/codestate"
+	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // withCodeSince adds to out's warnings what changed in the code since its

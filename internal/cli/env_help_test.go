@@ -28,7 +28,7 @@ func TestHelpNamesEveryVariable(t *testing.T) {
 	internal := map[string]bool{EnvExecutable: true}
 	name := regexp.MustCompile(`"(CKPT_[A-Z_]+)"`)
 	seen := map[string]bool{}
-	for _, dir := range []string{".", "../../claude", "../../remote", "../../mcp", "../../monitor", "../../protocols/mirror"} {
+	for _, dir := range []string{".", "../claude", "../../remote", "../mcp", "../monitor", "../mirror"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

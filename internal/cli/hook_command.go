@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/ckpt-dev/ckpt/claude"
+import "github.com/ckpt-dev/ckpt/internal/claude"
 
 // installCommand is claude.InstallCommand for the running binary.
 func installCommand(e *Env, own bool) string {

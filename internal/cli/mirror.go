@@ -6,7 +6,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
-	"github.com/ckpt-dev/ckpt/protocols/mirror"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
 )
 
 // Seed-format mirrors live in protocols/mirror. The CLI wraps the store

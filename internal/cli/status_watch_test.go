@@ -9,8 +9,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // fakeTerminal is a terminal screen that understands what --watch writes:

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/render"
 )
 
 // openRemote opens the server store at u with CKPT_TOKEN, behind the

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
-	"github.com/ckpt-dev/ckpt/request"
+	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // writeOptions are shared by every command that appends an event.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // EnvAgent and EnvID are the variables a command line of the script is

@@ -17,8 +17,8 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
-	"github.com/ckpt-dev/ckpt/mcp"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/mcp"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // MCPOptions are the inputs of `ckpt mcp`.

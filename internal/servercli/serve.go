@@ -15,11 +15,11 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cli"
-	"github.com/ckpt-dev/ckpt/mcp"
+	"github.com/ckpt-dev/ckpt/internal/mcp"
+	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/internal/server"
+	"github.com/ckpt-dev/ckpt/internal/web"
 	"github.com/ckpt-dev/ckpt/pgstore"
-	"github.com/ckpt-dev/ckpt/process"
-	"github.com/ckpt-dev/ckpt/server"
-	"github.com/ckpt-dev/ckpt/web"
 )
 
 // DefaultServeAddr is where ckpt serve listens when given no --addr: a

@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt-dev/ckpt/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/server"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/render"
-	"github.com/ckpt-dev/ckpt/server"
 )
 
 // TokenOptions are the inputs of `ckpt token create|ls|revoke`.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/render"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // Report is what SyncStore did: the sync of plan.md's bookkeeping and the

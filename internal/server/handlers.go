@@ -1,0 +1,265 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
+)
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// writeError writes err as an API error body with the status of its code.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if ckpt.ErrorCode(err) == ckpt.CodeForbidden {
+		s.metrics.authFailures.WithLabelValues("forbidden").Inc()
+	}
+	body := httpapi.ErrorOf(err)
+	status := httpapi.Status(body.Code)
+	if status >= 500 {
+		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", body.Code, "err", err)
+	}
+	if errors.Is(err, ckpt.ErrUnavailable) {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, body)
+}
+
+// readJSON decodes the request body into v; an empty body leaves v zero.
+func readJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.As(err, &tooBig):
+			return fmt.Errorf("%w: the request body is over the server's %d-byte limit", ckpt.ErrInvalid, tooBig.Limit)
+		}
+		return fmt.Errorf("%w: request body: %v", ckpt.ErrInvalid, err)
+	}
+	return nil
+}
+
+// queryInt reads an integer query parameter (def when absent).
+func queryInt(r *http.Request, name string, def int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s=%q is not a whole number", ckpt.ErrInvalid, name, v)
+	}
+	return n, nil
+}
+
+func queryTime(r *http.Request, name string) (time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %s=%q is not an RFC 3339 time", ckpt.ErrInvalid, name, v)
+	}
+	return t, nil
+}
+
+// filterOf reads a listing filter from the query: status (comma-separated
+// or repeated), agent, parent, label, prefix, archived, updated_since,
+// seen_before.
+func filterOf(r *http.Request) (ckpt.Filter, error) {
+	q := r.URL.Query()
+	f := ckpt.Filter{Agent: q.Get("agent"), Parent: q.Get("parent"), Label: q.Get("label"), Prefix: q.Get("prefix")}
+	for _, v := range q["status"] {
+		for _, st := range strings.Split(v, ",") {
+			if st != "" {
+				f.Status = append(f.Status, ckpt.Status(st))
+			}
+		}
+	}
+	if v := q.Get("archived"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return f, fmt.Errorf("%w: archived=%q: use true or false", ckpt.ErrInvalid, v)
+		}
+		f.IncludeArchived = b
+	}
+	var err error
+	if f.UpdatedSince, err = queryTime(r, "updated_since"); err != nil {
+		return f, err
+	}
+	f.SeenBefore, err = queryTime(r, "seen_before")
+	return f, err
+}
+
+// list: GET /v1/checkpoints. A page holds at most ckpt.MaxPageSize items
+// (limit 0 or more asks for that many); Next continues.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
+	f, err := filterOf(r)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit", 0)
+	if err != nil {
+		return err
+	}
+	if limit <= 0 || limit > ckpt.MaxPageSize {
+		limit = ckpt.MaxPageSize
+	}
+	p, err := s.store.List(r.Context(), ckpt.ListOptions{Filter: f, Limit: int(limit), After: r.URL.Query().Get("after")})
+	out := httpapi.Page{Items: p.Items, Next: p.Next}
+	var d *ckpt.DamagedError
+	if errors.As(err, &d) {
+		out.Damaged = httpapi.ErrorOf(d)
+	} else if err != nil {
+		return err
+	}
+	if out.Items == nil {
+		out.Items = []ckpt.Summary{}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// get: GET /v1/checkpoints/{id}?rev=N.
+func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
+	rev, err := queryInt(r, "rev", 0)
+	if err != nil {
+		return err
+	}
+	c, err := s.store.Get(r.Context(), r.PathValue("id"), rev)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", strconv.Quote(strconv.FormatInt(c.Rev, 10)))
+	return writeJSON(w, http.StatusOK, c)
+}
+
+// delete: DELETE /v1/checkpoints/{id} (admin).
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := s.storeFor(r.Context()).Delete(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// ifMatch reads If-Match: a revision, bare or as an entity tag ("7",
+// W/"7"); absent or * is no condition.
+func ifMatch(r *http.Request) (int64, error) {
+	v := strings.TrimSpace(r.Header.Get(httpapi.HeaderIfMatch))
+	if v == "" || v == "*" {
+		return 0, nil
+	}
+	tag := strings.Trim(strings.TrimPrefix(v, "W/"), `"`)
+	n, err := strconv.ParseInt(tag, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: If-Match %q: give the revision you read, e.g. If-Match: \"7\"", ckpt.ErrInvalid, v)
+	}
+	return n, nil
+}
+
+// append: POST /v1/events/{id}. 201 with the result for a new event, 200
+// and Idempotent-Replayed: true for a repeated key.
+func (s *Server) append(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	rev, err := ifMatch(r)
+	if err != nil {
+		return err
+	}
+	var in httpapi.Event
+	if err := readJSON(r, &in); err != nil {
+		return err
+	}
+	e := in.Store()
+	if k := r.Header.Get(httpapi.HeaderIdempotencyKey); k != "" {
+		e.Key = k
+	}
+	res, err := s.storeFor(r.Context()).Append(r.Context(), id, e, ckpt.AppendOptions{IfRev: rev})
+	s.metrics.countAppend(res.Replayed, err)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if res.Replayed {
+		status = http.StatusOK
+		w.Header().Set(httpapi.HeaderReplayed, "true")
+	}
+	w.Header().Set("ETag", strconv.Quote(strconv.FormatInt(res.State.Rev, 10)))
+	return writeJSON(w, status, httpapi.AppendResult{State: res.State, Event: httpapi.WireEvent(res.Event), Replayed: res.Replayed, Warnings: res.Warnings})
+}
+
+// history: GET /v1/events/{id}?from=&limit=.
+func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
+	from, err := queryInt(r, "from", 0)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit", 0)
+	if err != nil {
+		return err
+	}
+	if limit < 0 {
+		return fmt.Errorf("%w: limit %d is negative", ckpt.ErrInvalid, limit)
+	}
+	events, err := s.store.History(r.Context(), r.PathValue("id"), from, int(limit))
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Events []httpapi.Event `json:"events"`
+	}{Events: make([]httpapi.Event, len(events))}
+	for i, e := range events {
+		out.Events[i] = httpapi.WireEvent(e)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// beat: POST /v1/beats/{id}.
+func (s *Server) beat(w http.ResponseWriter, r *http.Request) error {
+	var b httpapi.Beat
+	if err := readJSON(r, &b); err != nil {
+		return err
+	}
+	if b.State != "" && !b.State.Valid() {
+		return fmt.Errorf("%w: presence state %q: use working, busy, waiting or ended", ckpt.ErrInvalid, b.State)
+	}
+	if err := s.storeFor(r.Context()).Beat(r.Context(), r.PathValue("id"), b.Signal()); err != nil {
+		return err
+	}
+	s.metrics.beats.Inc()
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// head: GET /v1/changes/head.
+func (s *Server) head(w http.ResponseWriter, r *http.Request) error {
+	wt, err := s.watcher()
+	if err != nil {
+		return err
+	}
+	cur, err := wt.Head(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, httpapi.Head{Cursor: cur})
+}
+
+// info: GET /v1/info.
+func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
+	caps := ckpt.CapabilitiesOf(s.store)
+	return writeJSON(w, http.StatusOK, httpapi.Info{Version: s.opts.Version, Capabilities: caps})
+}
