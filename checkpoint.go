@@ -3,6 +3,7 @@ package ckpt
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -193,6 +194,11 @@ type Progress struct {
 	Done    int     `json:"done"`
 	Total   int     `json:"total"`
 	Percent float64 `json:"percent"`
+}
+
+// Count is progress as one-line views print it: "1/3, 33%".
+func (p Progress) Count() string {
+	return strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Total) + ", " + strconv.FormatFloat(p.Percent, 'f', 0, 64) + "%"
 }
 
 // Criterion is one acceptance criterion.

@@ -152,7 +152,7 @@ func newMirrorCheckCmd(f *factory, o *MirrorOptions) *cobra.Command {
 		Short: "Report mirror files that do not match their checkpoint",
 		Long: `Read every mirror file of the selected checkpoints, and report each one that
 is missing, unreadable, or says something else than the checkpoint (status,
-steps, progress, cycles, acceptance, title): ARCHITECTURE's SHOULD 9. It
+steps, progress, cycles, acceptance, title): docs/design.md's SHOULD 9. It
 writes nothing. Each problem names its repair: ckpt mirror sync ID, or for a
 plan that is its own source of truth, ckpt plan sync PATH. Exit 7 when any
 mirror does not match.`,

@@ -277,7 +277,7 @@ func runRestore(ctx context.Context, o *RestoreOptions) error {
 		if o.JSON {
 			return writeJSON(o.IO.Out, c)
 		}
-		_, err = fmt.Fprintf(o.IO.Out, "%s  rev %d  restored to revision %d  (%s, %s)\n", c.ID, c.Rev, o.Rev, render.ProgressCount(c.Progress), c.Status)
+		_, err = fmt.Fprintf(o.IO.Out, "%s  rev %d  restored to revision %d  (%s, %s)\n", c.ID, c.Rev, o.Rev, c.Progress.Count(), c.Status)
 		return err
 	})
 }

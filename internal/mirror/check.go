@@ -286,7 +286,7 @@ func quoteOrNone(s string) string {
 }
 
 // Findings are ckpt check's findings about the mirrors of list over st
-// (ARCHITECTURE's SHOULD 9): one warning per mirror file of the
+// (docs/design.md's SHOULD 9): one warning per mirror file of the
 // checkpoints ids (all when empty) that is missing or does not match its
 // checkpoint, per temporary file left by an interrupted write, and one for
 // a damaged mirror list. It writes nothing.

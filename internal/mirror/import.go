@@ -7,7 +7,6 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 )
@@ -84,7 +83,7 @@ func (r ImportResult) String() string {
 	if r.State != nil {
 		progress, status = r.State.Progress, r.State.Status
 	}
-	return fmt.Sprintf("imported %s as %s  rev %d  %s  (%s, %s)", r.Path, r.ID, r.Rev, verb, render.ProgressCount(progress), status)
+	return fmt.Sprintf("imported %s as %s  rev %d  %s  (%s, %s)", r.Path, r.ID, r.Rev, verb, progress.Count(), status)
 }
 
 // ImportPath reads the file at path in format f (ImportFile) and stores

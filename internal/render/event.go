@@ -14,7 +14,7 @@ import (
 //
 //	kai-7/secondary-a  rev 4  step research done  (1/3, 33%, in_progress)
 func SummaryLine(c *ckpt.Checkpoint, e ckpt.Event) string {
-	return fmt.Sprintf("%s  rev %d  %s  (%s, %s)", c.ID, c.Rev, DescribeEvent(c, e), ProgressCount(c.Progress), c.Status)
+	return fmt.Sprintf("%s  rev %d  %s  (%s, %s)", c.ID, c.Rev, DescribeEvent(c, e), c.Progress.Count(), c.Status)
 }
 
 // BeatLine is the one line a heartbeat prints, e.g.

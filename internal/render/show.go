@@ -116,7 +116,7 @@ func showHeader(b *strings.Builder, c *ckpt.Checkpoint) {
 	optRow("stage", c.Stage)
 	optRow("phase", c.Phase)
 	optRow("current", c.CurrentStep)
-	showRow(b, "progress", "%s", ProgressCount(c.Progress))
+	showRow(b, "progress", "%s", c.Progress.Count())
 	switch {
 	case c.Cycles.Max > 0:
 		showRow(b, "cycles", "%d of %d", c.Cycles.Count, c.Cycles.Max)

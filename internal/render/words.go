@@ -5,18 +5,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	ckpt "github.com/ckpt-dev/ckpt"
 )
 
 // TimeLayout is how every terminal view prints a time: RFC 3339, to the
 // second, in the zone the time carries (the store keeps UTC).
 const TimeLayout = time.RFC3339
-
-// ProgressCount is progress as the one-line views print it: "1/3, 33%".
-func ProgressCount(p ckpt.Progress) string {
-	return fmt.Sprintf("%d/%d, %.0f%%", p.Done, p.Total, p.Percent)
-}
 
 // Plural is "1 thing" or "N things".
 func Plural(n int, one, many string) string {

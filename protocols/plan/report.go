@@ -13,7 +13,6 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // Report is what SyncStore did: the sync of plan.md's bookkeeping and the
@@ -56,9 +55,9 @@ func (r Report) Text() string {
 		if c.Rev == 1 {
 			verb = "imported"
 		}
-		fmt.Fprintf(&b, "synced %s: %s  rev %d  %s  (%s, %s)\n", r.Plan, c.ID, c.Rev, verb, render.ProgressCount(c.Progress), c.Status)
+		fmt.Fprintf(&b, "synced %s: %s  rev %d  %s  (%s, %s)\n", r.Plan, c.ID, c.Rev, verb, c.Progress.Count(), c.Status)
 	default:
-		fmt.Fprintf(&b, "synced %s: %s unchanged at rev %d  (%s, %s)\n", r.Plan, c.ID, c.Rev, render.ProgressCount(c.Progress), c.Status)
+		fmt.Fprintf(&b, "synced %s: %s unchanged at rev %d  (%s, %s)\n", r.Plan, c.ID, c.Rev, c.Progress.Count(), c.Status)
 	}
 	for _, l := range []struct {
 		what string
