@@ -97,9 +97,14 @@ func (m *Store) Check(ctx context.Context, ids []string) (checked int, problems 
 	}
 	owner := map[string]string{} // mirror file → the checkpoint writing it
 	dirs := map[string]bool{}
+	for _, e := range m.entries {
+		if e.Unbound() {
+			problems = append(problems, Problem{Format: e.Format, Root: m.list.RootDir(e), What: "the mirror selects " + e.Selector() + ", and .ccc-progress.md is one file per project: it writes nothing", Repair: e.unboundHint()})
+		}
+	}
 	for _, c := range cs {
 		for _, e := range m.entries {
-			if !e.Selects(c.ID) || isArchiveCopy(c) && e.Format != agentcheckpoints.Name {
+			if !e.Selects(c.ID) || e.Unbound() || isArchiveCopy(c) && e.Format != agentcheckpoints.Name {
 				continue
 			}
 			checked++

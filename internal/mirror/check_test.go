@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,7 +98,7 @@ func TestArchivesOfTheSameSecondGetFilesOfTheirOwn(t *testing.T) {
 // by check and removed by repair; a fresh one (a write in flight) and files
 // that are not the format's are left alone.
 func TestLeftoverTemporaryFiles(t *testing.T) {
-	env, m := newMirrorEnv(t, Entry{Format: agentcheckpoints.Name, Root: "."}, Entry{Format: ccc.Name, Root: "."})
+	env, m := newMirrorEnv(t, Entry{Format: agentcheckpoints.Name, Root: "."}, Entry{Format: ccc.Name, Root: ".", ID: "a"})
 	ctx := context.Background()
 	if _, err := m.Append(ctx, "a", startEvent("Spec"), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
@@ -193,5 +194,40 @@ func TestMetadataLockLagAndStaleLock(t *testing.T) {
 	}
 	if _, problems, _ := m.Check(ctx, nil); len(problems) != 0 {
 		t.Errorf("after repair: %+v", problems)
+	}
+}
+
+// A ccc mirror that selects every checkpoint (a list written before such
+// entries were refused) would let each checkpoint overwrite the one
+// .ccc-progress.md: it writes nothing, check reports it once with the
+// command that binds it, and repair leaves the file of the one checkpoint
+// alone instead of rewriting it for each in turn.
+func TestUnboundCCCMirrorWritesNothingAndIsReported(t *testing.T) {
+	env, m := newMirrorEnv(t, Entry{Format: ccc.Name, Root: "."})
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if _, err := m.Append(ctx, id, startEvent("Task "+id), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(env.path(ccc.ProgressFile)); !os.IsNotExist(err) {
+		t.Errorf(".ccc-progress.md written by an unbound mirror: %v", err)
+	}
+	if w := env.warn.String(); strings.Count(w, "ckpt mirror add ccc --id ID") != 2 {
+		t.Errorf("each write should warn once with the command that binds the mirror:\n%s", w)
+	}
+	_, problems, err := m.Check(ctx, nil)
+	if err != nil || len(problems) != 1 || !strings.Contains(problems[0].Repair, "ckpt mirror add ccc --id ID") {
+		t.Fatalf("check: %+v %v", problems, err)
+	}
+	fixed := Repair(ctx, env.mem, ForStoreDir(env.storeDir), nil, Options{})
+	if len(fixed) != 1 || fixed[0].Fixed {
+		t.Errorf("repair cannot bind the mirror and must say so: %+v", fixed)
+	}
+	if _, err := ForStoreDir(env.storeDir).EntryFor(Spec{Format: ccc.Name, WorkDir: env.project}); !errors.Is(err, ckpt.ErrInvalid) {
+		t.Errorf("an unbound ccc mirror was accepted: %v", err)
+	}
+	if e, err := ForStoreDir(env.storeDir).EntryFor(Spec{Format: ccc.Name, WorkDir: env.project, ID: "a"}); err != nil || e.ID != "a" {
+		t.Errorf("a ccc mirror of one checkpoint: %+v %v", e, err)
 	}
 }

@@ -87,6 +87,20 @@ func (e Entry) Selects(id string) bool {
 	return strings.HasPrefix(id, e.Prefix)
 }
 
+// Unbound reports a mirror of a format with one file per project
+// (.ccc-progress.md) that selects more than one checkpoint: every
+// checkpoint it selects would overwrite the others' file. Such an entry is
+// refused when added (EntryFor) and, in a list written before that, writes
+// nothing and is reported by Check.
+func (e Entry) Unbound() bool {
+	return e.Format == ccc.Name && e.ID == ""
+}
+
+// unboundHint says how to bind an unbound entry to one checkpoint.
+func (e Entry) unboundHint() string {
+	return "bind it to one checkpoint: ckpt mirror rm ccc, then ckpt mirror add ccc --id ID (the checkpoint whose progress the file carries)"
+}
+
 // Selector describes what the entry selects, for listings.
 func (e Entry) Selector() string {
 	switch {

@@ -46,6 +46,9 @@ func (l List) EntryFor(s Spec) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: %s %s climbs out of the project %s: give a directory inside it, or an absolute path (%s) to mirror elsewhere", ckpt.ErrInvalid, name, s.Root, l.Project, abs)
 	}
 	e := Entry{Format: s.Format, Root: stored, ID: s.ID, Prefix: s.Prefix}
+	if e.Unbound() {
+		return Entry{}, fmt.Errorf("%w: a ccc mirror writes one file, .ccc-progress.md, per project, so it mirrors one checkpoint: give --id ID (with %s, each new checkpoint would overwrite the file)", ckpt.ErrInvalid, e.Selector())
+	}
 	return e, e.Check()
 }
 

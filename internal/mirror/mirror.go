@@ -153,6 +153,10 @@ func (m *Store) Write(ctx context.Context, c *ckpt.Checkpoint, e *ckpt.Event) {
 		if !entry.Selects(c.ID) || echoesItsSource(entry, e) {
 			continue
 		}
+		if entry.Unbound() {
+			warn(m.opts, fmt.Sprintf("mirror %s under %s not written for %s: it selects %s, and each would overwrite the others' file; %s", entry.Format, m.list.RootDir(entry), c.ID, entry.Selector(), entry.unboundHint()))
+			continue
+		}
 		if err := m.writeEntry(ctx, entry, c); err != nil {
 			warn(m.opts, fmt.Sprintf("mirror %s of %s under %s not written: %v", entry.Format, c.ID, m.list.RootDir(entry), err))
 		}

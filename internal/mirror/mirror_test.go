@@ -139,7 +139,7 @@ func TestMirrorWrittenAfterEachChangeOnly(t *testing.T) {
 }
 
 func TestMirrorFailureWarnsAndTheWriteStands(t *testing.T) {
-	env, m := newMirrorEnv(t, Entry{Format: ccc.Name, Root: "."})
+	env, m := newMirrorEnv(t, Entry{Format: ccc.Name, Root: ".", ID: "a"})
 	if err := os.Mkdir(env.path(ccc.ProgressFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestBeatRewritesTheMirror(t *testing.T) {
 func TestArchiveCopiesGetTheDocumentsArchiveName(t *testing.T) {
 	env, m := newMirrorEnv(t,
 		Entry{Format: agentcheckpoints.Name, Root: "."},
-		Entry{Format: ccc.Name, Root: "ccc"},
+		Entry{Format: ccc.Name, Root: "ccc", ID: "kai-7/secondary_a"},
 	)
 	ctx := context.Background()
 	if _, err := m.Append(ctx, "kai-7/secondary_a", startEvent("Spec"), ckpt.AppendOptions{}); err != nil {
