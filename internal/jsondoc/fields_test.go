@@ -165,13 +165,14 @@ func TestParseAndFormatTime(t *testing.T) {
 	if got := FormatTime(time.Date(2026, 1, 15, 14, 30, 0, 0, time.FixedZone("x", 3600))); got != "2026-01-15T13:30:00Z" {
 		t.Errorf("FormatTime whole second: %s", got)
 	}
-	if got := FormatTime(time.Date(2026, 1, 15, 14, 30, 0, 120e6, time.UTC)); got != "2026-01-15T14:30:00.12Z" {
-		t.Errorf("FormatTime fraction: %s", got)
+	// The seeds write whole seconds; jq's fromdateiso8601 refuses a fraction.
+	if got := FormatTime(time.Date(2026, 1, 15, 14, 30, 0, 999e6, time.UTC)); got != "2026-01-15T14:30:00Z" {
+		t.Errorf("FormatTime drops the fraction: %s", got)
 	}
 }
 
 // FuzzParseTime: a time read writes back as an exact RFC 3339 time that
-// reads again to the same instant.
+// reads again to the same instant, to the whole second.
 func FuzzParseTime(f *testing.F) {
 	for _, s := range []string{"2026-01-15T14:30:00Z", "2026-01-15T14:30:00.5+05:30", "2026-01-15 14:30", "2026-01-15", "x"} {
 		f.Add(s)
@@ -182,7 +183,7 @@ func FuzzParseTime(f *testing.F) {
 			return
 		}
 		again, guess, ok := ParseTime(FormatTime(tm))
-		if !ok || guess != "" || !again.Equal(tm) {
+		if !ok || guess != "" || !again.Equal(tm.Truncate(time.Second)) {
 			t.Fatalf("%q → %s → %v %q %v", s, FormatTime(tm), again, guess, ok)
 		}
 	})

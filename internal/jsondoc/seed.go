@@ -37,9 +37,11 @@ func ParseTime(s string) (t time.Time, guess string, ok bool) {
 	return time.Time{}, "", false
 }
 
-// FormatTime writes t in RFC 3339, UTC, with as many fractional digits as it
-// has (none for a whole second).
-func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// FormatTime writes t in RFC 3339, UTC, in whole seconds, as every seed
+// writes its times (date -u +%Y-%m-%dT%H:%M:%SZ): jq's fromdateiso8601 and
+// the seeds' date -d arithmetic refuse a fraction. A merge keeps a file's
+// own spelling of a time ckpt did not change, fraction included.
+func FormatTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
 // StatusFromWord maps a seed status word onto a Status: by ckpt.ParseStatus
 // when it knows the word, else by the word's parts (READY_FOR_SYNC waits,

@@ -95,41 +95,61 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 
 // runFields are the fields of a step entry that belong to one run of the
 // step: ckpt owns them, and a field ours no longer has (a re-started step
-// has no completion time or notes of its failed run) is dropped from the
-// merged file, though the file had it and ckpt's base did not.
-var runFields = []string{"completed_at", "notes"}
+// has no completion time or notes of its failed run, a step put back to
+// pending no start) is dropped from the merged file, though the file had it
+// and ckpt's base did not. The same holds for the task under way
+// (progress.current_task) and the loop's step_started_at: a step that has
+// not started shows neither the previous step's task nor its start.
+var runFields = []string{"completed_at", "notes", "started_at", "last_updated"}
 
-// dropRunFields removes from doc's step entries the run fields ours lacks.
+// dropRunFields removes from doc the run fields ours lacks.
 func dropRunFields(doc, ours *jsondoc.Object) {
 	dls, ok1 := jsondoc.AsObject(doc.Get("loop_state"))
 	ols, ok2 := jsondoc.AsObject(ours.Get("loop_state"))
 	if !ok1 || !ok2 {
 		return
 	}
+	if dls.Has("step_started_at") && !ols.Has("step_started_at") {
+		dls.Delete("step_started_at")
+	}
 	dcps, ok1 := jsondoc.AsObject(dls.Get("checkpoints"))
 	ocps, ok2 := jsondoc.AsObject(ols.Get("checkpoints"))
-	if !ok1 || !ok2 {
+	if ok1 && ok2 {
+		for _, k := range dcps.Keys() {
+			de, ok1 := jsondoc.AsObject(dcps.Get(k))
+			oe, ok2 := jsondoc.AsObject(ocps.Get(k))
+			if !ok1 || !ok2 {
+				continue
+			}
+			for _, f := range runFields {
+				if de.Has(f) && !oe.Has(f) {
+					de.Delete(f)
+				}
+			}
+			dropCurrentTask(de, oe)
+			dcps.Set(k, de.Raw())
+		}
+		dls.Set("checkpoints", dcps.Raw())
+	}
+	doc.Set("loop_state", dls.Raw())
+}
+
+// dropCurrentTask removes progress.current_task from the merged entry de
+// when ours, oe, does not write it there (an empty progress goes too).
+func dropCurrentTask(de, oe *jsondoc.Object) {
+	dp, ok := jsondoc.AsObject(de.Get("progress"))
+	if !ok || !dp.Has("current_task") {
 		return
 	}
-	changed := false
-	for _, k := range dcps.Keys() {
-		de, ok1 := jsondoc.AsObject(dcps.Get(k))
-		oe, ok2 := jsondoc.AsObject(ocps.Get(k))
-		if !ok1 || !ok2 {
-			continue
-		}
-		for _, f := range runFields {
-			if de.Has(f) && !oe.Has(f) {
-				de.Delete(f)
-				dcps.Set(k, de.Raw())
-				changed = true
-			}
-		}
+	if op, ok := jsondoc.AsObject(oe.Get("progress")); ok && op.Has("current_task") {
+		return
 	}
-	if changed {
-		dls.Set("checkpoints", dcps.Raw())
-		doc.Set("loop_state", dls.Raw())
+	dp.Delete("current_task")
+	if dp.Len() == 0 {
+		de.Delete("progress")
+		return
 	}
+	de.Set("progress", dp.Raw())
 }
 
 // StaleLockAge is how long a .metadata.lock may be held before it is taken

@@ -277,10 +277,14 @@ func readStep(c *ckpt.Checkpoint, key string, raw json.RawMessage, n *jsondoc.No
 	}
 	f := jsondoc.Fields{Obj: e, Notes: n, Path: path}
 	s := ckpt.Step{ID: key, Status: ckpt.StepPending}
-	if w, ok := f.Text("status"); ok {
+	w, ok := f.Text("status")
+	if ok {
 		s.Status = stepStatus(c, key, w, path+"status", n)
 	} else {
 		n.Add("%sstatus missing: NOT_STARTED assumed", path)
+	}
+	if miss := missingRequired(e, w); ok && len(miss) > 0 {
+		n.Add("%s lacks what seed 000 requires of a step that ran: %s", strings.TrimSuffix(path, "."), strings.Join(miss, ", "))
 	}
 	if t, ok := f.Time("started_at"); ok {
 		s.StartedAt = &t
@@ -523,21 +527,25 @@ func render(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object {
 
 func renderLoop(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object {
 	ls := jsondoc.NewObject()
-	ls.Put("current_step", c.CurrentStep)
-	cur := c.StepIndex(c.CurrentStep)
+	cur := shownStep(c)
 	switch {
 	case cur >= 0:
+		ls.Put("current_step", c.Steps[cur].ID)
 		ls.Put("step_status", stepWordOf(c, c.Steps[cur]))
 		if t := c.Steps[cur].StartedAt; t != nil {
 			ls.Put("step_started_at", jsondoc.FormatTime(*t))
 		}
 	case c.Status == ckpt.StatusDone:
+		ls.Put("current_step", c.CurrentStep)
 		ls.Put("step_status", "PASSED")
 	case c.Status == ckpt.StatusFailed || c.Status == ckpt.StatusBlocked:
+		ls.Put("current_step", c.CurrentStep)
 		ls.Put("step_status", strings.ToUpper(string(c.Status)))
 	case c.Status == ckpt.StatusPending:
+		ls.Put("current_step", c.CurrentStep)
 		ls.Put("step_status", "NOT_STARTED")
 	default:
+		ls.Put("current_step", c.CurrentStep)
 		ls.Put("step_status", "IN_PROGRESS")
 	}
 	ls.Put("fix_cycle_count", c.Cycles.Count)
@@ -548,12 +556,17 @@ func renderLoop(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object
 	if at, inProgress, ok := unchangedLastTask(c, onDisk); ok {
 		lastAt, lastInProgress = at, inProgress
 	}
+	taskAt := currentTaskStep(c, onDisk, src)
+	prevDoc := onDisk
+	if prevDoc == nil {
+		prevDoc = src
+	}
 	cps := jsondoc.NewObject()
 	for i, s := range c.Steps {
 		e := jsondoc.NewObject()
 		e.Put("status", stepWordOf(c, s))
-		if s.StartedAt != nil {
-			e.Put("started_at", jsondoc.FormatTime(*s.StartedAt))
+		if t := stepStarted(s); t != nil {
+			e.Put("started_at", jsondoc.FormatTime(*t))
 		}
 		if s.CompletedAt != nil && (s.Status.Finished() || s.Status == ckpt.StepFailed) {
 			// A step under way again has no completion time of its own.
@@ -563,7 +576,7 @@ func renderLoop(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object
 			e.Put("agent", s.By)
 		}
 		progress := jsondoc.NewObject()
-		if i == cur && c.Context.NextToProcess != "" {
+		if s.ID == taskAt {
 			progress.Put("current_task", c.Context.NextToProcess)
 		}
 		if s.ID == lastAt && c.Context.LastProcessed != "" {
@@ -573,6 +586,7 @@ func renderLoop(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object
 				e.Put("last_task", c.Context.LastProcessed)
 			}
 		}
+		putExtras(c, s.ID, e, progress)
 		if progress.Len() > 0 {
 			e.Set("progress", progress.Raw())
 		}
@@ -588,32 +602,13 @@ func renderLoop(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object
 		if notes != "" {
 			e.Put("notes", notes)
 		}
-		if i == cur && !c.UpdatedAt.IsZero() && hadLastUpdated(src, s.ID) {
-			e.Put("last_updated", jsondoc.FormatTime(c.UpdatedAt))
+		if t := stepUpdated(c, i, i == c.StepIndex(c.CurrentStep), entryTime(prevDoc, s.ID, "last_updated")); t != nil {
+			e.Put("last_updated", jsondoc.FormatTime(*t))
 		}
 		cps.Set(s.ID, e.Raw())
 	}
 	ls.Set("checkpoints", cps.Raw())
 	return ls
-}
-
-// hadLastUpdated reports whether the current step's last_updated is written:
-// always for a checkpoint ckpt created, and for an imported file only when
-// that step's entry had one (else each import would add it).
-func hadLastUpdated(src *jsondoc.Object, step string) bool {
-	if src == nil {
-		return true
-	}
-	ls, ok := jsondoc.AsObject(src.Get("loop_state"))
-	if !ok {
-		return false
-	}
-	cps, ok := jsondoc.AsObject(ls.Get("checkpoints"))
-	if !ok {
-		return false
-	}
-	e, ok := jsondoc.AsObject(cps.Get(step))
-	return ok && e.Has("last_updated")
 }
 
 // unchangedLastTask finds the step of doc (the file as it is) whose

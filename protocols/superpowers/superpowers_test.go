@@ -150,6 +150,9 @@ func carried(c *ckpt.Checkpoint) *ckpt.Checkpoint {
 	}
 	for _, s := range c.Steps {
 		s.Title, s.Phase = "", ""
+		if s.StartedAt == nil && s.Status != ckpt.StepPending {
+			s.StartedAt = s.CompletedAt // a step finished unstarted is written as started when it ended
+		}
 		out.Steps = append(out.Steps, s)
 		if s.Output != "" {
 			out.Files.Created = addUnique(out.Files.Created, strings.Split(s.Output, "\n"))
@@ -180,11 +183,11 @@ func native(t testing.TB) *ckpt.Checkpoint {
 		}),
 		adaptertest.Event(ckpt.EventStep, at(1), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepInProgress, By: "superpowers:writing-plans"}),
 		adaptertest.Event(ckpt.EventStep, at(20), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepDone, Output: "plan.md\nphases.md", Notes: "5 phases"}),
-		adaptertest.Event(ckpt.EventStep, at(21), ckpt.StepChange{ID: "EVALUATE_PLAN", Status: ckpt.StepDone}),
+		adaptertest.Event(ckpt.EventStep, at(21), ckpt.StepChange{ID: "EVALUATE_PLAN", Status: ckpt.StepDone, By: "superpowers:evaluate-plan"}),
 		adaptertest.Event(ckpt.EventStep, at(22), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress, By: "superpowers:executing-plans"}),
 		adaptertest.Event(ckpt.EventUpdate, at(40), ckpt.Patch{LastProcessed: adaptertest.Ptr("Task 3: defaults"), NextToProcess: adaptertest.Ptr("Task 4: nesting")}),
 		adaptertest.Event(ckpt.EventCycle, at(41), ckpt.CycleChange{}),
-		adaptertest.Event(ckpt.EventStep, at(42), ckpt.StepChange{ID: "FIX", Status: ckpt.StepInProgress}),
+		adaptertest.Event(ckpt.EventStep, at(42), ckpt.StepChange{ID: "FIX", Status: ckpt.StepInProgress, By: "superpowers:systematic-debugging"}),
 		adaptertest.Event(ckpt.EventBlocker, at(43), ckpt.BlockerChange{ID: "FIX", Text: "spec.md missing"}),
 		adaptertest.Event(ckpt.EventStep, at(44), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress}),
 		adaptertest.Event(ckpt.EventUpdate, at(45), ckpt.Patch{CurrentStep: adaptertest.Ptr("EXECUTE")}),
