@@ -96,6 +96,10 @@ type Handler struct {
 	SyncPlan func(ctx context.Context, id, path string) error
 	// Final lists the extra steps of the final checkpoint.
 	Final []FinalStep
+	// AtStop lists steps run at every Stop, after the turn's writes; each
+	// decides itself whether it has work (seed 001's automated profile runs
+	// only while .ccc-state.json awaits a gate). A failing one is a warning.
+	AtStop []FinalStep
 
 	Loop TaskLoop
 
@@ -561,6 +565,11 @@ func (c *hookCall) stop() {
 	}
 	c.taskLoop(cp)
 	c.recordCode(cp)
+	for _, s := range c.h.AtStop {
+		if err := s.Run(c.ctx, cp); err != nil {
+			c.warn("%s: %s failed: %v", c.id, s.Name, err)
+		}
+	}
 	if c.res.Output != nil {
 		c.signal(ckpt.PresenceWorking, "task loop")
 	} else {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,8 +19,8 @@ import (
 
 // recordFlags holds the values of a record verb's own flags.
 type recordFlags struct {
-	reason, id, typ, title, note string
-	blocking, clear, unmet       bool
+	reason, id, typ, title, note, until string
+	blocking, clear, unmet              bool
 }
 
 // recordVerb is one record command.
@@ -60,14 +61,25 @@ func recordVerbs() map[string]recordVerb {
 			use: "block ID TEXT", short: "Record a blocker (the checkpoint becomes blocked)",
 			long: `Record what blocks checkpoint ID. The checkpoint's status becomes blocked
 until every blocker is cleared with ckpt unblock (and no blocking error is
-active). Blockers get the IDs b1, b2, … unless --id names one.`,
+active). Blockers get the IDs b1, b2, … unless --id names one.
+
+--unblocked-by writes the condition that clears it into its text in seed
+001's form, "TEXT (unblocked by: CONDITION)", as every view and
+.ccc-progress.md's Blockers section show it.`,
 			example: `  ckpt block kai-7/secondary-a "Waiting for DISCOVERY.md"
-  ckpt block kai-7/secondary-a "API key missing" --id api-key`,
+  ckpt block kai-7/secondary-a "API key missing" --id api-key --unblocked-by "ops issues the key"`,
 			args: exactArgs(2, "a checkpoint ID and the blocker's text"),
 			flags: func(fl *pflag.FlagSet, v *recordFlags) {
 				fl.StringVar(&v.id, "id", "", "the blocker's `ID` (default b1, b2, …)")
+				fl.StringVar(&v.until, "unblocked-by", "", "the `CONDITION` that clears the blocker")
 			},
-			request: func(args []string, v *recordFlags) request.Request { return request.Block{ID: v.id, Text: args[1]} },
+			request: func(args []string, v *recordFlags) request.Request {
+				text := args[1]
+				if c := strings.TrimSpace(v.until); c != "" {
+					text += " (unblocked by: " + c + ")"
+				}
+				return request.Block{ID: v.id, Text: text}
+			},
 		},
 		"unblock": {
 			use: "unblock ID [BLOCKER-ID]", short: "Clear one blocker, or all of them",

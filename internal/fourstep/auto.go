@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/tracker"
+	"github.com/ckpt-dev/ckpt/protocols/ccc"
 )
 
 // Auto is the four-step checkpoint as the hooks' final checkpoint runs it
@@ -64,4 +66,16 @@ func (a Auto) Run(ctx context.Context, c *ckpt.Checkpoint) error {
 		return fmt.Errorf("%d of %d steps failed: %s", len(failed), rep.Total, strings.Join(failed, " "))
 	}
 	return nil
+}
+
+// AtGate runs the automated profile (Run) when the project's
+// .ccc-state.json awaits a gate (awaitingGate set): seed 001's stop hook
+// checkpoints at gate boundaries, not at every turn's end. Without a gate,
+// or without a readable state file, it does nothing.
+func (a Auto) AtGate(ctx context.Context, c *ckpt.Checkpoint) error {
+	st, err := ccc.ReadState(filepath.Join(a.Dir, ccc.StateFile))
+	if err != nil || st.Gate() == "" {
+		return nil
+	}
+	return a.Run(ctx, c)
 }

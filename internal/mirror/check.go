@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
@@ -183,7 +184,7 @@ func (m *Store) checkOne(e Entry, c *ckpt.Checkpoint) *Problem {
 		p.What = "unreadable: " + err.Error()
 		return p
 	}
-	want, err := f.Export(c)
+	want, err := exportAt(f, root, c)
 	if err != nil {
 		p.What = "the checkpoint cannot be exported: " + err.Error()
 		return p
@@ -364,4 +365,15 @@ func Repair(ctx context.Context, st ckpt.Store, list List, ids []string, opts Op
 		}
 	}
 	return found
+}
+
+// exportAt is what f's Mirror writes for c under root: ExportAt where the
+// format reads its project to write (ccc's .ccc-state.json), else Export.
+func exportAt(f protocols.Format, root string, c *ckpt.Checkpoint) ([]byte, error) {
+	if at, ok := f.(interface {
+		ExportAt(root string, c *ckpt.Checkpoint) ([]byte, error)
+	}); ok {
+		return at.ExportAt(root, c)
+	}
+	return f.Export(c)
 }

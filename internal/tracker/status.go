@@ -92,9 +92,11 @@ func StatusComment(u StatusUpdate) string {
 // Task N is the current step as (*ckpt.Checkpoint).Position defines it,
 // else (every step finished) the last; M is the number of steps. Without steps, N and M come from c.Progress and
 // the description is c.CurrentStep or c.Title. State is Blocked for a
-// blocked checkpoint or one with active blockers, Resuming for a waiting
-// (paused) one, In Progress for one in progress, and Pending, Done, Failed
-// or Abandoned otherwise. Next is the first of c.Resume.NextSteps, else
+// blocked checkpoint or one with active blockers, Resuming for one a new
+// session resumed and has not changed since (seed 001's handoff picked up
+// by /ccc:go), In Progress for one in progress or waiting (at a gate, for
+// a person: the work is not blocked), and Pending, Done, Failed or
+// Abandoned otherwise. Next is the first of c.Resume.NextSteps, else
 // c.Context.NextToProcess, else the first unfinished step after task N.
 func UpdateFromCheckpoint(c *ckpt.Checkpoint, since, now time.Time) StatusUpdate {
 	u := StatusUpdate{Updated: now}
@@ -121,9 +123,9 @@ func UpdateFromCheckpoint(c *ckpt.Checkpoint, since, now time.Time) StatusUpdate
 	switch {
 	case c.Status == ckpt.StatusBlocked || len(active) > 0:
 		u.State = StateBlocked
-	case c.Status == ckpt.StatusWaiting:
+	case c.Status == ckpt.StatusInProgress && resumedUntouched(c):
 		u.State = StateResuming
-	case c.Status == ckpt.StatusInProgress:
+	case c.Status == ckpt.StatusInProgress || c.Status == ckpt.StatusWaiting:
 		u.State = StateInProgress
 	case c.Status == ckpt.StatusDone:
 		u.State = StateDone
@@ -196,3 +198,7 @@ func joinOrNone(items []string) string {
 	}
 	return orNone(strings.Join(kept, "; "))
 }
+
+// resumedUntouched reports a checkpoint a session resumed (or took over)
+// that has made no progress since.
+func resumedUntouched(c *ckpt.Checkpoint) bool { return c.ResumesWithoutProgress > 0 }

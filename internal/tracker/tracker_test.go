@@ -93,11 +93,22 @@ func TestUpdateFromCheckpoint(t *testing.T) {
 		t.Fatalf("got %+v", u)
 	}
 
-	// No steps: N and M from progress; a waiting checkpoint is Resuming.
+	// No steps: N and M from progress; a waiting checkpoint (at a gate) is
+	// In Progress, not Resuming: seed 001's Resuming is a handoff picked up.
 	p := &ckpt.Checkpoint{Title: "Batch", Status: ckpt.StatusWaiting, Progress: ckpt.Progress{Done: 6, Total: 10},
 		Context: ckpt.Context{NextToProcess: "file 7"}}
 	u = UpdateFromCheckpoint(p, time.Time{}, now)
-	if u.Task != 7 || u.Total != 10 || u.Description != "Batch" || u.State != StateResuming || u.Next != "file 7" {
+	if u.State != StateInProgress {
+		t.Errorf("a waiting checkpoint reads %q, want In Progress", u.State)
+	}
+	resumed := *p
+	resumed.Status, resumed.ResumesWithoutProgress = ckpt.StatusInProgress, 1
+	if u := UpdateFromCheckpoint(&resumed, time.Time{}, now); u.State != StateResuming {
+		t.Errorf("a checkpoint resumed and not yet moved on reads %q, want Resuming", u.State)
+	}
+	p.Status = ckpt.StatusInProgress
+	u = UpdateFromCheckpoint(p, time.Time{}, now)
+	if u.Task != 7 || u.Total != 10 || u.Description != "Batch" || u.State != StateInProgress || u.Next != "file 7" {
 		t.Fatalf("got %+v", u)
 	}
 

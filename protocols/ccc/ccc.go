@@ -360,9 +360,25 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 	return renderProgress(c, keptMarkdown{Header: m.Header, Sections: m.Sections}), nil
 }
 
-// Mirror writes c to <root>/.ccc-progress.md durably.
+// ExportAt is Export for the project at root: a checkpoint without a task
+// ID takes the issue key its project's .ccc-state.json names
+// (linearIssue), so **Issue:** reads "CIA-123 — Title" as the seed's
+// /ccc:go expects, not the checkpoint's ID. Mirror writes this, and ckpt
+// mirror check compares with it.
+func (f *Format) ExportAt(root string, c *ckpt.Checkpoint) ([]byte, error) {
+	if c.TaskID == "" {
+		if st, err := ReadState(filepath.Join(root, StateFile)); err == nil && strings.TrimSpace(st.LinearIssue) != "" {
+			cc := *c
+			cc.TaskID = strings.TrimSpace(st.LinearIssue)
+			c = &cc
+		}
+	}
+	return f.Export(c)
+}
+
+// Mirror writes c to <root>/.ccc-progress.md durably (as ExportAt).
 func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
-	data, err := f.Export(c)
+	data, err := f.ExportAt(root, c)
 	if err != nil {
 		return err
 	}

@@ -238,3 +238,27 @@ func TestMirrorWritesTheProgressFile(t *testing.T) {
 		t.Errorf("Mirror must leave the stop hook's state file alone: %v", err)
 	}
 }
+
+// TestMirrorTakesTheIssueKeyFromTheState: a checkpoint started without
+// --task gets the **Issue:** key its project's .ccc-state.json names, in
+// the progress file and its continuation prompt.
+func TestMirrorTakesTheIssueKeyFromTheState(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, StateFile), []byte(`{"linearIssue": "CIA-42", "phase": "execution"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &ckpt.Checkpoint{ID: "session-1", Title: "CSV import", Status: ckpt.StatusInProgress}
+	if err := New().Mirror(root, c); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, ProgressFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "**Issue:** CIA-42 — CSV import\n") || !strings.Contains(string(data), "Resume CIA-42.") {
+		t.Errorf("the issue key of .ccc-state.json is not used:\n%s", data)
+	}
+	if c.TaskID != "" {
+		t.Errorf("Mirror changed the checkpoint: task %q", c.TaskID)
+	}
+}
