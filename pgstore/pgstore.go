@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,9 +119,53 @@ func connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("pgstore: connecting to %s: %w", cfg.ConnConfig.Host, classify(err))
+		return nil, &connectError{cfg: &cfg.ConnConfig.Config, err: classify(err)}
 	}
 	return pool, nil
+}
+
+// connectError is a database that could not be reached, said once in a
+// person's words: pgx's own text names every address it tried, each with
+// the whole chain of errors, so a refused connection reads twice.
+type connectError struct {
+	cfg *pgconn.Config
+	err error // classified: ckpt.ErrUnavailable for a server not reached
+}
+
+func (e *connectError) Error() string {
+	where := e.cfg.Host
+	if !strings.HasPrefix(where, "/") {
+		where += ":" + strconv.Itoa(int(e.cfg.Port))
+	}
+	msg := "cannot connect to PostgreSQL at " + where + " as " + e.cfg.User + ", database " + e.cfg.Database + " (" + connectReason(e.err) + ")"
+	if errors.Is(e.err, ckpt.ErrUnavailable) {
+		return ckpt.ErrUnavailable.Error() + ": " + msg + ": is the server running there, and is the connection string right?"
+	}
+	return msg
+}
+
+func (e *connectError) Unwrap() error { return e.err }
+
+// connectReason is why a connection failed, in a few words: the server's
+// own message, or the innermost error of the first address tried.
+func connectReason(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Message
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		inner := op.Err
+		for errors.Unwrap(inner) != nil {
+			inner = errors.Unwrap(inner)
+		}
+		return inner.Error()
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && errors.Unwrap(ce) != nil {
+		return errors.Unwrap(ce).Error()
+	}
+	return err.Error()
 }
 
 // SetClock makes now the store's clock: the time events and beats get when

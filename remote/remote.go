@@ -31,8 +31,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
@@ -279,8 +281,45 @@ func transportError(ctx context.Context, err error) error {
 	if errors.As(err, &cv) {
 		return fmt.Errorf("the server's TLS certificate is not trusted here: %w (for a private CA or a self-signed certificate, point SSL_CERT_FILE at it)", err)
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// url.Error's text repeats the method and the whole URL, query
+		// included; a person needs the server and why it did not answer.
+		where := ue.URL
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			where = u.Scheme + "://" + u.Host
+		}
+		return &unreachableError{where: where, reason: dialReason(ue.Err), err: err}
+	}
 	return fmt.Errorf("%w: %w", ckpt.ErrUnavailable, err)
 }
+
+// dialReason is why a request got no answer, in a few words.
+func dialReason(err error) string {
+	var op *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "timed out"
+	case errors.As(err, &op) && op.Err != nil:
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
+// unreachableError is a server that did not answer: ckpt.ErrUnavailable
+// (retryable) with the transport's error in its chain, worded for a person.
+type unreachableError struct {
+	where, reason string
+	err           error
+}
+
+func (e *unreachableError) Error() string {
+	return ckpt.ErrUnavailable.Error() + ": cannot reach ckpt serve at " + e.where + " (" + e.reason + "): is the server running there, and is the URL in --store or CKPT_STORE right?"
+}
+
+func (e *unreachableError) Unwrap() []error { return []error{ckpt.ErrUnavailable, e.err} }
 
 // pause waits before try number attempt (1, 2…): Backoff doubled each time
 // up to 2 s, plus up to half of it again at random.

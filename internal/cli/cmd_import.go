@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -100,6 +101,12 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 	if o.JSON {
 		if err := writeJSON(o.IO.Out, results); err != nil {
 			return err
+		}
+	}
+	if imported == 0 && errors.Is(firstErr, fs.ErrNotExist) {
+		var pe *fs.PathError
+		if errors.As(firstErr, &pe) {
+			return fmt.Errorf("%w: nothing imported: there is no file %s; give the path of a %s file", ckpt.ErrInvalid, pe.Path, o.Format)
 		}
 	}
 	if imported == 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"regexp"
 	"strings"
 	"sync"
@@ -121,6 +122,8 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, errStaleFound), errors.Is(err, errWarnFound):
 		return "see ckpt stale --help"
+	case errors.Is(err, fs.ErrPermission):
+		return "this user may read the store but not write it: run ckpt as the user who owns it, or give a store you can write with --store DIR or CKPT_STORE"
 	}
 	code := ckpt.ErrorCode(err)
 	return withSubject(exitCodes[code].hint, code, msg)
@@ -157,7 +160,7 @@ func withSubject(h string, code ckpt.Code, msg string) string {
 // errorLine is the one line printed for err: its message on one line, with
 // a hint saying what to do when the message does not already say it.
 func errorLine(err error) string {
-	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	msg := oneLine(err.Error())
 	h := hint(err)
 	var u usageError
 	switch {
@@ -167,6 +170,26 @@ func errorLine(err error) string {
 		return msg + " (" + h + ")"
 	}
 	return msg + ": " + h
+}
+
+// suggestion is cobra's "Did you mean this?" block under an unknown
+// command: a blank line, the question, then one tab-indented verb a line.
+var suggestion = regexp.MustCompile(`\n+Did you mean this\?\n((?:\t[^\n]*\n?)+)`)
+
+// oneLine puts a multi-line message on one line: cobra's suggestions become
+// "did you mean show?", other lines are joined with "; ", blank ones dropped.
+func oneLine(msg string) string {
+	msg = suggestion.ReplaceAllStringFunc(msg, func(block string) string {
+		verbs := strings.Fields(suggestion.FindStringSubmatch(block)[1])
+		return "; did you mean " + strings.Join(verbs, " or ") + "?"
+	})
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
 }
 
 // printError writes err as `ckpt: <message>` on one line.

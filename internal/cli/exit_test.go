@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -47,6 +48,8 @@ func TestErrorLineIsOneLineAndSaysWhatToDo(t *testing.T) {
 		{fmt.Errorf("%w: a step needs an ID", ckpt.ErrInvalid), "see ckpt help"},
 		// A message that already names a command keeps its own advice.
 		{fmt.Errorf("%w: w: create it first with ckpt start w", ckpt.ErrNotFound), "create it first with ckpt start w"},
+		// A store this user may read but not write.
+		{fmt.Errorf("filestore: locking w: %w", &fs.PathError{Op: "open", Path: "/s/.ckpt/checkpoints/w/lock", Err: fs.ErrPermission}), "run ckpt as the user who owns it"},
 	}
 	for _, tc := range cases {
 		line := errorLine(tc.err)
@@ -56,6 +59,16 @@ func TestErrorLineIsOneLineAndSaysWhatToDo(t *testing.T) {
 	}
 	if line := errorLine(fmt.Errorf("%w: w: create it first with ckpt start w", ckpt.ErrNotFound)); strings.Contains(line, "ckpt ls") {
 		t.Errorf("a hint was added to a message with its own advice: %q", line)
+	}
+}
+
+// cobra's "Did you mean this?" block reads as one question, not as
+// "; ; Did you mean this?; show;".
+func TestErrorLineAsksAboutATypo(t *testing.T) {
+	err := usagef("unknown command \"shwo\" for \"ckpt\"\n\nDid you mean this?\n\tshow\n\tshow2\n")
+	want := `unknown command "shwo" for "ckpt"; did you mean show or show2? (see ckpt help)`
+	if got := errorLine(err); got != want {
+		t.Errorf("errorLine = %q, want %q", got, want)
 	}
 }
 
