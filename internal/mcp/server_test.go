@@ -269,7 +269,10 @@ func TestStepDecisionBlockerHeartbeat(t *testing.T) {
 		t.Errorf("current step %v", out.Checkpoint["current_step"])
 	}
 	ok[StateOutput](t, f, "ckpt_step", map[string]any{"id": "job", "step": "research", "status": "done", "output": "research/NOTES.md", "by": "main"})
-	ok[StateOutput](t, f, "ckpt_step", map[string]any{"id": "job", "step": "review", "title": "Review", "status": "skipped"})
+	// A typo is refused with the step meant, as on the command line; add
+	// adds a step.
+	fails(t, f, "ckpt_step", map[string]any{"id": "job", "step": "reserch", "status": "done"}, `did you mean "research"? (to add it as a new step: call ckpt_step again with add: true)`)
+	ok[StateOutput](t, f, "ckpt_step", map[string]any{"id": "job", "step": "review", "title": "Review", "status": "skipped", "add": true})
 	c := f.get(t, "job")
 	if c.Steps[0].Status != ckpt.StepDone || c.Steps[0].Output != "research/NOTES.md" || len(c.Steps) != 3 || c.Progress.Done != 2 || c.Progress.Total != 3 {
 		t.Errorf("steps %+v progress %+v", c.Steps, c.Progress)

@@ -88,7 +88,8 @@ type UpdateInput struct {
 // StepChangeInput are ckpt_step's arguments.
 type StepChangeInput struct {
 	ID     string `json:"id" jsonschema:"the checkpoint ID, e.g. kai-7/secondary-a"`
-	Step   string `json:"step" jsonschema:"the step's ID; an ID the checkpoint does not have yet adds the step"`
+	Step   string `json:"step" jsonschema:"the step's ID; an ID the checkpoint does not have is refused (with the closest step named) unless add is true"`
+	Add    bool   `json:"add,omitempty" jsonschema:"true to add the step when the checkpoint does not have it, at the end of the plan"`
 	Status string `json:"status,omitempty" jsonschema:"pending, in_progress, done, failed or skipped (start, started, complete and completed are accepted)"`
 	Title  string `json:"title,omitempty" jsonschema:"what the step is"`
 	Phase  string `json:"phase,omitempty" jsonschema:"the phase the step belongs to"`
@@ -254,7 +255,7 @@ var ToolNames = []string{"ckpt_start", "ckpt_update", "ckpt_step", "ckpt_decisio
 func (s *server) addTools(srv *sdk.Server) {
 	add(srv, s, &sdk.Tool{Name: "ckpt_start", Description: "Create a checkpoint for a new unit of work, with its goal and planned steps. Fails if the ID exists: use ckpt_resume to continue existing work."}, s.start)
 	add(srv, s, &sdk.Tool{Name: "ckpt_update", Description: "Change fields of a checkpoint: status, stage, phase, current step, progress, files, context, resume instructions, next steps, labels, meta. Absent fields are left alone."}, s.update)
-	add(srv, s, &sdk.Tool{Name: "ckpt_step", Description: "Start, finish, fail or skip a step of a checkpoint (a new step ID adds the step). Progress follows the steps."}, s.step)
+	add(srv, s, &sdk.Tool{Name: "ckpt_step", Description: "Start, finish, fail or skip a step of a checkpoint (a step it does not have yet needs add: true). Progress follows the steps."}, s.step)
 	add(srv, s, &sdk.Tool{Name: "ckpt_decision", Description: "Record a decision and its reason, so a resuming session does not reopen it."}, s.decision)
 	add(srv, s, &sdk.Tool{Name: "ckpt_blocker", Description: "Add a blocker (the checkpoint becomes blocked) or clear one or all (it returns to in_progress)."}, s.blocker)
 	add(srv, s, &sdk.Tool{Name: "ckpt_heartbeat", Description: "Record that the agent is alive. Cheap: it does not grow the history. Call it during long work so the checkpoint does not look stale."}, s.heartbeat)
@@ -358,8 +359,14 @@ func (s *server) step(ctx context.Context, req *sdk.CallToolRequest, in StepChan
 	if err != nil {
 		return nil, StateOutput{}, err
 	}
-	r := request.Step{Step: in.Step, Status: st, Title: in.Title, Phase: in.Phase, By: in.By, Output: in.Output, Notes: in.Notes, Add: true, Actor: s.actor(req, in.Agent).Agent}
-	return s.write(ctx, req, in.ID, in.Agent, r, in.IfRev, in.Key)
+	r := request.Step{Step: in.Step, Status: st, Title: in.Title, Phase: in.Phase, By: in.By, Output: in.Output, Notes: in.Notes, Add: in.Add, Actor: s.actor(req, in.Agent).Agent}
+	res, out, err := s.write(ctx, req, in.ID, in.Agent, r, in.IfRev, in.Key)
+	var nf *ckpt.StepNotFoundError
+	if errors.As(err, &nf) {
+		// As the CLI does: a typo must not add a step and count it done.
+		return nil, StateOutput{}, fmt.Errorf("%w (to add it as a new step: call ckpt_step again with add: true)", err)
+	}
+	return res, out, err
 }
 
 func (s *server) decision(ctx context.Context, req *sdk.CallToolRequest, in DecisionInput) (*sdk.CallToolResult, StateOutput, error) {
