@@ -146,6 +146,9 @@ type Checkpoint struct {
 	// Archived is set when the checkpoint was archived (finished, crashed,
 	// aborted); archived checkpoints are hidden from listings by default.
 	Archived *Archive `json:"archived,omitempty"`
+	// Messages are the messages told (EventTold) and not yet delivered
+	// into the agent's context (EventDelivered), oldest first.
+	Messages []Message `json:"messages,omitempty"`
 
 	StartedAt   time.Time  `json:"started_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`

@@ -97,6 +97,7 @@ func (w *jsonWriter) checkpoint(c *Checkpoint) {
 	}
 	w.optInt(`,"resumes_without_progress":`, c.ResumesWithoutProgress)
 	w.archive(c.Archived)
+	w.messages(c.Messages)
 	w.raw(`,"started_at":`)
 	w.time(c.StartedAt)
 	w.raw(`,"updated_at":`)
@@ -207,6 +208,28 @@ func (w *jsonWriter) blockers(bs []Blocker) {
 		w.raw(`,"since":`)
 		w.time(b.Since)
 		w.optTime(`,"cleared_at":`, b.ClearedAt)
+		w.raw(`}`)
+	}
+	w.raw(`]`)
+}
+
+func (w *jsonWriter) messages(ms []Message) {
+	if len(ms) == 0 {
+		return
+	}
+	w.raw(`,"messages":[`)
+	for i, m := range ms {
+		if i > 0 {
+			w.raw(`,`)
+		}
+		w.raw(`{"id":`)
+		w.str(m.ID)
+		w.raw(`,"from":`)
+		w.str(m.From)
+		w.raw(`,"at":`)
+		w.time(m.At)
+		w.raw(`,"text":`)
+		w.str(m.Text)
 		w.raw(`}`)
 	}
 	w.raw(`]`)
@@ -523,6 +546,7 @@ func (w *jsonWriter) summary(s *Summary) {
 	if s.Partial {
 		w.raw(`,"partial":true`)
 	}
+	w.optInt(`,"messages":`, s.Messages)
 	w.archive(s.Archived)
 	w.raw(`,"started_at":`)
 	w.time(s.StartedAt)

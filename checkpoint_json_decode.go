@@ -337,7 +337,7 @@ func (r *jsonReader) value(depth int) []byte {
 var checkpointFields = []string{"id", "rev", "parent", "labels", "agent", "session", "title", "task_id",
 	"stage", "phase", "current_step", "status", "status_reason", "steps", "progress", "acceptance",
 	"decisions", "blockers", "errors", "files", "context", "resume", "cycles", "review_scores", "meta",
-	"heartbeat", "code", "resumes_without_progress", "archived", "started_at", "updated_at", "completed_at"}
+	"heartbeat", "code", "resumes_without_progress", "archived", "messages", "started_at", "updated_at", "completed_at"}
 
 func (r *jsonReader) checkpoint(c *Checkpoint) {
 	r.object(checkpointFields, func(k string) {
@@ -444,6 +444,9 @@ func (r *jsonReader) checkpointRest(c *Checkpoint, k string) {
 		c.ResumesWithoutProgress = r.intv()
 	case "archived":
 		c.Archived = r.archive()
+	case "messages":
+		c.Messages = []Message{}
+		r.array(func() { c.Messages = append(c.Messages, r.message()) })
 	case "started_at":
 		c.StartedAt = r.time()
 	case "updated_at":
@@ -618,6 +621,22 @@ func (r *jsonReader) blocker() (b Blocker) {
 		}
 	})
 	return b
+}
+
+func (r *jsonReader) message() (m Message) {
+	r.object([]string{"id", "from", "at", "text"}, func(k string) {
+		switch k {
+		case "id":
+			m.ID = r.str()
+		case "from":
+			m.From = r.str()
+		case "at":
+			m.At = r.time()
+		default:
+			m.Text = r.str()
+		}
+	})
+	return m
 }
 
 func (r *jsonReader) errorItem() (e ErrorItem) {

@@ -61,6 +61,9 @@ func fuzzCheckpoint(s1, s2 string, n int64, f float64, sec, nsec int64, offset i
 		c.Archived = &ckpt.Archive{Reason: s1, At: at, From: s2}
 		c.CompletedAt = &later
 	}
+	if flags&1024 != 0 {
+		c.Messages = []ckpt.Message{{ID: s1, From: s2, At: at, Text: s1}, {ID: s2, At: later}}
+	}
 	return c
 }
 

@@ -30,8 +30,8 @@ func Fold(id string, events []Event) (*Checkpoint, error) {
 // before it (nil if the checkpoint does not exist yet). e.Seq must be c.Rev+1.
 //
 // Apply validates the event against the state and refuses it with an error
-// wrapping ErrInvalid, ErrExists, ErrNotFound, ErrCycleLimit or ErrCorrupt
-// (a Seq out of order). It changes c in place: after an error the caller
+// wrapping ErrInvalid, ErrExists, ErrNotFound, ErrCycleLimit, ErrCorrupt
+// (a Seq out of order) or ErrConflict (a message delivered twice). It changes c in place: after an error the caller
 // must discard c.
 func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	if e.Type == EventCreated || c == nil && e.Type == EventImported {
@@ -61,7 +61,9 @@ func Apply(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 		return nil, err
 	}
 	c.Rev = e.Seq
-	c.UpdatedAt = at
+	if !quietEvent(e.Type) {
+		c.UpdatedAt = at
+	}
 	Derive(c)
 	if c.Progress.Done > doneBefore {
 		c.ResumesWithoutProgress = 0
@@ -113,6 +115,12 @@ func applyChange(id string, c *Checkpoint, e Event, at time.Time) error {
 		return decodeThen(e, &n, func() error { return applyNote(c, n) })
 	case EventCode:
 		return applyCode(c, e)
+	case EventTold:
+		var t Tell
+		return decodeThen(e, &t, func() error { return applyTold(c, e, t, at) })
+	case EventDelivered:
+		var d Delivery
+		return decodeThen(e, &d, func() error { return applyDelivered(c, d) })
 	}
 	return fmt.Errorf("%w: unknown event type %q", ErrInvalid, e.Type)
 }
@@ -196,8 +204,11 @@ func applySnapshot(id string, c *Checkpoint, e Event) (*Checkpoint, error) {
 	if s.New && c.Rev > 0 {
 		return nil, fmt.Errorf("%w: %s (revision %d) cannot be created again from a snapshot", ErrExists, id, c.Rev)
 	}
-	started := c.StartedAt
+	started, pending := c.StartedAt, c.Messages
 	*c = s.State
+	// Messages are a mailbox, not the work's state: a snapshot neither
+	// brings back delivered ones nor drops pending ones.
+	c.Messages = pending
 	c.ID, c.Rev = id, e.Seq
 	// An imported or synced file keeps its own time of last change, so an
 	// agent that went quiet before the import still looks quiet; a restore

@@ -250,6 +250,7 @@ func FuzzApply(f *testing.F) {
 		{"blocker", `{"text":"x"}`}, {"blocker", `{"clear":true}`}, {"imported", `{"state":{"status":"done"}}`},
 		{"cycle", ``}, {"session.resumed", `{}`}, {"taken_over", `{"to":{"id":"n"}}`}, {"error", `{"message":"m","blocking":true}`},
 		{"accept", `{"id":"t","met":true}`}, {"restored", `{"state":{"status":"pending","steps":[{"id":""}]}}`}, {"update", `{"interval":-5}`},
+		{"told", `{"text":"hi"}`}, {"told", `{"text":" "}`}, {"delivered", `{"ids":["m1"]}`},
 	} {
 		f.Add(s.typ, []byte(s.data))
 	}
@@ -261,7 +262,7 @@ func FuzzApply(f *testing.F) {
 		e := ckpt.Event{Seq: 2, At: t0, Type: ckpt.EventType(typ), Data: data}
 		got, err := ckpt.Apply("x", c, e)
 		if err != nil {
-			for _, known := range []error{ckpt.ErrInvalid, ckpt.ErrCycleLimit, ckpt.ErrExists, ckpt.ErrCorrupt} {
+			for _, known := range []error{ckpt.ErrInvalid, ckpt.ErrCycleLimit, ckpt.ErrExists, ckpt.ErrCorrupt, ckpt.ErrConflict} {
 				if errors.Is(err, known) {
 					return
 				}

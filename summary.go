@@ -29,7 +29,9 @@ type Summary struct {
 	ActiveBlockers int `json:"active_blockers,omitempty"`
 	BlockingErrors int `json:"blocking_errors,omitempty"`
 	// Partial is a done checkpoint whose acceptance criteria are not all met.
-	Partial     bool       `json:"partial,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// Messages counts the messages told and not yet delivered.
+	Messages    int        `json:"messages,omitempty"`
 	Archived    *Archive   `json:"archived,omitempty"`
 	StartedAt   time.Time  `json:"started_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
@@ -43,7 +45,7 @@ func (c *Checkpoint) Summary() Summary {
 		ID: c.ID, Rev: c.Rev, Parent: c.Parent, Agent: c.Agent, SessionID: c.Session.ID,
 		Title: c.Title, TaskID: c.TaskID, Stage: c.Stage, Phase: c.Phase,
 		Status: c.Status, CurrentStep: c.CurrentStep, Progress: c.Progress,
-		Heartbeat: c.Heartbeat, Partial: c.PartiallyComplete(),
+		Heartbeat: c.Heartbeat, Partial: c.PartiallyComplete(), Messages: len(c.Messages),
 		StartedAt: c.StartedAt, UpdatedAt: c.UpdatedAt,
 	}
 	if len(c.Labels) > 0 {

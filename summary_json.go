@@ -26,7 +26,7 @@ func decodeSummaryFast(data []byte, s *Summary) bool {
 
 var summaryFields = []string{"id", "rev", "parent", "labels", "agent", "session_id", "title", "task_id",
 	"stage", "phase", "status", "current_step", "progress", "heartbeat", "active_blockers",
-	"blocking_errors", "partial", "archived", "started_at", "updated_at", "completed_at"}
+	"blocking_errors", "partial", "messages", "archived", "started_at", "updated_at", "completed_at"}
 
 func (r *jsonReader) summary(s *Summary) {
 	r.object(summaryFields, func(k string) {
@@ -74,6 +74,8 @@ func (r *jsonReader) summaryRest(s *Summary, k string) {
 		s.BlockingErrors = r.intv()
 	case "partial":
 		s.Partial = r.bool()
+	case "messages":
+		s.Messages = r.intv()
 	case "archived":
 		s.Archived = r.archive()
 	case "started_at":

@@ -361,6 +361,7 @@ func (c *hookCall) sessionStart() {
 	fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
 	b.WriteString(c.prompt(cp))
 	c.res.Output = SessionStartOutput(b.String())
+	c.deliverAsContext(cp, EventSessionStart)
 	c.recordCode(cp)
 	c.signal(ckpt.PresenceWorking, "session start: "+orDash(c.in.Source))
 }
@@ -396,7 +397,9 @@ func (c *hookCall) userPrompt() {
 		c.recordCode(cp)
 	} else if next := c.joinSession(cp); next != cp {
 		c.recordCode(next)
+		cp = next
 	}
+	c.deliverAsContext(cp, EventUserPromptSubmit)
 	c.signal(ckpt.PresenceWorking, "")
 	if c.h.StateDir == "" {
 		return
@@ -563,16 +566,22 @@ func (c *hookCall) stop() {
 			cp = next
 		}
 	}
-	c.taskLoop(cp)
+	told := c.deliverAtStop(cp)
+	if !told {
+		c.taskLoop(cp)
+	}
 	c.recordCode(cp)
 	for _, s := range c.h.AtStop {
 		if err := s.Run(c.ctx, cp); err != nil {
 			c.warn("%s: %s failed: %v", c.id, s.Name, err)
 		}
 	}
-	if c.res.Output != nil {
+	switch {
+	case told:
+		c.signal(ckpt.PresenceWorking, "reading a message (ckpt tell)")
+	case c.res.Output != nil:
 		c.signal(ckpt.PresenceWorking, "task loop")
-	} else {
+	default:
 		c.signal(ckpt.PresenceWaiting, "turn ended")
 	}
 }

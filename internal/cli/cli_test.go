@@ -287,6 +287,7 @@ func TestVerbsCoverEveryField(t *testing.T) {
 	h.ok("accept", id, "tests")
 	h.ok("cycle", id)
 	h.ok("note", id, "more")
+	h.ok("tell", id, "pending until a hook delivers it")
 	h.ok("checkpoint", id, "--profile", "auto", "--dir", divergedRepo(t)) // records where the code is
 	h.now = t0.Add(time.Minute)
 	h.ok("beat", id)

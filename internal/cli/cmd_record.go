@@ -139,6 +139,21 @@ and ckpt exits with code 8: stop looping and ask for help, or raise the limit.`,
 			args:    exactArgs(2, "a checkpoint ID and the note's text"),
 			request: func(args []string, v *recordFlags) request.Request { return request.Note{Text: args[1]} },
 		},
+		"tell": {
+			use: "tell ID MESSAGE", short: "Tell the agent working on a checkpoint something (delivered at its next hook)",
+			long: `Send MESSAGE to the agent working on checkpoint ID. It is recorded in the
+history (who, when) and delivered once into the agent's context at its next
+hook: a Claude Code session about to stop goes on with it, a new prompt or
+session start gets it as context (Codex and Gemini CLI alike). Until then
+ckpt show lists it as pending; a resumed or taken-over session gets it.
+The agent reads it as a message from you (your --agent, CKPT_AGENT or
+user:LOGIN; a server records the token's agent), never as instructions
+from its system. At most 4096 bytes; at most 20 wait undelivered.`,
+			example: `  ckpt tell kai-7/secondary-a "The schema change is approved: go ahead"
+  CKPT_AGENT=lead ckpt tell team/build-42 "Skip the flaky e2e suite for now"`,
+			args:    exactArgs(2, "a checkpoint ID and the message"),
+			request: func(args []string, v *recordFlags) request.Request { return request.Tell{Text: args[1]} },
+		},
 		"done": statusVerb(ckpt.StatusDone, "done", "Mark the work done", false, `  ckpt done kai-7/secondary-a`),
 		"fail": statusVerb(ckpt.StatusFailed, "fail", "Mark the work failed, with the reason", true, `  ckpt fail kai-7/secondary-a --reason "upstream API removed"`),
 		"wait": statusVerb(ckpt.StatusWaiting, "wait", "Mark the work waiting, with what it waits for", true, `  ckpt wait kai-7/secondary-a --reason "review by Primary"`),

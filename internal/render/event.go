@@ -105,6 +105,22 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return fmt.Sprintf("cycle %d", c.Cycles.Count)
 	case ckpt.EventNote:
 		return "note added"
+	case ckpt.EventTold:
+		var m ckpt.Tell
+		_ = json.Unmarshal(e.Data, &m)
+		from := e.Actor.Agent
+		if from == "" {
+			from = ckpt.UnknownSender
+		}
+		return fmt.Sprintf("message m%d from %s: %s", e.Seq, from, squeeze(m.Text, 60))
+	case ckpt.EventDelivered:
+		var d ckpt.Delivery
+		_ = json.Unmarshal(e.Data, &d)
+		line := "delivered " + strings.Join(d.IDs, ", ")
+		if d.Via != "" {
+			line += " via " + d.Via
+		}
+		return line
 	case ckpt.EventCode:
 		var cs ckpt.CodeState
 		if json.Unmarshal(e.Data, &cs) == nil && cs.Root != "" {

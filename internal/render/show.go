@@ -56,6 +56,7 @@ func writeShow(b *strings.Builder, c *ckpt.Checkpoint, now time.Time, alive ckpt
 	showDecisions(b, c.Decisions)
 	showBlockers(b, c.Blockers)
 	showErrors(b, c.Errors)
+	showMessages(b, c.Messages)
 	showFiles(b, c.Files)
 	showContext(b, c.Context)
 	showResume(b, c.Resume)
@@ -236,6 +237,17 @@ func showErrors(b *strings.Builder, es []ckpt.ErrorItem) {
 			extra = append(extra, "cleared")
 		}
 		fmt.Fprintf(b, "%s  (%s)\n", line, strings.Join(extra, ", "))
+	}
+}
+
+// showMessages writes the messages told and not yet delivered.
+func showMessages(b *strings.Builder, ms []ckpt.Message) {
+	if len(ms) == 0 {
+		return
+	}
+	fmt.Fprintln(b, "messages (pending: delivered at the agent's next hook)")
+	for _, m := range ms {
+		fmt.Fprintf(b, "  > %s  from %s  (%s)  %s\n", m.ID, m.From, m.At.Format(TimeLayout), squeeze(m.Text, 200))
 	}
 }
 
