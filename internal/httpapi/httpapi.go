@@ -30,6 +30,8 @@ const (
 	PathCheck       = "/v1/check"          // POST: check the store (read-only)
 	PathRepair      = "/v1/repair"         // POST: repair the store (admin)
 	PathStale       = "/v1/stale"          // GET: the silent checkpoints
+	PathInbox       = "/v1/inbox"          // GET: what needs a person
+	PathTell        = "/v1/tell/"          // {id}: POST a message for the agent
 	PathInfo        = "/v1/info"           // GET: version and capabilities
 	PathOpenAPI     = "/openapi.json"      // GET: this API in OpenAPI 3.1
 	PathMCP         = "/mcp"               // the MCP server (streamable HTTP)
@@ -160,6 +162,14 @@ type Check struct {
 type Info struct {
 	Version      string            `json:"version"`
 	Capabilities ckpt.Capabilities `json:"capabilities"`
+}
+
+// Tell is the body of PathTell: the message, and the sender to record
+// when the token is bound to no agent (an agent-bound token's agent is
+// the sender).
+type Tell struct {
+	Text string `json:"text"`
+	From string `json:"from,omitempty"`
 }
 
 // StaleEntry is one silent checkpoint in the answer to PathStale.

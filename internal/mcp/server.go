@@ -44,6 +44,9 @@ type Options struct {
 	// Thresholds are the default liveness limits of ckpt_stale, ckpt_show
 	// and ckpt_list (zero: 2× and 4× each checkpoint's interval).
 	Thresholds ckpt.Thresholds
+	// Prefix, when set, scopes ckpt_inbox to IDs under it (a prefix-bound
+	// token's, over HTTP).
+	Prefix string
 }
 
 // DefaultAgent is the actor recorded when neither the call nor Options

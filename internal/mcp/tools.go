@@ -250,7 +250,7 @@ func add[In, Out any](srv *sdk.Server, s *server, t *sdk.Tool, h handler[In, Out
 }
 
 // ToolNames lists the server's tools, in the order they are registered.
-var ToolNames = []string{"ckpt_start", "ckpt_update", "ckpt_step", "ckpt_decision", "ckpt_blocker", "ckpt_heartbeat", "ckpt_show", "ckpt_resume", "ckpt_list", "ckpt_stale"}
+var ToolNames = []string{"ckpt_start", "ckpt_update", "ckpt_step", "ckpt_decision", "ckpt_blocker", "ckpt_heartbeat", "ckpt_show", "ckpt_resume", "ckpt_list", "ckpt_stale", "ckpt_tell", "ckpt_inbox"}
 
 func (s *server) addTools(srv *sdk.Server) {
 	add(srv, s, &sdk.Tool{Name: "ckpt_start", Description: "Create a checkpoint for a new unit of work, with its goal and planned steps. Fails if the ID exists: use ckpt_resume to continue existing work."}, s.start)
@@ -263,6 +263,7 @@ func (s *server) addTools(srv *sdk.Server) {
 	add(srv, s, &sdk.Tool{Name: "ckpt_resume", Description: "Start a new session on a checkpoint and get its continuation prompt: what the work is, what is done, what remains, decisions, blockers, files and the next action."}, s.resume)
 	add(srv, s, &sdk.Tool{Name: "ckpt_list", Description: "List checkpoints, optionally by status, agent, parent, label or ID prefix, with progress and liveness."}, s.list)
 	add(srv, s, &sdk.Tool{Name: "ckpt_stale", Description: "List the live checkpoints (in_progress, waiting, blocked) whose agent has gone quiet: warn after 2x and stale after 4x the heartbeat interval, or the given thresholds."}, s.stale)
+	s.addInboxTools(srv)
 }
 
 // argName names a request's fields as the tools' arguments do.

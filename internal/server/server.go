@@ -193,6 +193,8 @@ func (s *Server) apiRoutes() []route {
 		{"POST", httpapi.PathCheck, s.check},
 		{"POST", httpapi.PathRepair, s.repair},
 		{"GET", httpapi.PathStale, s.stale},
+		{"GET", httpapi.PathInbox, s.inbox},
+		{"POST", httpapi.PathTell + "{id...}", s.tell},
 		{"GET", httpapi.PathInfo, s.info},
 		{"GET", httpapi.PathTokens, s.listTokens},
 		{"POST", httpapi.PathTokens, s.createToken},

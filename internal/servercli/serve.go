@@ -256,7 +256,7 @@ func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensP
 		}
 	}
 	opts.MCP = func(scoped ckpt.Store, g server.Grant) http.Handler {
-		return mcp.HTTPHandler(mcp.NewServer(scoped, mcp.Options{Now: o.Now, Version: serverVersion(), Agent: g.Agent, Logger: logger}))
+		return mcp.HTTPHandler(mcp.NewServer(scoped, mcp.Options{Now: o.Now, Version: serverVersion(), Agent: g.Agent, Logger: logger, Prefix: g.Prefix}))
 	}
 	opts.Web = web.New(web.Options{Store: st, Authenticate: authenticate, Anonymous: web.Principal{Name: "developer", Write: true},
 		Secure: o.TLSCert != "", Alive: process.Alive})
