@@ -1,0 +1,14 @@
+//go:build !unix
+
+package agenttest
+
+import "os/exec"
+
+func setProcessGroup(cmd *exec.Cmd) {}
+
+// KillGroup kills the client.
+func KillGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
