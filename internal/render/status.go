@@ -14,7 +14,6 @@ import (
 
 // Column widths, in runes, of the terminal status table.
 const (
-	idWidth    = 32
 	agentWidth = 20
 	taskWidth  = 40
 	stepWidth  = 36
@@ -23,7 +22,7 @@ const (
 
 // StatusTable writes the terminal table of cs, one row per checkpoint in the
 // order given: ID, agent, task, status, a progress bar with its percent, the
-// current step, when it was last seen ("2 min ago", "—" if never) and its
+// current step, when it was last seen ("2 min ago", "-" if never) and its
 // presence at now under th (ckpt.PresenceOf with alive: working, busy,
 // waiting, ended, dead, warn, stale, or "-" for a checkpoint that is not
 // live) with how long it has held and why (PresenceCell). A done
@@ -40,12 +39,12 @@ func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thre
 	fmt.Fprintln(tw, "ID\tAGENT\tTASK\tSTATUS\tPROGRESS\tCURRENT STEP\tLAST SEEN\tPRESENCE")
 	for _, c := range cs {
 		v := presenceOf(c, now, th, alive)
-		seen := "—"
+		seen := "-"
 		if !c.LastSeen().IsZero() {
 			seen = Age(v.Silent)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %4s\t%s\t%s\t%s\n",
-			tableCell(c.ID, idWidth),
+			c.ID, // never shortened: an ID is what a person copies into the next command
 			tableCell(AgentName(c.Agent), agentWidth),
 			tableCell(taskText(c), taskWidth),
 			tableCell(statusWord(c), 24),
@@ -89,12 +88,10 @@ func Span(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 }
 
-// tableCell makes s one short line for the terminal table; "—" if empty.
+// tableCell makes s one short line for the terminal table; "-" if empty,
+// as in every table ckpt prints (Dash).
 func tableCell(s string, n int) string {
-	if s = clipRunes(s, n); s == "" {
-		return "—"
-	}
-	return s
+	return Dash(clipRunes(s, n))
 }
 
 // taskText is "T060 Convert the PDFs", or whichever of task ID and title

@@ -139,7 +139,9 @@ func TestStatusTable(t *testing.T) {
 	if len(lines) != len(cs)+1 {
 		t.Fatalf("%d lines, want a header and %d rows:\n%s", len(lines), len(cs), out)
 	}
-	for _, want := range []string{"done (partial)", "[######----]  66%", "[##########] 100%", "stale", "warn", "—"} {
+	// An ID is never shortened (a person copies it into the next command,
+	// archives' long IDs included), and an empty cell is "-" as in ckpt ls.
+	for _, want := range []string{"done (partial)", "[######----]  66%", "[##########] 100%", "stale", "warn", long.ID + "  ", "T001                                      pending         [----------]   0%  -"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
