@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -131,6 +132,17 @@ func (m *Monitor) runExec(ctx context.Context, t Transition, body []byte) {
 			t.ID, m.opts.ActionTimeout, bytes.TrimSpace(out))
 	case err != nil:
 		m.warnf("--exec for %s failed: %v: %s", t.ID, err, bytes.TrimSpace(out))
+	default:
+		m.logOutput(t.ID, out)
+	}
+}
+
+// logOutput writes what a successful --exec command printed to the log,
+// each line under the transition it answered, so a notifier's "sent" or
+// its diagnostics are not lost.
+func (m *Monitor) logOutput(id string, out []byte) {
+	for line := range strings.Lines(string(bytes.TrimSpace(out))) {
+		fmt.Fprintf(m.opts.Log, "  --exec %s: %s\n", id, strings.TrimRight(line, "\r\n"))
 	}
 }
 
