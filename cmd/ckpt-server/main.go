@@ -1,7 +1,8 @@
 // Command ckpt-server is ckpt with the commands that need the HTTP server,
-// the dashboard, the MCP SDK and Prometheus: serve, mcp and token. ckpt
-// runs it for those commands (ckpt serve is ckpt-server serve), so install
-// the two together: CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...
+// the dashboard, the MCP SDK, Prometheus and the PostgreSQL driver: serve,
+// mcp, token and migrate, and every command over a PostgreSQL store. ckpt
+// runs it for those (ckpt serve is ckpt-server serve), so install the two
+// together: CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...
 // Every other command runs here as in ckpt.
 package main
 
@@ -9,7 +10,13 @@ import (
 	"os"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/servercli"
 )
 
-func main() { os.Exit(servercli.Main(cli.System())) }
+func main() {
+	// ckpt's verbs with the real server commands in place of its
+	// dispatchers, and ckpt's stores plus PostgreSQL.
+	program := cli.Program{Verbs: servercli.Verbs(), Stores: servercli.Stores()}
+	os.Exit(cli.Main(servercli.AsCkpt(cmdutil.System()), program))
+}

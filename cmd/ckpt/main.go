@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 func main() {
@@ -16,9 +17,13 @@ func main() {
 	// GOGC=100 collects every few megabytes: 400 costs about 35 MB more at
 	// the peak and saves about a fifth of the CPU. GOGC set by the user
 	// still wins, and a command that runs until interrupted goes back to
-	// 100 (cli.System's Interrupt).
+	// 100 (cmdutil.System's Interrupt).
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	os.Exit(cli.Main(cli.System()))
+	// Every verb (serve, mcp, token and migrate as dispatchers to
+	// ckpt-server), and the stores ckpt opens itself: a directory and a
+	// ckpt serve server; a PostgreSQL store is handed to ckpt-server.
+	program := cli.Program{Verbs: cli.Verbs(), Stores: cli.Stores()}
+	os.Exit(cli.Main(cmdutil.System(), program))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/process"
 )
 
@@ -12,12 +13,12 @@ import (
 func (o *BeatOptions) signal() (ckpt.Signal, error) {
 	sig := ckpt.Signal{At: o.Now(), State: o.State, Reason: strings.TrimSpace(o.Reason)}
 	if sig.Reason != "" && sig.State == "" {
-		return sig, usagef("--reason goes with --state: say what the agent is doing (working, busy, waiting or ended)")
+		return sig, cmdutil.Usagef("--reason goes with --state: say what the agent is doing (working, busy, waiting or ended)")
 	}
 	if o.PID != 0 {
 		p := process.Of(o.PID)
 		if p == nil {
-			return sig, usagef("--pid %d: no such process on this host", o.PID)
+			return sig, cmdutil.Usagef("--pid %d: no such process on this host", o.PID)
 		}
 		sig.Process = p
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 // Tests of whole command lines: flags, arguments, exit codes, output.
@@ -114,7 +115,7 @@ func TestLsFiltersAndJSON(t *testing.T) {
 
 func TestLogShowsEveryEvent(t *testing.T) {
 	h := newHarness(t)
-	h.vars[EnvSession] = "sess-1"
+	h.vars[cmdutil.EnvSession] = "sess-1"
 	h.ok("start", "w", "--agent", "A", "--step", "s1")
 	h.ok("step", "w", "s1", "--start", "--agent", "B", "--key", "hook-1")
 	h.ok("note", "w", "hello")
@@ -214,43 +215,20 @@ func TestErrorPathsSayWhatToDo(t *testing.T) {
 
 func TestCKPTNowPinsTheClock(t *testing.T) {
 	h := newHarness(t)
-	h.vars[EnvNow] = "2030-02-03T04:05:06Z"
+	h.vars[cmdutil.EnvNow] = "2030-02-03T04:05:06Z"
 	h.ok("start", "w")
 	if c := h.get("w"); !c.StartedAt.Equal(time.Date(2030, 2, 3, 4, 5, 6, 0, time.UTC)) {
 		t.Errorf("started at %v", c.StartedAt)
 	}
-	h.vars[EnvNow] = "yesterday"
+	h.vars[cmdutil.EnvNow] = "yesterday"
 	if errOut := h.fails(ExitUsage, "note", "w", "x"); !strings.Contains(errOut, "CKPT_NOW") || !strings.Contains(errOut, "RFC 3339") {
 		t.Errorf("bad CKPT_NOW: %s", errOut)
 	}
 }
 
-// FuzzParseNow: CKPT_NOW is outside input. Whatever it holds, a value is
-// either a UTC time within the range ckpt can compare (never the zero
-// time, so durations to and from it hold in a time.Duration) or refused
-// as invalid input naming the variable.
-func FuzzParseNow(f *testing.F) {
-	for _, s := range []string{"2026-01-15T14:30:00Z", "2026-01-15T14:30:00.5+02:00", "1970-01-01T00:00:00Z",
-		"1969-12-31T23:59:59Z", "2262-04-11T00:00:00Z", "9999-12-31T23:59:59Z", "yesterday", "", "0001-01-01T00:00:00Z"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		got, err := parseNow(v)
-		if err != nil {
-			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), EnvNow) {
-				t.Fatalf("parseNow(%q) refused with %v (exit %d)", v, err, ExitCode(err))
-			}
-			return
-		}
-		if got.Location() != time.UTC || got.Before(minNow) || got.After(maxNow) {
-			t.Fatalf("parseNow(%q) = %v, outside [%v, %v] or not UTC", v, got, minNow, maxNow)
-		}
-	})
-}
-
 func TestActingAgentFromEnvAndFlag(t *testing.T) {
 	h := newHarness(t)
-	h.vars[EnvAgent] = "env-agent"
+	h.vars[cmdutil.EnvAgent] = "env-agent"
 	h.ok("start", "w", "--step", "s")
 	h.ok("step", "w", "s", "--done", "--agent", "flag-agent")
 	ev := h.history("w")
@@ -268,7 +246,7 @@ func TestActingAgentFromEnvAndFlag(t *testing.T) {
 // takeover, restart) set them.
 func TestVerbsCoverEveryField(t *testing.T) {
 	h := newHarness(t)
-	h.vars[EnvSession] = "sess-1"
+	h.vars[cmdutil.EnvSession] = "sess-1"
 	id := "kai-7/secondary-a"
 	h.ok("start", id, "--agent", "Secondary-A", "--agent-type", "secondary", "--agent-name", "Secondary A",
 		"--title", "Spec", "--task", "KAI-7", "--parent", "kai-7", "--label", "wave-1",

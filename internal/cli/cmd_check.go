@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/remote"
@@ -16,7 +17,7 @@ import (
 
 // CheckOptions are the inputs of `ckpt check` and `ckpt repair`.
 type CheckOptions struct {
-	IO   IOStreams
+	IO   cmdutil.IOStreams
 	IDs  []string // empty: every checkpoint
 	JSON bool
 	// Open opens the store, with the mirror list in use for a local store
@@ -26,8 +27,8 @@ type CheckOptions struct {
 	Open func() (ckpt.Store, *mirror.List, error)
 }
 
-func newCheckCmd(f *factory) *cobra.Command {
-	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openCheckedStore}
+func newCheckCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &CheckOptions{IO: f.Env.IOStreams, Open: func() (ckpt.Store, *mirror.List, error) { return openCheckedStore(f) }}
 	cmd := &cobra.Command{
 		Use:   "check [ID...]",
 		Short: "Verify the store (read-only); exit 7 when it finds errors",
@@ -42,29 +43,9 @@ around. Exit code 7 when any error is found: run ckpt repair to mend it.`,
 		Example: `  ckpt check
   ckpt check kai-7/secondary-a --json`,
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.IDs = args
 		return runCheck(ctx, o)
-	})
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
-	return cmd
-}
-
-func newRepairCmd(f *factory) *cobra.Command {
-	o := &CheckOptions{IO: f.env.IOStreams, Open: f.openCheckedStore}
-	cmd := &cobra.Command{
-		Use:   "repair [ID...]",
-		Short: "Mend what check finds, keeping every valid event",
-		Long: `Repair every checkpoint, or the ones named: rebuild state files and backups
-from the history, and keep a damaged history's valid prefix while moving the
-rest aside into a file (nothing is deleted). Prints what it fixed. Exit code
-7 when an error remains that repair could not fix.`,
-		Example: `  ckpt repair
-  ckpt repair kai-7/secondary-a`,
-	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		o.IDs = args
-		return runRepair(ctx, o)
 	})
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	return cmd
@@ -82,16 +63,16 @@ func (o *CheckOptions) validate() error {
 // openCheckedStore opens the store for check or repair: the local store
 // itself (not the mirroring wrapper commands write through), or whatever
 // store the command is pointed at, which may not offer the capability.
-func (f *factory) openCheckedStore() (ckpt.Store, *mirror.List, error) {
-	if u := f.givenStoreDir(); f.store != nil || remote.IsURL(u) || isPGURL(u) {
-		st, err := f.openStore()
+func openCheckedStore(f *cmdutil.Factory) (ckpt.Store, *mirror.List, error) {
+	if u := f.Location(); f.Store != nil || remote.IsURL(u) || isPGURL(u) {
+		st, err := f.OpenStore()
 		return st, nil, err
 	}
-	st, err := f.openFileStore()
+	st, err := openFileStore(f)
 	if err != nil {
 		return nil, nil, err
 	}
-	l := f.mirrorList(st)
+	l := mirrorList(f, st)
 	return st, &l, nil
 }
 
@@ -120,29 +101,6 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 		}
 		if n := rep.Errors(); n > 0 {
 			return fmt.Errorf("%w: check found %d error(s): run ckpt repair to mend them", ckpt.ErrCorrupt, n)
-		}
-		return nil
-	})
-}
-
-func runRepair(ctx context.Context, o *CheckOptions) error {
-	return o.withStore(func(st ckpt.Store, mirrors *mirror.List) error {
-		rp, ok := ckpt.As[ckpt.Repairer](st)
-		if !ok {
-			return errNoCapability("repair")
-		}
-		rep, err := rp.Repair(ctx, o.IDs)
-		if err != nil {
-			return err
-		}
-		if mirrors != nil {
-			rep.Problems = append(rep.Problems, mirror.Repair(ctx, st, *mirrors, o.IDs, mirrorOptions(o.IO.ErrOut, nil))...)
-		}
-		if err := printReport(o.IO.Out, rep, o.JSON, true); err != nil {
-			return err
-		}
-		if left := rep.Errors(); left > 0 {
-			return fmt.Errorf("%w: %d error(s) could not be repaired: see each one's repair above (ckpt check lists them again)", ckpt.ErrCorrupt, left)
 		}
 		return nil
 	})

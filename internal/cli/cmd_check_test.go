@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 // check and repair go through the store's capabilities: a store without
@@ -35,12 +36,12 @@ func TestCheckUsesTheMirrorListInUse(t *testing.T) {
 	cli := func(want int, args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
-		env := &Env{
-			IOStreams: IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		env := &cmdutil.Env{
+			IOStreams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 			Getenv:    func(k string) string { return map[string]string{EnvMirrors: list}[k] },
 			WorkDir:   project, Now: func() time.Time { return t0 }, Args: append([]string{"--store", store}, args...),
 		}
-		if code := run(&factory{env: env}); code != want {
+		if code := runOn(env, nil); code != want {
 			t.Fatalf("ckpt %s: exit %d, want %d; stderr:\n%s", strings.Join(args, " "), code, want, errOut.String())
 		}
 		return out.String()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/fourstep"
 	"github.com/ckpt-dev/ckpt/internal/tracker"
 )
@@ -18,7 +19,7 @@ type CheckpointOptions struct {
 	fourstep.Options
 }
 
-func newCheckpointCmd(f *factory) *cobra.Command {
+func newCheckpointCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &CheckpointOptions{}
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -45,7 +46,7 @@ another endpoint. Without either the step is skipped.`,
 		Example: `  ckpt checkpoint feature/CIA-123
   ckpt checkpoint feature/CIA-123 --profile auto --linear-issue CIA-123
   GITHUB_TOKEN=… ckpt checkpoint kai-7/secondary-a --github-repo acme/app --issue 42`,
-		Args: exactArgs(1, "one checkpoint ID"),
+		Args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Profile, "profile", fourstep.ProfileManual, "manual (all four steps) or auto (steps 1 and 3, as the stop hook runs them)")
@@ -54,16 +55,16 @@ another endpoint. Without either the step is skipped.`,
 	fl.StringVar(&o.Tracker.GitHubIssue, "issue", "", "the GitHub issue `NUMBER` (with --github-repo)")
 	fl.StringVar(&o.Tracker.LinearIssue, "linear-issue", "", "post the status comment on Linear issue `KEY` (e.g. CIA-123)")
 	fl.DurationVar(&timeout, "tracker-timeout", tracker.DefaultTimeout, "give up on the issue tracker after `DURATION`")
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		env := fourstep.TrackerFromEnv(f.env.getenv)
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
+		env := fourstep.TrackerFromEnv(f.Env.Var)
 		o.Tracker.GitHubToken, o.Tracker.GitHubURL = env.GitHubToken, env.GitHubURL
 		o.Tracker.LinearKey, o.Tracker.LinearURL = env.LinearKey, env.LinearURL
 		o.Tracker.Timeout = timeout
-		o.ID, o.Out, o.ErrOut, o.Now = args[0], f.env.Out, f.env.ErrOut, f.now
-		if o.Dir = absPath(f.env.WorkDir, o.Dir); o.Dir == "" {
-			o.Dir = f.env.WorkDir
+		o.ID, o.Out, o.ErrOut, o.Now = args[0], f.Env.Out, f.Env.ErrOut, f.Now
+		if o.Dir = absPath(f.Env.WorkDir, o.Dir); o.Dir == "" {
+			o.Dir = f.Env.WorkDir
 		}
-		st, err := f.openStore()
+		st, err := f.OpenStore()
 		if err != nil {
 			return err
 		}

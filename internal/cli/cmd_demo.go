@@ -10,13 +10,14 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/demo"
 	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // DemoOptions are the inputs of `ckpt demo`.
 type DemoOptions struct {
-	IO IOStreams
+	IO cmdutil.IOStreams
 	// Start is the simulated clock's first reading.
 	Start time.Time
 	// TempDir is where the temporary store is made and removed; "" is the
@@ -24,8 +25,8 @@ type DemoOptions struct {
 	TempDir string
 }
 
-func newDemoCmd(f *factory) *cobra.Command {
-	o := &DemoOptions{IO: f.env.IOStreams}
+func newDemoCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &DemoOptions{IO: f.Env.IOStreams}
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "Play a short session of three agents, a silent one and a takeover",
@@ -41,9 +42,9 @@ Time is simulated: half an hour of work plays in about a second. Nothing
 outside the temporary store is touched.`,
 		Example: `  go run ./cmd/ckpt demo
   ckpt demo | less`,
-		Args: exactArgs(0, "no arguments"),
-		RunE: f.runE(func(ctx context.Context, args []string) error {
-			o.Start = f.now().Truncate(time.Minute)
+		Args: cmdutil.ExactArgs(0, "no arguments"),
+		RunE: f.RunE(func(ctx context.Context, args []string) error {
+			o.Start = f.Now().Truncate(time.Minute)
 			return runDemo(ctx, o)
 		}),
 	}
@@ -70,12 +71,12 @@ func runDemo(ctx context.Context, o *DemoOptions) error {
 
 // runDemoCommand runs one of the demo's command lines as `ckpt` would.
 func runDemoCommand(ctx context.Context, c demo.Command) int {
-	env := &Env{
-		IOStreams: IOStreams{In: strings.NewReader(c.Stdin), Out: c.Out, ErrOut: c.Out},
+	env := &cmdutil.Env{
+		IOStreams: cmdutil.IOStreams{In: strings.NewReader(c.Stdin), Out: c.Out, ErrOut: c.Out},
 		Getenv:    func(k string) string { return c.Env[k] },
 		WorkDir:   c.Dir,
 		Now:       func() time.Time { return c.Now },
 		Args:      c.Args,
 	}
-	return run(&factory{env: env, store: c.Store})
+	return runOn(env, c.Store)
 }

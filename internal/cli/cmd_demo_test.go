@@ -6,12 +6,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 func TestDemoPlaysEveryStageAndCleansUp(t *testing.T) {
 	tmp := t.TempDir()
 	var out bytes.Buffer
-	o := &DemoOptions{IO: IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, Start: t0, TempDir: tmp}
+	o := &DemoOptions{IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, Start: t0, TempDir: tmp}
 	if err := runDemo(context.Background(), o); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
@@ -77,7 +79,7 @@ func TestDemoStopsWhenInterrupted(t *testing.T) {
 	cancel()
 	var out bytes.Buffer
 	tmp := t.TempDir()
-	err := runDemo(ctx, &DemoOptions{IO: IOStreams{Out: &out, ErrOut: &out}, Start: t0, TempDir: tmp})
+	err := runDemo(ctx, &DemoOptions{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Start: t0, TempDir: tmp})
 	if err == nil || out.Len() != 0 {
 		t.Errorf("an interrupted demo: %v, printed %d bytes", err, out.Len())
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 )
 
@@ -21,8 +22,8 @@ type ExportOptions struct {
 	Out     string // "": standard output
 }
 
-func newExportCmd(f *factory) *cobra.Command {
-	o := &ExportOptions{common: f.common(), WorkDir: f.env.WorkDir}
+func newExportCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &ExportOptions{common: newCommon(f), WorkDir: f.Env.WorkDir}
 	cmd := &cobra.Command{
 		Use:   "export FORMAT ID",
 		Short: "Write a checkpoint as a seed-protocol file",
@@ -37,9 +38,9 @@ directories are created).
 Formats: ` + strings.Join(mirror.Formats, ", ") + ` (see docs/formats.md).`,
 		Example: `  ckpt export superpowers configurable-models_20260706
   ckpt export agent-checkpoints kai-7/secondary_a --out agent_checkpoints/secondary_a.json`,
-		Args: exactArgs(2, "a FORMAT and one checkpoint ID"),
+		Args: cmdutil.ExactArgs(2, "a FORMAT and one checkpoint ID"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Format, o.ID = args[0], args[1]
 		return runExport(ctx, o)
 	})

@@ -16,6 +16,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/claude"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/codestate"
 	"github.com/ckpt-dev/ckpt/internal/fourstep"
 	"github.com/ckpt-dev/ckpt/internal/process"
@@ -29,8 +30,8 @@ type HookOptions struct {
 	claude.Call
 }
 
-func newHookCmd(f *factory) *cobra.Command {
-	o := &HookOptions{Call: claude.Call{In: f.env.In, Out: f.env.Out, ErrOut: f.env.ErrOut, Getenv: f.env.getenv, WorkDir: f.env.WorkDir}}
+func newHookCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &HookOptions{Call: claude.Call{In: f.Env.In, Out: f.Env.Out, ErrOut: f.Env.ErrOut, Getenv: f.Env.Var, WorkDir: f.Env.WorkDir}}
 	var client string
 	cmd := &cobra.Command{
 		Use:   "hook EVENT",
@@ -71,13 +72,13 @@ and one warning line on stderr.`,
 		// A hook must not fail on a flag a newer ckpt installed.
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.prepare(); err != nil {
+			if err := prepare(f); err != nil {
 				o.Warnings = append(o.Warnings, errorLine(err))
 			}
 			return nil
 		},
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		if len(args) != 1 {
 			o.Warnings = append(o.Warnings, fmt.Sprintf("ckpt hook takes one event name, got %d arguments: see ckpt hook --help", len(args)))
 		} else {
@@ -92,10 +93,10 @@ and one warning line on stderr.`,
 				o.Client = c
 			}
 		}
-		o.Now = func() time.Time { return f.now() }
-		o.OpenStore = f.openHookStore
-		o.Loop.Enabled = claude.IsTruthy(f.env.getenv(claude.EnvLoop))
-		if v := strings.TrimSpace(f.env.getenv(claude.EnvHookTimeout)); v != "" {
+		o.Now = func() time.Time { return f.Now() }
+		o.OpenStore = func(start string, warn io.Writer) (ckpt.Store, error) { return openHookStore(f, start, warn) }
+		o.Loop.Enabled = claude.IsTruthy(f.Env.Var(claude.EnvLoop))
+		if v := strings.TrimSpace(f.Env.Var(claude.EnvHookTimeout)); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
 				o.Warnings = append(o.Warnings, fmt.Sprintf("%s=%q is not a positive duration such as 2s; using the default", claude.EnvHookTimeout, v))
@@ -115,7 +116,7 @@ and one warning line on stderr.`,
 // openHookStore opens the store a hook uses, found from start (the
 // payload's cwd), through the factory so that it is the same store, with
 // the same wrapping, as every command's.
-func (f *factory) openHookStore(start string, warn io.Writer) (st ckpt.Store, err error) {
+func openHookStore(f *cmdutil.Factory, start string, warn io.Writer) (st ckpt.Store, err error) {
 	defer func() {
 		if err != nil {
 			// The hook's warning says what to do, as the CLI's errors do.
@@ -123,19 +124,19 @@ func (f *factory) openHookStore(start string, warn io.Writer) (st ckpt.Store, er
 		}
 	}()
 	g := *f
-	env := *f.env
+	env := *f.Env
 	env.WorkDir = start
 	env.ErrOut = warn
 	env.Getenv = withSpooling(env.Getenv) // a hook never loses a write to an absent server
-	g.env = &env
-	if f.store == nil {
-		if dir := g.givenStoreDir(); dir != "" {
-			g.storeFlag = dir
+	g.Env = &env
+	if f.Store == nil {
+		if dir := g.Location(); dir != "" {
+			g.StoreFlag = dir
 		} else {
-			return g.openNearestStore(start)
+			return openNearestStore(&g, start)
 		}
 	}
-	return g.openStore()
+	return g.OpenStore()
 }
 
 // openNearestStore opens the store filestore.Find finds from start. A
@@ -143,9 +144,9 @@ func (f *factory) openHookStore(start string, warn io.Writer) (st ckpt.Store, er
 // first, which spares the walk's stat on every hook call; when that fails,
 // the walk decides, and a store it finds there after all reports its own
 // error.
-func (f *factory) openNearestStore(start string) (ckpt.Store, error) {
+func openNearestStore(f *cmdutil.Factory, start string) (ckpt.Store, error) {
 	here := filepath.Join(start, filestore.StoreDirName)
-	st, err := f.openFoundStore(here)
+	st, err := openFoundStore(f, here)
 	if err == nil {
 		return st, nil
 	}
@@ -156,19 +157,19 @@ func (f *factory) openNearestStore(start string) (ckpt.Store, error) {
 	if dir == here {
 		return nil, err
 	}
-	return f.openFoundStore(dir)
+	return openFoundStore(f, dir)
 }
 
 // openFoundStore opens the filestore at dir as openStore would, with the
 // command's clock and the store's mirrors; dir was found, not given, so
 // there is no --store or CKPT_STORE to check.
-func (f *factory) openFoundStore(dir string) (ckpt.Store, error) {
+func openFoundStore(f *cmdutil.Factory, dir string) (ckpt.Store, error) {
 	st, err := filestore.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	st.SetClock(f.now)
-	return f.withMirrors(st), nil
+	st.SetClock(f.Now)
+	return withMirrors(f, st), nil
 }
 
 // wireHook fills the parts of a hook's Handler that other packages own
@@ -221,7 +222,7 @@ func (p *codeProbe) prompt(ctx context.Context, st ckpt.Store, c *ckpt.Checkpoin
 	if st != nil {
 		if _, err := ckpt.VerifyChain(ctx, st, c.ID); errors.Is(err, ckpt.ErrCorrupt) {
 			pr.Damaged = err.Error()
-			printWarning(warn, fmt.Sprintf("%s: verifying its whole history found damage: %v", c.ID, err))
+			cmdutil.PrintWarning(warn, fmt.Sprintf("%s: verifying its whole history found damage: %v", c.ID, err))
 		}
 	}
 	if c.Code != nil {

@@ -13,6 +13,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -21,14 +22,14 @@ import (
 func runHookCmd(t testing.TB, store ckpt.Store, workDir, stdin string, vars map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env := &Env{
-		IOStreams: IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut},
+	env := &cmdutil.Env{
+		IOStreams: cmdutil.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut},
 		Getenv:    func(k string) string { return vars[k] },
 		WorkDir:   workDir,
 		Now:       func() time.Time { return t0 },
 		Args:      args,
 	}
-	code := run(&factory{env: env, store: store})
+	code := runOn(env, store)
 	return code, out.String(), errOut.String()
 }
 

@@ -7,12 +7,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt-dev/ckpt/internal/claude"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
 )
 
 // HooksOptions are the inputs of `ckpt hooks install|uninstall CLIENT`.
 type HooksOptions struct {
-	IO      IOStreams
+	IO      cmdutil.IOStreams
 	Client  claude.Client
 	Scope   claude.Scope
 	Install bool // install, else uninstall
@@ -31,7 +32,7 @@ type HooksOptions struct {
 // clientNames are the clients' names in messages.
 var clientNames = map[claude.Client]string{claude.Claude: "Claude Code", claude.Codex: "Codex", claude.Gemini: "Gemini CLI"}
 
-func newHooksCmd(f *factory) *cobra.Command {
+func newHooksCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
 		Short: "Install or remove ckpt's hooks in Claude Code, Codex or Gemini CLI",
@@ -46,8 +47,8 @@ docs/hooks.md.`,
 	return cmd
 }
 
-func newHooksInstallCmd(f *factory, install bool) *cobra.Command {
-	o := &HooksOptions{IO: f.env.IOStreams, Install: install}
+func newHooksInstallCmd(f *cmdutil.Factory, install bool) *cobra.Command {
+	o := &HooksOptions{IO: f.Env.IOStreams, Install: install}
 	var scope string
 	use, short := "install", "Add ckpt's hooks to a client's settings (merged, idempotent)"
 	long := `Add ckpt's hooks to the settings file of CLIENT (claude, codex or gemini):
@@ -80,27 +81,27 @@ without ckpt's hooks is left alone.`
 		Long:  long,
 		Example: "  ckpt hooks " + use + " claude\n  ckpt hooks " + use + " claude --scope local\n  ckpt hooks " + use + " gemini --scope user" +
 			map[bool]string{true: "\n  ckpt hooks install codex --print\n  ckpt hooks install claude --command /usr/local/bin/ckpt", false: ""}[install],
-		Args: exactArgs(1, "one CLIENT: claude, codex or gemini"),
+		Args: cmdutil.ExactArgs(1, "one CLIENT: claude, codex or gemini"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		c, err := claude.ParseClient(args[0])
 		if err != nil {
-			return usageError{err}
+			return cmdutil.UsageError(err)
 		}
 		o.Client = c
 		if o.Scope, err = claude.ParseScope(scope); err != nil {
-			return usageError{err}
+			return cmdutil.UsageError(err)
 		}
-		o.HomeDir = f.env.getenv("HOME")
-		o.ProjectDir = gitroot.Find(f.env.WorkDir)
+		o.HomeDir = f.Env.Var("HOME")
+		o.ProjectDir = gitroot.Find(f.Env.WorkDir)
 		if o.ProjectDir == "" {
-			o.ProjectDir = f.env.WorkDir
+			o.ProjectDir = f.Env.WorkDir
 		}
-		if dir, err := f.hookStoreDir(f.env.WorkDir); err == nil {
+		if dir, err := hookStoreDir(f, f.Env.WorkDir); err == nil {
 			o.StoreFound = isDir(dir)
 		}
 		if o.Command == "" {
-			o.Command = installCommand(f.env, o.Scope != claude.ScopeProject)
+			o.Command = installCommand(f.Env, o.Scope != claude.ScopeProject)
 		}
 		return runHooks(o)
 	})
@@ -108,7 +109,7 @@ without ckpt's hooks is left alone.`
 	fl.StringVar(&scope, "scope", "project", "which settings file, by `SCOPE`: project, local (Claude Code only) or user")
 	if install {
 		fl.BoolVar(&o.Print, "print", false, "print the settings file that would be written; write nothing")
-		fl.StringVar(&o.Command, "command", "", "how the client runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt for --scope project (a file teammates share), this binary's path for local and user ("+installCommand(f.env, true)+")")
+		fl.StringVar(&o.Command, "command", "", "how the client runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt for --scope project (a file teammates share), this binary's path for local and user ("+installCommand(f.Env, true)+")")
 	}
 	return cmd
 }
@@ -116,7 +117,7 @@ without ckpt's hooks is left alone.`
 func runHooks(o *HooksOptions) error {
 	name := clientNames[o.Client]
 	if o.Scope == claude.ScopeLocal && o.Client != claude.Claude {
-		return usagef("%s has no local settings file: use --scope project or --scope user", name)
+		return cmdutil.Usagef("%s has no local settings file: use --scope project or --scope user", name)
 	}
 	if o.Print {
 		data, err := claude.Print(o.Client, o.Scope, o.ProjectDir, o.HomeDir, o.Command)
@@ -149,7 +150,7 @@ func runHooks(o *HooksOptions) error {
 		return err
 	}
 	if !o.StoreFound && o.Scope != claude.ScopeUser {
-		printWarning(o.IO.ErrOut, fmt.Sprintf("no ckpt store in %s yet: the hooks record nothing until you run ckpt init there", o.ProjectDir))
+		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("no ckpt store in %s yet: the hooks record nothing until you run ckpt init there", o.ProjectDir))
 	}
 	return nil
 }

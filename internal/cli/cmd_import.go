@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/protocols"
 )
@@ -23,8 +24,8 @@ type ImportOptions struct {
 	ID      string // overrides the ID the file suggests; one path only
 }
 
-func newImportCmd(f *factory) *cobra.Command {
-	o := &ImportOptions{writeOptions: f.writer(), WorkDir: f.env.WorkDir}
+func newImportCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &ImportOptions{writeOptions: newWriter(f), WorkDir: f.Env.WorkDir}
 	cmd := &cobra.Command{
 		Use:   "import FORMAT PATH...",
 		Short: "Read seed-protocol files into checkpoints",
@@ -47,7 +48,7 @@ A sitebuilder STATUS.md aggregate imports one checkpoint per agent row.`,
   ckpt import plan plans/260220-1149-feature/plan.md --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usagef("import takes a FORMAT and at least one PATH (got %d argument(s)); see ckpt import --help", len(args))
+				return cmdutil.Usagef("import takes a FORMAT and at least one PATH (got %d argument(s)); see ckpt import --help", len(args))
 			}
 			return nil
 		},
@@ -68,7 +69,7 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 	}
 	if o.ID != "" {
 		if len(o.Paths) > 1 {
-			return usagef("--id names one checkpoint, but %d files were given: import them one at a time", len(o.Paths))
+			return cmdutil.Usagef("--id names one checkpoint, but %d files were given: import them one at a time", len(o.Paths))
 		}
 		if err := ckpt.ValidateID(o.ID); err != nil {
 			return fmt.Errorf("--id: %w", err)
@@ -99,7 +100,7 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 		}
 	}
 	if o.JSON {
-		if err := writeJSON(o.IO.Out, results); err != nil {
+		if err := cmdutil.WriteJSON(o.IO.Out, results); err != nil {
 			return err
 		}
 	}
@@ -125,17 +126,17 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protocols.Format, given string) ([]mirror.ImportResult, error) {
 	rs, err := mirror.ImportPath(ctx, st, f, absPath(o.WorkDir, given), mirror.ImportOptions{ID: o.ID, Source: given, At: o.Now(), Actor: o.Actor})
 	if err != nil {
-		printWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported: %v", given, err))
+		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported: %v", given, err))
 		return []mirror.ImportResult{{Path: given, Warnings: []string{}, Error: err.Error()}}, err
 	}
 	var firstErr error
 	for i := range rs {
 		r := &rs[i]
 		for _, w := range r.Warnings {
-			printWarning(o.IO.ErrOut, given+": "+w)
+			cmdutil.PrintWarning(o.IO.ErrOut, given+": "+w)
 		}
 		for _, w := range r.StoreWarnings {
-			printWarning(o.IO.ErrOut, w)
+			cmdutil.PrintWarning(o.IO.ErrOut, w)
 		}
 		if r.Err == nil {
 			continue
@@ -144,7 +145,7 @@ func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protoco
 			r.Err = fmt.Errorf("%w (give the checkpoint an ID with --id)", r.Err)
 			r.Error = r.Err.Error()
 		}
-		printWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported as %s: %v", given, r.ID, r.Err))
+		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported as %s: %v", given, r.ID, r.Err))
 		if firstErr == nil {
 			firstErr = r.Err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
@@ -65,7 +66,7 @@ func (env *importEnv) common() common {
 	env.out.Reset()
 	env.errOut.Reset()
 	return common{
-		IO:    IOStreams{In: strings.NewReader(""), Out: &env.out, ErrOut: &env.errOut},
+		IO:    cmdutil.IOStreams{In: strings.NewReader(""), Out: &env.out, ErrOut: &env.errOut},
 		Now:   func() time.Time { return env.now },
 		Store: func() (ckpt.Store, error) { return unclosedStore{env.store}, nil },
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/render"
 )
@@ -19,8 +20,8 @@ type InboxOptions struct {
 	JSON       bool
 }
 
-func newInboxCmd(f *factory) *cobra.Command {
-	o := &InboxOptions{common: f.common()}
+func newInboxCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &InboxOptions{common: newCommon(f)}
 	var th thresholdFlags
 	cmd := &cobra.Command{
 		Use:   "inbox",
@@ -37,9 +38,9 @@ delivered). Over a server store, only what the token may see.`,
 		Example: `  ckpt inbox
   ckpt inbox --prefix kai-7/ --json
   ckpt tell kai-7/secondary-a "Approved: go ahead"`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		t, err := th.parse()
 		if err != nil {
 			return err
@@ -66,7 +67,7 @@ func runInbox(ctx context.Context, o *InboxOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, in)
+		return cmdutil.WriteJSON(o.IO.Out, in)
 	}
 	return render.WriteInbox(o.IO.Out, in)
 }

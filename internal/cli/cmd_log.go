@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
@@ -18,8 +19,8 @@ type LogOptions struct {
 	JSON bool
 }
 
-func newLogCmd(f *factory) *cobra.Command {
-	o := &LogOptions{common: f.common()}
+func newLogCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &LogOptions{common: newCommon(f)}
 	cmd := &cobra.Command{
 		Use:   "log ID",
 		Short: "Show a checkpoint's history, one event per line",
@@ -29,9 +30,9 @@ line per event with seq, at, type, actor, key, data, prev and sum (the
 chained checksum).`,
 		Example: `  ckpt log kai-7/secondary-a
   ckpt log kai-7/secondary-a --from 5 --json`,
-		Args: exactArgs(1, "one checkpoint ID"),
+		Args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.ID = args[0]
 		return runLog(ctx, o)
 	})

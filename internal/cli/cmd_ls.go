@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
@@ -30,8 +31,8 @@ type LsOptions struct {
 	After string
 }
 
-func newLsCmd(f *factory) *cobra.Command {
-	o := &LsOptions{common: f.common()}
+func newLsCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &LsOptions{common: newCommon(f)}
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List checkpoints, with status, progress and last sign of life",
@@ -49,9 +50,9 @@ when nothing matches); ckpt show ID --json prints a full state.`,
 		Example: `  ckpt ls
   ckpt ls --status in_progress --status blocked --parent kai-7
   ckpt ls --agent Secondary-A --json`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error { return runLs(ctx, o) })
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error { return runLs(ctx, o) })
 	fl := cmd.Flags()
 	fl.StringArrayVar(&o.Statuses, "status", nil, "only checkpoints with this `STATUS` (repeat for any of several)")
 	fl.StringVar(&o.Agent, "agent", "", "only checkpoints of this agent `ID` or name (here a filter, not the acting agent)")

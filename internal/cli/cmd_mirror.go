@@ -11,13 +11,14 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // MirrorOptions are the inputs of the `ckpt mirror` commands.
 type MirrorOptions struct {
-	IO  IOStreams
+	IO  cmdutil.IOStreams
 	Now func() time.Time
 	// OpenStore opens the store, without mirrors, and says where its
 	// mirror list is.
@@ -33,15 +34,15 @@ type MirrorOptions struct {
 	Poll   time.Duration // follow: how often to list a store without a feed
 }
 
-func newMirrorCmd(f *factory) *cobra.Command {
-	o := &MirrorOptions{IO: f.env.IOStreams, WorkDir: f.env.WorkDir}
-	o.Now = func() time.Time { return f.now() }
+func newMirrorCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &MirrorOptions{IO: f.Env.IOStreams, WorkDir: f.Env.WorkDir}
+	o.Now = func() time.Time { return f.Now() }
 	o.OpenStore = func() (ckpt.Store, mirror.List, error) {
-		st, err := f.openRawStore()
+		st, err := f.OpenRawStore()
 		if err != nil {
 			return nil, mirror.List{}, err
 		}
-		return st, f.mirrorList(st), nil
+		return st, mirrorList(f, st), nil
 	}
 	cmd := &cobra.Command{
 		Use:   "mirror",
@@ -73,7 +74,7 @@ func addMirrorSelectFlags(cmd *cobra.Command, o *MirrorOptions) {
 	cmd.MarkFlagsMutuallyExclusive("prefix", "id")
 }
 
-func newMirrorAddCmd(f *factory, o *MirrorOptions) *cobra.Command {
+func newMirrorAddCmd(f *cmdutil.Factory, o *MirrorOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add FORMAT",
 		Short: "Mirror checkpoints in a seed format from now on",
@@ -91,9 +92,9 @@ Where each format writes, under the root:
 		Example: `  ckpt mirror add superpowers --id configurable-models_20260706
   ckpt mirror add agent-checkpoints --prefix kai-7/ --root feature-updates/KAI-7
   ckpt mirror add sitebuilder --root docs/agentic-orchestration`,
-		Args: exactArgs(1, "one FORMAT"),
+		Args: cmdutil.ExactArgs(1, "one FORMAT"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Format = args[0]
 		return runMirrorAdd(ctx, o)
 	})
@@ -101,18 +102,18 @@ Where each format writes, under the root:
 	return cmd
 }
 
-func newMirrorLsCmd(f *factory, o *MirrorOptions) *cobra.Command {
+func newMirrorLsCmd(f *cmdutil.Factory, o *MirrorOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List the mirrors",
-		Args:  exactArgs(0, "no arguments"),
+		Args:  cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error { return runMirrorLs(o) })
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error { return runMirrorLs(o) })
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print mirrors.json's entries as a JSON array")
 	return cmd
 }
 
-func newMirrorRmCmd(f *factory, o *MirrorOptions) *cobra.Command {
+func newMirrorRmCmd(f *cmdutil.Factory, o *MirrorOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rm FORMAT",
 		Short: "Stop a mirror (its files are left as they are)",
@@ -121,9 +122,9 @@ mirror ls shows them; the defaults are the working directory and every
 checkpoint). Files already written are left alone. Exit 3 when no mirror
 matches.`,
 		Example: `  ckpt mirror rm superpowers --id configurable-models_20260706`,
-		Args:    exactArgs(1, "one FORMAT"),
+		Args:    cmdutil.ExactArgs(1, "one FORMAT"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Format = args[0]
 		return runMirrorRm(o)
 	})
@@ -131,7 +132,7 @@ matches.`,
 	return cmd
 }
 
-func newMirrorSyncCmd(f *factory, o *MirrorOptions) *cobra.Command {
+func newMirrorSyncCmd(f *cmdutil.Factory, o *MirrorOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sync [ID...]",
 		Short: "Rewrite the mirrors of every checkpoint (or those named) now",
@@ -139,14 +140,14 @@ func newMirrorSyncCmd(f *factory, o *MirrorOptions) *cobra.Command {
 mirror check reports. Exit 1 when a mirror could not be written.`,
 		Args: cobra.ArbitraryArgs,
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.IDs = args
 		return runMirrorSync(ctx, o)
 	})
 	return cmd
 }
 
-func newMirrorCheckCmd(f *factory, o *MirrorOptions) *cobra.Command {
+func newMirrorCheckCmd(f *cmdutil.Factory, o *MirrorOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [ID...]",
 		Short: "Report mirror files that do not match their checkpoint",
@@ -158,7 +159,7 @@ plan that is its own source of truth, ckpt plan sync PATH. Exit 7 when any
 mirror does not match.`,
 		Args: cobra.ArbitraryArgs,
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.IDs = args
 		return runMirrorCheck(ctx, o)
 	})
@@ -166,7 +167,7 @@ mirror does not match.`,
 	return cmd
 }
 
-func newMirrorFollowCmd(f *factory, o *MirrorOptions) *cobra.Command {
+func newMirrorFollowCmd(f *cmdutil.Factory, o *MirrorOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "follow",
 		Short: "Keep the mirror files current with changes made anywhere, until interrupted",
@@ -175,10 +176,10 @@ each checkpoint that changes, whoever changes it (another process, or another
 machine sharing the store), until interrupted. With a store that has a change
 feed every change is followed in order; otherwise the store is listed every
 --poll. Run it where the seed system reads its files.`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		ctx, cancel := f.untilInterrupted(ctx)
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
+		ctx, cancel := untilInterrupted(f, ctx)
 		defer cancel()
 		return runMirrorFollow(ctx, o)
 	})
@@ -241,7 +242,7 @@ func runMirrorLs(o *MirrorOptions) error {
 		if list == nil {
 			list = []mirror.Entry{}
 		}
-		return writeJSON(o.IO.Out, list)
+		return cmdutil.WriteJSON(o.IO.Out, list)
 	}
 	if len(cfg.Mirrors) == 0 {
 		_, err := fmt.Fprintln(o.IO.ErrOut, "ckpt: no mirrors (add one with ckpt mirror add FORMAT)")
@@ -349,7 +350,7 @@ func runMirrorCheck(ctx context.Context, o *MirrorOptions) error {
 		if problems == nil {
 			problems = []mirror.Problem{}
 		}
-		if err := writeJSON(o.IO.Out, map[string]any{"checked": checked, "problems": problems}); err != nil {
+		if err := cmdutil.WriteJSON(o.IO.Out, map[string]any{"checked": checked, "problems": problems}); err != nil {
 			return err
 		}
 	} else {

@@ -14,6 +14,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 )
 
@@ -44,7 +45,7 @@ func (env *mirrorCmdEnv) options() *MirrorOptions {
 	env.out.Reset()
 	env.errOut.Reset()
 	return &MirrorOptions{
-		IO:      IOStreams{In: strings.NewReader(""), Out: &env.out, ErrOut: &env.errOut},
+		IO:      cmdutil.IOStreams{In: strings.NewReader(""), Out: &env.out, ErrOut: &env.errOut},
 		Now:     func() time.Time { return t0 },
 		WorkDir: env.project,
 		OpenStore: func() (ckpt.Store, mirror.List, error) {

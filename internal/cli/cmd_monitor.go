@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/monitor"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/request"
@@ -34,8 +35,8 @@ type MonitorOptions struct {
 // given: well inside the shortest interval the seeds use (5 minutes).
 const defaultMonitorEvery = time.Minute
 
-func newMonitorCmd(f *factory) *cobra.Command {
-	o := &MonitorOptions{common: f.common()}
+func newMonitorCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &MonitorOptions{common: newCommon(f)}
 	var th thresholdFlags
 	var every, abandon, actionTimeout string
 	cmd := &cobra.Command{
@@ -65,9 +66,9 @@ once and exits, for cron.`,
   ckpt monitor --every 30s --warn 10m --stale 30m --exec 'notify-send "ckpt: $CKPT_ID is $CKPT_TO"'
   ckpt monitor --webhook https://hooks.example.com/ckpt --abandon-after 2h
   ckpt monitor --once`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		t, err := th.parse()
 		if err != nil {
 			return err
@@ -89,7 +90,7 @@ once and exits, for cron.`,
 				return err
 			}
 		}
-		ctx, stop := f.untilInterrupted(ctx)
+		ctx, stop := untilInterrupted(f, ctx)
 		defer stop()
 		return runMonitor(ctx, o)
 	})
@@ -107,11 +108,11 @@ once and exits, for cron.`,
 
 // untilInterrupted returns ctx made to end when the user interrupts the
 // process (Env.Interrupt), for commands that run until Ctrl-C.
-func (f *factory) untilInterrupted(ctx context.Context) (context.Context, context.CancelFunc) {
-	if f.env.Interrupt == nil {
+func untilInterrupted(f *cmdutil.Factory, ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.Env.Interrupt == nil {
 		return context.WithCancel(ctx)
 	}
-	return f.env.Interrupt(ctx)
+	return f.Env.Interrupt(ctx)
 }
 
 func runMonitor(ctx context.Context, o *MonitorOptions) error {
@@ -122,7 +123,7 @@ func runMonitor(ctx context.Context, o *MonitorOptions) error {
 		opts := monitor.Options{
 			Store: st, Thresholds: o.Thresholds, AbandonAfter: o.AbandonAfter,
 			Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
-			Now: o.Now, Log: o.IO.Out, Warn: func(msg string) { printWarning(o.IO.ErrOut, msg) }, Alive: process.Alive,
+			Now: o.Now, Log: o.IO.Out, Warn: func(msg string) { cmdutil.PrintWarning(o.IO.ErrOut, msg) }, Alive: process.Alive,
 		}
 		m, err := monitor.New(opts)
 		if err != nil {

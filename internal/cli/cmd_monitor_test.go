@@ -15,6 +15,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/monitor"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
@@ -63,7 +64,7 @@ func startMonitor(t *testing.T, st ckpt.Store, edit func(*MonitorOptions)) *step
 	last := t0
 	o := &MonitorOptions{
 		common: common{
-			IO: IOStreams{In: strings.NewReader(""), Out: m.out, ErrOut: m.errOut},
+			IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: m.out, ErrOut: m.errOut},
 			Now: func() time.Time {
 				select {
 				case m.asking <- struct{}{}:
@@ -242,8 +243,8 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 	st := memstore.New()
 	var out, errOut syncBuffer
 	interrupt := make(chan struct{})
-	env := &Env{
-		IOStreams: IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+	env := &cmdutil.Env{
+		IOStreams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 		WorkDir:   t.TempDir(),
 		Now:       func() time.Time { return t0 },
 		Args:      []string{"monitor", "--every", "10ms"},
@@ -260,7 +261,7 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 		},
 	}
 	code := make(chan int, 1)
-	go func() { code <- run(&factory{env: env, store: st}) }()
+	go func() { code <- runOn(env, st) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(errOut.String(), "Ctrl-C stops") {
 		if time.Now().After(deadline) {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
 )
 
@@ -25,7 +26,7 @@ type PlanOptions struct {
 	Done     bool   // check (true) or uncheck
 }
 
-func newPlanCmd(f *factory) *cobra.Command {
+func newPlanCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Keep a checkpoint in step with a plan.md (seed 004)",
@@ -51,8 +52,8 @@ func addPlanSyncFlags(cmd *cobra.Command, o *PlanOptions) {
 	fl.BoolVar(&o.JSON, "json", false, "print what the sync did as JSON")
 }
 
-func newPlanSyncCmd(f *factory) *cobra.Command {
-	o := &PlanOptions{writeOptions: f.writer(), WorkDir: f.env.WorkDir}
+func newPlanSyncCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &PlanOptions{writeOptions: newWriter(f), WorkDir: f.Env.WorkDir}
 	cmd := &cobra.Command{
 		Use:   "sync PATH",
 		Short: "Read plan.md and store what it says in its checkpoint",
@@ -72,7 +73,7 @@ state.json is restored from recovery.json; with both corrupt the state is
 rebuilt from plan.md.`,
 		Example: `  ckpt plan sync plans/260220-1149-feature/plan.md
   ckpt plan sync plans/260220-1149-feature/plan.md --by subagent:fullstack`,
-		Args: exactArgs(1, "one PATH to a plan.md"),
+		Args: cmdutil.ExactArgs(1, "one PATH to a plan.md"),
 	}
 	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
 		o.Path = args[0]
@@ -82,8 +83,8 @@ rebuilt from plan.md.`,
 	return cmd
 }
 
-func newPlanTickCmd(f *factory, done bool) *cobra.Command {
-	o := &PlanOptions{writeOptions: f.writer(), WorkDir: f.env.WorkDir, Done: done}
+func newPlanTickCmd(f *cmdutil.Factory, done bool) *cobra.Command {
+	o := &PlanOptions{writeOptions: newWriter(f), WorkDir: f.Env.WorkDir, Done: done}
 	use, short, long := "check", "Tick a task's box in plan.md, then sync", `Tick the box of the task (or acceptance criterion) marked <!-- TASK: TASK-ID -->
 in plan.md itself, changing only that one character, then run ckpt plan sync.`
 	if !done {
@@ -99,7 +100,7 @@ The plan is --plan PATH, else the plan the checkpoint --id was synced from,
 else plan.md in the working directory, else the one plans/*/plan.md below it.
 Exit 3 when no marker carries TASK-ID.`,
 		Example: "  ckpt plan " + use + " db-schema --plan plans/260220-1149-feature/plan.md",
-		Args:    exactArgs(1, "one TASK-ID"),
+		Args:    cmdutil.ExactArgs(1, "one TASK-ID"),
 	}
 	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
 		o.TaskID = args[0]
@@ -141,10 +142,10 @@ func (o *PlanOptions) sync(ctx context.Context) error {
 			Now: o.Now(), Actor: o.Actor, Key: o.Key, IfRev: o.IfRev,
 		})
 		for _, w := range rep.Warnings {
-			printWarning(o.IO.ErrOut, o.Path+": "+w)
+			cmdutil.PrintWarning(o.IO.ErrOut, o.Path+": "+w)
 		}
 		for _, w := range rep.StoreWarnings {
-			printWarning(o.IO.ErrOut, w)
+			cmdutil.PrintWarning(o.IO.ErrOut, w)
 		}
 		return err
 	})
@@ -152,17 +153,17 @@ func (o *PlanOptions) sync(ctx context.Context) error {
 		return err
 	}
 	if rep.PlanError != "" {
-		printWarning(o.IO.ErrOut, fmt.Sprintf("%s could not be read (%s): the last known state was kept and nothing was stored; fix plan.md and sync again", o.Path, rep.PlanError))
+		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s could not be read (%s): the last known state was kept and nothing was stored; fix plan.md and sync again", o.Path, rep.PlanError))
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, rep)
+		return cmdutil.WriteJSON(o.IO.Out, rep)
 	}
 	return writeString(o.IO.Out, rep.Text())
 }
 
 func runPlanTick(ctx context.Context, o *PlanOptions) error {
 	if o.TaskID == "" {
-		return usagef("give the TASK-ID whose box to %s", map[bool]string{true: "tick", false: "untick"}[o.Done])
+		return cmdutil.Usagef("give the TASK-ID whose box to %s", map[bool]string{true: "tick", false: "untick"}[o.Done])
 	}
 	if err := o.check(); err != nil {
 		return err // before the box is ticked: a refused sync must not leave plan.md changed

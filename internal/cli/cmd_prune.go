@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
@@ -22,8 +23,8 @@ type PruneOptions struct {
 	JSON      bool
 }
 
-func newPruneCmd(f *factory) *cobra.Command {
-	o := &PruneOptions{common: f.common()}
+func newPruneCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &PruneOptions{common: newCommon(f)}
 	var older string
 	cmd := &cobra.Command{
 		Use:   "prune --older-than DURATION",
@@ -38,11 +39,11 @@ archive reason, time and number of revisions; --json prints them as a JSON
 array. Durations are Go durations (36h) or whole days (30d).`,
 		Example: `  ckpt prune --older-than 30d --dry-run
   ckpt prune --older-than 30d`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		if older == "" {
-			return usagef("prune needs --older-than DURATION, e.g. --older-than 30d: it deletes history, so say how old")
+			return cmdutil.Usagef("prune needs --older-than DURATION, e.g. --older-than 30d: it deletes history, so say how old")
 		}
 		d, err := request.ParseSpan("--older-than", older)
 		if err != nil {
@@ -70,7 +71,7 @@ func runPrune(ctx context.Context, o *PruneOptions) error {
 		}
 		var err error
 		if o.JSON {
-			err = writeJSON(o.IO.Out, done)
+			err = cmdutil.WriteJSON(o.IO.Out, done)
 		} else {
 			err = render.PruneText(o.IO.Out, done, o.DryRun, o.OlderThan)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
@@ -49,7 +50,7 @@ func recordVerbs() map[string]recordVerb {
 		"decision": {
 			use: "decision ID TEXT", short: "Record a decision and why it was made",
 			example: `  ckpt decision kai-7/secondary-a "Use the v2 API" --reason "v1 is rate limited"`,
-			args:    exactArgs(2, "a checkpoint ID and the decision's text"),
+			args:    cmdutil.ExactArgs(2, "a checkpoint ID and the decision's text"),
 			flags: func(fl *pflag.FlagSet, v *recordFlags) {
 				fl.StringVar(&v.reason, "reason", "", "why the decision was made (`WHY`)")
 			},
@@ -68,7 +69,7 @@ active). Blockers get the IDs b1, b2, … unless --id names one.
 .ccc-progress.md's Blockers section show it.`,
 			example: `  ckpt block kai-7/secondary-a "Waiting for DISCOVERY.md"
   ckpt block kai-7/secondary-a "API key missing" --id api-key --unblocked-by "ops issues the key"`,
-			args: exactArgs(2, "a checkpoint ID and the blocker's text"),
+			args: cmdutil.ExactArgs(2, "a checkpoint ID and the blocker's text"),
 			flags: func(fl *pflag.FlagSet, v *recordFlags) {
 				fl.StringVar(&v.id, "id", "", "the blocker's `ID` (default b1, b2, …)")
 				fl.StringVar(&v.until, "unblocked-by", "", "the `CONDITION` that clears the blocker")
@@ -87,7 +88,7 @@ active). Blockers get the IDs b1, b2, … unless --id names one.
 is named. A blocked checkpoint returns to in_progress once nothing blocks it.`,
 			example: `  ckpt unblock kai-7/secondary-a b1
   ckpt unblock kai-7/secondary-a`,
-			args:    rangeArgs(1, 2, "a checkpoint ID and optionally a blocker ID"),
+			args:    cmdutil.RangeArgs(1, 2, "a checkpoint ID and optionally a blocker ID"),
 			request: func(args []string, v *recordFlags) request.Request { return request.Unblock{ID: arg(args, 1)} },
 		},
 		"error": {
@@ -98,7 +99,7 @@ active error.`,
 			example: `  ckpt error kai-7/secondary-a "fetch timed out" --type network
   ckpt error kai-7/secondary-a "disk full" --type io --blocking
   ckpt error kai-7/secondary-a --clear`,
-			args: rangeArgs(1, 2, "a checkpoint ID and the error message (none with --clear)"),
+			args: cmdutil.RangeArgs(1, 2, "a checkpoint ID and the error message (none with --clear)"),
 			flags: func(fl *pflag.FlagSet, v *recordFlags) {
 				fl.StringVar(&v.typ, "type", "", "the error's `TYPE`, e.g. network, test, io")
 				fl.BoolVar(&v.blocking, "blocking", false, "the error stops the work (status becomes blocked)")
@@ -112,7 +113,7 @@ active error.`,
 			use: "accept ID CRITERION", short: "Mark an acceptance criterion met (or unmet), adding it if new",
 			example: `  ckpt accept kai-7/secondary-a tests --title "All tests pass"
   ckpt accept kai-7/secondary-a tests --unmet`,
-			args: exactArgs(2, "a checkpoint ID and a criterion ID"),
+			args: cmdutil.ExactArgs(2, "a checkpoint ID and a criterion ID"),
 			flags: func(fl *pflag.FlagSet, v *recordFlags) {
 				fl.StringVar(&v.title, "title", "", "the criterion's `TITLE`")
 				fl.BoolVar(&v.unmet, "unmet", false, "mark the criterion not met")
@@ -127,7 +128,7 @@ active error.`,
 maximum (start/update --max-cycles) and it is reached, nothing is recorded
 and ckpt exits with code 8: stop looping and ask for help, or raise the limit.`,
 			example: `  ckpt cycle loop/T060 --note "fix attempt 2: flaky test pinned"`,
-			args:    exactArgs(1, "one checkpoint ID"),
+			args:    cmdutil.ExactArgs(1, "one checkpoint ID"),
 			flags: func(fl *pflag.FlagSet, v *recordFlags) {
 				fl.StringVar(&v.note, "note", "", "what this cycle is for (`TEXT`)")
 			},
@@ -136,7 +137,7 @@ and ckpt exits with code 8: stop looping and ask for help, or raise the limit.`,
 		"note": {
 			use: "note ID TEXT", short: "Append a line to the checkpoint's context notes",
 			example: `  ckpt note kai-7/secondary-a "spec.md section 5 half written"`,
-			args:    exactArgs(2, "a checkpoint ID and the note's text"),
+			args:    cmdutil.ExactArgs(2, "a checkpoint ID and the note's text"),
 			request: func(args []string, v *recordFlags) request.Request { return request.Note{Text: args[1]} },
 		},
 		"tell": {
@@ -151,7 +152,7 @@ user:LOGIN; a server records the token's agent), never as instructions
 from its system. At most 4096 bytes; at most 20 wait undelivered.`,
 			example: `  ckpt tell kai-7/secondary-a "The schema change is approved: go ahead"
   CKPT_AGENT=lead ckpt tell team/build-42 "Skip the flaky e2e suite for now"`,
-			args:    exactArgs(2, "a checkpoint ID and the message"),
+			args:    cmdutil.ExactArgs(2, "a checkpoint ID and the message"),
 			request: func(args []string, v *recordFlags) request.Request { return request.Tell{Text: args[1]} },
 		},
 		"done": statusVerb(ckpt.StatusDone, "done", "Mark the work done", false, `  ckpt done kai-7/secondary-a`),
@@ -170,7 +171,7 @@ func statusVerb(status ckpt.Status, name, short string, needReason bool, example
 	return recordVerb{
 		use: use, short: short, example: example,
 		long: fmt.Sprintf("Set the status of checkpoint ID to %s in one status event.", status),
-		args: exactArgs(1, "one checkpoint ID"),
+		args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 		flags: func(fl *pflag.FlagSet, v *recordFlags) {
 			fl.StringVar(&v.reason, "reason", "", reasonUsage)
 		},
@@ -181,10 +182,10 @@ func statusVerb(status ckpt.Status, name, short string, needReason bool, example
 }
 
 // recordCmd returns the constructor of the record command name.
-func recordCmd(name string) func(*factory) *cobra.Command {
-	return func(f *factory) *cobra.Command {
+func recordCmd(name string) func(*cmdutil.Factory) *cobra.Command {
+	return func(f *cmdutil.Factory) *cobra.Command {
 		rv := recordVerbs()[name]
-		o := f.writer()
+		o := newWriter(f)
 		var v recordFlags
 		cmd := &cobra.Command{Use: rv.use, Short: rv.short, Long: rv.long, Example: rv.example, Args: rv.args}
 		cmd.RunE = runWrite(f, &o, func(ctx context.Context, args []string) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
@@ -40,15 +41,15 @@ type nextSession struct {
 
 // fill sets s from the command's ID argument, the acting agent and the
 // working directory.
-func (s *nextSession) fill(f *factory, args []string) {
+func (s *nextSession) fill(f *cmdutil.Factory, args []string) {
 	s.ID = args[0]
-	s.Actor = f.actor()
+	s.Actor = f.Actor()
 	s.SessionID = s.Actor.Session
-	s.WorkDir = f.env.WorkDir
+	s.WorkDir = f.Env.WorkDir
 }
 
-func newResumeCmd(f *factory) *cobra.Command {
-	o := &ResumeOptions{common: f.common()}
+func newResumeCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &ResumeOptions{common: newCommon(f)}
 	cmd := &cobra.Command{
 		Use:   "resume ID",
 		Short: "Start a new session on a checkpoint and print its continuation prompt",
@@ -77,9 +78,9 @@ and in the prompt.`,
 		Example: `  ckpt resume kai-7/secondary-a
   CKPT_SESSION=$SESSION_ID ckpt resume kai-7/secondary-a --json
   ckpt resume loop/T060 --force`,
-		Args: exactArgs(1, "one checkpoint ID"),
+		Args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.fill(f, args)
 		return runResume(ctx, o)
 	})
@@ -101,7 +102,7 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Key: o.Key}
 		res, err := r.Run(ctx, st, o.ID, l, flagName)
 		if res.Damage != nil {
-			printWarning(o.IO.ErrOut, fmt.Sprintf("%s: verifying its whole history found damage: %v", o.ID, res.Damage))
+			cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s: verifying its whole history found damage: %v", o.ID, res.Damage))
 		}
 		if err != nil {
 			return err
@@ -117,7 +118,7 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 			return fmt.Errorf("%w: %s: no session was started, its history is damaged; the prompt above is its state as last read", ckpt.ErrCorrupt, o.ID)
 		}
 		if res.Was != "" {
-			printWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, res.Was, r.Agent))
+			cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, res.Was, r.Agent))
 		}
 		return writeContinuation(o.IO, out, o.JSON)
 	})
@@ -126,13 +127,13 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 // writeContinuation prints out: with asJSON the JSON object, else its
 // text. A crash loop is
 // also reported on stderr, where an orchestrator's log sees it.
-func writeContinuation(streams IOStreams, out render.Continuation, asJSON bool) error {
+func writeContinuation(streams cmdutil.IOStreams, out render.Continuation, asJSON bool) error {
 	if out.CrashLoop {
-		printWarning(streams.ErrOut, fmt.Sprintf("%s: crash loop: resumed %d times without progress (more than %d); find out why its sessions end before resuming again (ckpt log %s shows them)",
+		cmdutil.PrintWarning(streams.ErrOut, fmt.Sprintf("%s: crash loop: resumed %d times without progress (more than %d); find out why its sessions end before resuming again (ckpt log %s shows them)",
 			out.ID, out.ResumesWithoutProgress, ckpt.CrashLoopResumes, out.ID))
 	}
 	if asJSON {
-		return writeJSON(streams.Out, out)
+		return cmdutil.WriteJSON(streams.Out, out)
 	}
 	return writeString(streams.Out, render.Terminal(out.Text()))
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 	"github.com/ckpt-dev/ckpt/memstore"
@@ -24,7 +25,7 @@ func resumeForTest(st ckpt.Store, id string, out, errOut *bytes.Buffer) *ResumeO
 
 func TestRunResumeStartsASessionAndPrintsThePrompt(t *testing.T) {
 	h := newHarness(t)
-	h.vars[EnvAgent] = "Secondary-A"
+	h.vars[cmdutil.EnvAgent] = "Secondary-A"
 	h.ok("start", "kai-7/a", "--title", "Schedule fetcher spec", "--step", "research=Read the sources", "--step", "spec=Write spec.md", "--step", "checklist")
 	h.ok("step", "kai-7/a", "research", "--done")
 	h.ok("step", "kai-7/a", "spec", "--start")
@@ -33,7 +34,7 @@ func TestRunResumeStartsASessionAndPrintsThePrompt(t *testing.T) {
 	before := h.get("kai-7/a")
 
 	h.now = t0.Add(45 * time.Minute)
-	h.vars[EnvSession] = "sess-2"
+	h.vars[cmdutil.EnvSession] = "sess-2"
 	out := h.ok("resume", "kai-7/a")
 
 	c := h.get("kai-7/a")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/render"
 )
@@ -20,8 +21,8 @@ type ShowOptions struct {
 	JSON bool
 }
 
-func newShowCmd(f *factory) *cobra.Command {
-	o := &ShowOptions{common: f.common()}
+func newShowCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &ShowOptions{common: newCommon(f)}
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a checkpoint: status, progress, steps, decisions, blockers, resume info",
@@ -32,9 +33,9 @@ was after revision N.`,
 		Example: `  ckpt show kai-7/secondary-a
   ckpt show kai-7/secondary-a --json
   ckpt show kai-7/secondary-a --rev 3`,
-		Args: exactArgs(1, "one checkpoint ID"),
+		Args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.ID = args[0]
 		return runShow(ctx, o)
 	})
@@ -58,7 +59,7 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 			return err
 		}
 		if o.JSON {
-			return writeJSON(o.IO.Out, render.NewShown(c, o.Rev == 0, o.Now(), ckpt.Thresholds{}, process.Alive))
+			return cmdutil.WriteJSON(o.IO.Out, render.NewShown(c, o.Rev == 0, o.Now(), ckpt.Thresholds{}, process.Alive))
 		}
 		return render.Show(o.IO.Out, c, o.Now(), process.Alive)
 	})

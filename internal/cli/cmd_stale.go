@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
@@ -57,8 +58,8 @@ func (v staleVerdict) Unwrap() error {
 	return errWarnFound
 }
 
-func newStaleCmd(f *factory) *cobra.Command {
-	o := &StaleOptions{common: f.common()}
+func newStaleCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &StaleOptions{common: newCommon(f)}
 	var th thresholdFlags
 	cmd := &cobra.Command{
 		Use:   "stale",
@@ -76,9 +77,9 @@ Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
 		Example: `  ckpt stale
   ckpt stale --warn 30m --stale 1h --json
   ckpt stale --prefix kai-7/ || echo "some agent is quiet"`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		t, err := th.parse()
 		if err != nil {
 			return err
@@ -110,7 +111,7 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 		return err
 	}
 	if o.JSON {
-		if err := writeJSON(o.IO.Out, report.Entries); err != nil {
+		if err := cmdutil.WriteJSON(o.IO.Out, report.Entries); err != nil {
 			return err
 		}
 	} else if err := render.StaleTable(o.IO.Out, report, now); err != nil {
@@ -121,7 +122,7 @@ func runStale(ctx context.Context, o *StaleOptions) error {
 	// otherwise the damage exits 7.
 	if verdict := (staleVerdict{stale: report.Stale, warn: report.Warn, live: report.Live}); verdict.stale+verdict.warn > 0 {
 		if damaged != nil {
-			printWarning(o.IO.ErrOut, errorLine(damaged))
+			cmdutil.PrintWarning(o.IO.ErrOut, errorLine(damaged))
 		}
 		return verdict
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
@@ -21,8 +22,8 @@ type StartOptions struct {
 	MetaPairs, MetaJSON    []string // KEY=VALUE, KEY=JSON
 }
 
-func newStartCmd(f *factory) *cobra.Command {
-	o := &StartOptions{writeOptions: f.writer()}
+func newStartCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &StartOptions{writeOptions: newWriter(f)}
 	cmd := &cobra.Command{
 		Use:   "start ID",
 		Short: "Create a checkpoint (its created event)",
@@ -36,7 +37,7 @@ Fails with exit 5 if ID exists already.`,
       --step research --step spec --step checklist --interval 15m
   ckpt start loop/T060 --step PLAN --step EXECUTE --step FIX --max-cycles 3 \
       --accept tests="All tests pass" --parent loop`,
-		Args: exactArgs(1, "one checkpoint ID"),
+		Args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 	}
 	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
 		o.ID = args[0]

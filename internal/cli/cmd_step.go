@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
@@ -34,8 +35,8 @@ var stepStatusFlags = []struct {
 	{"pending", ckpt.StepPending, "put the step back to pending"},
 }
 
-func newStepCmd(f *factory) *cobra.Command {
-	o := &StepOptions{writeOptions: f.writer()}
+func newStepCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &StepOptions{writeOptions: newWriter(f)}
 	marks := make([]bool, len(stepStatusFlags))
 	cmd := &cobra.Command{
 		Use:   "step ID STEP",
@@ -55,7 +56,7 @@ current, or clears the current step when every step is finished.
   ckpt step kai-7/secondary-a research --done --output research/NOTES.md
   ckpt step loop/T060 FIX --fail --notes "tests still red" --by subagent:fixer
   ckpt step kai-7/secondary-a review --add --title "Peer review"`,
-		Args: exactArgs(2, "a checkpoint ID and a step ID"),
+		Args: cmdutil.ExactArgs(2, "a checkpoint ID and a step ID"),
 	}
 	cmd.RunE = runWrite(f, &o.writeOptions, func(ctx context.Context, args []string) error {
 		o.ID, o.Change.Step = args[0], args[1]
@@ -67,7 +68,7 @@ current, or clears the current step when every step is finished.
 			}
 		}
 		if len(given) > 1 {
-			return usagef("give at most one of --start, --done, --fail, --skip, --pending (got %s)", strings.Join(given, ", "))
+			return cmdutil.Usagef("give at most one of --start, --done, --fail, --skip, --pending (got %s)", strings.Join(given, ", "))
 		}
 		return runStep(ctx, o)
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
@@ -30,8 +31,8 @@ func TestTakeoverArchivesTheOldStateAndHandsTheWorkOver(t *testing.T) {
 	h := newHarness(t)
 	old := workedCheckpoint(h)
 	h.now = t0.Add(90 * time.Minute)
-	h.vars[EnvAgent] = "Primary"
-	h.vars[EnvSession] = "sess-c1"
+	h.vars[cmdutil.EnvAgent] = "Primary"
+	h.vars[cmdutil.EnvSession] = "sess-c1"
 	out := h.ok("takeover", "kai-7/a", "--agent", "Secondary-C", "--agent-type", "secondary")
 
 	archive := fmt.Sprintf("kai-7/a_crashed_%d", h.now.Unix())
@@ -103,7 +104,7 @@ func TestTakeoverRefusals(t *testing.T) {
 		t.Errorf("takeover without --agent: %q", msg)
 	}
 	// CKPT_AGENT is the acting agent, never the new one.
-	h.vars[EnvAgent] = "Primary"
+	h.vars[cmdutil.EnvAgent] = "Primary"
 	h.fails(ExitUsage, "takeover", "kai-7/a")
 	msg = h.fails(ExitUsage, "takeover", "kai-7/a", "--agent", "C", "--reason", "went away")
 	if !strings.Contains(msg, "use one word") {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
@@ -36,8 +37,8 @@ type updateFlags struct {
 	maxCycles                                                                int
 }
 
-func newUpdateCmd(f *factory) *cobra.Command {
-	o := &UpdateOptions{writeOptions: f.writer()}
+func newUpdateCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &UpdateOptions{writeOptions: newWriter(f)}
 	var v updateFlags
 	cmd := &cobra.Command{
 		Use:   "update ID",
@@ -57,7 +58,7 @@ Agent: --assign AGENT replaces the recorded agent, with --agent-type and
       --file-modified feature_02/spec.md --next-step "Write checklist.md"
   ckpt update batch/import --progress 120/500 --last-processed row-120 --next-to-process row-121
   ckpt update loop/T060 --status PAUSED --reason "waiting for review" --review-score code=85`,
-		Args: exactArgs(1, "one checkpoint ID"),
+		Args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&v.title, "title", "", "set the title to `TEXT`")

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -41,13 +42,10 @@ func IsServerCommand(verb string) bool {
 	return ok
 }
 
-// serverVerb returns the constructor of verb: the real command when the
-// binary was given one (MainWith), else a dispatcher to ckpt-server.
-func serverVerb(verb string) func(*factory) *cobra.Command {
-	return func(f *factory) *cobra.Command {
-		if build := f.commands[verb]; build != nil {
-			return build(f)
-		}
+// serverVerb returns the constructor of ckpt's dispatcher of verb to
+// ckpt-server (whose program replaces it with the real command).
+func serverVerb(verb string) func(*cmdutil.Factory) *cobra.Command {
+	return func(f *cmdutil.Factory) *cobra.Command {
 		cmd := &cobra.Command{
 			Use:   verb,
 			Short: serverCommands[verb],
@@ -56,14 +54,14 @@ func serverVerb(verb string) func(*factory) *cobra.Command {
 			// Every argument, --help included, is ckpt-server's to read.
 			DisableFlagParsing: true,
 			RunE: func(*cobra.Command, []string) error {
-				f.reached = true
-				return f.execServer()
+				f.MarkReached()
+				return execServer(f)
 			},
 		}
 		// `ckpt help serve` shows the real help too.
 		cmd.SetHelpFunc(func(*cobra.Command, []string) {
-			f.reached = true
-			f.deferred = f.execServer()
+			f.MarkReached()
+			f.Deferred = execServer(f)
 		})
 		return cmd
 	}
@@ -71,24 +69,24 @@ func serverVerb(verb string) func(*factory) *cobra.Command {
 
 // execServer replaces the process with ckpt-server, given the same command
 // line. It returns only when that cannot be done.
-func (f *factory) execServer() error {
-	path, err := findServer(f.env)
+func execServer(f *cmdutil.Factory) error {
+	path, err := findServer(f.Env)
 	if err != nil {
 		return err
 	}
 	// A ckpt-server that is this ckpt (a link or copy installed under the
 	// name) would run the dispatcher again, forever.
-	if f.env.Executable != "" && (f.env.getenv(EnvExecutable) == f.env.Executable || sameFile(path, f.env.Executable)) {
+	if f.Env.Executable != "" && (f.Env.Var(EnvExecutable) == f.Env.Executable || sameFile(path, f.Env.Executable)) {
 		return fmt.Errorf("%s is ckpt itself, not ckpt-server: reinstall both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest", path)
 	}
-	if f.env.Exec == nil {
-		return fmt.Errorf("cannot start %s from here: run %s %s", path, path, strings.Join(f.env.Args, " "))
+	if f.Env.Exec == nil {
+		return fmt.Errorf("cannot start %s from here: run %s %s", path, path, strings.Join(f.Env.Args, " "))
 	}
 	var env []string
-	if f.env.Executable != "" {
-		env = append(env, EnvExecutable+"="+f.env.Executable)
+	if f.Env.Executable != "" {
+		env = append(env, EnvExecutable+"="+f.Env.Executable)
 	}
-	if err := f.env.Exec(path, append([]string{path}, f.env.Args...), env); err != nil {
+	if err := f.Env.Exec(path, append([]string{path}, f.Env.Args...), env); err != nil {
 		return fmt.Errorf("starting %s: %w", path, err)
 	}
 	return nil
@@ -109,7 +107,7 @@ var errNoServer = errors.New(ServerProgram + " is not installed")
 
 // findServer finds ckpt-server: beside the running ckpt (the two are
 // installed together), else on $PATH.
-func findServer(env *Env) (string, error) {
+func findServer(env *cmdutil.Env) (string, error) {
 	name := ServerProgram
 	if runtime.GOOS == "windows" {
 		name += ".exe"
@@ -118,7 +116,7 @@ func findServer(env *Env) (string, error) {
 	if env.Executable != "" {
 		dirs = append(dirs, filepath.Dir(env.Executable))
 	}
-	dirs = append(dirs, filepath.SplitList(env.getenv("PATH"))...)
+	dirs = append(dirs, filepath.SplitList(env.Var("PATH"))...)
 	for _, dir := range dirs {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue // like exec.LookPath, never the working directory

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/pgstore"
 )
 
@@ -37,8 +38,8 @@ func TestDispatchToServer(t *testing.T) {
 	run1 := func(execErr error, args ...string) (int, []call, string) {
 		var calls []call
 		var out, errOut bytes.Buffer
-		env := &Env{
-			IOStreams:  IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		env := &cmdutil.Env{
+			IOStreams:  cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 			Getenv:     func(k string) string { return map[string]string{"PATH": "bin:" + onPath}[k] },
 			WorkDir:    t.TempDir(),
 			Args:       args,
@@ -48,7 +49,7 @@ func TestDispatchToServer(t *testing.T) {
 				return execErr
 			},
 		}
-		code := run(&factory{env: env})
+		code := runOn(env, nil)
 		return code, calls, errOut.String()
 	}
 	server := filepath.Join(onPath, ServerProgram)
@@ -113,15 +114,15 @@ func TestDispatchRefusesItself(t *testing.T) {
 		}
 		execs := 0
 		var errOut bytes.Buffer
-		env := &Env{
-			IOStreams:  IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut},
+		env := &cmdutil.Env{
+			IOStreams:  cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut},
 			Getenv:     func(k string) string { return vars[k] },
 			WorkDir:    dir,
 			Args:       []string{"serve"},
 			Executable: exe,
 			Exec:       func(string, []string, []string) error { execs++; return nil },
 		}
-		if code := run(&factory{env: env}); code != ExitFailure || execs != 0 || !strings.Contains(errOut.String(), "is ckpt itself") {
+		if code := runOn(env, nil); code != ExitFailure || execs != 0 || !strings.Contains(errOut.String(), "is ckpt itself") {
 			t.Errorf("copied %v: exit %d, %d exec(s), %q; want a refusal", copied, code, execs, errOut.String())
 		}
 	}
@@ -153,18 +154,18 @@ func TestPostgresStoreDispatch(t *testing.T) {
 		args []string
 		exec bool
 	}{
-		{map[string]string{EnvStore: "postgres://ckpt@db/ckpt"}, []string{"note", "a", "hi"}, true},
-		{map[string]string{EnvStore: "postgresql://db/ckpt"}, []string{"hook", "Stop"}, true},
+		{map[string]string{cmdutil.EnvStore: "postgres://ckpt@db/ckpt"}, []string{"note", "a", "hi"}, true},
+		{map[string]string{cmdutil.EnvStore: "postgresql://db/ckpt"}, []string{"hook", "Stop"}, true},
 		{nil, []string{"--store", "postgres://db/ckpt", "ls"}, true},
 		{nil, []string{"ls", "--store=postgres://db/ckpt"}, true},
-		{map[string]string{EnvStore: "/x/.ckpt"}, []string{"version"}, false},
+		{map[string]string{cmdutil.EnvStore: "/x/.ckpt"}, []string{"version"}, false},
 	} {
 		var calls [][]string
 		unread := -1 // the stdin left when ckpt-server is started
 		stdin := strings.NewReader("payload")
 		var out, errOut bytes.Buffer
-		env := &Env{
-			IOStreams:  IOStreams{In: stdin, Out: &out, ErrOut: &errOut},
+		env := &cmdutil.Env{
+			IOStreams:  cmdutil.IOStreams{In: stdin, Out: &out, ErrOut: &errOut},
 			Getenv:     func(k string) string { return tc.vars[k] },
 			WorkDir:    dir,
 			Args:       tc.args,
@@ -175,7 +176,7 @@ func TestPostgresStoreDispatch(t *testing.T) {
 				return errors.New("stop here")
 			},
 		}
-		code := run(&factory{env: env})
+		code := runOn(env, nil)
 		if !tc.exec {
 			if len(calls) != 0 || code != 0 {
 				t.Errorf("ckpt %v with %v: exit %d, exec %v; want it run here", tc.args, tc.vars, code, calls)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 // Exit codes. docs/cli.md documents this table; keep the two in step.
@@ -27,18 +28,6 @@ const (
 	ExitStale        = 10 // ckpt stale: at least one checkpoint is stale
 	ExitStaleWarn    = 11 // ckpt stale: some past the warn threshold, none stale
 )
-
-// usageError marks an error in how the command was called: unknown command,
-// bad flag, wrong number of arguments.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-// usagef returns a usage error (exit 2) with a formatted message.
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
 
 // exitCodes maps the library's error codes (ckpt.ErrorCode) onto exit
 // codes and the hint the CLI adds: the one place both are decided. The
@@ -64,9 +53,8 @@ func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	var u usageError
 	switch {
-	case errors.As(err, &u):
+	case cmdutil.IsUsageError(err):
 		return ExitUsage
 	case errors.Is(err, errStaleFound):
 		return ExitStale
@@ -115,8 +103,7 @@ func hint(err error) string {
 	if givesAdvice().MatchString(msg) {
 		return ""
 	}
-	var u usageError
-	if errors.As(err, &u) {
+	if cmdutil.IsUsageError(err) {
 		return "see ckpt help"
 	}
 	switch {
@@ -162,11 +149,10 @@ func withSubject(h string, code ckpt.Code, msg string) string {
 func errorLine(err error) string {
 	msg := oneLine(err.Error())
 	h := hint(err)
-	var u usageError
 	switch {
 	case h == "":
 		return msg
-	case errors.As(err, &u):
+	case cmdutil.IsUsageError(err):
 		return msg + " (" + h + ")"
 	}
 	return msg + ": " + h
@@ -195,9 +181,4 @@ func oneLine(msg string) string {
 // printError writes err as `ckpt: <message>` on one line.
 func printError(w io.Writer, err error) {
 	fmt.Fprintf(w, "ckpt: %s\n", errorLine(err))
-}
-
-// printWarning writes one warning line.
-func printWarning(w io.Writer, msg string) {
-	fmt.Fprintf(w, "ckpt: warning: %s\n", strings.Join(strings.Fields(msg), " "))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 func TestExitCodeTable(t *testing.T) {
@@ -17,7 +18,7 @@ func TestExitCodeTable(t *testing.T) {
 	}{
 		{nil, 0},
 		{errors.New("disk on fire"), 1},
-		{usagef("bad flag"), 2},
+		{cmdutil.Usagef("bad flag"), 2},
 		{fmt.Errorf("x: %w", ckpt.ErrInvalid), 2},
 		{fmt.Errorf("x: %w", ckpt.ErrNotFound), 3},
 		{&ckpt.ConflictError{ID: "a", Want: 1, Have: 2}, 4},
@@ -26,7 +27,7 @@ func TestExitCodeTable(t *testing.T) {
 		{fmt.Errorf("x: %w", ckpt.ErrCorrupt), 7},
 		{fmt.Errorf("x: %w", ckpt.ErrCycleLimit), 8},
 		// A usage error wins over what it wraps; a conflict over invalid input.
-		{usageError{fmt.Errorf("x: %w", ckpt.ErrNotFound)}, 2},
+		{cmdutil.UsageError(fmt.Errorf("x: %w", ckpt.ErrNotFound)), 2},
 		{fmt.Errorf("%w: %w", ckpt.ErrInvalid, ckpt.ErrConflict), 4},
 	}
 	for _, tc := range cases {
@@ -44,7 +45,7 @@ func TestErrorLineIsOneLineAndSaysWhatToDo(t *testing.T) {
 		{fmt.Errorf("%w: no .ckpt directory in /tmp/x or above", ckpt.ErrNoStore), "run ckpt init"},
 		{fmt.Errorf("%w: w", ckpt.ErrNotFound), "ckpt ls"},
 		{fmt.Errorf("%w: line 3 checksum\nsecond line", ckpt.ErrCorrupt), "ckpt repair"},
-		{usagef("unknown flag: --x"), "see ckpt help"},
+		{cmdutil.Usagef("unknown flag: --x"), "see ckpt help"},
 		{fmt.Errorf("%w: a step needs an ID", ckpt.ErrInvalid), "see ckpt help"},
 		// A message that already names a command keeps its own advice.
 		{fmt.Errorf("%w: w: create it first with ckpt start w", ckpt.ErrNotFound), "create it first with ckpt start w"},
@@ -65,7 +66,7 @@ func TestErrorLineIsOneLineAndSaysWhatToDo(t *testing.T) {
 // cobra's "Did you mean this?" block reads as one question, not as
 // "; ; Did you mean this?; show;".
 func TestErrorLineAsksAboutATypo(t *testing.T) {
-	err := usagef("unknown command \"shwo\" for \"ckpt\"\n\nDid you mean this?\n\tshow\n\tshow2\n")
+	err := cmdutil.Usagef("unknown command \"shwo\" for \"ckpt\"\n\nDid you mean this?\n\tshow\n\tshow2\n")
 	want := `unknown command "shwo" for "ckpt"; did you mean show or show2? (see ckpt help)`
 	if got := errorLine(err); got != want {
 		t.Errorf("errorLine = %q, want %q", got, want)

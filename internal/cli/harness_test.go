@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -32,14 +33,14 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) run(args ...string) (code int, stdout, stderr string) {
 	h.t.Helper()
 	var out, errOut bytes.Buffer
-	env := &Env{
-		IOStreams: IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+	env := &cmdutil.Env{
+		IOStreams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 		Getenv:    func(k string) string { return h.vars[k] },
 		WorkDir:   h.t.TempDir(),
 		Now:       func() time.Time { return h.now },
 		Args:      args,
 	}
-	code = run(&factory{env: env, store: h.store})
+	code = runOn(env, h.store)
 	return code, out.String(), errOut.String()
 }
 
@@ -101,7 +102,7 @@ func decodeCheckpoint(t *testing.T, s string) *ckpt.Checkpoint {
 func testWriter(store ckpt.Store, out, errOut *bytes.Buffer) writeOptions {
 	return writeOptions{
 		common: common{
-			IO:    IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
+			IO:    cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
 			Now:   func() time.Time { return t0 },
 			Store: func() (ckpt.Store, error) { return store, nil },
 		},

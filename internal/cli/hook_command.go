@@ -1,8 +1,11 @@
 package cli
 
-import "github.com/ckpt-dev/ckpt/internal/claude"
+import (
+	"github.com/ckpt-dev/ckpt/internal/claude"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+)
 
 // installCommand is claude.InstallCommand for the running binary.
-func installCommand(e *Env, own bool) string {
-	return claude.InstallCommand(e.Executable, e.getenv, own)
+func installCommand(e *cmdutil.Env, own bool) string {
+	return claude.InstallCommand(e.Executable, e.Var, own)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 // TestInstallCommandDefault: hooks install and mcp install write the
@@ -22,15 +24,15 @@ func TestInstallCommandDefault(t *testing.T) {
 	run1 := func(exe string, args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
-		env := &Env{
-			IOStreams:  IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		env := &cmdutil.Env{
+			IOStreams:  cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 			Getenv:     func(k string) string { return map[string]string{"TMPDIR": "/var/tmp", "HOME": project}[k] },
 			WorkDir:    project,
 			Now:        func() time.Time { return t0 },
 			Args:       args,
 			Executable: exe,
 		}
-		if code := run(&factory{env: env}); code != 0 {
+		if code := runOn(env, nil); code != 0 {
 			t.Fatalf("ckpt %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
 		}
 		return out.String()
@@ -69,7 +71,7 @@ func TestSystemExecutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := System().Executable; got != want || !filepath.IsAbs(got) {
-		t.Fatalf("System().Executable = %q, want %q", got, want)
+	if got := cmdutil.System().Executable; got != want || !filepath.IsAbs(got) {
+		t.Fatalf("cmdutil.System().Executable = %q, want %q", got, want)
 	}
 }

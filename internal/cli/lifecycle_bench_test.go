@@ -12,6 +12,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 // Benchmarks of the lifecycle commands' run functions against a real
@@ -70,7 +71,7 @@ func BenchmarkResume10kEvents500Steps(b *testing.B) {
 	bigCheckpoint(b, st)
 	o := &ResumeOptions{
 		common: common{
-			IO:    IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard},
+			IO:    cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard},
 			Now:   func() time.Time { return t0 },
 			Store: func() (ckpt.Store, error) { return st, nil },
 		},
@@ -112,7 +113,7 @@ func BenchmarkStale10k(b *testing.B) {
 	}
 	manyCheckpoints(b, st, 10000)
 	o := &StaleOptions{common: common{
-		IO:    IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard},
+		IO:    cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard},
 		Now:   func() time.Time { return t0.Add(40 * time.Minute) },
 		Store: func() (ckpt.Store, error) { return st, nil },
 	}}

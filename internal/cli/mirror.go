@@ -6,6 +6,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 )
 
@@ -19,25 +20,25 @@ const EnvMirrors = "CKPT_MIRRORS"
 
 // mirrorList is where the mirror list of store st is (mirror.Locate):
 // $CKPT_MIRRORS, else a local store's own, else the project's file.
-func (f *factory) mirrorList(st ckpt.Store) mirror.List {
+func mirrorList(f *cmdutil.Factory, st ckpt.Store) mirror.List {
 	var storeDir string
 	if fs, ok := st.(*filestore.Store); ok {
 		storeDir = fs.Dir()
 	}
-	return mirror.Locate(f.env.getenv(EnvMirrors), f.env.WorkDir, storeDir)
+	return mirror.Locate(f.Env.Var(EnvMirrors), f.Env.WorkDir, storeDir)
 }
 
 // mirrorOptions are the library's options with warnings printed on warn.
 func mirrorOptions(warn io.Writer, now func() time.Time) mirror.Options {
 	return mirror.Options{Now: now, Warn: func(msg string) {
 		if warn != nil {
-			printWarning(warn, msg)
+			cmdutil.PrintWarning(warn, msg)
 		}
 	}}
 }
 
 // withMirrors wraps st with the mirrors of its list (mirror.Wrap): st
 // itself when there are none.
-func (f *factory) withMirrors(st ckpt.Store) ckpt.Store {
-	return mirror.Wrap(st, f.mirrorList(st), mirrorOptions(f.env.ErrOut, f.now))
+func withMirrors(f *cmdutil.Factory, st ckpt.Store) ckpt.Store {
+	return mirror.Wrap(st, mirrorList(f, st), mirrorOptions(f.Env.ErrOut, f.Now))
 }

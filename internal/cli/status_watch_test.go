@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
@@ -134,7 +135,7 @@ func TestStatusWatchFollowsTheFeed(t *testing.T) {
 	term := &fakeTerminal{}
 	o := &StatusViewOptions{
 		common: common{
-			IO: IOStreams{In: strings.NewReader(""), Out: term, ErrOut: &syncBuffer{}},
+			IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: term, ErrOut: &syncBuffer{}},
 			Now: func() time.Time {
 				clockMu.Lock()
 				defer clockMu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/remote"
 )
@@ -18,21 +19,21 @@ import (
 // writes spooled earlier, in order; with CKPT_SPOOL=1 (the hooks set it) a
 // write the server cannot take is spooled instead of failing, and the
 // command exits 0 with a warning (see run).
-func (f *factory) openRemote(u string) (ckpt.Store, error) {
-	token := strings.TrimSpace(f.env.getenv(EnvToken))
+func openRemote(f *cmdutil.Factory, u string) (ckpt.Store, error) {
+	token := strings.TrimSpace(f.Env.Var(cmdutil.EnvToken))
 	st, err := remote.New(u, remote.Options{Token: token})
 	if err != nil {
 		return nil, err
 	}
 	if token == "" {
-		printWarning(f.env.ErrOut, fmt.Sprintf("%s is a server store but %s is not set: the server will refuse every call (ask its admin for a token)", EnvStore, EnvToken))
+		cmdutil.PrintWarning(f.Env.ErrOut, fmt.Sprintf("%s is a server store but %s is not set: the server will refuse every call (ask its admin for a token)", cmdutil.EnvStore, cmdutil.EnvToken))
 	}
-	dir := spoolDir(f.env, u)
+	dir := spoolDir(f.Env, u)
 	if dir == "" {
 		return st, nil
 	}
-	spooling, _ := strconv.ParseBool(f.env.getenv(EnvSpool))
-	return remote.NewSpool(st, dir, spooling, func(w string) { printWarning(f.env.ErrOut, w) }), nil
+	spooling, _ := strconv.ParseBool(f.Env.Var(EnvSpool))
+	return remote.NewSpool(st, dir, spooling, func(w string) { cmdutil.PrintWarning(f.Env.ErrOut, w) }), nil
 }
 
 // EnvSpool, when true, makes a write that cannot reach the server wait in
@@ -54,25 +55,18 @@ func withSpooling(getenv func(string) string) func(string) string {
 }
 
 // spoolDir is this machine's spool of server u (remote.SpoolDir).
-func spoolDir(env *Env, u string) string {
-	return remote.SpoolDir(env.getenv("XDG_STATE_HOME"), env.getenv("HOME"), u)
-}
-
-// PendingSpool reports the writes waiting in this machine's spool for the
-// server store in use (0 and "" for a local store).
-func (f *factory) PendingSpool() (n int, dir string) {
-	w, dir := f.spoolWaiting()
-	return w.Writes, dir
+func spoolDir(env *cmdutil.Env, u string) string {
+	return remote.SpoolDir(env.Var("XDG_STATE_HOME"), env.Var("HOME"), u)
 }
 
 // spoolWaiting reports what this machine's spool for the server store in
 // use holds, and where it is ("" for a local store).
-func (f *factory) spoolWaiting() (remote.Waiting, string) {
-	u := f.givenStoreDir()
+func spoolWaiting(f *cmdutil.Factory) (remote.Waiting, string) {
+	u := f.Location()
 	if !remote.IsURL(u) {
 		return remote.Waiting{}, ""
 	}
-	dir := spoolDir(f.env, u)
+	dir := spoolDir(f.Env, u)
 	if dir == "" {
 		return remote.Waiting{}, ""
 	}
@@ -83,11 +77,11 @@ func (f *factory) spoolWaiting() (remote.Waiting, string) {
 // noteSpool says on w when writes wait in this machine's spool for the
 // server store in use, and when some were refused for good: what ckpt
 // status adds below its view (on stderr, so --json and --md stay clean).
-func (f *factory) noteSpool(w io.Writer) {
-	sp, dir := f.spoolWaiting()
+func noteSpool(f *cmdutil.Factory, w io.Writer) {
+	sp, dir := spoolWaiting(f)
 	if sp.Writes > 0 {
 		fmt.Fprintf(w, "note: %d write(s) to %s wait in the spool %s (the oldest spooled %s): the server could not be reached; the next ckpt call that reaches it delivers them in order\n",
-			sp.Writes, f.givenStoreDir(), dir, render.Ago(sp.Oldest, time.Now()))
+			sp.Writes, f.Location(), dir, render.Ago(sp.Oldest, time.Now()))
 	}
 	if sp.Failed > 0 {
 		fmt.Fprintf(w, "note: the server refused %d spooled write(s) for good: they are kept in %s with the reason of each (.reason)\n",

@@ -2,15 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
@@ -42,10 +41,10 @@ func addWriteFlags(cmd *cobra.Command, o *writeOptions) {
 
 // runWrite is the RunE of write commands: it fills the acting agent and
 // the user, then calls run.
-func runWrite(f *factory, o *writeOptions, run func(ctx context.Context, args []string) error) func(*cobra.Command, []string) error {
-	return f.runE(func(ctx context.Context, args []string) error {
-		o.Actor = f.actor()
-		o.User = f.user()
+func runWrite(f *cmdutil.Factory, o *writeOptions, run func(ctx context.Context, args []string) error) func(*cobra.Command, []string) error {
+	return f.RunE(func(ctx context.Context, args []string) error {
+		o.Actor = f.Actor()
+		o.User = f.User()
 		return run(ctx, args)
 	})
 }
@@ -89,11 +88,11 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, r request.Req
 	}
 	res, err := st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: o.IfRev})
 	for _, w := range res.Warnings {
-		printWarning(o.IO.ErrOut, w)
+		cmdutil.PrintWarning(o.IO.ErrOut, w)
 	}
 	if cerr := st.Close(); err == nil && cerr != nil {
 		// The event is durable; only releasing the store failed.
-		printWarning(o.IO.ErrOut, "closing the store: "+cerr.Error())
+		cmdutil.PrintWarning(o.IO.ErrOut, "closing the store: "+cerr.Error())
 	}
 	if errors.Is(err, ckpt.ErrNotFound) && e.Type != ckpt.EventCreated {
 		// The same advice whichever backend said it.
@@ -103,20 +102,13 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, r request.Req
 		return err
 	}
 	if res.Replayed {
-		printWarning(o.IO.ErrOut, fmt.Sprintf("key %q was applied already as revision %d: nothing appended", o.Key, res.Event.Seq))
+		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("key %q was applied already as revision %d: nothing appended", o.Key, res.Event.Seq))
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, res.State)
+		return cmdutil.WriteJSON(o.IO.Out, res.State)
 	}
 	_, err = fmt.Fprintln(o.IO.Out, render.SummaryLine(res.State, res.Event))
 	return err
-}
-
-// writeJSON prints v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // withStore opens the store, runs fn and closes the store.

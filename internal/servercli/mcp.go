@@ -15,7 +15,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/claude"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
 	"github.com/ckpt-dev/ckpt/internal/mcp"
 	"github.com/ckpt-dev/ckpt/internal/render"
@@ -23,7 +24,7 @@ import (
 
 // MCPOptions are the inputs of `ckpt mcp`.
 type MCPOptions struct {
-	IO  cli.IOStreams
+	IO  cmdutil.IOStreams
 	Now func() time.Time
 	// Store opens the store; the caller closes it.
 	Store func() (ckpt.Store, error)
@@ -36,8 +37,8 @@ type MCPOptions struct {
 	Agent string // the default actor of the events the tools write
 }
 
-func newMCPCmd(f *cli.Factory) *cobra.Command {
-	o := &MCPOptions{IO: f.Env().IOStreams, Now: f.Now, Store: f.OpenStore, Interrupt: f.Env().Interrupt}
+func newMCPCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &MCPOptions{IO: f.Env.IOStreams, Now: f.Now, Store: f.OpenStore, Interrupt: f.Env.Interrupt}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve ckpt's tools over the Model Context Protocol on stdio",
@@ -60,7 +61,7 @@ unless a tool call names its agent.`,
 		Example: `  ckpt mcp
   ckpt mcp install claude
   claude mcp add ckpt -- ckpt mcp`,
-		Args: cli.ExactArgs(0, "no arguments (did you mean ckpt mcp install claude?)"),
+		Args: cmdutil.ExactArgs(0, "no arguments (did you mean ckpt mcp install claude?)"),
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Agent = f.Actor().Agent
@@ -102,7 +103,7 @@ func runMCP(ctx context.Context, o *MCPOptions) error {
 }
 
 // errMCPHTTP answers the old ckpt mcp --http.
-var errMCPHTTP = cli.Usagef("ckpt mcp --http is gone: MCP over HTTP is served by ckpt serve at /mcp, behind its tokens (an MCP server without authentication let anyone who could reach it rewrite any checkpoint). Run ckpt serve (e.g. ckpt serve --addr 127.0.0.1:8470), create a token (ckpt token create --scope write), and point the client at http://127.0.0.1:8470/mcp with the header Authorization: Bearer TOKEN; see docs/mcp.md")
+var errMCPHTTP = cmdutil.Usagef("ckpt mcp --http is gone: MCP over HTTP is served by ckpt serve at /mcp, behind its tokens (an MCP server without authentication let anyone who could reach it rewrite any checkpoint). Run ckpt serve (e.g. ckpt serve --addr 127.0.0.1:8470), create a token (ckpt token create --scope write), and point the client at http://127.0.0.1:8470/mcp with the header Authorization: Bearer TOKEN; see docs/mcp.md")
 
 // isLoopback reports a host that only this machine can reach: localhost or
 // a loopback IP.
@@ -122,18 +123,18 @@ func (nopWriteCloser) Close() error { return nil }
 
 // MCPInstallOptions are the inputs of `ckpt mcp install|uninstall claude`.
 type MCPInstallOptions struct {
-	IO         cli.IOStreams
+	IO         cmdutil.IOStreams
 	Install    bool
 	Print      bool   // print the `claude mcp add` line instead of writing
 	Scope      string // project (.mcp.json), local or user (Claude Code's own files)
 	ProjectDir string
 	Command    string // empty: installCommand's default for the scope
 	// Env is where the default command comes from (the running binary).
-	Env *cli.Env
+	Env *cmdutil.Env
 }
 
-func newMCPInstallCmd(f *cli.Factory, install bool) *cobra.Command {
-	o := &MCPInstallOptions{IO: f.Env().IOStreams, Install: install, Env: f.Env()}
+func newMCPInstallCmd(f *cmdutil.Factory, install bool) *cobra.Command {
+	o := &MCPInstallOptions{IO: f.Env.IOStreams, Install: install, Env: f.Env}
 	use, short := "install", "Register ckpt's MCP server with Claude Code (.mcp.json)"
 	long := `Register ckpt's MCP server with Claude Code for this project: add
 {"command": "ckpt", "args": ["mcp"]} as mcpServers.ckpt in the project's
@@ -158,15 +159,15 @@ server and key. A file without it is left alone.`
 		Short:   short,
 		Long:    long,
 		Example: "  ckpt mcp " + use + " claude" + map[bool]string{true: "\n  ckpt mcp install claude --print\n  ckpt mcp install claude --scope user", false: ""}[install],
-		Args:    cli.ExactArgs(1, "the client: claude"),
+		Args:    cmdutil.ExactArgs(1, "the client: claude"),
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		if c := strings.ToLower(args[0]); c != "claude" && c != "claude-code" {
-			return cli.Usagef("ckpt mcp %s knows claude only; for Codex, Gemini CLI and other clients see docs/mcp.md (add command ckpt, args [mcp] to their MCP servers)", use)
+			return cmdutil.Usagef("ckpt mcp %s knows claude only; for Codex, Gemini CLI and other clients see docs/mcp.md (add command ckpt, args [mcp] to their MCP servers)", use)
 		}
-		o.ProjectDir = gitroot.Find(f.Env().WorkDir)
+		o.ProjectDir = gitroot.Find(f.Env.WorkDir)
 		if o.ProjectDir == "" {
-			o.ProjectDir = f.Env().WorkDir
+			o.ProjectDir = f.Env.WorkDir
 		}
 		return runMCPInstall(o)
 	})
@@ -174,14 +175,14 @@ server and key. A file without it is left alone.`
 		fl := cmd.Flags()
 		fl.BoolVar(&o.Print, "print", false, "print the claude mcp add command instead of writing .mcp.json")
 		fl.StringVar(&o.Scope, "scope", "project", "`SCOPE`: project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
-		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+cli.InstallCommand(f.Env(), true)+")")
+		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+claude.InstallCommand(f.Env.Executable, f.Env.Var, true)+")")
 	}
 	return cmd
 }
 
 func runMCPInstall(o *MCPInstallOptions) error {
 	if o.Command == "" {
-		o.Command = cli.InstallCommand(o.Env, o.Print || o.Scope != "project")
+		o.Command = claude.InstallCommand(o.Env.Executable, o.Env.Var, o.Print || o.Scope != "project")
 	}
 	if !o.Install {
 		changed, path, err := mcp.UninstallClaudeProject(o.ProjectDir)
@@ -198,7 +199,7 @@ func runMCPInstall(o *MCPInstallOptions) error {
 	switch o.Scope {
 	case "project", "local", "user":
 	default:
-		return cli.Usagef("unknown scope %q: use project, local or user", o.Scope)
+		return cmdutil.Usagef("unknown scope %q: use project, local or user", o.Scope)
 	}
 	if o.Print || o.Scope != "project" {
 		scope := o.Scope
@@ -207,7 +208,7 @@ func runMCPInstall(o *MCPInstallOptions) error {
 		}
 		_, err := fmt.Fprintln(o.IO.Out, render.ShellArgs(mcp.ClaudeAddArgs(scope, o.Command)))
 		if err == nil && !o.Print {
-			cli.PrintWarning(o.IO.ErrOut, fmt.Sprintf("Claude Code keeps %s-scope MCP servers in ~/.claude.json, which ckpt does not write: run the command above", o.Scope))
+			cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("Claude Code keeps %s-scope MCP servers in ~/.claude.json, which ckpt does not write: run the command above", o.Scope))
 		}
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -20,7 +20,7 @@ func TestMCPStdio(t *testing.T) {
 	clientOut, serverIn := io.Pipe()
 	serverOut, clientIn := io.Pipe()
 	o := &MCPOptions{
-		IO:    cli.IOStreams{In: clientOut, Out: clientIn, ErrOut: io.Discard},
+		IO:    cmdutil.IOStreams{In: clientOut, Out: clientIn, ErrOut: io.Discard},
 		Now:   func() time.Time { return t0 },
 		Store: func() (ckpt.Store, error) { return store, nil },
 		Agent: "tester",

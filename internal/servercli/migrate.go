@@ -7,13 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/pgstore"
 )
 
 // MigrateOptions are the inputs of `ckpt migrate`.
 type MigrateOptions struct {
-	IO   cli.IOStreams
+	IO   cmdutil.IOStreams
 	DSN  string // the PostgreSQL store, postgres://…
 	JSON bool
 }
@@ -25,8 +25,8 @@ type migrateJSON struct {
 	Applied []string `json:"applied"`
 }
 
-func newMigrateCmd(f *cli.Factory) *cobra.Command {
-	o := &MigrateOptions{IO: f.Env().IOStreams}
+func newMigrateCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &MigrateOptions{IO: f.Env.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or upgrade a PostgreSQL store's schema",
@@ -40,10 +40,10 @@ A database whose schema is newer than this ckpt knows is refused: upgrade
 ckpt instead.`,
 		Example: `  ckpt migrate --store postgres://ckpt@db.internal/ckpt
   CKPT_STORE=postgres://ckpt@db.internal/ckpt ckpt migrate --json`,
-		Args: cli.ExactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
-		o.DSN = f.GivenStoreDir()
+		o.DSN = f.Location()
 		return runMigrate(ctx, o)
 	})
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result as JSON")
@@ -52,7 +52,7 @@ ckpt instead.`,
 
 func runMigrate(ctx context.Context, o *MigrateOptions) error {
 	if !pgstore.IsURL(o.DSN) {
-		return cli.Usagef("ckpt migrate works on a PostgreSQL store: pass --store postgres://USER@HOST/DB or set %s (a local .ckpt store needs no migration)", cli.EnvStore)
+		return cmdutil.Usagef("ckpt migrate works on a PostgreSQL store: pass --store postgres://USER@HOST/DB or set %s (a local .ckpt store needs no migration)", cmdutil.EnvStore)
 	}
 	ctx, cancel := context.WithTimeout(ctx, pgConnectTimeout)
 	defer cancel()
@@ -65,7 +65,7 @@ func runMigrate(ctx context.Context, o *MigrateOptions) error {
 		if applied == nil {
 			applied = []string{}
 		}
-		return cli.WriteJSON(o.IO.Out, migrateJSON{From: r.From, To: r.To, Applied: applied})
+		return cmdutil.WriteJSON(o.IO.Out, migrateJSON{From: r.From, To: r.To, Applied: applied})
 	}
 	if len(r.Applied) == 0 {
 		_, err = fmt.Fprintf(o.IO.Out, "schema is up to date (version %d)\n", r.To)

@@ -15,6 +15,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mcp"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/server"
@@ -28,7 +29,7 @@ const DefaultServeAddr = "127.0.0.1:8470"
 
 // ServeOptions are the inputs of `ckpt serve`.
 type ServeOptions struct {
-	IO        cli.IOStreams
+	IO        cmdutil.IOStreams
 	Now       func() time.Time
 	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
 	// OpenLocal opens the local file store (--store, CKPT_STORE, or found).
@@ -47,8 +48,8 @@ type ServeOptions struct {
 	Ready func(addr net.Addr)
 }
 
-func newServeCmd(f *cli.Factory) *cobra.Command {
-	o := &ServeOptions{IO: f.Env().IOStreams, Interrupt: f.Env().Interrupt}
+func newServeCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &ServeOptions{IO: f.Env.IOStreams, Interrupt: f.Env.Interrupt}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the store over HTTP to agents on other machines (API, change feed, MCP, dashboard)",
@@ -75,18 +76,18 @@ tokens, on a loopback address only, for development.`,
   ckpt serve --addr 0.0.0.0:8470 --tls-cert cert.pem --tls-key key.pem
   ckpt serve --pg postgres://ckpt@db/ckpt --tokens /etc/ckpt/tokens.json
   ckpt serve --addr 8470 --insecure-dev`,
-		Args: cli.ExactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Now = f.Now
 		o.OpenLocal = func() (ckpt.Store, string, error) {
-			st, err := f.OpenFileStore()
+			st, err := cli.OpenFileStore(f)
 			if err != nil {
 				return nil, "", err
 			}
 			return st, st.Dir(), nil
 		}
-		o.ConfigDir = configDir(f.Env())
+		o.ConfigDir = configDir(f.Env)
 		return runServe(ctx, o)
 	})
 	fl := cmd.Flags()
@@ -104,7 +105,7 @@ tokens, on a loopback address only, for development.`,
 
 // configDir is the user's configuration directory ($XDG_CONFIG_HOME, else
 // ~/.config), "" when neither is known.
-func configDir(env *cli.Env) string {
+func configDir(env *cmdutil.Env) string {
 	if d := env.Var("XDG_CONFIG_HOME"); d != "" {
 		return d
 	}
@@ -117,14 +118,14 @@ func configDir(env *cli.Env) string {
 func runServe(ctx context.Context, o *ServeOptions) error {
 	addr, err := mcp.ListenAddr(o.Addr)
 	if err != nil {
-		return cli.UsageError(err)
+		return cmdutil.UsageError(err)
 	}
 	host, _, _ := net.SplitHostPort(addr)
 	if o.Insecure && !isLoopback(host) {
-		return cli.Usagef("--insecure-dev serves without tokens, so it listens only on a loopback address, not %s: use --addr 127.0.0.1:PORT, or create tokens (ckpt token create) and drop --insecure-dev", addr)
+		return cmdutil.Usagef("--insecure-dev serves without tokens, so it listens only on a loopback address, not %s: use --addr 127.0.0.1:PORT, or create tokens (ckpt token create) and drop --insecure-dev", addr)
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
-		return cli.Usagef("give both --tls-cert and --tls-key, or neither")
+		return cmdutil.Usagef("give both --tls-cert and --tls-key, or neither")
 	}
 	st, tokensPath, err := o.openBackend(ctx)
 	if err != nil {
@@ -155,7 +156,7 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if tlsConfig != nil {
 		scheme = "https"
 	} else if !isLoopback(host) {
-		cli.PrintWarning(o.IO.ErrOut, fmt.Sprintf("serving plain HTTP on %s: tokens cross the network in clear unless a TLS proxy is in front (or use --tls-cert and --tls-key)", addr))
+		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("serving plain HTTP on %s: tokens cross the network in clear unless a TLS proxy is in front (or use --tls-cert and --tls-key)", addr))
 	}
 	url, all := serveURL(scheme, ln.Addr(), o.Hosts)
 	if all {
@@ -194,7 +195,7 @@ func serveURL(scheme string, a net.Addr, hosts []string) (url string, all bool) 
 func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, error) {
 	if o.PG != "" {
 		if !pgstore.IsURL(o.PG) {
-			return nil, "", cli.Usagef("--pg %q is not a PostgreSQL URL: use postgres://USER@HOST/DB", o.PG)
+			return nil, "", cmdutil.Usagef("--pg %q is not a PostgreSQL URL: use postgres://USER@HOST/DB", o.PG)
 		}
 		st, err := pgstore.Open(ctx, o.PG)
 		if err != nil {
@@ -204,7 +205,7 @@ func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, err
 		if path == "" {
 			if o.ConfigDir == "" {
 				st.Close()
-				return nil, "", cli.Usagef("no config directory to keep tokens in ($HOME and $XDG_CONFIG_HOME are unset): pass --tokens FILE")
+				return nil, "", cmdutil.Usagef("no config directory to keep tokens in ($HOME and $XDG_CONFIG_HOME are unset): pass --tokens FILE")
 			}
 			path = filepath.Join(o.ConfigDir, "ckpt", server.TokenFileName)
 		}

@@ -15,37 +15,40 @@ import (
 
 	"github.com/ckpt-dev/ckpt/internal/buildinfo"
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
-// Main runs ckpt-server's command line in env and returns the exit code.
-func Main(env *cli.Env) int {
-	return cli.MainWith(asCkpt(env), Extensions())
+// Verbs are ckpt-server's verbs: ckpt's (cli.Verbs), with the real
+// server commands in place of ckpt's dispatchers to ckpt-server.
+func Verbs() []cli.Verb { return cli.Replace(cli.Verbs(), serverVerbs()...) }
+
+// serverVerbs are the commands only ckpt-server runs.
+func serverVerbs() []cli.Verb {
+	return []cli.Verb{
+		{Name: "serve", Group: "store", Build: newServeCmd},
+		{Name: "mcp", Group: "integrations", Build: newMCPCmd},
+		{Name: "token", Group: "store", Build: newTokenCmd},
+		{Name: "migrate", Group: "store", Build: newMigrateCmd},
+	}
 }
 
-// Extensions are what ckpt-server adds to ckpt (see cli.MainWith): the
-// commands it builds in place of ckpt's dispatchers, and the PostgreSQL
-// store.
-func Extensions() cli.Extensions {
-	return cli.Extensions{
-		Commands: []cli.Command{
-			{Name: "serve", Build: newServeCmd},
-			{Name: "mcp", Build: newMCPCmd},
-			{Name: "token", Build: newTokenCmd},
-			{Name: "migrate", Build: newMigrateCmd},
-		},
-		OpenPG: openPG,
-	}
+// Stores are the stores ckpt-server opens: ckpt's (cli.Stores), and a
+// PostgreSQL database (pgstore), which ckpt leaves to it.
+func Stores() cmdutil.Stores {
+	s := cli.Stores()
+	s["postgres"], s["postgresql"] = openPG, openPG
+	return s
 }
 
 // serverVersion is the version the servers report to their clients
 // (/v1/info, MCP's initialize): the module version ckpt version prints.
 func serverVersion() string { return buildinfo.Read().Version }
 
-// asCkpt is env with the executable of ckpt rather than ckpt-server:
+// AsCkpt is env with the executable of ckpt rather than ckpt-server:
 // what hooks install and mcp install write into a client's settings, which
 // must go through ckpt. Run by ckpt's dispatcher, that is the ckpt given in
 // CKPT_EXECUTABLE; run directly, the ckpt installed beside ckpt-server.
-func asCkpt(env *cli.Env) *cli.Env {
+func AsCkpt(env *cmdutil.Env) *cmdutil.Env {
 	base := filepath.Base(env.Executable)
 	if strings.TrimSuffix(base, ".exe") != cli.ServerProgram {
 		return env

@@ -10,7 +10,11 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
+
+// program is what cmd/ckpt-server runs.
+func program() cli.Program { return cli.Program{Verbs: Verbs(), Stores: Stores()} }
 
 // t0 is the clock of every test.
 var t0 = time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
@@ -26,8 +30,8 @@ func run(t *testing.T, dir, exe string, args ...string) (int, string, string) {
 func runEnv(t *testing.T, dir, exe string, vars map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env := &cli.Env{
-		IOStreams: cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+	env := &cmdutil.Env{
+		IOStreams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 		Getenv: func(k string) string {
 			if v, ok := vars[k]; ok {
 				return v
@@ -39,7 +43,7 @@ func runEnv(t *testing.T, dir, exe string, vars map[string]string, args ...strin
 		Args:       args,
 		Executable: exe,
 	}
-	code := Main(env)
+	code := cli.Main(AsCkpt(env), program())
 	return code, out.String(), errOut.String()
 }
 
@@ -49,7 +53,7 @@ func runEnv(t *testing.T, dir, exe string, vars map[string]string, args ...strin
 func TestHelpListsTheRealCommands(t *testing.T) {
 	dir := t.TempDir()
 	var lean bytes.Buffer
-	code := cli.Main(&cli.Env{IOStreams: cli.IOStreams{In: strings.NewReader(""), Out: &lean, ErrOut: &lean}, WorkDir: dir, Args: []string{"--help"}})
+	code := cli.Main(&cmdutil.Env{IOStreams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &lean, ErrOut: &lean}, WorkDir: dir, Args: []string{"--help"}}, cli.Program{Verbs: cli.Verbs(), Stores: cli.Stores()})
 	if code != 0 {
 		t.Fatalf("ckpt --help: exit %d: %s", code, lean.String())
 	}
@@ -60,7 +64,7 @@ func TestHelpListsTheRealCommands(t *testing.T) {
 	if lean.String() != full {
 		t.Errorf("ckpt --help and ckpt-server --help differ:\n--- ckpt\n%s\n--- ckpt-server\n%s", lean.String(), full)
 	}
-	for _, c := range Extensions().Commands {
+	for _, c := range serverVerbs() {
 		if !cli.IsServerCommand(c.Name) {
 			t.Errorf("ckpt has no dispatcher for %s", c.Name)
 		}

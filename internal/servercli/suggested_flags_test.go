@@ -25,7 +25,7 @@ var suggestion = regexp.MustCompile("ckpt((?: [^ ();`,\"]+)+)")
 // exist. (It lives here, where the whole tree, serve, mcp and token
 // included, is built.)
 func TestSuggestedFlagsExist(t *testing.T) {
-	root := cli.Tree(Extensions())
+	root := cli.Tree(program())
 	checked := 0
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/server"
@@ -18,7 +19,7 @@ import (
 
 // TokenOptions are the inputs of `ckpt token create|ls|revoke`.
 type TokenOptions struct {
-	IO  cli.IOStreams
+	IO  cmdutil.IOStreams
 	Now func() time.Time
 	// Tokens opens where the tokens are: the server's API (admin token)
 	// when the store is a URL, else the token file.
@@ -36,12 +37,12 @@ type tokenAdmin interface {
 	where() string
 }
 
-func newTokenCmd(f *cli.Factory) *cobra.Command {
+func newTokenCmd(f *cmdutil.Factory) *cobra.Command {
 	var file string
-	o := &TokenOptions{IO: f.Env().IOStreams}
+	o := &TokenOptions{IO: f.Env.IOStreams}
 	open := func() (tokenAdmin, error) {
-		if u := f.GivenStoreDir(); remote.IsURL(u) && file == "" {
-			st, err := remote.New(u, remote.Options{Token: f.Env().Var(cli.EnvToken)})
+		if u := f.Location(); remote.IsURL(u) && file == "" {
+			st, err := remote.New(u, remote.Options{Token: f.Env.Var(cmdutil.EnvToken)})
 			if err != nil {
 				return nil, err
 			}
@@ -49,7 +50,7 @@ func newTokenCmd(f *cli.Factory) *cobra.Command {
 		}
 		path := file
 		if path == "" {
-			st, err := f.OpenFileStore()
+			st, err := cli.OpenFileStore(f)
 			if err != nil {
 				return nil, fmt.Errorf("%w (a server over PostgreSQL keeps its tokens where its --tokens says: pass the same --tokens FILE)", err)
 			}
@@ -85,7 +86,7 @@ A revoked token is refused from the next request on.`,
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a token and print it (the only time it is shown)",
-		Args:  cli.ExactArgs(0, "no arguments"),
+		Args:  cmdutil.ExactArgs(0, "no arguments"),
 	}
 	create.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Now, o.Tokens = f.Now, open
@@ -96,13 +97,13 @@ A revoked token is refused from the next request on.`,
 	create.Flags().StringVar(&o.Agent, "agent", "", "record `AGENT` as the actor of every write made with the token")
 	create.Flags().StringVar(&o.Note, "note", "", "what the token is for (shown by ls)")
 	create.Flags().BoolVar(&o.JSON, "json", false, "print the token as JSON")
-	ls := &cobra.Command{Use: "ls", Short: "List the tokens (never their secrets)", Args: cli.ExactArgs(0, "no arguments")}
+	ls := &cobra.Command{Use: "ls", Short: "List the tokens (never their secrets)", Args: cmdutil.ExactArgs(0, "no arguments")}
 	ls.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Tokens = open
 		return runTokenList(ctx, o)
 	})
 	ls.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a token: refused from the next request on", Args: cli.ExactArgs(1, "the token's ID (ckpt token ls)")}
+	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a token: refused from the next request on", Args: cmdutil.ExactArgs(1, "the token's ID (ckpt token ls)")}
 	revoke.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Tokens = open
 		return runTokenRevoke(ctx, o, args[0])
@@ -113,10 +114,10 @@ A revoked token is refused from the next request on.`,
 
 func runTokenCreate(ctx context.Context, o *TokenOptions) error {
 	if o.Scope == "" {
-		return cli.Usagef("give the token's scope: --scope read, write or admin")
+		return cmdutil.Usagef("give the token's scope: --scope read, write or admin")
 	}
 	if _, err := server.ParseScope(o.Scope); err != nil {
-		return cli.UsageError(err)
+		return cmdutil.UsageError(err)
 	}
 	ta, err := o.Tokens()
 	if err != nil {
@@ -127,7 +128,7 @@ func runTokenCreate(ctx context.Context, o *TokenOptions) error {
 		return err
 	}
 	if o.JSON {
-		return cli.WriteJSON(o.IO.Out, t)
+		return cmdutil.WriteJSON(o.IO.Out, t)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "created token %s (%s) in %s; it is shown only now:\n", t.ID, describeGrant(t), ta.where())
 	_, err = fmt.Fprintln(o.IO.Out, t.Token)
@@ -158,7 +159,7 @@ func runTokenList(ctx context.Context, o *TokenOptions) error {
 		if list == nil {
 			list = []httpapi.TokenInfo{}
 		}
-		return cli.WriteJSON(o.IO.Out, list)
+		return cmdutil.WriteJSON(o.IO.Out, list)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintf(o.IO.Out, "no tokens in %s (ckpt serve makes an admin token on its first start)\n", ta.where())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
@@ -146,7 +147,7 @@ func TestStatusWatchRedrawsUntilInterrupted(t *testing.T) {
 	var errOut syncBuffer
 	o := &StatusViewOptions{
 		common: common{
-			IO:    IOStreams{In: strings.NewReader(""), Out: &syncBuffer{}, ErrOut: &errOut},
+			IO:    cmdutil.IOStreams{In: strings.NewReader(""), Out: &syncBuffer{}, ErrOut: &errOut},
 			Now:   func() time.Time { return t0 },
 			Store: func() (ckpt.Store, error) { return st, nil },
 		},
@@ -160,7 +161,7 @@ func TestStatusWatchRedrawsUntilInterrupted(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "STATUS.md")
 	var plain syncBuffer
 	o2 := *o
-	o2.IO = IOStreams{In: strings.NewReader(""), Out: &plain, ErrOut: &errOut}
+	o2.IO = cmdutil.IOStreams{In: strings.NewReader(""), Out: &plain, ErrOut: &errOut}
 	o2.Terminal, o2.Markdown, o2.OutFile = false, true, file
 	o2.Ticks = make(chan time.Time)
 	go func() { done <- runStatusView(ctx, &o2) }()
@@ -228,7 +229,7 @@ func TestIsTerminal(t *testing.T) {
 func TestStatusWatchFrameOffATerminal(t *testing.T) {
 	var out bytes.Buffer
 	o := &StatusViewOptions{
-		common: common{IO: IOStreams{Out: &out}, Now: func() time.Time { return t0 }},
+		common: common{IO: cmdutil.IOStreams{Out: &out}, Now: func() time.Time { return t0 }},
 		Watch:  true, Every: 5 * time.Second,
 	}
 	if err := o.emit([]byte("TABLE\n")); err != nil {

@@ -1,18 +1,8 @@
-// Package cli is the ckpt command line: one cobra command per verb, each
-// with an options struct and a run function. It is the only package that
-// wires the backends and integrations together.
-//
-// Nothing here touches the process: standard streams, environment, working
-// directory, clock and arguments all come in through an Env, so every
-// command runs the same way in a test as in the real binary. System builds
-// the Env of the running process; Main runs one command line and returns its
-// exit code.
-package cli
+package cmdutil
 
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"time"
 )
 
@@ -23,7 +13,10 @@ type IOStreams struct {
 	ErrOut io.Writer
 }
 
-// Env is everything a command line needs from its process.
+// Env is everything a command line needs from its process. Nothing in the
+// command line touches the process otherwise, so every command runs the
+// same way in a test as in the real binary; System builds the Env of the
+// running process.
 type Env struct {
 	IOStreams
 	// Getenv reads an environment variable; nil reads none.
@@ -38,7 +31,7 @@ type Env struct {
 	// Executable is the absolute path of the running ckpt binary, symbolic
 	// links resolved; "" when it is not known. `hooks install` and `mcp
 	// install` write it into a client's settings when it is an installed
-	// ckpt (see installCommand).
+	// ckpt.
 	Executable string
 	// Interrupt returns a context derived from ctx that ends when the user
 	// interrupts the process (Ctrl-C, SIGTERM), and the function that stops
@@ -53,19 +46,19 @@ type Env struct {
 	// Exec replaces the process with the program at path, given args
 	// (args[0] included), the process's environment with the KEY=VALUE
 	// pairs of env added, and its standard streams; it returns only on
-	// failure. ckpt runs its server commands this way (see dispatch.go);
-	// nil: it cannot.
+	// failure. ckpt runs its server commands this way; nil: it cannot.
 	Exec func(path string, args, env []string) error
 }
 
-func (e *Env) getenv(key string) string {
+// Var reads the environment variable key; "" when unset.
+func (e *Env) Var(key string) string {
 	if e.Getenv == nil {
 		return ""
 	}
 	return e.Getenv(key)
 }
 
-// Environment variables ckpt reads.
+// Environment variables the factory reads.
 const (
 	EnvStore   = "CKPT_STORE"   // the store directory, or a server's URL, like --store
 	EnvToken   = "CKPT_TOKEN"   // the bearer token for a server store (https://…)
@@ -73,14 +66,3 @@ const (
 	EnvSession = "CKPT_SESSION" // the acting session ID
 	EnvNow     = "CKPT_NOW"     // a fixed clock, RFC 3339, for scripts and tests
 )
-
-// absPath is p taken from dir when relative, cleaned; "" stays "".
-func absPath(dir, p string) string {
-	if p == "" {
-		return ""
-	}
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(dir, p)
-}

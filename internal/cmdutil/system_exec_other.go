@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cli
+package cmdutil
 
 // execProgram is nil where a process cannot replace itself: ckpt then says
 // to run ckpt-server directly.

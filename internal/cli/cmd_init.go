@@ -5,122 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"time"
-
-	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/gitignore"
 	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/spf13/cobra"
 )
-
-// Store location: --store DIR, else $CKPT_STORE, else the nearest .ckpt/
-// walking up from the working directory (filestore.Find). DIR is the .ckpt
-// directory itself, or a directory holding one; a relative DIR is taken
-// from the working directory.
-
-// givenStoreDir returns the store directory named by --store or CKPT_STORE,
-// made absolute, or "" when neither is set. A server URL (https://…) is
-// returned as it is (see openRemote).
-func (f *factory) givenStoreDir() string {
-	dir := f.storeFlag
-	if dir == "" {
-		dir = f.env.getenv(EnvStore)
-	}
-	if dir != "" && !filepath.IsAbs(dir) && !remote.IsURL(dir) && !isPGURL(dir) {
-		dir = filepath.Join(f.env.WorkDir, dir)
-	}
-	return dir
-}
-
-// urlScheme matches a value that is written as a URL (SCHEME://…), which
-// is never meant as a relative directory.
-var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
-
-// checkStoreURL refuses a --store or CKPT_STORE written as a URL of a kind
-// ckpt does not speak (ftp://, htps://…), which would otherwise be taken
-// for a relative directory named "ftp:".
-func (f *factory) checkStoreURL() error {
-	v := f.storeFlag
-	if v == "" {
-		v = f.env.getenv(EnvStore)
-	}
-	if urlScheme.MatchString(v) && !remote.IsURL(v) && !isPGURL(v) {
-		return fmt.Errorf("%w: the store %q is a URL ckpt does not speak: give a directory, a postgres:// URL or a server's https:// URL (--store, CKPT_STORE)", ckpt.ErrInvalid, v)
-	}
-	return nil
-}
-
-// openStore opens the store commands use, with the seed-format mirrors of
-// its mirror list (see mirrorList): every kind of store mirrors.
-func (f *factory) openStore() (ckpt.Store, error) {
-	st, err := f.openRawStore()
-	if err != nil {
-		return nil, err
-	}
-	return f.withMirrors(st), nil
-}
-
-// openRawStore opens the store without its mirrors.
-func (f *factory) openRawStore() (ckpt.Store, error) {
-	if f.store != nil {
-		if c, ok := f.store.(clockSetter); ok {
-			c.SetClock(f.now)
-		}
-		return f.store, nil
-	}
-	switch u := f.givenStoreDir(); {
-	case remote.IsURL(u):
-		return f.openRemote(u)
-	case isPGURL(u):
-		return f.openPGStore(u)
-	}
-	return f.openFileStore()
-}
-
-// clockSetter is a store whose clock can be pinned (CKPT_NOW): a local
-// store's clock is the command's.
-type clockSetter interface{ SetClock(now func() time.Time) }
-
-// openFileStore opens the local .ckpt store, found as described above.
-func (f *factory) openFileStore() (*filestore.Store, error) {
-	if err := f.checkStoreURL(); err != nil {
-		return nil, err
-	}
-	dir := f.givenStoreDir()
-	if remote.IsURL(dir) {
-		return nil, fmt.Errorf("%w: the store is the server %s; this command works on a local store directory: run it where the server's store is (or pass --store DIR)", ckpt.ErrInvalid, dir)
-	}
-	if isPGURL(dir) {
-		return nil, fmt.Errorf("%w: the store is a PostgreSQL database; this command works on a local store directory (pass --store DIR)", ckpt.ErrInvalid)
-	}
-	if dir == "" {
-		found, err := filestore.Find(f.env.WorkDir)
-		if err != nil {
-			return nil, err
-		}
-		dir = found
-	}
-	st, err := filestore.Open(dir)
-	if errors.Is(err, ckpt.ErrNoStore) {
-		// --store names a project directory, the one holding .ckpt/,
-		// rather than the store itself: use its store.
-		if inner, ierr := filestore.Open(filepath.Join(dir, filestore.StoreDirName)); ierr == nil {
-			st, err = inner, nil
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	st.SetClock(f.now)
-	return st, nil
-}
 
 // InitOptions are the inputs of `ckpt init`.
 type InitOptions struct {
-	IO          IOStreams
+	IO          cmdutil.IOStreams
 	Dir         string // the .ckpt directory to create, absolute
 	BackupEvery int
 	BackupKeep  int
@@ -130,8 +26,8 @@ type InitOptions struct {
 	GitIgnore bool
 }
 
-func newInitCmd(f *factory) *cobra.Command {
-	o := &InitOptions{IO: f.env.IOStreams}
+func newInitCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &InitOptions{IO: f.Env.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Create a .ckpt/ store here (or at --store)",
@@ -149,21 +45,21 @@ commits); --gitignore adds the line for it (/.ckpt/), and init never changes
 		Example: `  ckpt init
   ckpt init --gitignore
   ckpt init --store /var/lib/agents/.ckpt --backup-every 10 --backup-keep 20`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
-	cmd.RunE = f.runE(func(ctx context.Context, args []string) error {
-		if err := f.checkStoreURL(); err != nil {
+	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
+		if err := f.CheckLocation(); err != nil {
 			return err
 		}
-		o.Dir = f.givenStoreDir()
+		o.Dir = f.Location()
 		if isPGURL(o.Dir) {
-			return usagef("a PostgreSQL store needs no init: ckpt migrate creates its schema (and every command does on first use)")
+			return cmdutil.Usagef("a PostgreSQL store needs no init: ckpt migrate creates its schema (and every command does on first use)")
 		}
 		if remote.IsURL(o.Dir) {
-			return usagef("a server store needs no init here: the server's machine has the store (ckpt init there, or ckpt serve --pg); this machine uses it with CKPT_STORE and CKPT_TOKEN as it is")
+			return cmdutil.Usagef("a server store needs no init here: the server's machine has the store (ckpt init there, or ckpt serve --pg); this machine uses it with CKPT_STORE and CKPT_TOKEN as it is")
 		}
 		if o.Dir == "" {
-			o.Dir = filepath.Join(f.env.WorkDir, filestore.StoreDirName)
+			o.Dir = filepath.Join(f.Env.WorkDir, filestore.StoreDirName)
 		}
 		return runInit(o)
 	})

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"context"
@@ -13,7 +13,8 @@ import (
 
 // System returns the Env of the running process: its standard streams,
 // environment, working directory, clock and arguments. It is the one place
-// the package reads the process's state; cmd/ckpt passes its result to Main.
+// a command line reads the process's state; cmd/ckpt and cmd/ckpt-server
+// pass its result to cli.Main.
 func System() *Env {
 	wd, err := os.Getwd()
 	if err != nil {
