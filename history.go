@@ -27,11 +27,9 @@ const (
 // EncodeLine returns e's history line, newline included, and its checksum.
 // The caller sets e.Seq and e.Prev first; e.Sum is ignored.
 func EncodeLine(e Event) (line []byte, sum string, err error) {
-	body, ok := appendEventJSON(nil, &e)
-	if !ok {
-		if body, err = json.Marshal(e); err != nil {
-			return nil, "", fmt.Errorf("ckpt: encoding event %d: %w", e.Seq, err)
-		}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return nil, "", fmt.Errorf("ckpt: encoding event %d: %w", e.Seq, err)
 	}
 	sum = lineSum(body)
 	line = make([]byte, 0, len(body)+len(sumPrefix)+sumHexLen+len(sumSuffix)+1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 func notFound(id string) error {
@@ -232,7 +233,7 @@ func seal(e ckpt.Event, rev int64, sum string, now time.Time) ([]byte, ckpt.Even
 	// writes a RawMessage (compacted, HTML-escaped), so do the same here
 	// rather than decode the whole line again.
 	if len(e.Data) > 0 {
-		if e.Data, err = ckpt.CompactJSON(e.Data); err != nil {
+		if e.Data, err = wire.Compact(e.Data); err != nil {
 			return nil, ckpt.Event{}, fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
 		}
 	} else {

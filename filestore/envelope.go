@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // An envelope is the content of state.json and of each backup: a header and
@@ -42,7 +43,7 @@ func checksum(b []byte) string {
 func encodeEnvelope(st *ckpt.Checkpoint, sum string, size int64) ([]byte, error) {
 	c := *st
 	c.Heartbeat.LastBeat, c.Heartbeat.Presence = time.Time{}, nil
-	state, err := ckpt.AppendCheckpointJSON(nil, &c)
+	state, err := wire.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: encoding state of %s: %w", st.ID, err)
 	}
@@ -90,8 +91,8 @@ func parseEnvelope(data []byte, id string) (envelope, *ckpt.Checkpoint, error) {
 	if got := checksum(state); got != env.StateSum {
 		return env, nil, fmt.Errorf("state checksum is %s, the envelope says %s (edited or damaged)", got, env.StateSum)
 	}
-	c, err := ckpt.DecodeCheckpointJSON(state)
-	if err != nil {
+	c := new(ckpt.Checkpoint)
+	if err := wire.Unmarshal(state, c); err != nil {
 		return env, nil, fmt.Errorf("state: %v", err)
 	}
 	if c.ID != id || c.Rev != env.Rev {

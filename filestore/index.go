@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // The index (journal/index) is the journal folded up to a position: one
@@ -169,7 +170,7 @@ func (e ientry) summaryInto(s *ckpt.Summary) error {
 		*s = *e.decoded
 		return nil
 	}
-	if err := ckpt.DecodeSummaryJSON(e.summary, s); err != nil {
+	if err := wire.Unmarshal(e.summary, s); err != nil {
 		return fmt.Errorf("%w: journal/index: the entry of %s does not decode (%v); a repair rebuilds the index", ckpt.ErrCorrupt, e.id, err)
 	}
 	return nil

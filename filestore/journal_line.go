@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // appendEntry appends e's journal line (without its newline) to dst: the
@@ -52,7 +52,7 @@ func appendEntry(dst []byte, e *jentry) ([]byte, error) {
 	if e.Summary != nil {
 		var err error
 		b = append(b, `,"summary":`...)
-		if b, err = ckpt.AppendSummaryJSON(b, e.Summary); err != nil {
+		if b, err = wire.Append(b, e.Summary); err != nil {
 			ok = false
 		}
 	}

@@ -9,9 +9,9 @@ import (
 )
 
 // TestIndexSummaryDecodes: a summary as the index keeps it decodes to the
-// summary that was written (ckpt.DecodeSummaryJSON; that this form is read
-// without reflection is FuzzDecodeSummaryJSON's and
-// TestDecodeSummaryJSONReadsMarshalsForm's, in the root package).
+// summary that was written (wire.Unmarshal; that this form is read by the
+// generated code is FuzzDecodeSummaryJSON's and TestEveryFieldRoundTrips',
+// in internal/wire).
 func TestIndexSummaryDecodes(t *testing.T) {
 	s := newStore(t, Options{})
 	appendOK(t, s, "fast/a", createEvent())

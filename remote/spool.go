@@ -20,6 +20,7 @@ import (
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // Spool is a store that loses no write while its server is away. Before
@@ -333,7 +334,7 @@ func (s *Spool) remember(c *ckpt.Checkpoint) {
 	if c == nil {
 		return
 	}
-	data, err := ckpt.AppendCheckpointJSON(nil, c)
+	data, err := wire.Marshal(c)
 	if err != nil {
 		return
 	}
@@ -351,8 +352,9 @@ func (s *Spool) remember(c *ckpt.Checkpoint) {
 func (s *Spool) recall(id string) *ckpt.Checkpoint {
 	var c *ckpt.Checkpoint
 	if data, err := os.ReadFile(s.statePath(id)); err == nil {
-		if known, err := ckpt.DecodeCheckpointJSON(data); err == nil && known.ID == id && known.Rev > 0 {
-			c = known
+		var known ckpt.Checkpoint
+		if err := wire.Unmarshal(data, &known); err == nil && known.ID == id && known.Rev > 0 {
+			c = &known
 		}
 	}
 	names, err := entries(s.dir)

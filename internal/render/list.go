@@ -8,6 +8,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // ListTable writes `ckpt ls`'s table of list, one row per summary in the
@@ -69,7 +70,7 @@ func SummariesJSON(w io.Writer, list []ckpt.Summary) error {
 	var b []byte
 	for i := range list {
 		var err error
-		if b, err = AppendSummaryJSON(b[:0], &list[i]); err != nil {
+		if b, err = wire.Append(b[:0], &list[i]); err != nil {
 			return err
 		}
 		bw.Write(b)

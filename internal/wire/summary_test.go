@@ -1,4 +1,4 @@
-package render
+package wire_test
 
 import (
 	"bytes"
@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
-// FuzzAppendSummaryJSON: AppendSummaryJSON writes exactly what
-// json.Marshal writes, whatever the summary holds.
+// FuzzAppendSummaryJSON: Append writes exactly what json.Marshal writes
+// for a summary, whatever it holds (ckpt ls --json writes one per
+// checkpoint).
 func FuzzAppendSummaryJSON(f *testing.F) {
 	f.Add("kai-7/secondary-a", "Schedule fetcher spec", "Secondary-A", "spec", int64(4), 1, 3, 33.3, int64(1768487400), int64(123456789), 0, uint8(0xff))
 	f.Add("a", "quote \" <b> & ü \u2028", "", "", int64(0), 0, 0, 1e-7, int64(-62135596800), int64(0), 3600, uint8(0))
@@ -36,17 +38,17 @@ func FuzzAppendSummaryJSON(f *testing.F) {
 			s.Heartbeat.Presence = &ckpt.Presence{State: ckpt.PresenceBusy, Reason: title}
 		}
 		want, werr := json.Marshal(&s)
-		got, gerr := AppendSummaryJSON([]byte("prefix"), &s)
+		got, gerr := wire.Append([]byte("prefix"), &s)
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("json.Marshal error %v, AppendSummaryJSON error %v", werr, gerr)
+			t.Fatalf("json.Marshal error %v, wire.Append error %v", werr, gerr)
 		}
 		if werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
-			t.Fatalf("AppendSummaryJSON wrote\n%s\njson.Marshal writes\n%s", got, want)
+			t.Fatalf("wire.Append wrote\n%s\njson.Marshal writes\n%s", got, want)
 		}
 	})
 }
 
-// BenchmarkAppendSummaryJSON compares AppendSummaryJSON with json.Marshal
+// BenchmarkAppendSummaryJSON compares Append with json.Marshal
 // on one summary as ckpt ls --json writes it.
 func BenchmarkAppendSummaryJSON(b *testing.B) {
 	at := time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
@@ -56,7 +58,7 @@ func BenchmarkAppendSummaryJSON(b *testing.B) {
 	var buf []byte
 	b.Run("append", func(b *testing.B) {
 		for b.Loop() {
-			buf, _ = AppendSummaryJSON(buf[:0], &s)
+			buf, _ = wire.Append(buf[:0], &s)
 		}
 	})
 	b.Run("json-marshal", func(b *testing.B) {

@@ -1,4 +1,4 @@
-package ckpt_test
+package wire_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 func fuzzPatch(s1, s2 string, n int64, f float64, flags uint16) ckpt.Patch {
@@ -47,9 +48,8 @@ func fuzzPatch(s1, s2 string, n int64, f float64, flags uint16) ckpt.Patch {
 	return p
 }
 
-// FuzzPatchJSON: an update event's data is json.Marshal's, and reads back
-// as json.Unmarshal reads it, without encoding/json for what json.Marshal
-// wrote; likewise a step event's.
+// FuzzPatchJSON: an update event's data is written as json.Marshal writes
+// it, and reads back as json.Unmarshal reads it; likewise a step event's.
 func FuzzPatchJSON(f *testing.F) {
 	f.Add("Writing acceptance criteria 3", "feature_02/spec.md", int64(4), 33.3, uint16(0xffff&^1024))
 	f.Add("quote \" <b> & ü \u2028 \\ \t\n\x01 \xff", "", int64(-1), 1e-7, uint16(0xfbff))
@@ -59,7 +59,7 @@ func FuzzPatchJSON(f *testing.F) {
 		s := ckpt.StepChange{ID: s1, MustExist: flags&1 != 0, Title: s2, Status: ckpt.StepStatus(s1), Phase: s2, By: s1, Output: s2, Notes: s1}
 		for _, v := range []any{p, &p, s, &s} {
 			want, werr := json.Marshal(v)
-			got, gerr := ckpt.MarshalData(v)
+			got, gerr := wire.Marshal(v)
 			if (werr == nil) != (gerr == nil) || (werr == nil && !bytes.Equal(got, want)) {
 				t.Fatalf("%T: wrote %s, %v; json.Marshal writes %s, %v", v, got, gerr, want, werr)
 			}
@@ -72,8 +72,10 @@ func FuzzPatchJSON(f *testing.F) {
 				into = new(ckpt.StepChange)
 			}
 			checkDataDecode(t, want, into)
-			nullNext := p.NextSteps != nil && *p.NextSteps == nil // null: left to encoding/json
-			if !nullNext && utf8.Valid(want) && !ckpt.FastData(want, into) {
+			if !wire.WritesFast(v) {
+				t.Fatalf("%T: the generated writer left %s to encoding/json", v, want)
+			}
+			if utf8.Valid(want) && !wire.ReadsFast(want, reflect.New(reflect.TypeOf(into).Elem()).Interface()) {
 				t.Fatalf("%T data %s left to encoding/json", into, want)
 			}
 		}
@@ -97,9 +99,10 @@ func FuzzDecodeEventData(f *testing.F) {
 }
 
 func checkDataDecode(t *testing.T, data []byte, into any) {
+	t.Helper()
 	want := reflect.New(reflect.TypeOf(into).Elem()).Interface()
 	werr := json.Unmarshal(data, want)
-	gerr := ckpt.UnmarshalData(data, into)
+	gerr := wire.Unmarshal(data, into)
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("%T: json.Unmarshal error %v, ours %v on %s", into, werr, gerr, data)
 	}

@@ -1,4 +1,4 @@
-package ckpt_test
+package wire_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // fuzzCheckpoint builds a checkpoint that uses every field, from a few
@@ -67,10 +68,9 @@ func fuzzCheckpoint(s1, s2 string, n int64, f float64, sec, nsec int64, offset i
 	return c
 }
 
-// FuzzCheckpointJSON: AppendCheckpointJSON writes exactly what json.Marshal
-// writes, and DecodeCheckpointJSON reads that back exactly as
-// json.Unmarshal does, without encoding/json whenever the state holds no
-// presence (what a state file holds).
+// FuzzCheckpointJSON: Append writes exactly what json.Marshal writes for
+// a checkpoint, and Unmarshal reads that back exactly as json.Unmarshal
+// does.
 func FuzzCheckpointJSON(f *testing.F) {
 	f.Add("kai-7/secondary-a", "Schedule fetcher spec", int64(4), 33.3, int64(1768487400), int64(123456789), 0, uint16(0xffff))
 	f.Add("a", "quote \" <b> & ü \u2028 \\ \t\n\x01 \xff", int64(0), 1e-7, int64(-62135596800), int64(0), 3600, uint16(0xfeff))
@@ -80,25 +80,25 @@ func FuzzCheckpointJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, pct float64, sec, nsec int64, offset int, flags uint16) {
 		c := fuzzCheckpoint(s1, s2, n, pct, sec, nsec, offset, flags)
 		want, werr := json.Marshal(c)
-		got, gerr := ckpt.AppendCheckpointJSON([]byte("prefix"), c)
+		got, gerr := wire.Append([]byte("prefix"), c)
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("json.Marshal error %v, AppendCheckpointJSON error %v", werr, gerr)
+			t.Fatalf("json.Marshal error %v, wire.Append error %v", werr, gerr)
 		}
 		if werr != nil {
 			return
 		}
 		if !bytes.Equal(got, append([]byte("prefix"), want...)) {
-			t.Fatalf("AppendCheckpointJSON wrote\n%s\njson.Marshal writes\n%s", got[6:], want)
+			t.Fatalf("wire.Append wrote\n%s\njson.Marshal writes\n%s", got[6:], want)
 		}
 		checkDecode(t, want)
-		if c.Heartbeat.Presence == nil && utf8.Valid(want) && !ckpt.DecodesWithoutReflection(want) {
-			t.Fatalf("DecodeCheckpointJSON left json.Marshal's own output to encoding/json:\n%s", want)
+		if utf8.Valid(want) && !wire.ReadsFast(want, new(ckpt.Checkpoint)) {
+			t.Fatalf("the generated reader left json.Marshal's own output to encoding/json:\n%s", want)
 		}
 	})
 }
 
-// FuzzDecodeCheckpointJSON: whatever the bytes, DecodeCheckpointJSON
-// returns what json.Unmarshal returns.
+// FuzzDecodeCheckpointJSON: whatever the bytes, Unmarshal into a
+// checkpoint returns what json.Unmarshal returns.
 func FuzzDecodeCheckpointJSON(f *testing.F) {
 	for _, flags := range []uint16{0, 0xfeff, 0x2f6} {
 		b, _ := json.Marshal(fuzzCheckpoint("kai-7/a", "ü \" <", 3, 12.5, 1768487400, 5, 0, flags))
@@ -114,14 +114,15 @@ func FuzzDecodeCheckpointJSON(f *testing.F) {
 }
 
 func checkDecode(t *testing.T, data []byte) {
-	var want ckpt.Checkpoint
+	t.Helper()
+	var want, got ckpt.Checkpoint
 	werr := json.Unmarshal(data, &want)
-	got, gerr := ckpt.DecodeCheckpointJSON(data)
+	gerr := wire.Unmarshal(data, &got)
 	if (werr == nil) != (gerr == nil) {
-		t.Fatalf("json.Unmarshal error %v, DecodeCheckpointJSON error %v on\n%s", werr, gerr, data)
+		t.Fatalf("json.Unmarshal error %v, wire.Unmarshal error %v on\n%s", werr, gerr, data)
 	}
-	if werr == nil && !reflect.DeepEqual(got, &want) {
-		t.Fatalf("DecodeCheckpointJSON read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", got, &want, data)
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("wire.Unmarshal read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", got, want, data)
 	}
 }
 
@@ -134,7 +135,7 @@ func BenchmarkCheckpointJSON(b *testing.B) {
 	var buf []byte
 	b.Run("append", func(b *testing.B) {
 		for b.Loop() {
-			buf, _ = ckpt.AppendCheckpointJSON(buf[:0], c)
+			buf, _ = wire.Append(buf[:0], c)
 		}
 	})
 	b.Run("json-marshal", func(b *testing.B) {
@@ -144,7 +145,10 @@ func BenchmarkCheckpointJSON(b *testing.B) {
 	})
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
-			ckpt.DecodeCheckpointJSON(data)
+			var c ckpt.Checkpoint
+			if err := wire.Unmarshal(data, &c); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("json-unmarshal", func(b *testing.B) {
@@ -155,8 +159,8 @@ func BenchmarkCheckpointJSON(b *testing.B) {
 	})
 }
 
-// FuzzSummaryJSON: AppendSummaryJSON writes exactly what json.Marshal
-// writes, for the summary of any checkpoint.
+// FuzzSummaryJSON: Append writes exactly what json.Marshal writes, for the
+// summary of any checkpoint.
 func FuzzSummaryJSON(f *testing.F) {
 	f.Add("kai-7/secondary-a", "Schedule fetcher spec", int64(4), 33.3, int64(1768487400), int64(123456789), 0, uint16(0xffff))
 	f.Add("a", "quote \" <b> & ü \u2028 \\ \t\n\x01 \xff", int64(0), 1e-7, int64(-62135596800), int64(0), 3600, uint16(0xfeff))
@@ -164,20 +168,19 @@ func FuzzSummaryJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, pct float64, sec, nsec int64, offset int, flags uint16) {
 		s := fuzzCheckpoint(s1, s2, n, pct, sec, nsec, offset, flags).Summary()
 		want, werr := json.Marshal(&s)
-		got, gerr := ckpt.AppendSummaryJSON([]byte("prefix"), &s)
+		got, gerr := wire.Append([]byte("prefix"), &s)
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("json.Marshal error %v, AppendSummaryJSON error %v", werr, gerr)
+			t.Fatalf("json.Marshal error %v, wire.Append error %v", werr, gerr)
 		}
 		if werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
-			t.Fatalf("AppendSummaryJSON wrote\n%s\njson.Marshal writes\n%s", got[6:], want)
+			t.Fatalf("wire.Append wrote\n%s\njson.Marshal writes\n%s", got[6:], want)
 		}
 	})
 }
 
-// FuzzDecodeSummaryJSON: whatever the bytes, DecodeSummaryJSON returns
-// what json.Unmarshal returns; the summary of any checkpoint, as
-// AppendSummaryJSON writes it (a store's index), is read without
-// reflection.
+// FuzzDecodeSummaryJSON: whatever the bytes, Unmarshal into a summary
+// returns what json.Unmarshal returns; data nil stands for the summary of
+// a fuzzed checkpoint as a store's index keeps it.
 func FuzzDecodeSummaryJSON(f *testing.F) {
 	f.Add("kai-7/secondary-a", "Schedule fetcher spec", int64(4), 33.3, int64(1768487400), int64(123456789), 0, uint16(0xffff), []byte(nil))
 	f.Add("a", "quote \" <b> & ü \\", int64(0), 1e-7, int64(-62135596800), int64(0), 3600, uint16(0xfeff), []byte(nil))
@@ -191,50 +194,26 @@ func FuzzDecodeSummaryJSON(f *testing.F) {
 			s := fuzzCheckpoint(s1, s2, n, pct, sec, nsec, offset, flags).Summary()
 			s.Heartbeat.Presence = nil
 			var err error
-			if data, err = ckpt.AppendSummaryJSON(nil, &s); err != nil {
+			if data, err = wire.Marshal(&s); err != nil {
 				return
 			}
-			if !ckpt.SummaryDecodesWithoutReflection(data) {
-				t.Fatalf("a summary as the index keeps it is not read without reflection:\n%s", data)
+			if utf8.Valid([]byte(s1+s2)) && !wire.ReadsFast(data, new(ckpt.Summary)) {
+				t.Fatalf("a summary as the index keeps it is left to encoding/json:\n%s", data)
 			}
 		}
 		var want, got ckpt.Summary
 		werr := json.Unmarshal(data, &want)
-		gerr := ckpt.DecodeSummaryJSON(data, &got)
+		gerr := wire.Unmarshal(data, &got)
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("json.Unmarshal error %v, DecodeSummaryJSON error %v on\n%s", werr, gerr, data)
+			t.Fatalf("json.Unmarshal error %v, wire.Unmarshal error %v on\n%s", werr, gerr, data)
 		}
 		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("DecodeSummaryJSON read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", got, want, data)
+			t.Fatalf("wire.Unmarshal read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", got, want, data)
 		}
 	})
 }
 
-// TestDecodeSummaryJSONReadsMarshalsForm: json.Marshal's bytes of a
-// summary without presence (what a store's index keeps) are read without
-// reflection.
-func TestDecodeSummaryJSONReadsMarshalsForm(t *testing.T) {
-	for _, flags := range []uint16{0, 0xfeff, 0x2f6, 0xffff} {
-		s := fuzzCheckpoint("kai-7/a", "ü \" <", 3, 12.5, 1768487400, 5, 0, flags).Summary()
-		s.Heartbeat.Presence = nil
-		b, err := json.Marshal(&s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got, want ckpt.Summary
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatal(err)
-		}
-		if !ckpt.SummaryDecodesWithoutReflection(b) {
-			t.Errorf("flags %#x: %s is not read without reflection", flags, b)
-		}
-		if err := ckpt.DecodeSummaryJSON(b, &got); err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("flags %#x: DecodeSummaryJSON read %+v, %v; json.Unmarshal reads %+v", flags, got, err, want)
-		}
-	}
-}
-
-// BenchmarkDecodeSummaryJSON compares DecodeSummaryJSON with encoding/json
+// BenchmarkDecodeSummaryJSON compares Unmarshal with encoding/json
 // on one summary as a store's index keeps it.
 func BenchmarkDecodeSummaryJSON(b *testing.B) {
 	s := fuzzCheckpoint("agent-07/task-000123", "Schedule fetcher spec", 4, 33.3, 1768487400, 0, 0, 0x1f).Summary()
@@ -242,8 +221,9 @@ func BenchmarkDecodeSummaryJSON(b *testing.B) {
 	line, _ := json.Marshal(&s)
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
-			if ckpt.DecodeSummaryJSON(line, &s) != nil {
-				b.Fatal("refused")
+			s = ckpt.Summary{}
+			if err := wire.Unmarshal(line, &s); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
@@ -257,8 +237,8 @@ func BenchmarkDecodeSummaryJSON(b *testing.B) {
 	})
 }
 
-// FuzzEventJSON: a history line's body is json.Marshal's bytes for the
-// event, and CompactJSON is json.Marshal of a json.RawMessage.
+// FuzzEventJSON: Marshal writes json.Marshal's bytes for an event, and
+// Compact is json.Marshal of a json.RawMessage.
 func FuzzEventJSON(f *testing.F) {
 	f.Add(int64(3), int64(1768487400), int64(5), 0, "update", "kai", "s1", "k", `{"current_step":"x","files_modified":["f.md"]}`, "9fc29e3872bc615683990b097d81033e")
 	f.Add(int64(0), int64(-62135596800), int64(0), 3600, "a<b>", "", "\xff", "\"", "{ \"a\" : [1, 2] }", "")
@@ -271,17 +251,27 @@ func FuzzEventJSON(f *testing.F) {
 			e.Data = json.RawMessage(data)
 		}
 		want, werr := json.Marshal(e)
-		if got, ok := ckpt.AppendEventJSON([]byte("prefix"), &e); ok && (werr != nil || !bytes.Equal(got, append([]byte("prefix"), want...))) {
-			t.Fatalf("appendEventJSON wrote\n%s\njson.Marshal writes\n%s (%v)", got[6:], want, werr)
+		got, gerr := wire.Append([]byte("prefix"), &e)
+		if (werr == nil) != (gerr == nil) || (werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...))) {
+			t.Fatalf("wire.Append wrote\n%s (%v)\njson.Marshal writes\n%s (%v)", got, gerr, want, werr)
+		}
+		if werr == nil {
+			var back, wantBack ckpt.Event
+			if err := json.Unmarshal(want, &wantBack); err != nil {
+				t.Fatal(err)
+			}
+			if err := wire.Unmarshal(want, &back); err != nil || !reflect.DeepEqual(back, wantBack) {
+				t.Fatalf("wire.Unmarshal read %#v, %v; json.Unmarshal reads %#v", back, err, wantBack)
+			}
 		}
 		raw := json.RawMessage(data)
 		if data == "" && seq%2 == 0 {
 			raw = nil
 		}
 		want, werr = json.Marshal(raw)
-		got, gerr := ckpt.CompactJSON(raw)
+		got, gerr = wire.Compact(raw)
 		if (werr == nil) != (gerr == nil) || (werr == nil && !bytes.Equal(got, want)) {
-			t.Fatalf("CompactJSON(%q) = %s, %v; json.Marshal writes %s, %v", data, got, gerr, want, werr)
+			t.Fatalf("Compact(%q) = %s, %v; json.Marshal writes %s, %v", data, got, gerr, want, werr)
 		}
 	})
 }
