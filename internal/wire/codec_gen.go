@@ -217,6 +217,21 @@ func (w *writer) writeCheckpoint(v *ckpt.Checkpoint) {
 			w.writeArchive(&(*v.Archived))
 		}
 	}
+	if len(v.Messages) != 0 {
+		w.raw(`,"messages":`)
+		if v.Messages == nil {
+			w.raw(`null`)
+		} else {
+			w.raw(`[`)
+			for i0 := range v.Messages {
+				if i0 > 0 {
+					w.raw(`,`)
+				}
+				w.writeMessage(&v.Messages[i0])
+			}
+			w.raw(`]`)
+		}
+	}
 	w.raw(`,"started_at":`)
 	w.time(v.StartedAt)
 	w.raw(`,"updated_at":`)
@@ -232,7 +247,7 @@ func (w *writer) writeCheckpoint(v *ckpt.Checkpoint) {
 	w.close(n, '}')
 }
 
-var fieldsCheckpoint = []string{"id", "rev", "parent", "labels", "agent", "session", "title", "task_id", "stage", "phase", "current_step", "status", "status_reason", "steps", "progress", "acceptance", "decisions", "blockers", "errors", "files", "context", "resume", "cycles", "review_scores", "meta", "heartbeat", "code", "resumes_without_progress", "archived", "started_at", "updated_at", "completed_at"}
+var fieldsCheckpoint = []string{"id", "rev", "parent", "labels", "agent", "session", "title", "task_id", "stage", "phase", "current_step", "status", "status_reason", "steps", "progress", "acceptance", "decisions", "blockers", "errors", "files", "context", "resume", "cycles", "review_scores", "meta", "heartbeat", "code", "resumes_without_progress", "archived", "messages", "started_at", "updated_at", "completed_at"}
 
 func (r *reader) readCheckpoint(v *ckpt.Checkpoint) {
 	r.object(fieldsCheckpoint, func(k string) {
@@ -365,6 +380,15 @@ func (r *reader) readCheckpoint(v *ckpt.Checkpoint) {
 				r.readArchive(&(*e0))
 				v.Archived = e0
 			}
+		case "messages":
+			if !r.null() {
+				v.Messages = []ckpt.Message{}
+				r.array(func() {
+					var e0 ckpt.Message
+					r.readMessage(&e0)
+					v.Messages = append(v.Messages, e0)
+				})
+			}
 		case "started_at":
 			v.StartedAt = r.time()
 		case "updated_at":
@@ -449,6 +473,10 @@ func (w *writer) writeSummary(v *ckpt.Summary) {
 		w.raw(`,"partial":`)
 		w.bool(bool(v.Partial))
 	}
+	if v.Messages != 0 {
+		w.raw(`,"messages":`)
+		w.int(int64(v.Messages))
+	}
 	if v.Archived != nil {
 		w.raw(`,"archived":`)
 		if v.Archived == nil {
@@ -472,7 +500,7 @@ func (w *writer) writeSummary(v *ckpt.Summary) {
 	w.close(n, '}')
 }
 
-var fieldsSummary = []string{"id", "rev", "parent", "labels", "agent", "session_id", "title", "task_id", "stage", "phase", "status", "current_step", "progress", "heartbeat", "active_blockers", "blocking_errors", "partial", "archived", "started_at", "updated_at", "completed_at"}
+var fieldsSummary = []string{"id", "rev", "parent", "labels", "agent", "session_id", "title", "task_id", "stage", "phase", "status", "current_step", "progress", "heartbeat", "active_blockers", "blocking_errors", "partial", "messages", "archived", "started_at", "updated_at", "completed_at"}
 
 func (r *reader) readSummary(v *ckpt.Summary) {
 	r.object(fieldsSummary, func(k string) {
@@ -518,6 +546,8 @@ func (r *reader) readSummary(v *ckpt.Summary) {
 			v.BlockingErrors = int(r.intBits(64))
 		case "partial":
 			v.Partial = bool(r.bool())
+		case "messages":
+			v.Messages = int(r.intBits(64))
 		case "archived":
 			if !r.null() {
 				e0 := new(ckpt.Archive)
@@ -2726,6 +2756,37 @@ func (r *reader) readArchive(v *ckpt.Archive) {
 			v.At = r.time()
 		case "from":
 			v.From = string(r.str())
+		}
+	})
+}
+
+func (w *writer) writeMessage(v *ckpt.Message) {
+	w.raw(`{`)
+	n := len(w.b)
+	w.raw(`,"id":`)
+	w.str(string(v.ID))
+	w.raw(`,"from":`)
+	w.str(string(v.From))
+	w.raw(`,"at":`)
+	w.time(v.At)
+	w.raw(`,"text":`)
+	w.str(string(v.Text))
+	w.close(n, '}')
+}
+
+var fieldsMessage = []string{"id", "from", "at", "text"}
+
+func (r *reader) readMessage(v *ckpt.Message) {
+	r.object(fieldsMessage, func(k string) {
+		switch k {
+		case "id":
+			v.ID = string(r.str())
+		case "from":
+			v.From = string(r.str())
+		case "at":
+			v.At = r.time()
+		case "text":
+			v.Text = string(r.str())
 		}
 	})
 }

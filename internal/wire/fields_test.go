@@ -56,7 +56,7 @@ func checkRoundTrip(t *testing.T, what string, v reflect.Value) {
 		t.Fatalf("%s: json.Marshal error %v, wire.Marshal error %v", what, werr, gerr)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s: wire.Marshal wrote\n%s\njson.Marshal writes\n%s", what, got, want)
+		t.Fatalf("%s: wire.Marshal wrote\n%s\njson.Marshal writes\n%s\n(a field added or retagged? go generate ./internal/wire)", what, got, want)
 	}
 	if !wire.WritesFast(ptr) {
 		t.Fatalf("%s: left to encoding/json by the generated writer", what)
