@@ -9,6 +9,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/monitor"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/request"
@@ -124,6 +125,9 @@ func runMonitor(ctx context.Context, o *MonitorOptions) error {
 			Store: st, Thresholds: o.Thresholds, AbandonAfter: o.AbandonAfter,
 			Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
 			Now: o.Now, Log: o.IO.Out, Warn: func(msg string) { cmdutil.PrintWarning(o.IO.ErrOut, msg) }, Alive: process.Alive,
+		}
+		if ms, ok := st.(*mirror.Store); ok {
+			opts.Escalate = func(ctx context.Context, now time.Time) { ms.Escalate(ctx, now) }
 		}
 		m, err := monitor.New(opts)
 		if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -41,4 +42,16 @@ func mirrorOptions(warn io.Writer, now func() time.Time) mirror.Options {
 // itself when there are none.
 func withMirrors(f *cmdutil.Factory, st ckpt.Store) ckpt.Store {
 	return mirror.Wrap(st, mirrorList(f, st), mirrorOptions(f.Env.ErrOut, f.Now))
+}
+
+// Escalator returns the seed protocols' escalations over st's mirrors
+// (mirror.Store.Escalate: seed 002's warning message and stale line, seed
+// 003's STATUS.md), or nil when st has no mirrors. ckpt serve runs it
+// every minute, as ckpt monitor does on every look.
+func Escalator(f *cmdutil.Factory, st ckpt.Store) func(ctx context.Context, now time.Time) {
+	ms, ok := withMirrors(f, st).(*mirror.Store)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, now time.Time) { ms.Escalate(ctx, now) }
 }

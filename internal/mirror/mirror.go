@@ -329,7 +329,7 @@ func (m *Store) writeSitebuilder(ctx context.Context, f protocols.Format, entry 
 		return err
 	}
 	statusPath := filepath.Join(root, "progress", "STATUS.md")
-	if err := writeStatusSection(statusPath, render.StatusMarkdown(m.sitebuilderRows(ctx, entry, c), m.now(), ckpt.Thresholds{}, process.Alive)); err != nil {
+	if err := writeStatusSection(statusPath, render.StatusMarkdown(statusRows(m.sitebuilderRows(ctx, entry, c)), m.now(), SitebuilderThresholds, process.Alive)); err != nil {
 		return fmt.Errorf("checkpoint file written, but %s not: %w", statusPath, err)
 	}
 	line := sitebuilder.OutboxLine(c)

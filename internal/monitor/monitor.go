@@ -59,6 +59,10 @@ type Options struct {
 	// Alive checks a checkpoint's recorded agent process (process.Alive
 	// for this host); nil checks none, and nothing is seen dead.
 	Alive ckpt.AliveFunc
+	// Escalate, when set, runs at the end of every look with its time: the
+	// seed protocols' own escalations (mirror.Store.Escalate writes seed
+	// 002's warning message and stale line, seed 003's STATUS.md).
+	Escalate func(ctx context.Context, now time.Time)
 }
 
 // Transition is one change of a checkpoint's presence (ckpt.PresenceOf:

@@ -128,7 +128,11 @@ func (m *Monitor) Tick(ctx context.Context) ([]Transition, error) {
 		}
 	}
 	m.prevLook, m.touched = now, map[string]bool{}
-	return m.judge(ctx, fresh, now), nil
+	out := m.judge(ctx, fresh, now)
+	if m.opts.Escalate != nil {
+		m.opts.Escalate(ctx, now)
+	}
+	return out, nil
 }
 
 // recheck returns the summaries the look at now must judge: a pushed-down

@@ -184,8 +184,8 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 	var partial []*ckpt.Checkpoint
 	for _, c := range cs {
 		v := presenceOf(c, now, th, alive)
-		last := "—"
-		if !c.LastSeen().IsZero() {
+		last := "—" // seed 003: a task not started has no last update
+		if !c.LastSeen().IsZero() && c.Status != ckpt.StatusPending {
 			last = Age(v.Silent)
 		}
 		status := seedStatusWord(c, v)

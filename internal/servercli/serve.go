@@ -34,6 +34,9 @@ type ServeOptions struct {
 	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
 	// OpenLocal opens the local file store (--store, CKPT_STORE, or found).
 	OpenLocal func() (ckpt.Store, string, error)
+	// Escalator gives the seed escalations over the served store's mirrors
+	// (cli.Escalator), run every minute; nil or a nil result: none.
+	Escalator func(ckpt.Store) func(ctx context.Context, now time.Time)
 	Addr      string
 	PG        string // --pg: a PostgreSQL URL instead of the local store
 	Tokens    string // --tokens: the token file; default: in the store dir, or the config dir for --pg
@@ -88,6 +91,7 @@ tokens, on a loopback address only, for development.`,
 			return st, st.Dir(), nil
 		}
 		o.ConfigDir = configDir(f.Env)
+		o.Escalator = func(st ckpt.Store) func(context.Context, time.Time) { return cli.Escalator(f, st) }
 		return runServe(ctx, o)
 	})
 	fl := cmd.Flags()
@@ -171,7 +175,32 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		ctx, stop = o.Interrupt(ctx)
 		defer stop()
 	}
+	if o.Escalator != nil {
+		if esc := o.Escalator(st); esc != nil {
+			escCtx, stopEsc := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); escalateEvery(escCtx, esc, o.Now) }()
+			defer func() { stopEsc(); <-done }() // no file left half-written
+		}
+	}
 	return srv.Serve(ctx, ln, tlsConfig, o.Grace)
+}
+
+// escalateEvery runs esc at once and then every minute until ctx ends.
+func escalateEvery(ctx context.Context, esc func(context.Context, time.Time), now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		esc(ctx, now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // serveURL is the URL to print for a server listening on a: on all

@@ -647,19 +647,29 @@ func checkpointID(c *ckpt.Checkpoint) string {
 // task ID and percentage the exported file holds (the percentage a whole
 // number unless the file says otherwise). The task ID falls back to c.ID.
 func OutboxLine(c *ckpt.Checkpoint) string {
-	task, percent := c.TaskID, strconv.FormatFloat(math.Round(c.Progress.Percent), 'f', -1, 64)
+	task, percent := c.TaskID, strconv.FormatFloat(FilePercent(c), 'f', -1, 64)
 	if doc, err := document(c); err == nil {
 		var discard jsondoc.Notes
 		f := jsondoc.Fields{Obj: doc, Notes: &discard}
 		if t, ok := f.Text("task_id"); ok && t != "" {
 			task = t
 		}
-		if p, ok := f.Number("progress_percent"); ok {
-			percent = strconv.FormatFloat(p, 'f', -1, 64)
-		}
 	}
 	if task == "" {
 		task = c.ID
 	}
 	return "@orchestrator: Task " + task + " progress: " + percent + "%"
+}
+
+// FilePercent is the progress_percent c's checkpoint file says (the
+// file's own figure while its subtasks did not change, else the derived
+// one, rounded): the one progress the outbox line and STATUS.md show too.
+func FilePercent(c *ckpt.Checkpoint) float64 {
+	if doc, err := document(c); err == nil {
+		var discard jsondoc.Notes
+		if p, ok := (jsondoc.Fields{Obj: doc, Notes: &discard}).Number("progress_percent"); ok {
+			return p
+		}
+	}
+	return math.Round(c.Progress.Percent)
 }
