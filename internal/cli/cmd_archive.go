@@ -58,7 +58,7 @@ func runArchive(ctx context.Context, o *ArchiveOptions) error {
 		return fmt.Errorf("%w: --if-rev %d: give a revision of 1 or more (see ckpt show %s)", ckpt.ErrInvalid, o.IfRev, o.ID)
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, Key: o.Key, Force: o.Force, IfRev: o.IfRev}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.eventActor(), Key: o.Key, Force: o.Force, IfRev: o.IfRev}
 		r, already, err := ckpt.ArchiveCheckpoint(ctx, st, o.ID, o.Reason, l)
 		if err != nil {
 			return err

@@ -124,7 +124,7 @@ func runImport(ctx context.Context, o *ImportOptions) error {
 // checkpoint it became. A file that cannot be read or stored is reported
 // (warning, result with Error) and its error returned.
 func (o *ImportOptions) importPath(ctx context.Context, st ckpt.Store, f protocols.Format, given string) ([]mirror.ImportResult, error) {
-	rs, err := mirror.ImportPath(ctx, st, f, absPath(o.WorkDir, given), mirror.ImportOptions{ID: o.ID, Source: given, At: o.Now(), Actor: o.Actor})
+	rs, err := mirror.ImportPath(ctx, st, f, absPath(o.WorkDir, given), mirror.ImportOptions{ID: o.ID, Source: given, At: o.Now(), Actor: o.eventActor()})
 	if err != nil {
 		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s not imported: %v", given, err))
 		return []mirror.ImportResult{{Path: given, Warnings: []string{}, Error: err.Error()}}, err

@@ -139,7 +139,7 @@ func (o *PlanOptions) sync(ctx context.Context) error {
 		var err error
 		rep, err = plan.SyncStore(ctx, st, plan.SyncStoreOptions{
 			Plan: o.Path, Path: absPath(o.WorkDir, o.Path), ID: o.ID, By: o.By, Notes: o.Notes, Recovery: o.Recovery,
-			Now: o.Now(), Actor: o.Actor, Key: o.Key, IfRev: o.IfRev,
+			Now: o.Now(), Actor: o.eventActor(), Key: o.Key, IfRev: o.IfRev,
 		})
 		for _, w := range rep.Warnings {
 			cmdutil.PrintWarning(o.IO.ErrOut, o.Path+": "+w)

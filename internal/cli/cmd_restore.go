@@ -36,7 +36,7 @@ revisions; ckpt show ID --rev N shows one before restoring it.`,
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.ID = args[0]
-		o.Actor = f.Actor()
+		o.Actor = f.EventActor()
 		return runRestore(ctx, o)
 	})
 	fl := cmd.Flags()

@@ -32,6 +32,9 @@ type ResumeOptions struct {
 type nextSession struct {
 	ID    string
 	Actor ckpt.Actor
+	// By is who the lifecycle event records: Actor, else the person
+	// running ckpt ("user:NAME"), never nobody.
+	By ckpt.Actor
 	// SessionID is the new session's ID; empty: a fresh random one.
 	SessionID string
 	// WorkDir is where the new session works: the prompt says what changed
@@ -44,6 +47,7 @@ type nextSession struct {
 func (s *nextSession) fill(f *cmdutil.Factory, args []string) {
 	s.ID = args[0]
 	s.Actor = f.Actor()
+	s.By = f.EventActor()
 	s.SessionID = s.Actor.Session
 	s.WorkDir = f.Env.WorkDir
 }
@@ -99,7 +103,7 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 	}
 	r := request.Resume{Agent: o.Actor.Agent, AgentType: o.AgentType, AgentName: o.AgentName, Force: o.Force}
 	return o.withStore(func(st ckpt.Store) error {
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Key: o.Key}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.By, SessionID: o.SessionID, Key: o.Key}
 		res, err := r.Run(ctx, st, o.ID, l, flagName)
 		if res.Damage != nil {
 			cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s: verifying its whole history found damage: %v", o.ID, res.Damage))

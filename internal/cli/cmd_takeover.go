@@ -95,7 +95,7 @@ func runHandOver(ctx context.Context, o *HandOverOptions) error {
 		return err
 	}
 	return o.withStore(func(st ckpt.Store) error {
-		l := ckpt.Lifecycle{At: o.Now(), Actor: o.Actor, SessionID: o.SessionID, Reason: reason, Key: o.Key, Force: o.Force}
+		l := ckpt.Lifecycle{At: o.Now(), Actor: o.By, SessionID: o.SessionID, Reason: reason, Key: o.Key, Force: o.Force}
 		if o.Restart {
 			c, name, err := ckpt.RestartCheckpoint(ctx, st, o.ID, l)
 			if err != nil {

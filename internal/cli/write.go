@@ -51,13 +51,28 @@ func runWrite(f *cmdutil.Factory, o *writeOptions, run func(ctx context.Context,
 
 // eventActor is who an event records as having made it: the acting agent
 // (--agent, CKPT_AGENT), else the user running ckpt as "user:NAME", so that
-// ckpt log names someone for every change.
+// ckpt log names someone for every change. appendEvent refines the
+// second case to the checkpoint's own agent (actingFor).
 func (o *writeOptions) eventActor() ckpt.Actor {
 	a := o.Actor
 	if a.Agent == "" && o.User != "" {
 		a.Agent = "user:" + o.User
 	}
 	return a
+}
+
+// actingFor is who a write that names no agent is recorded as made by: the
+// checkpoint's own agent (`ckpt start ID --agent A` then `ckpt step ID …`
+// is A's work, as the quick start plays it), else fallback ("user:NAME").
+// A message told to the agent and the lifecycle commands (takeover,
+// restart, restore, resume, archive) are not the agent's own work and keep
+// the person's name.
+func actingFor(ctx context.Context, st ckpt.Store, id, fallback string) string {
+	c, err := st.Get(ctx, id, 0)
+	if err != nil || c.Agent.ID == "" {
+		return fallback
+	}
+	return c.Agent.ID
 }
 
 // flagName names a request's fields as ckpt's flags do (request.Names).
@@ -85,6 +100,9 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, r request.Req
 	st, err := o.Store()
 	if err != nil {
 		return err
+	}
+	if o.Actor.Agent == "" && e.Type != ckpt.EventCreated && e.Type != ckpt.EventTold {
+		e.Actor.Agent = actingFor(ctx, st, id, e.Actor.Agent)
 	}
 	res, err := st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: o.IfRev})
 	for _, w := range res.Warnings {

@@ -129,6 +129,19 @@ func (f *Factory) Actor() ckpt.Actor {
 	return ckpt.Actor{Agent: agent, Session: f.Env.Var(EnvSession)}
 }
 
+// EventActor is who an event records as having made it: the acting agent
+// (Actor), else the person running ckpt as "user:NAME", so that ckpt log
+// names someone for every change.
+func (f *Factory) EventActor() ckpt.Actor {
+	a := f.Actor()
+	if a.Agent == "" {
+		if u := f.User(); u != "" {
+			a.Agent = "user:" + u
+		}
+	}
+	return a
+}
+
 // User is the login name of the person running ckpt ($USER, else
 // $LOGNAME, else the account the process runs as: containers often set
 // neither variable), or "" when none can be found.
