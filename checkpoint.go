@@ -162,6 +162,16 @@ type Agent struct {
 	Name string `json:"name,omitempty"`
 }
 
+// Label is the one short name of an agent in every listing, report and
+// alert (ckpt ls, status, stale, the MCP tools, the monitor's transitions):
+// its ID, else its name, else "".
+func (a Agent) Label() string {
+	if a.ID != "" {
+		return a.ID
+	}
+	return a.Name
+}
+
 // Session is one run of an agent on a checkpoint; a resume starts a new one.
 type Session struct {
 	ID        string    `json:"id,omitempty"`

@@ -95,7 +95,7 @@ func runCheck(ctx context.Context, o *CheckOptions) error {
 		if mirrors != nil {
 			rep.Problems = append(rep.Problems, mirror.Findings(ctx, st, *mirrors, o.IDs)...)
 		}
-		rep.Problems = append(rep.Problems, render.PartialFindings(ctx, st, o.IDs)...)
+		rep.Problems = append(rep.Problems, partialFindings(ctx, st, o.IDs)...)
 		if err := printReport(o.IO.Out, rep, o.JSON, false); err != nil {
 			return err
 		}
@@ -126,4 +126,33 @@ func printReport(w io.Writer, rep *ckpt.Report, asJSON, repair bool) error {
 		return render.ReportJSON(w, rep)
 	}
 	return render.ReportText(w, rep, repair)
+}
+
+// partialFindings are render.PartialProblem's warnings for the checkpoints ids
+// of st, or for every checkpoint when ids is empty (summaries say which
+// are partial; only those are read in full). A checkpoint that cannot be
+// read is left to the store's own findings: this adds warnings, never
+// errors.
+func partialFindings(ctx context.Context, st ckpt.Store, ids []string) []ckpt.Problem {
+	if len(ids) == 0 {
+		sums, err := ckpt.ListAll(ctx, st, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
+		var damaged *ckpt.DamagedError
+		if err != nil && !errors.As(err, &damaged) {
+			sums = nil // the readable ones are listed despite damage
+		}
+		for _, s := range sums {
+			if s.Partial {
+				ids = append(ids, s.ID)
+			}
+		}
+	}
+	var out []ckpt.Problem
+	for _, id := range ids {
+		if c, err := st.Get(ctx, id, 0); err == nil {
+			if p, ok := render.PartialProblem(c); ok {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -2,14 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/memstore"
 )
 
 // check and repair go through the store's capabilities: a store without
@@ -59,5 +62,40 @@ func TestCheckUsesTheMirrorListInUse(t *testing.T) {
 	cli(0, "repair")
 	if data, _ := os.ReadFile(file); !strings.Contains(string(data), `"stage": "S1"`) {
 		t.Errorf("repair did not rewrite the mirror:\n%s", data)
+	}
+}
+
+// TestPartialFindings: ckpt check's warnings for work marked done with
+// criteria unmet, found among every checkpoint or only those named.
+func TestPartialFindings(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	at := time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC)
+	add := func(id string, evs ...ckpt.Event) {
+		for _, e := range evs {
+			if _, err := st.Append(ctx, id, e, ckpt.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	created := ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{}, ckpt.Created{Acceptance: []ckpt.Criterion{{ID: "c1"}}})
+	done := ckpt.MustEvent(ckpt.EventStatus, at, ckpt.Actor{}, ckpt.StatusChange{Status: ckpt.StatusDone})
+	add("partial", created, done)
+	add("met", created, ckpt.MustEvent(ckpt.EventAccept, at, ckpt.Actor{}, ckpt.AcceptChange{ID: "c1", Met: true}), done)
+	add("open", created)
+	ids := func(ps []ckpt.Problem) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.ID)
+		}
+		return out
+	}
+	if got := ids(partialFindings(ctx, st, nil)); len(got) != 1 || got[0] != "partial" {
+		t.Errorf("every checkpoint: %v, want [partial]", got)
+	}
+	if got := ids(partialFindings(ctx, st, []string{"met", "open", "missing"})); len(got) != 0 {
+		t.Errorf("named, none partial: %v", got)
+	}
+	if got := ids(partialFindings(ctx, st, []string{"partial"})); len(got) != 1 {
+		t.Errorf("named partial: %v", got)
 	}
 }

@@ -57,10 +57,10 @@ delivered). Over a server store, only what the token may see.`,
 }
 
 func runInbox(ctx context.Context, o *InboxOptions) error {
-	var in render.Inbox
+	var in ckpt.Inbox
 	err := o.withStore(func(st ckpt.Store) error {
 		var err error
-		in, err = render.InboxFrom(ctx, st, ckpt.Filter{Prefix: o.Prefix, Parent: o.Parent}, o.Now(), o.Thresholds, process.Alive)
+		in, err = ckpt.InboxFrom(ctx, st, ckpt.Filter{Prefix: o.Prefix, Parent: o.Parent}, o.Now(), o.Thresholds, process.Alive)
 		return err
 	})
 	if err != nil {

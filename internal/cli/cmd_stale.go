@@ -97,11 +97,11 @@ Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
 
 func runStale(ctx context.Context, o *StaleOptions) error {
 	now := o.Now()
-	var report render.StaleReport
+	var report ckpt.StaleReport
 	var damaged error
 	err := o.withStore(func(st ckpt.Store) error {
 		var err error
-		report, err = render.StaleFrom(ctx, st, ckpt.Filter{Prefix: o.Prefix, Parent: o.Parent}, now, o.Thresholds, process.Alive)
+		report, err = ckpt.StaleFrom(ctx, st, ckpt.Filter{Prefix: o.Prefix, Parent: o.Parent}, now, o.Thresholds, process.Alive)
 		if d := (*ckpt.DamagedError)(nil); errors.As(err, &d) {
 			damaged, err = err, nil
 		}

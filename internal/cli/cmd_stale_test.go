@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt-dev/ckpt/internal/render"
+	ckpt "github.com/ckpt-dev/ckpt"
 )
 
 // threeAgents starts a (interval 5m), b (interval 15m, the default) and a
@@ -46,7 +46,7 @@ func TestStaleExitCodesFollowTheThresholds(t *testing.T) {
 	if code != ExitStale {
 		t.Fatalf("a stale: exit %d, want %d", code, ExitStale)
 	}
-	var got []render.StaleEntry
+	var got []ckpt.StaleEntry
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestStaleThresholdFlagsAndFilters(t *testing.T) {
 		t.Errorf("--stale 150s at 3m: exit %d", code)
 	}
 	code, out, _ := h.run("stale", "--stale", "2m", "--json", "--prefix", "kai-7/")
-	var got []render.StaleEntry
+	var got []ckpt.StaleEntry
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitStale || len(got) != 1 || got[0].ID != "kai-7/x" {
 		t.Errorf("--prefix: exit %d, %s", code, out)
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/internal/process"
-	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,9 +26,9 @@ type InboxInput struct {
 
 // InboxOutput is ckpt_inbox's result.
 type InboxOutput struct {
-	Count   int                 `json:"count" jsonschema:"how many checkpoints need a person"`
-	Items   []render.InboxEntry `json:"items" jsonschema:"the checkpoints that need a person, most urgent first: waiting, blocked, dead, stale, failed (oldest first within each), each with its state, reason, since and age_seconds, and messages (told, not yet delivered)"`
-	Damaged []string            `json:"damaged,omitempty" jsonschema:"checkpoints that could not be read: run ckpt check, then ckpt repair"`
+	Count   int               `json:"count" jsonschema:"how many checkpoints need a person"`
+	Items   []ckpt.InboxEntry `json:"items" jsonschema:"the checkpoints that need a person, most urgent first: waiting, blocked, dead, stale, failed (oldest first within each), each with its state, reason, since and age_seconds, and messages (told, not yet delivered)"`
+	Damaged []string          `json:"damaged,omitempty" jsonschema:"checkpoints that could not be read: run ckpt check, then ckpt repair"`
 }
 
 func (s *server) addInboxTools(srv *sdk.Server) {
@@ -46,7 +45,7 @@ func (s *server) inbox(ctx context.Context, _ *sdk.CallToolRequest, in InboxInpu
 	if s.opts.Prefix != "" && !strings.HasPrefix(prefix, s.opts.Prefix) {
 		prefix = s.opts.Prefix
 	}
-	box, err := render.InboxFrom(ctx, s.store, ckpt.Filter{Prefix: prefix, Parent: in.Parent}, s.now(), s.opts.Thresholds, process.Alive)
+	box, err := ckpt.InboxFrom(ctx, s.store, ckpt.Filter{Prefix: prefix, Parent: in.Parent}, s.now(), s.opts.Thresholds, process.Alive)
 	if err != nil {
 		return nil, InboxOutput{}, err
 	}

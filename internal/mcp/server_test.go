@@ -391,7 +391,7 @@ func TestListAndStale(t *testing.T) {
 	for _, s := range stale.Checkpoints {
 		got = append(got, row{s.ID, s.Liveness, s.Silent})
 	}
-	// The one stale report's order (render.StaleFrom, as ckpt stale): stale
+	// The one stale report's order (ckpt.StaleFrom, as ckpt stale): stale
 	// first, then warn, each by ID.
 	if d := cmp.Diff([]row{{"kai-7/b", "stale", "25m0s"}, {"kai-7/a", "warn", "13m0s"}}, got); d != "" || stale.Count != 2 {
 		t.Errorf("stale (-want +got):\n%s", d)

@@ -451,7 +451,7 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest, in Resume
 
 func summarize(c *ckpt.Summary, now time.Time, th ckpt.Thresholds) (Summary, time.Duration) {
 	v := ckpt.PresenceOf(c, now, th, process.Alive)
-	return Summary{ID: c.ID, Title: c.Title, Parent: c.Parent, Agent: render.AgentName(c.Agent), Status: string(c.Status), Progress: c.Progress,
+	return Summary{ID: c.ID, Title: c.Title, Parent: c.Parent, Agent: c.Agent.Label(), Status: string(c.Status), Progress: c.Progress,
 		CurrentStep: c.CurrentStep, UpdatedAt: c.UpdatedAt, LastSeen: c.LastSeen(), Liveness: string(v.Alarm()), Presence: string(v.State)}, v.Silent
 }
 
@@ -483,10 +483,10 @@ func (s *server) stale(ctx context.Context, _ *sdk.CallToolRequest, in StaleInpu
 		return nil, StaleOutput{}, err
 	}
 	now := s.now()
-	// The one stale report (render.StaleFrom): the same selection and
+	// The one stale report (ckpt.StaleFrom): the same selection and
 	// order as ckpt stale; the readable checkpoints even when some are
 	// damaged (named in Damaged).
-	rep, err := render.StaleFrom(ctx, s.store, ckpt.Filter{}, now, th, process.Alive)
+	rep, err := ckpt.StaleFrom(ctx, s.store, ckpt.Filter{}, now, th, process.Alive)
 	out := StaleOutput{Checkpoints: []StaleItem{}}
 	if d := (*ckpt.DamagedError)(nil); errors.As(err, &d) {
 		out.Damaged, err = d.IDs, nil

@@ -179,7 +179,7 @@ func TestDamageDoesNotBlindTheWatch(t *testing.T) {
 }
 
 // The monitor reports a tick's transitions in the order of every stale
-// report (render.SilenceLess): stale first, then warn, each by ID.
+// report (ckpt.SilenceLess): stale first, then warn, each by ID.
 func TestTransitionsInTheStaleReportsOrder(t *testing.T) {
 	s := memstore.New()
 	start(t, s, "a", 10*time.Minute) // 25 min silent: warn (20m), not stale (40m)

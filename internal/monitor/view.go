@@ -12,7 +12,6 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // Monitor keeps a view of the live checkpoints and each one's last
@@ -310,12 +309,12 @@ func (m *Monitor) judge(ctx context.Context, fresh []ckpt.Summary, now time.Time
 		if lv == from {
 			continue
 		}
-		out = append(out, Transition{ID: c.ID, Agent: render.AgentName(c.Agent), Title: c.Title, Status: c.Status, From: from, To: lv, Why: v.Why, Silent: age, LastSeen: c.LastSeen(), At: now})
+		out = append(out, Transition{ID: c.ID, Agent: c.Agent.Label(), Title: c.Title, Status: c.Status, From: from, To: lv, Why: v.Why, Silent: age, LastSeen: c.LastSeen(), At: now})
 	}
-	// The order of every stale report (render.SilenceLess): dead and stale
+	// The order of every stale report (ckpt.SilenceLess): dead and stale
 	// first, then warn, then the rest, each by ID.
 	sort.Slice(out, func(i, j int) bool {
-		return render.SilenceLess(alarm(out[i].To), out[i].ID, alarm(out[j].To), out[j].ID)
+		return ckpt.SilenceLess(alarm(out[i].To), out[i].ID, alarm(out[j].To), out[j].ID)
 	})
 	for _, t := range out {
 		fmt.Fprintln(m.opts.Log, t)

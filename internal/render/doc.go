@@ -3,13 +3,16 @@
 // the terminal views of the CLI (Show, ListTable, StatusTable, StaleTable,
 // LogText, ReportText, PruneText, and the one-line SummaryLine of a write)
 // with their --json forms (NewShown, SummariesJSON, StatusJSON, LogJSON,
-// ReportJSON), the one stale report (Stale) and agent name (AgentName),
-// and seed 003's STATUS.md aggregate (StatusMarkdown). Seed 001's
+// ReportJSON), the stale table and the inbox (StaleTable and WriteInbox,
+// of the verdicts ckpt.StaleFrom and ckpt.InboxFrom make) and seed 003's
+// STATUS.md aggregate (StatusMarkdown). Seed 001's
 // .ccc-progress.md is rendered by package protocols/ccc.
 //
 // Every function is a pure view: it reads the checkpoints it is given, never
 // changes them, and depends on nothing but its arguments (the current time is
-// a parameter), so the same input always renders the same bytes. All output
+// a parameter), so the same input always renders the same bytes; it never
+// reads a store (the rules that page one, such as the stale verdict, are
+// the root package's). All output
 // is valid UTF-8 whatever the input holds: invalid bytes become U+FFFD, and
 // text taken from a checkpoint can neither break a line nor start a Markdown
 // heading, code fence or HTML block of its own. Terminal (and

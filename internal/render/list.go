@@ -30,7 +30,7 @@ func ListTable(w io.Writer, list []ckpt.Summary, now time.Time, alive ckpt.Alive
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, listStatus(c),
 			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
-			Dash(squeeze(AgentName(c.Agent), 40)), Dash(squeeze(c.CurrentStep, 40)), seen)
+			Dash(squeeze(c.Agent.Label(), 40)), Dash(squeeze(c.CurrentStep, 40)), seen)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

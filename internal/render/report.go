@@ -1,9 +1,7 @@
 package render
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -98,33 +96,4 @@ func PartialProblem(c *ckpt.Checkpoint) (p ckpt.Problem, ok bool) {
 		What:   fmt.Sprintf("partially complete: marked done but %d acceptance criteria unmet (%s)", len(unmet), strings.Join(unmet, ", ")),
 		Repair: fmt.Sprintf("finish them and record each with ckpt accept %s CRIT, or reopen with ckpt update %s --status in_progress", c.ID, c.ID),
 	}, true
-}
-
-// PartialFindings are PartialProblem's warnings for the checkpoints ids
-// of st, or for every checkpoint when ids is empty (summaries say which
-// are partial; only those are read in full). A checkpoint that cannot be
-// read is left to the store's own findings: this adds warnings, never
-// errors.
-func PartialFindings(ctx context.Context, st ckpt.Store, ids []string) []ckpt.Problem {
-	if len(ids) == 0 {
-		sums, err := ckpt.ListAll(ctx, st, ckpt.Filter{Status: []ckpt.Status{ckpt.StatusDone}})
-		var damaged *ckpt.DamagedError
-		if err != nil && !errors.As(err, &damaged) {
-			sums = nil // the readable ones are listed despite damage
-		}
-		for _, s := range sums {
-			if s.Partial {
-				ids = append(ids, s.ID)
-			}
-		}
-	}
-	var out []ckpt.Problem
-	for _, id := range ids {
-		if c, err := st.Get(ctx, id, 0); err == nil {
-			if p, ok := PartialProblem(c); ok {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -45,7 +44,7 @@ func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thre
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %4s\t%s\t%s\t%s\n",
 			c.ID, // never shortened: an ID is what a person copies into the next command
-			tableCell(AgentName(c.Agent), agentWidth),
+			tableCell(c.Agent.Label(), agentWidth),
 			tableCell(taskText(c), taskWidth),
 			tableCell(statusWord(c), 24),
 			bar(c.Progress.Percent, barWidth), percentText(c.Progress.Percent),
@@ -147,8 +146,8 @@ var seedStatus = map[ckpt.Status]string{
 //	| migration | T060 | 65% | 2 min ago | in_progress |
 //
 // One row per checkpoint in the order given. Last Updated is now; Overall
-// Progress is the mean of the checkpoints' percents and how many are done.
-// Task is the task ID, else the title, else the ID. Last Update is the age of
+// Progress is ckpt.OverallProgress: the mean of the checkpoints' percents
+// and how many are done. Task is the task ID, else the title, else the ID. Last Update is the age of
 // the last sign of life ("—" if none); Status is the seed's word (not
 // started, in_progress, waiting, blocked, complete, failed, abandoned), with
 // "(partial)" for a complete checkpoint whose acceptance criteria are not all
@@ -160,21 +159,7 @@ var seedStatus = map[ckpt.Status]string{
 // their unmet criteria under "## Partially Complete".
 func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) string {
 	var b strings.Builder
-	done, sum := 0, 0.0
-	for _, c := range cs {
-		if c.Status == ckpt.StatusDone {
-			done++
-		}
-		p := c.Progress.Percent
-		if math.IsNaN(p) || p < 0 {
-			p = 0
-		}
-		sum += min(p, 100)
-	}
-	overall := 0.0
-	if len(cs) > 0 {
-		overall = sum / float64(len(cs))
-	}
+	overall, done := ckpt.OverallProgress(cs)
 	b.WriteString("# Orchestration Status\n\n")
 	fmt.Fprintf(&b, "**Last Updated**: %s\n", now.UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "**Overall Progress**: %s (%d/%d tasks complete)\n\n---\n\n", percentText(overall), done, len(cs))
@@ -197,7 +182,7 @@ func StatusMarkdown(cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thresholds, al
 			task = goal(c)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
-			cell(AgentName(c.Agent), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 80))
+			cell(c.Agent.Label(), 40), cell(task, 60), percentText(c.Progress.Percent), last, cell(status, 80))
 	}
 	writePartial(&b, partial)
 	return b.String()
@@ -232,7 +217,7 @@ type StatusRow struct {
 func NewStatusRow(s *ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) StatusRow {
 	v := ckpt.PresenceOf(s, now, th, alive)
 	return StatusRow{
-		ID: s.ID, Agent: AgentName(s.Agent), TaskID: s.TaskID, Title: s.Title,
+		ID: s.ID, Agent: s.Agent.Label(), TaskID: s.TaskID, Title: s.Title,
 		Status: s.Status, PartiallyComplete: s.Partial, Progress: s.Progress,
 		CurrentStep: s.CurrentStep, LastSeen: s.LastSeen(), SilentSeconds: int64(v.Silent / time.Second),
 		Liveness: v.Alarm(), Presence: v, Archived: s.Archived,
@@ -301,7 +286,7 @@ func writePartial(b *strings.Builder, partial []*ckpt.Checkpoint) {
 		if name == "" {
 			name = clip(goal(c), 60)
 		}
-		if a := clip(AgentName(c.Agent), 40); a != "" {
+		if a := clip(c.Agent.Label(), 40); a != "" {
 			name = a + " " + name
 		}
 		fmt.Fprintf(b, "- %s: unmet %s\n", blockStart(name), clip(strings.Join(unmet, ", "), 400))

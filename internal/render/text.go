@@ -2,10 +2,11 @@ package render
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	ckpt "github.com/ckpt-dev/ckpt"
 )
 
 // ellipsis marks text that was shortened. It is one rune, three bytes.
@@ -29,25 +30,12 @@ func Age(d time.Duration) string {
 // percentText renders a percentage rounded down, so work that is not
 // finished never shows as 100%.
 func percentText(p float64) string {
-	return fmt.Sprintf("%d%%", roundPercent(p))
-}
-
-// roundPercent rounds a percentage as ckpt.Percent does, so every view
-// shows the same number: half up, never 0 for some progress nor 100 for
-// work not finished.
-func roundPercent(p float64) int {
-	switch {
-	case math.IsNaN(p) || p <= 0:
-		return 0
-	case p >= 100:
-		return 100
-	}
-	return min(max(int(math.Floor(p+0.5)), 1), 99)
+	return fmt.Sprintf("%d%%", ckpt.RoundPercent(p))
 }
 
 // bar renders a text progress bar of width cells, e.g. "[####------]".
 func bar(p float64, width int) string {
-	full := roundPercent(p) * width / 100
+	full := ckpt.RoundPercent(p) * width / 100
 	return "[" + strings.Repeat("#", full) + strings.Repeat("-", width-full) + "]"
 }
 

@@ -2,14 +2,12 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/memstore"
 )
 
 func TestScreenRedrawsOnATerminalAndAppendsElsewhere(t *testing.T) {
@@ -112,41 +110,6 @@ func TestPartialProblemNamesTheUnmetCriteria(t *testing.T) {
 	}
 	if _, ok := PartialProblem(fold(t, "x", ev{at, ckpt.EventCreated, ckpt.Created{}})); ok {
 		t.Error("a checkpoint in progress is reported partial")
-	}
-}
-
-// TestPartialFindings: ckpt check's warnings for work marked done with
-// criteria unmet, found among every checkpoint or only those named.
-func TestPartialFindings(t *testing.T) {
-	ctx := context.Background()
-	st := memstore.New()
-	at := ts("2026-01-15T16:00:00Z")
-	add := func(id string, evs ...ckpt.Event) {
-		for _, e := range evs {
-			if _, err := st.Append(ctx, id, e, ckpt.AppendOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	created := ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{}, ckpt.Created{Acceptance: []ckpt.Criterion{{ID: "c1"}}})
-	done := ckpt.MustEvent(ckpt.EventStatus, at, ckpt.Actor{}, ckpt.StatusChange{Status: ckpt.StatusDone})
-	add("partial", created, done)
-	add("met", created, ckpt.MustEvent(ckpt.EventAccept, at, ckpt.Actor{}, ckpt.AcceptChange{ID: "c1", Met: true}), done)
-	add("open", created)
-	ids := func(ps []ckpt.Problem) (out []string) {
-		for _, p := range ps {
-			out = append(out, p.ID)
-		}
-		return out
-	}
-	if got := ids(PartialFindings(ctx, st, nil)); len(got) != 1 || got[0] != "partial" {
-		t.Errorf("every checkpoint: %v, want [partial]", got)
-	}
-	if got := ids(PartialFindings(ctx, st, []string{"met", "open", "missing"})); len(got) != 0 {
-		t.Errorf("named, none partial: %v", got)
-	}
-	if got := ids(PartialFindings(ctx, st, []string{"partial"})); len(got) != 1 {
-		t.Errorf("named partial: %v", got)
 	}
 }
 

@@ -74,7 +74,7 @@ func TestSummariesJSONIsOneSummaryPerLine(t *testing.T) {
 func TestStaleTableRowsAndAllQuiet(t *testing.T) {
 	now := ts("2026-01-15T16:00:00Z")
 	var b bytes.Buffer
-	if err := StaleTable(&b, StaleReport{Live: 1}, now); err != nil {
+	if err := StaleTable(&b, ckpt.StaleReport{Live: 1}, now); err != nil {
 		t.Fatal(err)
 	}
 	if want := "no agent is quiet: all 1 live checkpoint showed a sign of life within their warn threshold\n"; b.String() != want {
@@ -177,4 +177,11 @@ func TestBeatLineSaysTheStateAndWhy(t *testing.T) {
 			t.Errorf("BeatLine(%+v) = %q, want %q", c.s, got, c.want)
 		}
 	}
+}
+
+// judgeAll is the stale report of one list, for the views that print it.
+func judgeAll(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) ckpt.StaleReport {
+	j := ckpt.NewStaleJudge(now, th, alive)
+	j.Add(list)
+	return j.Report()
 }

@@ -6,12 +6,11 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
-	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // inbox: GET /v1/inbox?prefix=&parent=&warn=&stale=: what needs a person,
-// most urgent first (render.InboxFrom), within the token's prefix: a
+// most urgent first (ckpt.InboxFrom), within the token's prefix: a
 // narrower ?prefix= is kept, a wider one is narrowed to the token's.
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
@@ -20,7 +19,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := ckpt.Filter{Prefix: grantPrefix(grantOf(r.Context()), q.Get("prefix")), Parent: q.Get("parent")}
-	in, err := render.InboxFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)
+	in, err := ckpt.InboxFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
-	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
@@ -101,7 +100,7 @@ func (s *Server) repair(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stale: GET /v1/stale?warn=&stale=&prefix=&parent=: the one stale report
-// (render.StaleFrom): the live checkpoints whose presence is dead, stale or
+// (ckpt.StaleFrom): the live checkpoints whose presence is dead, stale or
 // warn, stale and dead first, then warn, each by ID. warn and stale are
 // spans as ckpt stale reads them (30m, 2d) over the server's thresholds.
 func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
@@ -111,7 +110,7 @@ func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := ckpt.Filter{Prefix: r.URL.Query().Get("prefix"), Parent: r.URL.Query().Get("parent")}
-	rep, err := render.StaleFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)
+	rep, err := ckpt.StaleFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)
 	if d := (*ckpt.DamagedError)(nil); err != nil && !errors.As(err, &d) {
 		return err
 	}

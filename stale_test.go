@@ -1,4 +1,4 @@
-package render
+package ckpt_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 )
 
 // judgeAll is the stale report of one list.
-func judgeAll(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) StaleReport {
-	j := NewStaleJudge(now, th, alive)
+func judgeAll(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) ckpt.StaleReport {
+	j := ckpt.NewStaleJudge(now, th, alive)
 	j.Add(list)
 	return j.Report()
 }
@@ -109,7 +109,7 @@ func TestStaleFromJudgesEveryPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := judgeAll(all, now, ckpt.Thresholds{}, nil)
-	got, err := StaleFrom(ctx, st, ckpt.Filter{}, now, ckpt.Thresholds{}, nil)
+	got, err := ckpt.StaleFrom(ctx, st, ckpt.Filter{}, now, ckpt.Thresholds{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
