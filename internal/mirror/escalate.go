@@ -117,7 +117,7 @@ func escalateAgent(root string, c *ckpt.Checkpoint, now time.Time) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	agent := render.AgentName(c.Agent)
+	agent := c.Agent.Label()
 	if agent == "" {
 		agent = strings.TrimSuffix(name, ".json")
 	}
