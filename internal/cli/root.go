@@ -165,7 +165,9 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 			return prepare(f)
 		},
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// cobra's `completion bash|zsh|fish|powershell` writes the scripts;
+	// checkpoint IDs complete from the store (completeIDs).
+	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return cmdutil.UsageError(fmt.Errorf("%v (see %s --help)", err, cmd.CommandPath()))
 	})
@@ -195,6 +197,9 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 		c := v.Build(f)
 		c.GroupID = v.Group
 		root.AddCommand(c)
+	}
+	if wanted == "" {
+		completeIDs(f, root)
 	}
 	return root
 }
