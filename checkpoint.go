@@ -342,6 +342,18 @@ func (c *Checkpoint) PartiallyComplete() bool {
 	return false
 }
 
+// OpenSteps is the IDs of the steps not yet finished (neither done nor
+// skipped), in plan order: what a checkpoint marked done leaves undone.
+func (c *Checkpoint) OpenSteps() []string {
+	var open []string
+	for _, st := range c.Steps {
+		if !st.Status.Finished() {
+			open = append(open, st.ID)
+		}
+	}
+	return open
+}
+
 // StepIndex returns the index of the step with the given ID, or -1.
 func (c *Checkpoint) StepIndex(id string) int {
 	for i := range c.Steps {

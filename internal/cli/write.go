@@ -121,6 +121,9 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, r request.Req
 	}
 	if res.Replayed {
 		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("key %q was applied already as revision %d: nothing appended", o.Key, res.Event.Seq))
+	} else if open := res.State.OpenSteps(); e.Type == ckpt.EventStatus && res.State.Status == ckpt.StatusDone && len(open) > 0 {
+		cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s is done with %d of %d steps unfinished (%s): finish or skip each with ckpt step %s STEP --done or --skip",
+			id, len(open), len(res.State.Steps), strings.Join(open, ", "), render.ShellArgs([]string{id})))
 	}
 	if o.JSON {
 		return cmdutil.WriteJSON(o.IO.Out, res.State)
