@@ -74,6 +74,6 @@ func writeAnthropic(w http.ResponseWriter, r *http.Request, step Step, id string
 	}
 	sse(w, "message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": 20}})
+		"usage": map[string]any{"input_tokens": in, "output_tokens": 20}})
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
 }

@@ -103,7 +103,7 @@ func traceNote(sc scenario, s *Session, tr []TraceEvent) string {
 }
 
 func scenarios() []scenario {
-	return append(append(claudeScenarios(), codexScenarios()...), geminiScenarios()...)
+	return append(append(append(claudeScenarios(), tuiScenarios()...), codexScenarios()...), geminiScenarios()...)
 }
 
 // describeStep is one step of a script in words, for a trace's .md.

@@ -122,3 +122,25 @@ func claudeScenarios() []scenario {
 		},
 	}}
 }
+
+// tuiScenarios are the sessions only the interactive client shows.
+func tuiScenarios() []scenario {
+	return []scenario{{
+		name: "claude-code-permission-wait-tui", client: ClaudeCode,
+		about: "Interactive `claude \"Mark the migration\"` under a pseudo-terminal (script(1)), default permission mode: the model runs `touch MIGRATED` with Bash, which needs permission; the dialog opens and Notification (notification_type permission_prompt) fires. The test presses Enter (Yes): the tool runs (PostToolUse), the model answers (Stop); then it types /exit: SessionEnd with reason prompt_input_exit.",
+		script: Script{Conversations: []Conversation{{Match: "Mark the migration", Steps: []Step{
+			Call("Bash", map[string]any{"command": "touch MIGRATED", "description": "Mark the migration"}),
+			Say("Marked the migration."),
+		}}}},
+		run: func(t *testing.T, s *Session) {
+			tui := s.StartClaudeTUI("Mark the migration")
+			s.WaitForHook("Notification", 1, time.Minute)
+			time.Sleep(time.Second) // the dialog takes keys once drawn
+			tui.Type("\r")
+			s.WaitForHook("Stop", 1, time.Minute)
+			time.Sleep(time.Second)
+			tui.Type("/exit\r")
+			s.WaitForHook("SessionEnd", 1, time.Minute)
+		},
+	}}
+}

@@ -166,7 +166,7 @@ func (s *Session) Environ() []string {
 	case ClaudeCode:
 		env = append(env,
 			"ANTHROPIC_BASE_URL="+s.Server.URL,
-			"ANTHROPIC_API_KEY=sk-ant-api03-mock-key-for-tests-0000000000",
+			"ANTHROPIC_API_KEY="+claudeAPIKey,
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
 			"IS_SANDBOX=1")
@@ -405,3 +405,6 @@ func (s *Session) WaitForHook(event string, n int, d time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// claudeAPIKey is the key Claude Code sends the mock (any key works).
+const claudeAPIKey = "sk-ant-api03-mock-key-for-tests-0000000000"

@@ -1,0 +1,109 @@
+package agenttest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TUI is an interactive client running under a pseudo-terminal (util-linux
+// script(1)), for what only the interactive client does: Claude Code's
+// permission dialog and its Notification hook.
+type TUI struct {
+	s      *Session
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	screen bytes.Buffer
+}
+
+// StartClaudeTUI starts Claude Code interactively with prompt as the first
+// message, in default permission mode: a tool that needs permission opens
+// the dialog. The throwaway HOME is marked onboarded, with the mock's API
+// key approved and the project trusted, so no first-run screen shows. Stop
+// it with Close (it is also killed when the test ends).
+func (s *Session) StartClaudeTUI(prompt string) *TUI {
+	s.T.Helper()
+	if _, err := exec.LookPath("script"); err != nil {
+		SkipOrFail(s.T, "script(1) from util-linux is needed for a pseudo-terminal: apt-get install bsdutils")
+	}
+	key := claudeAPIKey
+	cfg := map[string]any{
+		"hasCompletedOnboarding": true, "theme": "dark", "numStartups": 5,
+		"customApiKeyResponses": map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
+		"projects": map[string]any{s.Project: map[string]any{
+			"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []string{}}},
+	}
+	data, err := json.Marshal(cfg)
+	must(s.T, err)
+	must(s.T, os.WriteFile(filepath.Join(s.Home, ".claude.json"), data, 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	cmd := exec.CommandContext(ctx, "script", "-qfec", shellQuote(s.Bin)+" "+shellQuote(prompt), "/dev/null")
+	cmd.Dir = s.Project
+	cmd.Env = append(s.Environ(), "TERM=xterm-256color", "COLUMNS=120", "LINES=40")
+	setProcessGroup(cmd)
+	t := &TUI{s: s, cmd: cmd, cancel: cancel}
+	in, err := cmd.StdinPipe()
+	must(s.T, err)
+	t.in = in
+	cmd.Stdout = (*lockedWriter)(t)
+	cmd.Stderr = (*lockedWriter)(t)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		s.T.Fatalf("starting claude under script(1): %v", err)
+	}
+	s.T.Cleanup(t.Close)
+	return t
+}
+
+// Type sends keys to the client: "\r" is Enter.
+func (t *TUI) Type(keys string) {
+	t.s.T.Helper()
+	if _, err := io.WriteString(t.in, keys); err != nil {
+		t.s.T.Fatalf("typing into the client: %v", err)
+	}
+}
+
+// Screen is everything the client drew so far (with its escape codes).
+func (t *TUI) Screen() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.screen.String()
+}
+
+// Close kills the client and its process group, and waits for it.
+func (t *TUI) Close() {
+	KillGroup(t.cmd)
+	_ = t.in.Close()
+	_ = t.cmd.Wait()
+	t.cancel()
+}
+
+type lockedWriter TUI
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.screen.Write(p)
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// SkipOrFail fails the test when CI=true and skips it otherwise: for a tool the
+// machine lacks.
+func SkipOrFail(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
