@@ -1,12 +1,5 @@
 package agenttest
 
-import (
-	"os"
-	"testing"
-)
+import "testing"
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { Main(m) }

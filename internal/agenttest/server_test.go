@@ -193,3 +193,30 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestHookContext(t *testing.T) {
+	out := `{"type":"system","subtype":"hook_started","hook_event":"SessionStart"}
+{"type":"system","subtype":"hook_response","hook_event":"SessionStart","stdout":""}
+{"type":"system","subtype":"hook_response","hook_event":"SessionStart","stdout":"{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"ckpt: resume here\"}}\n"}
+{"type":"system","subtype":"hook_response","hook_event":"UserPromptSubmit","stdout":"{\"hookSpecificOutput\":{\"additionalContext\":\"other\"}}"}
+not json
+{"type":"result"}`
+	got := HookContext(out, "SessionStart")
+	if len(got) != 1 || got[0] != "ckpt: resume here" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// FuzzHookContext: Claude Code's stdout is outside input; no line makes
+// the reader panic.
+func FuzzHookContext(f *testing.F) {
+	f.Add(`{"type":"system","subtype":"hook_response","hook_event":"Stop","stdout":"{\"hookSpecificOutput\":{\"additionalContext\":\"x\"}}"}`, "Stop")
+	f.Add("{\"type\":\"system\"}\n\n{", "")
+	f.Fuzz(func(t *testing.T, out, event string) {
+		for _, c := range HookContext(out, event) {
+			if c == "" {
+				t.Fatal("an empty context was returned")
+			}
+		}
+	})
+}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ckpt-dev/ckpt/internal/cli"
 )
 
 // RunTimeout bounds one client run: a client that hangs (waiting on a
@@ -30,7 +32,7 @@ type Session struct {
 	Home    string
 	Project string
 	Store   string // the project's .ckpt store
-	Ckpt    string // the ckpt binary built from this tree
+	Ckpt    string // the ckpt command: this tree's, see Main
 	Record  string // where the recording hook writes, "" when not recording
 	Server  *Server
 	// Env is added to the environment of every run (and so of the hooks):
@@ -59,7 +61,7 @@ func NewSession(t testing.TB, c Client, srv *Server, opt Options) *Session {
 	bin := Need(t, c)
 	root := t.TempDir()
 	s := &Session{T: t, Client: c, Bin: bin, Root: root, Server: srv,
-		Home: filepath.Join(root, "home"), Project: filepath.Join(root, "proj"), Ckpt: BuildCkpt(t)}
+		Home: filepath.Join(root, "home"), Project: filepath.Join(root, "proj"), Ckpt: CkptBinary(t)}
 	s.Store = filepath.Join(s.Project, ".ckpt")
 	for _, d := range []string{s.Home, s.Project, filepath.Join(root, "tmp"), filepath.Join(root, "state")} {
 		must(t, os.MkdirAll(d, 0o755))
@@ -155,6 +157,9 @@ func (s *Session) Environ() []string {
 		"CKPT_STORE=" + s.Store,
 		"CKPT_STATE_DIR=" + filepath.Join(s.Root, "state"),
 		"GIT_CONFIG_NOSYSTEM=1",
+		// ckpt is the test binary (Main): under -race it would sleep a
+		// second at every exit, in every hook.
+		"GORACE=atexit_sleep_ms=0",
 	}
 	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT"} {
 		if v := goEnv(k); v != "" {
@@ -195,19 +200,74 @@ func (s *Session) Command(ctx context.Context, args ...string) *exec.Cmd {
 // killed and fails the test.
 func (s *Session) Run(args ...string) (string, error) {
 	s.T.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
-	defer cancel()
-	cmd := s.Command(ctx, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		s.T.Fatalf("%s %s: still running after %s\nstdout:\n%s\nstderr:\n%s", s.Client.Bin, strings.Join(args, " "), RunTimeout, tail(out.String()), tail(errb.String()))
+	return s.Start(args...).Wait()
+}
+
+// Running is a client run in progress (Start).
+type Running struct {
+	s         *Session
+	args      []string
+	cmd       *exec.Cmd
+	ctx       context.Context
+	cancel    context.CancelFunc
+	out, errb bytes.Buffer
+	done      bool
+}
+
+// Start starts the client with args and returns without waiting; Wait
+// ends it. The client (its whole process group) is killed when the test
+// ends, or after RunTimeout.
+func (s *Session) Start(args ...string) *Running {
+	s.T.Helper()
+	r := &Running{s: s, args: args}
+	r.ctx, r.cancel = context.WithTimeout(context.Background(), RunTimeout)
+	r.cmd = s.Command(r.ctx, args...)
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.errb
+	if err := r.cmd.Start(); err != nil {
+		r.cancel()
+		s.T.Fatalf("starting %s: %v", s.Client.Bin, err)
+	}
+	s.T.Cleanup(func() {
+		KillGroup(r.cmd)
+		_, _ = r.wait()
+	})
+	return r
+}
+
+// Pid is the client's process ID.
+func (r *Running) Pid() int { return r.cmd.Process.Pid }
+
+// Kill sends SIGKILL to the client process alone (kill -9): its hooks and
+// tools are left running, as after a crash.
+func (r *Running) Kill() { _ = r.cmd.Process.Kill() }
+
+// Wait waits for the client to exit and returns its stdout; a run past
+// RunTimeout fails the test.
+func (r *Running) Wait() (string, error) {
+	s := r.s
+	s.T.Helper()
+	r.done = true
+	err := r.cmd.Wait()
+	r.cancel()
+	if r.ctx.Err() == context.DeadlineExceeded {
+		s.T.Fatalf("%s %s: still running after %s\nstdout:\n%s\nstderr:\n%s", s.Client.Bin, strings.Join(r.args, " "),
+			RunTimeout, tail(r.out.String()), tail(r.errb.String()))
 	}
 	if err != nil {
-		s.T.Logf("%s %s: %v\nstderr:\n%s", s.Client.Bin, strings.Join(args, " "), err, tail(errb.String()))
+		s.T.Logf("%s %s: %v\nstderr:\n%s", s.Client.Bin, strings.Join(r.args, " "), err, tail(r.errb.String()))
 	}
-	return out.String(), err
+	return r.out.String(), err
+}
+
+// wait is Wait for cleanup, once.
+func (r *Running) wait() (string, error) {
+	if r.done {
+		return "", nil
+	}
+	r.done = true
+	err := r.cmd.Wait()
+	r.cancel()
+	return r.out.String(), err
 }
 
 // MustRun is Run that fails the test when the client exits non-zero.
@@ -292,41 +352,50 @@ func (s *Session) git(args ...string) {
 }
 
 var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
-	goEnvs    sync.Map
+	linkOnce sync.Once
+	linkPath string
+	linkErr  error
+	goEnvs   sync.Map
 )
 
-// BuildCkpt builds cmd/ckpt from this module once per test binary, into a
-// directory removed by Cleanup, and returns its path.
-func BuildCkpt(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agenttest-ckpt-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildPath = filepath.Join(dir, "ckpt")
-		cmd := exec.Command("go", "build", "-o", buildPath, "github.com/ckpt-dev/ckpt/cmd/ckpt")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/ckpt: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+// Main is TestMain for a package whose tests use Session: started as
+// "ckpt" (the hooks the clients run) the test binary is the ckpt command,
+// built from this tree with the tests; otherwise it runs the tests. So the
+// hooks run the code under test, and go test's cache knows it.
+func Main(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "ckpt" {
+		os.Exit(cli.Main(cli.System()))
 	}
-	return buildPath
+	code := m.Run()
+	if linkPath != "" {
+		_ = os.RemoveAll(filepath.Dir(linkPath))
+	}
+	os.Exit(code)
 }
 
-// Cleanup removes the ckpt binary BuildCkpt built; call it from TestMain
-// after m.Run.
-func Cleanup() {
-	if buildPath != "" {
-		_ = os.RemoveAll(filepath.Dir(buildPath))
+// CkptBinary returns the path of the ckpt command the hooks run: a link
+// named ckpt to the test binary itself (see Main), made once per test
+// binary.
+func CkptBinary(t testing.TB) string {
+	t.Helper()
+	linkOnce.Do(func() {
+		self, err := os.Executable()
+		if err != nil {
+			linkErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "agenttest-ckpt-")
+		if err != nil {
+			linkErr = err
+			return
+		}
+		linkPath = filepath.Join(dir, "ckpt")
+		linkErr = os.Symlink(self, linkPath)
+	})
+	if linkErr != nil {
+		t.Fatalf("linking the test binary as ckpt: %v", linkErr)
 	}
+	return linkPath
 }
 
 // goEnv is `go env KEY`, cached: the clients' shell commands may run go.
