@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
 // RunTimeout bounds one client run: a client that hangs (waiting on a
@@ -364,7 +365,8 @@ var (
 // hooks run the code under test, and go test's cache knows it.
 func Main(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "ckpt" {
-		os.Exit(cli.Main(cli.System()))
+		// As cmd/ckpt assembles it: every verb, the stores ckpt opens.
+		os.Exit(cli.Main(cmdutil.System(), cli.Program{Verbs: cli.Verbs(), Stores: cli.Stores()}))
 	}
 	code := m.Run()
 	if linkPath != "" {
