@@ -125,40 +125,65 @@ func inboxEntry(s *Summary, now time.Time, th Thresholds, alive AliveFunc) (Inbo
 	return e, true
 }
 
-// attentionState is the state of an inbox entry: the view's, when it is
-// one of InboxStates; otherwise, for work whose status says it waits, is
-// blocked or failed while the view says an agent is working on it (a view
-// that does not tell those apart yet), the status's word; "" when nothing
-// needs a person.
+// attentionState is the state of an inbox entry (StateOf), "" when it is
+// not one of InboxStates.
 func attentionState(s *Summary, v PresenceView) PresenceState {
+	st := stateOf(s, v)
 	for _, x := range InboxStates {
-		if v.State == x {
+		if st == x {
 			return x
 		}
-	}
-	switch {
-	case s.Archived != nil:
-		return ""
-	case s.Status == StatusFailed:
-		return "failed"
-	case s.Status == StatusBlocked || s.ActiveBlockers > 0 || s.BlockingErrors > 0:
-		if v.State == PresenceEnded || v.State == PresenceNone {
-			return ""
-		}
-		return "blocked"
-	case s.Status == StatusWaiting:
-		return "waiting"
 	}
 	return ""
 }
 
-// readReason reads a reason the view did not give from checkpoint id: its
-// active blockers and blocking errors, or its status reason.
+// StateOf is the one state of the summarised checkpoint an operator reads
+// (PresenceOf), with finished work named: "done" and "failed" for those
+// statuses (not archived), and for work whose status says it waits or is
+// blocked while the view says an agent works on it, the status's word.
+// The inbox and the webhooks judge by it.
+func StateOf(s *Summary, now time.Time, th Thresholds, alive AliveFunc) PresenceState {
+	return stateOf(s, PresenceOf(s, now, th, alive))
+}
+
+func stateOf(s *Summary, v PresenceView) PresenceState {
+	switch v.State {
+	case "waiting", "blocked", "dead", "stale", "failed", "done":
+		return v.State
+	}
+	switch {
+	case s.Archived != nil:
+		return v.State
+	case s.Status == StatusFailed:
+		return "failed"
+	case s.Status == StatusDone:
+		return "done"
+	case v.State == PresenceEnded || v.State == PresenceNone:
+		if s.Status == StatusWaiting {
+			return "waiting"
+		}
+		return v.State
+	case s.Status == StatusBlocked || s.ActiveBlockers > 0 || s.BlockingErrors > 0:
+		return "blocked"
+	case s.Status == StatusWaiting:
+		return "waiting"
+	}
+	return v.State
+}
+
+// readReason reads a reason the view did not give from checkpoint id.
 func readReason(ctx context.Context, st Store, id string, state PresenceState) string {
 	c, err := st.Get(ctx, id, 0)
 	if err != nil {
 		return ""
 	}
+	return ReasonOf(c, state)
+}
+
+// ReasonOf says why c is in state when its presence gives no reason: the
+// active blockers and blocking errors of blocked work, else the status
+// reason (what it waits for, why it failed), on one line.
+func ReasonOf(c *Checkpoint, state PresenceState) string {
 	var parts []string
 	if state == "blocked" {
 		for _, b := range c.ActiveBlockers() {

@@ -52,11 +52,11 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startServe runs `ckpt serve --addr addr` over the store and waits until
-// it listens.
-func startServe(t testing.TB, bin, store, addr string) *serveProcess {
+// startServe runs `ckpt serve --addr addr` (and the extra flags) over the
+// store and waits until it listens.
+func startServe(t testing.TB, bin, store, addr string, extra ...string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--store", store)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--store", store}, extra...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -50,6 +50,7 @@ func newMetrics(s *Server) *metrics {
 	m.reg.MustRegister(m.appends, m.beats, m.requests, m.subscribers, m.authFailures,
 		&livenessCollector{s: s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(s.opts.Collectors...)
 	return m
 }
 

@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ckpt-dev/ckpt"
@@ -83,6 +84,9 @@ type Options struct {
 	// mcp package is wired in by the CLI: integrations do not import each
 	// other.)
 	MCP func(st ckpt.Store, g Grant) http.Handler
+	// Collectors are more Prometheus series served at /metrics (the
+	// webhooks' deliveries).
+	Collectors []prometheus.Collector
 	// Web, when set, is the dashboard (package web), served at / and its
 	// own paths (/c/, /login, /logout, /assets/, /ui/). It signs people in
 	// with its own cookies, so it is not behind the bearer check; it

@@ -47,6 +47,10 @@ type ServeOptions struct {
 	Hosts     []string // --host: more Host names to answer to
 	Origins   []string // --origin: browser origins allowed to call the API
 	Grace     time.Duration
+	// Webhooks are --webhook URLs (with #options, package webhook);
+	// WebhookSecret the file of the secret that signs their bodies.
+	Webhooks      []string
+	WebhookSecret string
 	// Ready, when set, is called with the bound address once listening.
 	Ready func(addr net.Addr)
 }
@@ -104,6 +108,8 @@ tokens, on a loopback address only, for development.`,
 	fl.StringSliceVar(&o.Hosts, "host", nil, "also answer to this Host `NAME` (repeatable; a loopback server answers only to loopback names by default)")
 	fl.StringSliceVar(&o.Origins, "origin", nil, "allow browser calls from this `ORIGIN` (https://host[:port]; repeatable)")
 	fl.DurationVar(&o.Grace, "grace", 10*time.Second, "on stop, wait this long for requests under way")
+	fl.StringArrayVar(&o.Webhooks, "webhook", nil, "POST each transition into waiting, blocked, dead, stale, failed or done to `URL` (repeatable; URL#state=waiting,dead&prefix=kai-7/&format=slack filters and picks Slack's body)")
+	fl.StringVar(&o.WebhookSecret, "webhook-secret", "", "sign webhook bodies with the secret in `FILE` (X-Ckpt-Signature: sha256=HMAC-SHA256 of the body)")
 	return cmd
 }
 
@@ -139,6 +145,13 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	sopts, err := o.serverOptions(ctx, st, tokensPath, host)
 	if err != nil {
 		return err
+	}
+	notifier, counts, err := o.webhooks(st)
+	if err != nil {
+		return err
+	}
+	if counts != nil {
+		sopts.Collectors = append(sopts.Collectors, counts)
 	}
 	srv, err := server.New(st, sopts)
 	if err != nil {
@@ -183,6 +196,10 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 			defer func() { stopEsc(); <-done }() // no file left half-written
 		}
 	}
+	hookCtx, stopHooks := context.WithCancel(ctx)
+	wait := runWebhooks(hookCtx, notifier)
+	defer wait()
+	defer stopHooks()
 	return srv.Serve(ctx, ln, tlsConfig, o.Grace)
 }
 
