@@ -65,10 +65,16 @@ func (m *Store) Escalate(ctx context.Context, now time.Time) int {
 			warn(m.opts, fmt.Sprintf("escalations of mirror %s under %s not written: %v", entry.Format, m.list.RootDir(entry), err))
 			continue
 		}
-		var live []*ckpt.Checkpoint
+		var live, rows []*ckpt.Checkpoint
 		for _, c := range all {
-			if entry.Selects(c.ID) && c.Archived == nil {
+			if !entry.Selects(c.ID) {
+				continue
+			}
+			if c.Archived == nil {
 				live = append(live, c)
+			}
+			if inStatus(c) {
+				rows = append(rows, c)
 			}
 		}
 		root := m.list.RootDir(entry)
@@ -78,7 +84,7 @@ func (m *Store) Escalate(ctx context.Context, now time.Time) int {
 			}
 			path := filepath.Join(root, "progress", "STATUS.md")
 			old, _ := os.ReadFile(path)
-			if err := writeStatusSection(path, render.StatusMarkdown(statusRows(live), now, SitebuilderThresholds, process.Alive)); err != nil {
+			if err := writeStatusSection(path, render.StatusMarkdown(statusRows(rows), now, SitebuilderThresholds, process.Alive)); err != nil {
 				warn(m.opts, fmt.Sprintf("%s not written: %v", path, err))
 			} else if now2, _ := os.ReadFile(path); string(now2) != string(old) {
 				wrote++

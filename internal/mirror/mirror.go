@@ -275,6 +275,13 @@ func listFull(ctx context.Context, st ckpt.Store, f ckpt.Filter) ([]*ckpt.Checkp
 	return out, nil
 }
 
+// inStatus reports whether STATUS.md lists c: live work, and work archived
+// as complete (its <agent>-<task>-complete.json), as the document's table
+// lists a complete task beside the active ones.
+func inStatus(c *ckpt.Checkpoint) bool {
+	return c.Archived == nil || c.Archived.Reason == "complete" && !isArchiveCopy(c)
+}
+
 // sitebuilderRows returns the checkpoints entry selects, for STATUS.md.
 func (m *Store) sitebuilderRows(ctx context.Context, entry Entry, c *ckpt.Checkpoint) []*ckpt.Checkpoint {
 	f := ckpt.Filter{Prefix: entry.Prefix}
@@ -295,11 +302,11 @@ func (m *Store) sitebuilderRows(ctx context.Context, entry Entry, c *ckpt.Checkp
 		if x.ID == c.ID {
 			x, seen = c, true
 		}
-		if x.Archived == nil {
+		if inStatus(x) {
 			out = append(out, x)
 		}
 	}
-	if !seen && c.Archived == nil {
+	if !seen && inStatus(c) {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

@@ -407,6 +407,15 @@ func document(c *ckpt.Checkpoint) (*jsondoc.Object, error) {
 	}
 	doc := jsondoc.Merge(render(s0), render(c), src)
 	carryCounts(doc, src, s0, c)
+	// What a store fills in for a file that had none (a start time, a
+	// session ID) is not the file's: the document's Completion example has
+	// neither, and its export must not gain them.
+	if !src.Has("started_at") && s0.StartedAt.IsZero() {
+		doc.Delete("started_at")
+	}
+	if !src.Has("checkpoint_id") && s0.Session.ID == "" && (c.Agent.ID == "" || c.TaskID == "") {
+		doc.Delete("checkpoint_id")
+	}
 	return doc, nil
 }
 
@@ -610,8 +619,11 @@ func renderErrors(c *ckpt.Checkpoint) []any {
 // "heartbeat" object; it is empty when c has none of them.
 func renderHeartbeat(c *ckpt.Checkpoint) *jsondoc.Object {
 	hb := jsondoc.NewObject()
-	if !c.Heartbeat.LastBeat.IsZero() {
-		hb.Put("last_beat", jsondoc.FormatTime(c.Heartbeat.LastBeat))
+	// Before the first beat, the last sign of life is the last update: the
+	// supervisor's check reads last_beat and must find one from the start.
+	sum := c.Summary()
+	if last := sum.LastSeen(); !last.IsZero() {
+		hb.Put("last_beat", jsondoc.FormatTime(last))
 	}
 	if iv := c.Heartbeat.Interval.D(); iv > 0 {
 		hb.Put("interval_seconds", iv.Seconds())
