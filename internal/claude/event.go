@@ -30,10 +30,11 @@ const (
 )
 
 // PresenceOnly reports whether e only beats with the presence it means,
-// reading nothing and writing no history.
+// reading nothing and writing no history. SubagentStart is not: for a
+// checkpoint that tracks a plan.md it logs seed 004's subagent_started.
 func (e Event) PresenceOnly() bool {
 	switch e {
-	case EventPreToolUse, EventPostToolUseFailure, EventSubagentStart, EventNotification, EventPermissionRequest, EventStopFailure:
+	case EventPreToolUse, EventPostToolUseFailure, EventNotification, EventPermissionRequest, EventStopFailure:
 		return true
 	}
 	return false

@@ -96,6 +96,9 @@ type Handler struct {
 	SyncPlan func(ctx context.Context, id, path string) error
 	// Final lists the extra steps of the final checkpoint.
 	Final []FinalStep
+	// Plan, when set, runs seed 004's triggers for a checkpoint that
+	// tracks a plan.md (plan.Triggers).
+	Plan PlanTriggers
 	// AtStop lists steps run at every Stop, after the turn's writes; each
 	// decides itself whether it has work (seed 001's automated profile runs
 	// only while .ccc-state.json awaits a gate). A failing one is a warning.
@@ -191,6 +194,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 	case EventPostToolUseFailure:
 		call.presence(ckpt.PresenceWorking, "")
 	case EventSubagentStart:
+		call.subagentStart()
 		call.presence(ckpt.PresenceBusy, "subagent "+orDash(in.AgentType))
 	case EventNotification:
 		if why := waitingReason(in); why != "" {
@@ -357,6 +361,9 @@ func (c *hookCall) sessionStart() {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
+	cp, _ = c.planCall(cp, "session start", func(p PlanTriggers) (bool, error) {
+		return p.SessionStart(c.ctx, cp, crashedBefore(cp, c.in.Source))
+	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
 	b.WriteString(c.prompt(cp))
@@ -423,6 +430,7 @@ func (c *hookCall) userPrompt() {
 		if err := backup(c.ctx, c.id); err != nil {
 			c.warn("%s: backup: %v", c.id, err)
 		}
+		c.planCall(cp, "backup", func(p PlanTriggers) (bool, error) { return p.Backup(c.ctx, cp) })
 	}
 }
 
@@ -511,6 +519,10 @@ func (c *hookCall) subagentStop() {
 	cp, _, err := c.get(true)
 	if err != nil {
 		c.warn("%s: %v", c.id, err)
+		return
+	}
+	if _, tracked := c.planCall(cp, "subagent stop", func(p PlanTriggers) (bool, error) { return p.SubagentStopped(c.ctx, cp, typ) }); tracked {
+		c.signal(ckpt.PresenceWorking, "") // plan.md is the record of its work: no step of its own
 		return
 	}
 	by := "subagent:" + typ
@@ -615,6 +627,7 @@ func (c *hookCall) final(ev Event) {
 	} else {
 		cp = next
 	}
+	cp, _ = c.planCall(cp, "final checkpoint", func(p PlanTriggers) (bool, error) { return p.Final(c.ctx, cp, note) })
 	cp = c.recordCode(cp)
 	state, why := ckpt.PresenceBusy, "compacting ("+orDash(c.in.Trigger)+")"
 	if ev == EventSessionEnd {

@@ -197,6 +197,7 @@ func wireHook(getenv func(string) string) func(context.Context, *claude.Handler,
 		auto := fourstep.Auto{Store: h.Store, Dir: project, Getenv: getenv, Now: h.Now}
 		h.Final = []claude.FinalStep{{Name: "checkpoint (auto profile)", Run: auto.Run}}
 		h.AtStop = []claude.FinalStep{{Name: "checkpoint at the gate (auto profile)", Run: auto.AtGate}}
+		h.Plan = plan.Triggers{Store: h.Store, Project: project, Now: h.Now, Actor: actor}
 	}
 }
 

@@ -21,7 +21,16 @@ const (
 	// MetaFields holds the plan's "**Key:** value" lines as
 	// [{"key","value"}], so that Export writes them back.
 	MetaFields = "plan_fields"
+	// MetaPhases holds the plan's phase headings as [{"id","title"}]
+	// ("## Phase 1: Setup" for phase-1-setup), so that Export writes the
+	// plan's own headings back, not the phase IDs.
+	MetaPhases = "plan_phases"
 )
+
+type phaseMeta struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
 
 // planMeta is the value of MetaPlan.
 type planMeta struct {
@@ -164,6 +173,15 @@ func setPlanMeta(c *ckpt.Checkpoint, p *Plan, s *State) {
 		}
 	}
 	c.Meta[MetaPlan], _ = json.Marshal(meta)
+	var phases []phaseMeta
+	for _, ph := range p.Phases {
+		if ph.ID != "" && strings.TrimSpace(ph.Title) != "" {
+			phases = append(phases, phaseMeta{ID: ph.ID, Title: strings.TrimSpace(ph.Title)})
+		}
+	}
+	if len(phases) > 0 {
+		c.Meta[MetaPhases], _ = json.Marshal(phases)
+	}
 	if len(p.Fields) > 0 {
 		fields := make([]fieldMeta, len(p.Fields))
 		for i, f := range p.Fields {

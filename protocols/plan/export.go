@@ -31,6 +31,9 @@ func (Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 	fmt.Fprintf(&b, "# %s\n\n", oneLine(title))
 
 	fields := []fieldMeta{{Key: "Status", Value: string(c.Status)}}
+	if _, fromPlan := c.Meta[MetaPlan]; fromPlan {
+		fields = nil // a plan.md without "**Key:** value" lines gets none
+	}
 	if raw, ok := c.Meta[MetaFields]; ok {
 		fields = nil
 		if err := json.Unmarshal(raw, &fields); err != nil {
@@ -64,8 +67,19 @@ func (Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 		writeSteps(steps)
 	}
 	phaseIDs := newMarkerIDs()
+	titles := map[string]string{}
+	var phases []phaseMeta
+	if raw, ok := c.Meta[MetaPhases]; ok && json.Unmarshal(raw, &phases) == nil {
+		for _, ph := range phases {
+			titles[ph.ID] = ph.Title
+		}
+	}
 	for _, ph := range order {
-		fmt.Fprintf(&b, "## %s\n<!-- CHECKPOINT: %s -->\n\n", oneLine(ph), phaseIDs.get("p", ph))
+		heading := ph
+		if t := titles[ph]; t != "" {
+			heading = t // the plan's own heading, "Phase 1: Setup"
+		}
+		fmt.Fprintf(&b, "## %s\n<!-- CHECKPOINT: %s -->\n\n", oneLine(heading), phaseIDs.get("p", ph))
 		writeSteps(byPhase[ph])
 	}
 	if len(c.Acceptance) > 0 {
