@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,10 +22,17 @@ import (
 
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
-// clock returns a Now that advances by one second per call.
+// clock returns a Now that advances by one second per call; it is safe
+// for concurrent use (the racing-hooks tests call it from many goroutines).
 func clock() func() time.Time {
+	var mu sync.Mutex
 	now := t0
-	return func() time.Time { now = now.Add(time.Second); return now }
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}
 }
 
 func newHandler(t *testing.T) *Handler {
