@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // Defaults of a Handler.
@@ -251,7 +252,7 @@ func (c *hookCall) actor() ckpt.Actor {
 	return ckpt.Actor{Agent: c.agent().ID, Session: c.in.SessionID}
 }
 
-// append writes one event and returns the checkpoint as it is now; key, if
+// append writes the event of req and returns the checkpoint as it is now; key, if
 // set, makes a retried hook append nothing.
 //
 // For a retried event (the key was applied already) the store returns the
@@ -259,12 +260,11 @@ func (c *hookCall) actor() ckpt.Actor {
 // checkpoint now is: a Stop repeating the last message after `ckpt update
 // ID --meta task_loop=true` would not see the loop. So after a replay the
 // hook reads the current state and acts on that.
-func (c *hookCall) append(t ckpt.EventType, data any, key string) (*ckpt.Checkpoint, error) {
-	e, err := ckpt.NewEvent(t, c.now(), c.actor(), data)
+func (c *hookCall) append(req request.Request, key string) (*ckpt.Checkpoint, error) {
+	e, err := request.NewEvent(req, request.Write{At: c.now(), Actor: c.actor(), Key: key})
 	if err != nil {
 		return nil, err
 	}
-	e.Key = key
 	r, err := c.h.Store.Append(c.ctx, c.id, e, ckpt.AppendOptions{})
 	if err != nil {
 		return nil, err
@@ -295,7 +295,7 @@ func (c *hookCall) joinSession(cp *ckpt.Checkpoint) *ckpt.Checkpoint {
 	}
 	// Keyed by the session: a retried hook, or a later prompt of this
 	// session after another session wrote, starts no further session.
-	next, err := c.append(ckpt.EventResumed, ckpt.SessionChange{Session: ckpt.Session{ID: sid}}, "hook:resumed:"+sid)
+	next, err := c.append(request.JoinSession{Session: sid}, "hook:resumed:"+sid)
 	if err != nil {
 		c.warn("%s: starting session %s: %v", c.id, sid, err)
 		return cp
@@ -314,10 +314,7 @@ func (c *hookCall) get(create bool) (cp *ckpt.Checkpoint, created bool, err erro
 	}
 	agent := c.agent()
 	title := c.title()
-	cp, err = c.append(ckpt.EventCreated, ckpt.Created{
-		Patch:   ckpt.Patch{Title: &title, Agent: &agent},
-		Session: ckpt.Session{ID: c.in.SessionID},
-	}, "")
+	cp, err = c.append(request.Start{Title: title, Agent: agent, Session: c.in.SessionID}, "")
 	if errors.Is(err, ckpt.ErrExists) { // another hook created it first
 		cp, err = c.h.Store.Get(c.ctx, c.id, 0)
 		return cp, false, err
@@ -446,7 +443,7 @@ func (c *hookCall) postToolUse() {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	var patch ckpt.Patch
+	var patch request.Update
 	var plans []string
 	for _, f := range files {
 		abs, rel := c.paths(f.Path)
@@ -466,7 +463,7 @@ func (c *hookCall) postToolUse() {
 		if c.in.ToolUseID != "" {
 			key = "hook:tool:" + c.in.ToolUseID
 		}
-		if _, err := c.append(ckpt.EventUpdate, patch, key); err != nil {
+		if _, err := c.append(patch, key); err != nil {
 			c.warn("%s: recording files: %v", c.id, err)
 		}
 	}
@@ -549,8 +546,8 @@ func (c *hookCall) subagentStop() {
 	if line := firstLine(c.in.LastAssistantMessage, 80); line != "" {
 		title = label + ": " + line
 	}
-	step := ckpt.StepChange{ID: stepID, Title: title, Status: ckpt.StepDone, By: by, Notes: shorten(c.in.LastAssistantMessage, 1000)}
-	if next, err := c.append(ckpt.EventStep, step, key); err != nil {
+	step := request.Step{Step: stepID, Title: title, Status: ckpt.StepDone, By: by, Notes: shorten(c.in.LastAssistantMessage, 1000), Add: true}
+	if next, err := c.append(step, key); err != nil {
 		c.warn("%s: recording the subagent's step: %v", c.id, err)
 	} else {
 		c.recordCode(next)
@@ -570,7 +567,7 @@ func (c *hookCall) stop() {
 	if msg := c.in.LastAssistantMessage; strings.TrimSpace(msg) != "" {
 		sum := sha256.Sum256([]byte(msg))
 		last, _ := json.Marshal(map[string]string{"at": c.now().Format(time.RFC3339), "session": c.in.SessionID, "text": shorten(msg, 2000)})
-		next, err := c.append(ckpt.EventUpdate, ckpt.Patch{Meta: map[string]json.RawMessage{"last_message": last}},
+		next, err := c.append(request.Update{Meta: map[string]json.RawMessage{"last_message": last}},
 			"hook:stop:"+c.in.SessionID+":"+hex.EncodeToString(sum[:8]))
 		if err != nil {
 			c.warn("%s: saving the last message: %v", c.id, err)
@@ -622,7 +619,7 @@ func (c *hookCall) final(ev Event) {
 	}
 	note += " at " + c.now().Format(time.RFC3339)
 	key := fmt.Sprintf("hook:%s:%s:%d", strings.ToLower(string(ev)), sid, c.now().Unix()/60)
-	if next, err := c.append(ckpt.EventNote, ckpt.Note{Text: note}, key); err != nil {
+	if next, err := c.append(request.Note{Text: note}, key); err != nil {
 		c.warn("%s: writing the final checkpoint: %v", c.id, err)
 	} else {
 		cp = next

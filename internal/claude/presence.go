@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // Presence: what each hook event says the agent is doing, as a beat.
@@ -55,7 +56,7 @@ func (c *hookCall) recordCode(cp *ckpt.Checkpoint) *ckpt.Checkpoint {
 	if cs == nil || ckpt.SameCode(cp.Code, cs) {
 		return cp
 	}
-	next, err := c.append(ckpt.EventCode, cs, "")
+	next, err := c.append(request.Code{State: cs}, "")
 	if err != nil {
 		c.warn("%s: recording the code's state: %v", c.id, err)
 		return cp

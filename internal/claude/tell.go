@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // Messages told to a checkpoint (`ckpt tell`) reach the agent at its next
@@ -79,7 +80,7 @@ func (c *hookCall) deliverMessages(cp *ckpt.Checkpoint, ev Event) string {
 		for i, m := range msgs {
 			ids[i] = m.ID
 		}
-		e, err := ckpt.NewEvent(ckpt.EventDelivered, c.now(), c.actor(), ckpt.Delivery{IDs: ids, Via: c.agent().Type + " " + string(ev), Session: c.in.SessionID})
+		e, err := request.NewEvent(request.Delivered{IDs: ids, Via: c.agent().Type + " " + string(ev), Session: c.in.SessionID}, request.Write{At: c.now(), Actor: c.actor()})
 		if err != nil {
 			c.warn("%s: %v", c.id, err)
 			return ""

@@ -8,6 +8,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/codestate"
 	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // recordCodeState appends where the code in dir is to checkpoint c when it
@@ -22,7 +23,7 @@ func recordCodeState(ctx context.Context, out io.Writer, st ckpt.Store, c *ckpt.
 			actor.Agent = "ckpt"
 		}
 		var e ckpt.Event
-		if e, err = ckpt.NewEvent(ckpt.EventCode, now, actor, cs); err == nil {
+		if e, err = request.NewEvent(request.Code{State: cs}, request.Write{At: now, Actor: actor}); err == nil {
 			_, err = st.Append(ctx, c.ID, e, ckpt.AppendOptions{})
 		}
 	}

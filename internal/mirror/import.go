@@ -7,6 +7,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/request"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/sitebuilder"
 )
@@ -36,7 +37,7 @@ func StoreImported(ctx context.Context, st ckpt.Store, id string, state *ckpt.Ch
 	if err := ckpt.ValidateID(id); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	e, err := ckpt.NewEvent(ckpt.EventImported, at, actor, ckpt.Snapshot{State: *state, Source: source})
+	e, err := request.NewEvent(request.Import{State: state, Source: source}, request.Write{At: at, Actor: actor})
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
 // actionIn is a request to act on a checkpoint.
@@ -72,21 +73,21 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 			if reason == "" {
 				reason = "marked abandoned from the dashboard"
 			}
-			return ckpt.NewEvent(ckpt.EventStatus, l.At, l.Actor, ckpt.StatusChange{Status: ckpt.StatusAbandoned, Reason: reason})
+			return request.NewEvent(request.Status{Status: ckpt.StatusAbandoned, Reason: reason}, request.Write{At: l.At, Actor: l.Actor})
 		})
 	case "note":
 		if strings.TrimSpace(in.Text) == "" {
 			return nil, badRequest("a note needs text")
 		}
 		return h.update(r, in.ID, func(*ckpt.Checkpoint) (ckpt.Event, error) {
-			return ckpt.NewEvent(ckpt.EventNote, l.At, l.Actor, ckpt.Note{Text: in.Text})
+			return request.NewEvent(request.Note{Text: in.Text}, request.Write{At: l.At, Actor: l.Actor})
 		})
 	case "unblock":
 		return h.update(r, in.ID, func(c *ckpt.Checkpoint) (ckpt.Event, error) {
 			if len(c.ActiveBlockers()) == 0 {
 				return ckpt.Event{}, fmt.Errorf("%w: %s has no active blocker", ckpt.ErrInvalid, c.ID)
 			}
-			return ckpt.NewEvent(ckpt.EventBlocker, l.At, l.Actor, ckpt.BlockerChange{ID: in.Blocker, Clear: true})
+			return request.NewEvent(request.Unblock{ID: in.Blocker}, request.Write{At: l.At, Actor: l.Actor})
 		})
 	}
 	return nil, badRequest("unknown action %q: use takeover, abandon, restore, note or unblock", in.Action)
