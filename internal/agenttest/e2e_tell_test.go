@@ -61,3 +61,52 @@ func TestClaudeCodeToldMessageReachesTheModel(t *testing.T) {
 		t.Errorf("the history does not record the delivery at Stop:\n%s", log)
 	}
 }
+
+// TestCodexAndGeminiToldMessageReachesTheModel: the same with Codex CLI
+// (its Stop hook's decision: block) and Gemini CLI (AfterAgent's block,
+// which Gemini sends back to the model as a new prompt).
+func TestCodexAndGeminiToldMessageReachesTheModel(t *testing.T) {
+	t.Parallel()
+	const message = "Also add the retry budget to the CHANGELOG."
+	for _, c := range []struct {
+		client Client
+		call   Step
+		args   []string
+	}{
+		{Codex, Call("exec_command", map[string]any{"cmd": gateCommand}), CodexArgs("Run the migration", false)},
+		{Gemini, Call("run_shell_command", map[string]any{"command": gateCommand, "description": "Run the migration"}), GeminiArgs("Run the migration")},
+	} {
+		t.Run(c.client.Name, func(t *testing.T) {
+			t.Parallel()
+			srv := NewServer(t, Script{Conversations: []Conversation{{Match: "Run the migration", Steps: []Step{
+				c.call, Say("The migration ran."), Say("Added the CHANGELOG entry too."),
+			}}}})
+			s := NewSession(t, c.client, srv, Options{})
+			run := s.Start(c.args...)
+			id := pollCheckpoint(t, s)
+			waitPresence(t, s, id, "busy")
+			s.MustCkpt("--agent", "lead", "tell", id, message)
+			openGate(t, s)
+			if _, err := run.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			var told *Request
+			reqs := srv.Requests()
+			for i, r := range reqs {
+				if r.Script && r.Contains(message) {
+					told = &reqs[i]
+					break
+				}
+			}
+			if told == nil {
+				t.Fatal("no model request carried the told message")
+			}
+			if !told.Contains("The migration ran.") || !told.Contains("lead") {
+				t.Errorf("the message reached the model before the turn's answer, or without its sender (turn %d)", told.Turns)
+			}
+			if pending := field(s.ShowJSON(id), "messages"); pending != "" {
+				t.Errorf("messages still pending after delivery: %s", pending)
+			}
+		})
+	}
+}

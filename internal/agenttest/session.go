@@ -260,6 +260,21 @@ func (r *Running) Wait() (string, error) {
 	return r.out.String(), err
 }
 
+// WaitHooks waits, after Wait, until every process the client left behind
+// in its process group is gone: the hooks it started and did not wait for
+// (SessionEnd, StopFailure) have finished. It fails the test after
+// RunTimeout.
+func (r *Running) WaitHooks() {
+	r.s.T.Helper()
+	deadline := time.Now().Add(RunTimeout)
+	for groupAlive(r.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			r.s.T.Fatalf("the hooks of %s still run after %s", r.s.Client.Bin, RunTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // wait is Wait for cleanup, once.
 func (r *Running) wait() (string, error) {
 	if r.done {
