@@ -1998,6 +1998,172 @@ func (r *reader) readNote(v *ckpt.Note) {
 	})
 }
 
+func (w *writer) writeArchive(v *ckpt.Archive) {
+	w.raw(`{`)
+	n := len(w.b)
+	w.raw(`,"reason":`)
+	w.str(string(v.Reason))
+	w.raw(`,"at":`)
+	w.time(v.At)
+	if v.From != "" {
+		w.raw(`,"from":`)
+		w.str(string(v.From))
+	}
+	w.close(n, '}')
+}
+
+var fieldsArchive = []string{"reason", "at", "from"}
+
+func (r *reader) readArchive(v *ckpt.Archive) {
+	r.object(fieldsArchive, func(k string) {
+		switch k {
+		case "reason":
+			v.Reason = string(r.str())
+		case "at":
+			v.At = r.time()
+		case "from":
+			v.From = string(r.str())
+		}
+	})
+}
+
+func (w *writer) writeCodeState(v *ckpt.CodeState) {
+	w.raw(`{`)
+	n := len(w.b)
+	w.raw(`,"root":`)
+	w.str(string(v.Root))
+	if v.Host != "" {
+		w.raw(`,"host":`)
+		w.str(string(v.Host))
+	}
+	if v.Branch != "" {
+		w.raw(`,"branch":`)
+		w.str(string(v.Branch))
+	}
+	if v.Head != "" {
+		w.raw(`,"head":`)
+		w.str(string(v.Head))
+	}
+	if v.Upstream != "" {
+		w.raw(`,"upstream":`)
+		w.str(string(v.Upstream))
+	}
+	if v.Ahead != 0 {
+		w.raw(`,"ahead":`)
+		w.int(int64(v.Ahead))
+	}
+	if v.Behind != 0 {
+		w.raw(`,"behind":`)
+		w.int(int64(v.Behind))
+	}
+	w.raw(`,"uncommitted":`)
+	w.int(int64(v.Uncommitted))
+	if v.Untracked != 0 {
+		w.raw(`,"untracked":`)
+		w.int(int64(v.Untracked))
+	}
+	w.raw(`,"at":`)
+	w.time(v.At)
+	w.close(n, '}')
+}
+
+var fieldsCodeState = []string{"root", "host", "branch", "head", "upstream", "ahead", "behind", "uncommitted", "untracked", "at"}
+
+func (r *reader) readCodeState(v *ckpt.CodeState) {
+	r.object(fieldsCodeState, func(k string) {
+		switch k {
+		case "root":
+			v.Root = string(r.str())
+		case "host":
+			v.Host = string(r.str())
+		case "branch":
+			v.Branch = string(r.str())
+		case "head":
+			v.Head = string(r.str())
+		case "upstream":
+			v.Upstream = string(r.str())
+		case "ahead":
+			v.Ahead = int(r.intBits(64))
+		case "behind":
+			v.Behind = int(r.intBits(64))
+		case "uncommitted":
+			v.Uncommitted = int(r.intBits(64))
+		case "untracked":
+			v.Untracked = int(r.intBits(64))
+		case "at":
+			v.At = r.time()
+		}
+	})
+}
+
+func (w *writer) writeTell(v *ckpt.Tell) {
+	w.raw(`{`)
+	n := len(w.b)
+	w.raw(`,"text":`)
+	w.str(string(v.Text))
+	w.close(n, '}')
+}
+
+var fieldsTell = []string{"text"}
+
+func (r *reader) readTell(v *ckpt.Tell) {
+	r.object(fieldsTell, func(k string) {
+		switch k {
+		case "text":
+			v.Text = string(r.str())
+		}
+	})
+}
+
+func (w *writer) writeDelivery(v *ckpt.Delivery) {
+	w.raw(`{`)
+	n := len(w.b)
+	w.raw(`,"ids":`)
+	if v.IDs == nil {
+		w.raw(`null`)
+	} else {
+		w.raw(`[`)
+		for i0 := range v.IDs {
+			if i0 > 0 {
+				w.raw(`,`)
+			}
+			w.str(string(v.IDs[i0]))
+		}
+		w.raw(`]`)
+	}
+	if v.Via != "" {
+		w.raw(`,"via":`)
+		w.str(string(v.Via))
+	}
+	if v.Session != "" {
+		w.raw(`,"session":`)
+		w.str(string(v.Session))
+	}
+	w.close(n, '}')
+}
+
+var fieldsDelivery = []string{"ids", "via", "session"}
+
+func (r *reader) readDelivery(v *ckpt.Delivery) {
+	r.object(fieldsDelivery, func(k string) {
+		switch k {
+		case "ids":
+			if !r.null() {
+				v.IDs = []string{}
+				r.array(func() {
+					var e0 string
+					e0 = string(r.str())
+					v.IDs = append(v.IDs, e0)
+				})
+			}
+		case "via":
+			v.Via = string(r.str())
+		case "session":
+			v.Session = string(r.str())
+		}
+	})
+}
+
 func (w *writer) writeSignal(v *ckpt.Signal) {
 	w.raw(`{`)
 	n := len(w.b)
@@ -2662,104 +2828,6 @@ func (r *reader) readHeartbeat(v *ckpt.Heartbeat) {
 	})
 }
 
-func (w *writer) writeCodeState(v *ckpt.CodeState) {
-	w.raw(`{`)
-	n := len(w.b)
-	w.raw(`,"root":`)
-	w.str(string(v.Root))
-	if v.Host != "" {
-		w.raw(`,"host":`)
-		w.str(string(v.Host))
-	}
-	if v.Branch != "" {
-		w.raw(`,"branch":`)
-		w.str(string(v.Branch))
-	}
-	if v.Head != "" {
-		w.raw(`,"head":`)
-		w.str(string(v.Head))
-	}
-	if v.Upstream != "" {
-		w.raw(`,"upstream":`)
-		w.str(string(v.Upstream))
-	}
-	if v.Ahead != 0 {
-		w.raw(`,"ahead":`)
-		w.int(int64(v.Ahead))
-	}
-	if v.Behind != 0 {
-		w.raw(`,"behind":`)
-		w.int(int64(v.Behind))
-	}
-	w.raw(`,"uncommitted":`)
-	w.int(int64(v.Uncommitted))
-	if v.Untracked != 0 {
-		w.raw(`,"untracked":`)
-		w.int(int64(v.Untracked))
-	}
-	w.raw(`,"at":`)
-	w.time(v.At)
-	w.close(n, '}')
-}
-
-var fieldsCodeState = []string{"root", "host", "branch", "head", "upstream", "ahead", "behind", "uncommitted", "untracked", "at"}
-
-func (r *reader) readCodeState(v *ckpt.CodeState) {
-	r.object(fieldsCodeState, func(k string) {
-		switch k {
-		case "root":
-			v.Root = string(r.str())
-		case "host":
-			v.Host = string(r.str())
-		case "branch":
-			v.Branch = string(r.str())
-		case "head":
-			v.Head = string(r.str())
-		case "upstream":
-			v.Upstream = string(r.str())
-		case "ahead":
-			v.Ahead = int(r.intBits(64))
-		case "behind":
-			v.Behind = int(r.intBits(64))
-		case "uncommitted":
-			v.Uncommitted = int(r.intBits(64))
-		case "untracked":
-			v.Untracked = int(r.intBits(64))
-		case "at":
-			v.At = r.time()
-		}
-	})
-}
-
-func (w *writer) writeArchive(v *ckpt.Archive) {
-	w.raw(`{`)
-	n := len(w.b)
-	w.raw(`,"reason":`)
-	w.str(string(v.Reason))
-	w.raw(`,"at":`)
-	w.time(v.At)
-	if v.From != "" {
-		w.raw(`,"from":`)
-		w.str(string(v.From))
-	}
-	w.close(n, '}')
-}
-
-var fieldsArchive = []string{"reason", "at", "from"}
-
-func (r *reader) readArchive(v *ckpt.Archive) {
-	r.object(fieldsArchive, func(k string) {
-		switch k {
-		case "reason":
-			v.Reason = string(r.str())
-		case "at":
-			v.At = r.time()
-		case "from":
-			v.From = string(r.str())
-		}
-	})
-}
-
 func (w *writer) writeMessage(v *ckpt.Message) {
 	w.raw(`{`)
 	n := len(w.b)
@@ -2999,6 +3067,34 @@ func (w *writer) writeAny(v any) bool {
 			return false
 		}
 		w.writeNote(x)
+	case ckpt.Archive:
+		w.writeArchive(&x)
+	case *ckpt.Archive:
+		if x == nil {
+			return false
+		}
+		w.writeArchive(x)
+	case ckpt.CodeState:
+		w.writeCodeState(&x)
+	case *ckpt.CodeState:
+		if x == nil {
+			return false
+		}
+		w.writeCodeState(x)
+	case ckpt.Tell:
+		w.writeTell(&x)
+	case *ckpt.Tell:
+		if x == nil {
+			return false
+		}
+		w.writeTell(x)
+	case ckpt.Delivery:
+		w.writeDelivery(&x)
+	case *ckpt.Delivery:
+		if x == nil {
+			return false
+		}
+		w.writeDelivery(x)
 	case ckpt.Signal:
 		w.writeSignal(&x)
 	case *ckpt.Signal:
@@ -3066,6 +3162,14 @@ func (r *reader) readAny(v any) bool {
 		r.readSnapshot(x)
 	case *ckpt.Note:
 		r.readNote(x)
+	case *ckpt.Archive:
+		r.readArchive(x)
+	case *ckpt.CodeState:
+		r.readCodeState(x)
+	case *ckpt.Tell:
+		r.readTell(x)
+	case *ckpt.Delivery:
+		r.readDelivery(x)
 	case *ckpt.Signal:
 		r.readSignal(x)
 	case *ckpt.Presence:

@@ -27,14 +27,17 @@ import (
 	"github.com/ckpt-dev/ckpt"
 )
 
-// Roots are the types the generated code handles by value or pointer, and
-// through them every struct type of the root package they hold.
-var Roots = []any{
-	ckpt.Checkpoint{}, ckpt.Summary{}, ckpt.Event{}, ckpt.Change{},
-	ckpt.Created{}, ckpt.Patch{}, ckpt.StatusChange{}, ckpt.StepChange{}, ckpt.DecisionData{},
-	ckpt.BlockerChange{}, ckpt.ErrorChange{}, ckpt.AcceptChange{}, ckpt.CycleChange{},
-	ckpt.SessionChange{}, ckpt.Takeover{}, ckpt.Restart{}, ckpt.Snapshot{}, ckpt.Note{},
-	ckpt.Signal{}, ckpt.Presence{}, ckpt.PresenceView{},
+// Roots returns the types the generated code handles by value or pointer
+// (and through them every struct type of the root package they hold): a
+// new event payload type goes here, then `go generate ./internal/wire`.
+func Roots() []any {
+	return []any{
+		ckpt.Checkpoint{}, ckpt.Summary{}, ckpt.Event{}, ckpt.Change{},
+		ckpt.Created{}, ckpt.Patch{}, ckpt.StatusChange{}, ckpt.StepChange{}, ckpt.DecisionData{},
+		ckpt.BlockerChange{}, ckpt.ErrorChange{}, ckpt.AcceptChange{}, ckpt.CycleChange{},
+		ckpt.SessionChange{}, ckpt.Takeover{}, ckpt.Restart{}, ckpt.Snapshot{}, ckpt.Note{},
+		ckpt.Archive{}, ckpt.CodeState{}, ckpt.Tell{}, ckpt.Delivery{}, ckpt.Signal{}, ckpt.Presence{}, ckpt.PresenceView{},
+	}
 }
 
 // Marshal returns json.Marshal(v)'s bytes.
