@@ -191,6 +191,9 @@ type Step struct {
 	By          string     `json:"by,omitempty"` // "main", "subagent:<type>", an agent ID
 	Output      string     `json:"output,omitempty"`
 	Notes       string     `json:"notes,omitempty"`
+	// DependsOn lists the IDs of steps that must finish before this one
+	// (a client's "blocked by"); the IDs need not exist yet.
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // Label returns the step's title, or its ID when it has none.
@@ -261,6 +264,9 @@ type Context struct {
 	LastProcessed string `json:"last_processed,omitempty"`
 	NextToProcess string `json:"next_to_process,omitempty"`
 	Notes         string `json:"notes,omitempty"`
+	// LastMessage is where the agent stopped: its last message of the
+	// last turn (the hooks' Stop), for the next session to read.
+	LastMessage string `json:"last_message,omitempty"`
 }
 
 // Resume tells a new session how to continue.

@@ -85,6 +85,8 @@ type Patch struct {
 	LastProcessed *string `json:"last_processed,omitempty"`
 	NextToProcess *string `json:"next_to_process,omitempty"`
 	Notes         *string `json:"notes,omitempty"`
+	// LastMessage sets context.last_message: where the agent stopped.
+	LastMessage *string `json:"last_message,omitempty"`
 
 	Resumable    *bool     `json:"resumable,omitempty"`
 	Instructions *string   `json:"instructions,omitempty"`
@@ -121,6 +123,9 @@ type StepChange struct {
 	By        string     `json:"by,omitempty"`
 	Output    string     `json:"output,omitempty"`
 	Notes     string     `json:"notes,omitempty"`
+	// DependsOn adds step IDs this step waits for (kept once each, in
+	// order); it never removes one.
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // DecisionData records a decision.
@@ -139,8 +144,9 @@ type BlockerChange struct {
 	Clear bool   `json:"clear,omitempty"`
 }
 
-// ErrorChange records an error (Message set) or clears every active error
-// (Clear). A blocking error sets the status to blocked.
+// ErrorChange records an error (Message set) or clears active errors
+// (Clear): every one, or with Type set only those of that type. A blocking
+// error sets the status to blocked.
 type ErrorChange struct {
 	Type     string `json:"type,omitempty"`
 	Message  string `json:"message,omitempty"`

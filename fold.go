@@ -335,6 +335,7 @@ func applyPatch(c *Checkpoint, p Patch, at time.Time) error {
 	set(&c.CurrentStep, p.CurrentStep)
 	set(&c.Context.LastProcessed, p.LastProcessed)
 	set(&c.Context.NextToProcess, p.NextToProcess)
+	set(&c.Context.LastMessage, p.LastMessage)
 	set(&c.Context.Notes, p.Notes)
 	set(&c.Resume.Instructions, p.Instructions)
 	if p.Status != nil {
@@ -456,6 +457,11 @@ func applyStep(c *Checkpoint, s StepChange, at time.Time) error {
 			*f.dst = *f.v
 		}
 	}
+	for _, d := range s.DependsOn {
+		if d != "" && d != st.ID && !slices.Contains(st.DependsOn, d) {
+			st.DependsOn = append(st.DependsOn, d)
+		}
+	}
 	if s.Status == "" || s.Status == st.Status {
 		return nil
 	}
@@ -538,7 +544,7 @@ func applyError(c *Checkpoint, x ErrorChange, at time.Time) error {
 	if x.Clear {
 		n := 0
 		for i := range c.Errors {
-			if c.Errors[i].ClearedAt == nil {
+			if c.Errors[i].ClearedAt == nil && (x.Type == "" || c.Errors[i].Type == x.Type) {
 				t := at
 				c.Errors[i].ClearedAt = &t
 				n++

@@ -829,6 +829,14 @@ func (w *writer) writeCreated(v *ckpt.Created) {
 			w.str(string((*v.Patch.Notes)))
 		}
 	}
+	if v.Patch.LastMessage != nil {
+		w.raw(`,"last_message":`)
+		if v.Patch.LastMessage == nil {
+			w.raw(`null`)
+		} else {
+			w.str(string((*v.Patch.LastMessage)))
+		}
+	}
 	if v.Patch.Resumable != nil {
 		w.raw(`,"resumable":`)
 		if v.Patch.Resumable == nil {
@@ -957,7 +965,7 @@ func (w *writer) writeCreated(v *ckpt.Created) {
 	w.close(n, '}')
 }
 
-var fieldsCreated = []string{"title", "task_id", "parent", "stage", "phase", "current_step", "status", "status_reason", "agent", "progress", "add_labels", "remove_labels", "files_created", "files_modified", "last_processed", "next_to_process", "notes", "resumable", "instructions", "next_steps", "max_cycles", "review_scores", "meta", "interval", "steps", "acceptance", "session"}
+var fieldsCreated = []string{"title", "task_id", "parent", "stage", "phase", "current_step", "status", "status_reason", "agent", "progress", "add_labels", "remove_labels", "files_created", "files_modified", "last_processed", "next_to_process", "notes", "last_message", "resumable", "instructions", "next_steps", "max_cycles", "review_scores", "meta", "interval", "steps", "acceptance", "session"}
 
 func (r *reader) readCreated(v *ckpt.Created) {
 	r.object(fieldsCreated, func(k string) {
@@ -1075,6 +1083,12 @@ func (r *reader) readCreated(v *ckpt.Created) {
 				e0 := new(string)
 				(*e0) = string(r.str())
 				v.Patch.Notes = e0
+			}
+		case "last_message":
+			if !r.null() {
+				e0 := new(string)
+				(*e0) = string(r.str())
+				v.Patch.LastMessage = e0
 			}
 		case "resumable":
 			if !r.null() {
@@ -1328,6 +1342,14 @@ func (w *writer) writePatch(v *ckpt.Patch) {
 			w.str(string((*v.Notes)))
 		}
 	}
+	if v.LastMessage != nil {
+		w.raw(`,"last_message":`)
+		if v.LastMessage == nil {
+			w.raw(`null`)
+		} else {
+			w.str(string((*v.LastMessage)))
+		}
+	}
 	if v.Resumable != nil {
 		w.raw(`,"resumable":`)
 		if v.Resumable == nil {
@@ -1422,7 +1444,7 @@ func (w *writer) writePatch(v *ckpt.Patch) {
 	w.close(n, '}')
 }
 
-var fieldsPatch = []string{"title", "task_id", "parent", "stage", "phase", "current_step", "status", "status_reason", "agent", "progress", "add_labels", "remove_labels", "files_created", "files_modified", "last_processed", "next_to_process", "notes", "resumable", "instructions", "next_steps", "max_cycles", "review_scores", "meta", "interval"}
+var fieldsPatch = []string{"title", "task_id", "parent", "stage", "phase", "current_step", "status", "status_reason", "agent", "progress", "add_labels", "remove_labels", "files_created", "files_modified", "last_processed", "next_to_process", "notes", "last_message", "resumable", "instructions", "next_steps", "max_cycles", "review_scores", "meta", "interval"}
 
 func (r *reader) readPatch(v *ckpt.Patch) {
 	r.object(fieldsPatch, func(k string) {
@@ -1540,6 +1562,12 @@ func (r *reader) readPatch(v *ckpt.Patch) {
 				e0 := new(string)
 				(*e0) = string(r.str())
 				v.Notes = e0
+			}
+		case "last_message":
+			if !r.null() {
+				e0 := new(string)
+				(*e0) = string(r.str())
+				v.LastMessage = e0
 			}
 		case "resumable":
 			if !r.null() {
@@ -1664,10 +1692,25 @@ func (w *writer) writeStepChange(v *ckpt.StepChange) {
 		w.raw(`,"notes":`)
 		w.str(string(v.Notes))
 	}
+	if len(v.DependsOn) != 0 {
+		w.raw(`,"depends_on":`)
+		if v.DependsOn == nil {
+			w.raw(`null`)
+		} else {
+			w.raw(`[`)
+			for i0 := range v.DependsOn {
+				if i0 > 0 {
+					w.raw(`,`)
+				}
+				w.str(string(v.DependsOn[i0]))
+			}
+			w.raw(`]`)
+		}
+	}
 	w.close(n, '}')
 }
 
-var fieldsStepChange = []string{"id", "must_exist", "title", "status", "phase", "by", "output", "notes"}
+var fieldsStepChange = []string{"id", "must_exist", "title", "status", "phase", "by", "output", "notes", "depends_on"}
 
 func (r *reader) readStepChange(v *ckpt.StepChange) {
 	r.object(fieldsStepChange, func(k string) {
@@ -1688,6 +1731,15 @@ func (r *reader) readStepChange(v *ckpt.StepChange) {
 			v.Output = string(r.str())
 		case "notes":
 			v.Notes = string(r.str())
+		case "depends_on":
+			if !r.null() {
+				v.DependsOn = []string{}
+				r.array(func() {
+					var e0 string
+					e0 = string(r.str())
+					v.DependsOn = append(v.DependsOn, e0)
+				})
+			}
 		}
 	})
 }
@@ -2390,10 +2442,25 @@ func (w *writer) writeStep(v *ckpt.Step) {
 		w.raw(`,"notes":`)
 		w.str(string(v.Notes))
 	}
+	if len(v.DependsOn) != 0 {
+		w.raw(`,"depends_on":`)
+		if v.DependsOn == nil {
+			w.raw(`null`)
+		} else {
+			w.raw(`[`)
+			for i0 := range v.DependsOn {
+				if i0 > 0 {
+					w.raw(`,`)
+				}
+				w.str(string(v.DependsOn[i0]))
+			}
+			w.raw(`]`)
+		}
+	}
 	w.close(n, '}')
 }
 
-var fieldsStep = []string{"id", "title", "status", "phase", "started_at", "completed_at", "by", "output", "notes"}
+var fieldsStep = []string{"id", "title", "status", "phase", "started_at", "completed_at", "by", "output", "notes", "depends_on"}
 
 func (r *reader) readStep(v *ckpt.Step) {
 	r.object(fieldsStep, func(k string) {
@@ -2424,6 +2491,15 @@ func (r *reader) readStep(v *ckpt.Step) {
 			v.Output = string(r.str())
 		case "notes":
 			v.Notes = string(r.str())
+		case "depends_on":
+			if !r.null() {
+				v.DependsOn = []string{}
+				r.array(func() {
+					var e0 string
+					e0 = string(r.str())
+					v.DependsOn = append(v.DependsOn, e0)
+				})
+			}
 		}
 	})
 }
@@ -2695,10 +2771,14 @@ func (w *writer) writeContext(v *ckpt.Context) {
 		w.raw(`,"notes":`)
 		w.str(string(v.Notes))
 	}
+	if v.LastMessage != "" {
+		w.raw(`,"last_message":`)
+		w.str(string(v.LastMessage))
+	}
 	w.close(n, '}')
 }
 
-var fieldsContext = []string{"last_processed", "next_to_process", "notes"}
+var fieldsContext = []string{"last_processed", "next_to_process", "notes", "last_message"}
 
 func (r *reader) readContext(v *ckpt.Context) {
 	r.object(fieldsContext, func(k string) {
@@ -2709,6 +2789,8 @@ func (r *reader) readContext(v *ckpt.Context) {
 			v.NextToProcess = string(r.str())
 		case "notes":
 			v.Notes = string(r.str())
+		case "last_message":
+			v.LastMessage = string(r.str())
 		}
 	})
 }
