@@ -34,7 +34,7 @@ const (
 // checkpoint that tracks a plan.md it logs seed 004's subagent_started.
 func (e Event) PresenceOnly() bool {
 	switch e {
-	case EventPreToolUse, EventPostToolUseFailure, EventNotification, EventPermissionRequest, EventStopFailure:
+	case EventPreToolUse, EventNotification, EventPermissionRequest, EventStopFailure:
 		return true
 	}
 	return false

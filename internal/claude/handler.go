@@ -193,7 +193,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 	case EventPreToolUse:
 		call.presence(ckpt.PresenceBusy, toolReason(in))
 	case EventPostToolUseFailure:
-		call.presence(ckpt.PresenceWorking, "")
+		call.toolFailed()
 	case EventSubagentStart:
 		call.subagentStart()
 		call.presence(ckpt.PresenceBusy, "subagent "+orDash(in.AgentType))
@@ -314,7 +314,15 @@ func (c *hookCall) get(create bool) (cp *ckpt.Checkpoint, created bool, err erro
 	}
 	agent := c.agent()
 	title := c.title()
-	cp, err = c.append(request.Start{Title: title, Agent: agent, Session: c.in.SessionID}, "")
+	start := request.Start{Title: title, Agent: agent, Session: c.in.SessionID}
+	if ask := c.askUpdate(&ckpt.Checkpoint{}); ask != nil {
+		// The session's first prompt is its goal (docs/hooks.md).
+		start.Meta = ask.Meta
+		if ask.Title != nil {
+			start.Title = *ask.Title
+		}
+	}
+	cp, err = c.append(start, "")
 	if errors.Is(err, ckpt.ErrExists) { // another hook created it first
 		cp, err = c.h.Store.Get(c.ctx, c.id, 0)
 		return cp, false, err
@@ -399,9 +407,12 @@ func (c *hookCall) userPrompt() {
 	if created {
 		c.res.Output = c.newCheckpointNote()
 		c.recordCode(cp)
-	} else if next := c.joinSession(cp); next != cp {
-		c.recordCode(next)
-		cp = next
+	} else {
+		next := c.joinSession(cp)
+		if next != cp {
+			next = c.recordCode(next)
+		}
+		cp = c.recordAsk(next)
 	}
 	c.deliverAsContext(cp, EventUserPromptSubmit)
 	c.signal(ckpt.PresenceWorking, "")
@@ -431,8 +442,18 @@ func (c *hookCall) userPrompt() {
 	}
 }
 
-// postToolUse records the files an edit wrote and syncs a tracked plan.
+// postToolUse records the files an edit wrote and syncs a tracked plan,
+// the agent's own plan (a plan tool's tasks as steps), and a shell
+// command's failure or the success that clears it.
 func (c *hookCall) postToolUse() {
+	if items, ok := planToolItems(c.in); ok {
+		c.planTool(items)
+		return
+	}
+	if c.in.command() != "" {
+		c.shellDone()
+		return
+	}
 	files := c.in.Files()
 	if len(files) == 0 {
 		c.presence(ckpt.PresenceWorking, "")
@@ -566,8 +587,9 @@ func (c *hookCall) stop() {
 	}
 	if msg := c.in.LastAssistantMessage; strings.TrimSpace(msg) != "" {
 		sum := sha256.Sum256([]byte(msg))
-		last, _ := json.Marshal(map[string]string{"at": c.now().Format(time.RFC3339), "session": c.in.SessionID, "text": shorten(msg, 2000)})
-		next, err := c.append(request.Update{Meta: map[string]json.RawMessage{"last_message": last}},
+		text := shortenMulti(Redact(msg), 2000)
+		last, _ := json.Marshal(map[string]string{"at": c.now().Format(time.RFC3339), "session": c.in.SessionID, "text": text})
+		next, err := c.append(request.Update{LastMessage: &text, Meta: map[string]json.RawMessage{"last_message": last}},
 			"hook:stop:"+c.in.SessionID+":"+hex.EncodeToString(sum[:8]))
 		if err != nil {
 			c.warn("%s: saving the last message: %v", c.id, err)
@@ -599,6 +621,12 @@ func (c *hookCall) stop() {
 // note, a heartbeat, then the extra final steps. A session without a
 // checkpoint has nothing to finalise.
 func (c *hookCall) final(ev Event) {
+	if ev == EventPreCompact && c.h.Client == Gemini {
+		// Gemini CLI fires PreCompress before every model request, whether
+		// or not it compresses anything: it is no end of anything.
+		c.presence(ckpt.PresenceWorking, "")
+		return
+	}
 	cp, _, err := c.get(false)
 	if errors.Is(err, ckpt.ErrNotFound) {
 		return

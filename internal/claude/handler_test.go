@@ -109,7 +109,7 @@ func TestSessionStartCreatesNothingTheFirstPromptCreatesTheCheckpoint(t *testing
 		t.Errorf("first prompt\n got %s\nwant %s", out, wantNewNote)
 	}
 	c := state(t, h, id)
-	if c.Rev != 1 || c.Title != "Claude Code session in app" || c.Agent != (ckpt.Agent{ID: "claude-code", Type: "claude-code"}) || c.Session.ID != sid || c.Session.Number != 1 || c.Status != ckpt.StatusInProgress {
+	if c.Rev != 1 || c.Title != "go" || c.Agent != (ckpt.Agent{ID: "claude-code", Type: "claude-code"}) || c.Session.ID != sid || c.Session.Number != 1 || c.Status != ckpt.StatusInProgress {
 		t.Errorf("created %+v", c)
 	}
 	if c.Heartbeat.LastBeat.IsZero() {
@@ -189,7 +189,8 @@ func TestResumeFiresAStartupWithANewSessionID(t *testing.T) {
 		}
 	}
 	hook(t, h, "UserPromptSubmit", `{"session_id":"s1","prompt":"go on"}`)
-	if c := state(t, h, id); c.Rev != before.Rev || c.Session != before.Session || c.ResumesWithoutProgress != 0 {
+	// The prompt is kept as an ask (one event); no session starts.
+	if c := state(t, h, id); c.Rev != before.Rev+1 || c.Session != before.Session || c.ResumesWithoutProgress != 0 {
 		t.Errorf("after a stray start under CKPT_ID: rev %d session %+v resumes %d", c.Rev, c.Session, c.ResumesWithoutProgress)
 	}
 }
@@ -221,19 +222,25 @@ func TestSessionStartResumesAndReturnsThePrompt(t *testing.T) {
 		t.Errorf("new session's first prompt: out %q err %q", out, errs)
 	}
 	c := state(t, h, id)
-	if c.Rev != 2 || c.Session.ID != "s2" || c.Session.Number != 2 {
+	if c.Rev != 3 || c.Session.ID != "s2" || c.Session.Number != 2 {
 		t.Errorf("after the new session's prompt: rev %d session %+v", c.Rev, c.Session)
 	}
 	hist, _ := h.Store.History(context.Background(), id, 2, 0)
-	if len(hist) != 1 || hist[0].Type != ckpt.EventResumed || hist[0].Actor != (ckpt.Actor{Agent: "worker-3", Session: "s2"}) {
-		t.Errorf("resume event %+v", hist)
+	if len(hist) != 2 || hist[0].Type != ckpt.EventResumed || hist[0].Actor != (ckpt.Actor{Agent: "worker-3", Session: "s2"}) || hist[1].Type != ckpt.EventUpdate {
+		t.Errorf("resume event, then the ask: %+v", hist)
 	}
-	// More prompts, and the same prompt again (a retried hook), append
-	// nothing.
+	// The same prompt again (a retried hook) appends nothing; another
+	// prompt is kept as the latest ask; the title stays the first prompt.
 	hook(t, h, "UserPromptSubmit", `{"session_id":"s2","prompt":"continue"}`)
+	if c := state(t, h, id); c.Rev != 3 {
+		t.Errorf("a retried prompt appended: rev %d", c.Rev)
+	}
 	hook(t, h, "UserPromptSubmit", `{"session_id":"s2","prompt":"more"}`)
-	if c := state(t, h, id); c.Rev != 2 {
-		t.Errorf("later prompts appended: rev %d", c.Rev)
+	c = state(t, h, id)
+	var asks []Ask
+	_ = json.Unmarshal(c.Meta["asks"], &asks)
+	if c.Rev != 4 || c.Title != "go" || len(asks) != 3 || asks[2].Text != "more" || asks[2].Session != "s2" {
+		t.Errorf("after a later prompt: rev %d title %q asks %+v", c.Rev, c.Title, asks)
 	}
 }
 

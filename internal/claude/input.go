@@ -338,12 +338,19 @@ func (in Input) Files() []FileChange {
 	return out
 }
 
-// responseSaysCreated reports a Claude Code Write response of type create.
+// responseSaysCreated reports a response that says the file is new: a
+// Claude Code Write of type create, a Gemini CLI write_file whose
+// returnDisplay has isNewFile true.
 func responseSaysCreated(resp json.RawMessage) bool {
-	var r struct {
-		Type json.RawMessage `json:"type"`
+	ms, ok := objectMembers(resp)
+	if !ok {
+		return false
 	}
-	return json.Unmarshal(resp, &r) == nil && lenientString(r.Type) == "create"
+	if lenientString(ms.raw("type")) == "create" {
+		return true
+	}
+	display, _ := objectMembers(ms.raw("returnDisplay"))
+	return lenientBool(display.raw("isNewFile"))
 }
 
 // patchFiles reads the file headers of a Codex apply_patch body:

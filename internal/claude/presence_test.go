@@ -68,7 +68,7 @@ func TestPresenceSignals(t *testing.T) {
 			t.Fatalf("%d %s: updated %v after the last beat %v", i, st.event, c.UpdatedAt, c.Heartbeat.LastBeat)
 		}
 		switch st.event {
-		case "PreToolUse", "Notification", "SubagentStart", "PostToolUseFailure", "StopFailure", "PermissionRequest", "SessionStart":
+		case "PreToolUse", "Notification", "SubagentStart", "StopFailure", "PermissionRequest", "SessionStart":
 			if c.Rev != before {
 				t.Fatalf("%d %s: rev %d → %d; a presence event writes no history", i, st.event, before, c.Rev)
 			}

@@ -120,6 +120,10 @@ const (
 	waitNotifications = "permission_prompt|idle_prompt|elicitation_dialog"
 	geminiBusyTools   = "run_shell_command|web_fetch|google_web_search"
 	geminiEditTools   = "write_file|replace"
+	// planTools are the tools with which the clients write their own plan,
+	// recorded as steps: Claude Code's TaskCreate, TaskUpdate and (before
+	// 2.1) TodoWrite, Codex's update_plan, Gemini CLI's write_todos.
+	planTools = "TaskCreate|TaskUpdate|TodoWrite"
 )
 
 // hookSpecs lists what ckpt registers for each client, in the order a
@@ -134,7 +138,7 @@ var hookSpecs = map[Client][]hookSpec{
 		{"SessionStart", "startup|resume|clear|compact"},
 		{"UserPromptSubmit", ""},
 		{"PreToolUse", busyTools},
-		{"PostToolUse", editToolMatcher + "|" + busyTools},
+		{"PostToolUse", editToolMatcher + "|" + planTools + "|" + busyTools},
 		{"PostToolUseFailure", busyTools},
 		{"SubagentStart", ""},
 		{"SubagentStop", ""},
@@ -149,7 +153,7 @@ var hookSpecs = map[Client][]hookSpec{
 		{"UserPromptSubmit", ""},
 		{"PreToolUse", "Bash"},
 		{"PermissionRequest", ""},
-		{"PostToolUse", "apply_patch|Bash"},
+		{"PostToolUse", "apply_patch|Bash|update_plan"},
 		{"SubagentStop", ""},
 		{"Stop", ""},
 		{"PreCompact", ""},
@@ -158,7 +162,7 @@ var hookSpecs = map[Client][]hookSpec{
 		{"SessionStart", ""},
 		{"BeforeAgent", ""},
 		{"BeforeTool", geminiBusyTools},
-		{"AfterTool", geminiEditTools + "|" + geminiBusyTools},
+		{"AfterTool", geminiEditTools + "|write_todos|" + geminiBusyTools},
 		{"Notification", ""},
 		{"AfterAgent", ""},
 		{"PreCompress", ""},

@@ -81,7 +81,7 @@ func TestInstallMergesIntoExistingClaudeSettings(t *testing.T) {
 
 	want := decodeJSON(t, []byte(userSettings)).(map[string]any)
 	hooks := want["hooks"].(map[string]any)
-	hooks["PostToolUse"] = append(hooks["PostToolUse"].([]any), map[string]any{"matcher": "Edit|Write|MultiEdit|" + busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUse")}})
+	hooks["PostToolUse"] = append(hooks["PostToolUse"].([]any), map[string]any{"matcher": "Edit|Write|MultiEdit|" + planTools + "|" + busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUse")}})
 	hooks["PreToolUse"] = append(hooks["PreToolUse"].([]any), map[string]any{"matcher": busyTools, "hooks": []any{ckptHook("ckpt hook PreToolUse")}})
 	hooks["PostToolUseFailure"] = []any{map[string]any{"matcher": busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUseFailure")}}}
 	hooks["Notification"] = []any{map[string]any{"matcher": "permission_prompt|idle_prompt|elicitation_dialog", "hooks": []any{ckptHook("ckpt hook Notification")}}}
@@ -337,7 +337,7 @@ func TestInstallForCodexAndGemini(t *testing.T) {
 		"UserPromptSubmit":  []any{map[string]any{"hooks": []any{ckptHook("ckpt hook UserPromptSubmit --client codex")}}},
 		"PreToolUse":        []any{map[string]any{"matcher": "Bash", "hooks": []any{ckptHook("ckpt hook PreToolUse --client codex")}}},
 		"PermissionRequest": []any{map[string]any{"hooks": []any{ckptHook("ckpt hook PermissionRequest --client codex")}}},
-		"PostToolUse":       []any{map[string]any{"matcher": "apply_patch|Bash", "hooks": []any{ckptHook("ckpt hook PostToolUse --client codex")}}},
+		"PostToolUse":       []any{map[string]any{"matcher": "apply_patch|Bash|update_plan", "hooks": []any{ckptHook("ckpt hook PostToolUse --client codex")}}},
 		"SubagentStop":      []any{map[string]any{"hooks": []any{ckptHook("ckpt hook SubagentStop --client codex")}}},
 		"Stop":              []any{map[string]any{"hooks": []any{ckptHook("ckpt hook Stop --client codex")}}},
 		"PreCompact":        []any{map[string]any{"hooks": []any{ckptHook("ckpt hook PreCompact --client codex")}}},
@@ -366,7 +366,7 @@ func TestInstallForCodexAndGemini(t *testing.T) {
 			"Notification": []any{map[string]any{"hooks": []any{ghook("ckpt-notification", "Notification")}}},
 			"SessionStart": []any{map[string]any{"hooks": []any{ghook("ckpt-session-start", "SessionStart")}}},
 			"BeforeAgent":  []any{map[string]any{"hooks": []any{ghook("ckpt-before-agent", "BeforeAgent")}}},
-			"AfterTool":    []any{map[string]any{"matcher": "write_file|replace|run_shell_command|web_fetch|google_web_search", "hooks": []any{ghook("ckpt-after-tool", "AfterTool")}}},
+			"AfterTool":    []any{map[string]any{"matcher": "write_file|replace|write_todos|run_shell_command|web_fetch|google_web_search", "hooks": []any{ghook("ckpt-after-tool", "AfterTool")}}},
 			"AfterAgent":   []any{map[string]any{"hooks": []any{ghook("ckpt-after-agent", "AfterAgent")}}},
 			"PreCompress":  []any{map[string]any{"hooks": []any{ghook("ckpt-pre-compress", "PreCompress")}}},
 			"SessionEnd":   []any{map[string]any{"hooks": []any{ghook("ckpt-session-end", "SessionEnd")}}},
@@ -564,7 +564,7 @@ func TestInstallUpgradesAnOldInstallInPlace(t *testing.T) {
 	hooks := decodeFile(t, path).(map[string]any)["hooks"].(map[string]any)
 	wantPost := []any{
 		map[string]any{"matcher": "Write", "hooks": []any{map[string]any{"type": "command", "command": "gofmt -w ."}}},
-		map[string]any{"matcher": "Edit|Write|MultiEdit|" + busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUse")}},
+		map[string]any{"matcher": "Edit|Write|MultiEdit|" + planTools + "|" + busyTools, "hooks": []any{ckptHook("ckpt hook PostToolUse")}},
 	}
 	if d := cmp.Diff(any(wantPost), hooks["PostToolUse"]); d != "" {
 		t.Errorf("PostToolUse (-want +got):\n%s", d)

@@ -80,6 +80,7 @@ type Update struct {
 	AddLabels, RemoveLabels     []string
 
 	LastProcessed, NextToProcess, Notes *string
+	LastMessage                         *string // where the agent stopped
 	Resumable                           *bool
 	Instructions                        *string
 	NextSteps                           *[]string // replaces the list; blank entries dropped
@@ -99,7 +100,7 @@ func (r Update) Build(n Names) (ckpt.EventType, any, error) {
 	p := ckpt.Patch{
 		Title: r.Title, TaskID: r.TaskID, Stage: r.Stage, Phase: r.Phase, CurrentStep: r.CurrentStep,
 		StatusReason: r.StatusReason, LastProcessed: r.LastProcessed, NextToProcess: r.NextToProcess,
-		Notes: r.Notes, Resumable: r.Resumable, Instructions: r.Instructions,
+		Notes: r.Notes, LastMessage: r.LastMessage, Resumable: r.Resumable, Instructions: r.Instructions,
 		AddLabels: nonEmpty(r.AddLabels), RemoveLabels: nonEmpty(r.RemoveLabels),
 		FilesCreated: nonEmpty(r.FilesCreated), FilesModified: nonEmpty(r.FilesModified),
 		Meta: r.Meta, ReviewScores: r.ReviewScores,
@@ -211,7 +212,7 @@ func isEmptyPatch(p ckpt.Patch) bool {
 	return p.Title == nil && p.TaskID == nil && p.Parent == nil && p.Stage == nil && p.Phase == nil &&
 		p.CurrentStep == nil && p.Status == nil && p.StatusReason == nil && p.Agent == nil && p.Progress == nil &&
 		len(p.AddLabels) == 0 && len(p.RemoveLabels) == 0 && len(p.FilesCreated) == 0 && len(p.FilesModified) == 0 &&
-		p.LastProcessed == nil && p.NextToProcess == nil && p.Notes == nil && p.Resumable == nil &&
+		p.LastProcessed == nil && p.NextToProcess == nil && p.Notes == nil && p.LastMessage == nil && p.Resumable == nil &&
 		p.Instructions == nil && p.NextSteps == nil && p.MaxCycles == nil && len(p.ReviewScores) == 0 &&
 		len(p.Meta) == 0 && p.Interval == nil
 }

@@ -21,6 +21,8 @@ type Step struct {
 	Add bool
 	// Actor is the acting agent, the default of By.
 	Actor string
+	// After adds steps this one waits for (blank entries dropped).
+	After []string
 }
 
 // Build implements Request.
@@ -37,6 +39,7 @@ func (r Step) Build(n Names) (ckpt.EventType, any, error) {
 	}
 	return ckpt.EventStep, ckpt.StepChange{
 		ID: r.Step, MustExist: !r.Add, Title: r.Title, Status: r.Status, Phase: r.Phase, By: by, Output: r.Output, Notes: r.Notes,
+		DependsOn: nonEmpty(r.After),
 	}, nil
 }
 
@@ -72,7 +75,7 @@ func (r Unblock) Build(Names) (ckpt.EventType, any, error) {
 }
 
 // Error records an error met (a blocking one blocks the work), or with
-// Clear clears every active error.
+// Clear clears every active error, or with Type set those of that type.
 type Error struct {
 	Message, Type string
 	Blocking      bool
@@ -83,10 +86,10 @@ type Error struct {
 // "clear".
 func (r Error) Build(n Names) (ckpt.EventType, any, error) {
 	if r.Clear {
-		if r.Message != "" || r.Type != "" || r.Blocking {
-			return "", nil, invalid("%s takes no message, %s or %s: clear first, then record the new error", n.of("clear"), n.of("type"), n.of("blocking"))
+		if r.Message != "" || r.Blocking {
+			return "", nil, invalid("%s takes no message or %s: clear first, then record the new error", n.of("clear"), n.of("blocking"))
 		}
-		return ckpt.EventError, ckpt.ErrorChange{Clear: true}, nil
+		return ckpt.EventError, ckpt.ErrorChange{Clear: true, Type: r.Type}, nil
 	}
 	if strings.TrimSpace(r.Message) == "" {
 		return "", nil, invalid("the error message is empty: give it as %s, or pass %s", n.of("message"), n.of("clear"))

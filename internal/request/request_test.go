@@ -37,7 +37,7 @@ func TestBuildRefusesWithTheSurfacesNames(t *testing.T) {
 		{Step{Step: "a", Status: "halfway"}, `step status "halfway"`},
 		{Decision{Text: " "}, "the decision's text is empty"},
 		{Block{}, "the blocker's text is empty"},
-		{Error{Clear: true, Message: "x"}, "--clear takes no message, --type or --blocking"},
+		{Error{Clear: true, Message: "x"}, "--clear takes no message or --blocking"},
 		{Error{}, "give it as --message, or pass --clear"},
 		{Accept{}, "the criterion ID is empty"},
 		{Note{}, "the note is empty"},

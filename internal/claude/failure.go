@@ -1,0 +1,240 @@
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/request"
+)
+
+// Bounds of a recorded failure: the command's first line and the tail of
+// its output.
+const (
+	failCommandMax = 200
+	failTailLines  = 20
+	failTailMax    = 1500
+)
+
+// shellTools are the tools that run a command, by normalised name: Claude
+// Code's and Codex's Bash, Codex's exec_command and shell, Gemini CLI's
+// run_shell_command.
+var shellTools = map[string]bool{"bash": true, "shell": true, "execcommand": true, "runshellcommand": true, "localshell": true}
+
+// toolFailure is what went wrong in a tool call: the error's kind (the
+// command's first line, or the tool's name) and a bounded tail of its
+// output.
+type toolFailure struct {
+	Type    string
+	Message string
+}
+
+// command returns the first line of a shell tool call's command, "" for
+// any other tool. Codex may send the command as an argument list.
+func (in Input) command() string {
+	if !shellTools[normTool(in.ToolName)] {
+		return ""
+	}
+	args, _ := objectMembers(in.ToolInput)
+	raw := args.raw("command")
+	cmd := lenientString(raw)
+	if cmd == "" {
+		if parts := idList(raw); len(parts) > 0 {
+			// ["bash", "-lc", "go test ./..."]: the script is the last
+			cmd = parts[len(parts)-1]
+		}
+	}
+	return firstLine(Redact(cmd), failCommandMax)
+}
+
+// errorType is the type a failure of this call is recorded under, and the
+// one a later success of the same command clears.
+func (in Input) errorType() string {
+	if cmd := in.command(); cmd != "" {
+		return "command: " + cmd
+	}
+	return "tool: " + orDash(in.ToolName)
+}
+
+var exitCodeLine = regexp.MustCompile(`(?im)^\s*(?:exit code|exit status|exited with code)[:\s]+(-?\d+)`)
+
+// exitCode finds a shell call's exit code in its response: a number
+// member (exit_code, exitCode, returncode), or a line "Exit code: N"
+// (Codex's text response, Gemini CLI's llmContent). ok is false when the
+// response says nothing about one.
+func exitCode(resp json.RawMessage) (code int, ok bool) {
+	if ms, isObj := objectMembers(resp); isObj {
+		for _, k := range []string{"exit_code", "exitCode", "returncode", "return_code"} {
+			if n, err := strconv.Atoi(lenientString(ms.raw(k))); err == nil {
+				return n, true
+			}
+		}
+		for _, k := range []string{"llmContent", "output", "stdout", "returnDisplay"} {
+			if code, ok := exitCode(ms.raw(k)); ok {
+				return code, true
+			}
+		}
+		return 0, false
+	}
+	m := exitCodeLine.FindStringSubmatch(lenientString(resp))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+// responseText is a tool response as text: a string as it is, an object's
+// stderr, stdout, output, llmContent or error members joined.
+func responseText(resp json.RawMessage) string {
+	if s := lenientString(resp); s != "" {
+		return s
+	}
+	ms, ok := objectMembers(resp)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for _, k := range []string{"stdout", "stderr", "output", "llmContent", "error", "message"} {
+		raw := ms.raw(k)
+		if s := lenientString(raw); strings.TrimSpace(s) != "" {
+			parts = append(parts, s)
+		} else if sub, ok := objectMembers(raw); ok {
+			if m := lenientString(sub.raw("message")); m != "" {
+				parts = append(parts, m)
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// failure reads what went wrong in this tool call: a PostToolUseFailure
+// (failed is set), or a PostToolUse of a shell command whose exit code is
+// not 0. nil when nothing failed.
+func (in Input) failure(failed bool) *toolFailure {
+	text := ""
+	if failed {
+		text = in.Error
+		if strings.TrimSpace(text) == "" {
+			text = responseText(in.ToolResponse)
+		}
+	} else {
+		if in.command() == "" {
+			return nil
+		}
+		code, ok := exitCode(in.ToolResponse)
+		if !ok || code == 0 {
+			return nil
+		}
+		text = responseText(in.ToolResponse)
+		if !exitCodeLine.MatchString(text) {
+			text = "Exit code " + strconv.Itoa(code) + "\n" + text
+		}
+	}
+	msg := outputTail(Redact(text))
+	if msg == "" {
+		msg = "failed"
+	}
+	return &toolFailure{Type: in.errorType(), Message: msg}
+}
+
+// outputTail keeps the end of a command's output, where test runners and
+// compilers say what failed: its last failTailLines non-blank lines, at
+// most failTailMax bytes, cut at a line start; an exit-code line from
+// earlier is kept first.
+func outputTail(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimRight(l, " \t\r"); strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	head := ""
+	if len(lines) > failTailLines && exitCodeLine.MatchString(lines[0]) {
+		head, lines = strings.TrimSpace(lines[0])+"\n…\n", lines[1:]
+	}
+	if len(lines) > failTailLines {
+		lines = lines[len(lines)-failTailLines:]
+	}
+	out := strings.Join(lines, "\n")
+	for len(out) > failTailMax {
+		i := strings.IndexByte(out, '\n')
+		if i < 0 {
+			out = string([]rune(out)[len([]rune(out))-failTailMax/4:])
+			break
+		}
+		out = out[i+1:]
+	}
+	return head + out
+}
+
+// recordFailure records what failed as an error of the checkpoint, unless
+// the same failure is already open; a shell command that now succeeds
+// clears the errors its earlier failures left open.
+func (c *hookCall) recordFailure(cp *ckpt.Checkpoint, failed bool) {
+	f := c.in.failure(failed)
+	if f == nil {
+		if c.in.command() == "" {
+			return
+		}
+		typ := c.in.errorType()
+		for _, e := range cp.ActiveErrors() {
+			if e.Type == typ {
+				if _, err := c.append(request.Error{Type: typ, Clear: true}, c.toolKey("ok")); err != nil {
+					c.warn("%s: clearing the failure of %s: %v", c.id, typ, err)
+				}
+				return
+			}
+		}
+		return
+	}
+	for _, e := range cp.ActiveErrors() {
+		if e.Type == f.Type && e.Message == f.Message {
+			return
+		}
+	}
+	if _, err := c.append(request.Error{Type: f.Type, Message: f.Message}, c.toolKey("fail")); err != nil {
+		c.warn("%s: recording the failure: %v", c.id, err)
+	}
+}
+
+// toolKey is the idempotency key of an event this tool call writes.
+func (c *hookCall) toolKey(what string) string {
+	if c.in.ToolUseID == "" {
+		return ""
+	}
+	return "hook:" + what + ":" + c.in.ToolUseID
+}
+
+// shellDone handles a shell command's PostToolUse: a failure (exit code
+// not 0) is recorded, creating the checkpoint if need be; a success clears
+// the same command's open failure. A success on a session without a
+// checkpoint creates none.
+func (c *hookCall) shellDone() {
+	failed := c.in.failure(false) != nil
+	cp, _, err := c.get(failed)
+	switch {
+	case errors.Is(err, ckpt.ErrNotFound):
+		return
+	case err != nil:
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	c.recordFailure(cp, false)
+	c.signal(ckpt.PresenceWorking, "")
+}
+
+// toolFailed records a PostToolUseFailure as an open error.
+func (c *hookCall) toolFailed() {
+	cp, _, err := c.get(true)
+	if err != nil {
+		c.warn("%s: %v", c.id, err)
+		return
+	}
+	c.recordFailure(cp, true)
+	c.signal(ckpt.PresenceWorking, "")
+}
