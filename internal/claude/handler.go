@@ -369,6 +369,11 @@ func (c *hookCall) sessionStart() {
 	cp, _ = c.planCall(cp, "session start", func(p PlanTriggers) (bool, error) {
 		return p.SessionStart(c.ctx, cp, crashedBefore(cp, c.in.Source))
 	})
+	if c.in.Source == "compact" {
+		// What the compaction kept of the conversation, for the sessions
+		// after this one (the hooks never saw it).
+		cp = c.recordTranscript(cp)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "ckpt: this session continues checkpoint %s. Below is where the work stands; continue from it and keep recording progress (`ckpt step %s STEP --done`).\n\n", c.id, c.id)
 	b.WriteString(c.prompt(cp))

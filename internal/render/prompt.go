@@ -58,6 +58,20 @@ type Prompt struct {
 	FilesModified  []string         `json:"files_modified"`
 	Context        ckpt.Context     `json:"context"`
 
+	// Asks are the user's latest prompts, oldest first (meta.asks, kept by
+	// the hooks); the first prompt of the work is usually its title.
+	Asks []string `json:"asks"`
+	// LastWords is where the agent stopped: its last message
+	// (context.last_message, else meta.last_message).
+	LastWords string `json:"last_words,omitempty"`
+	// Transcript is what the hooks recovered from the client's transcript
+	// after a compaction: its summary and the last exchanges.
+	Transcript *TranscriptTail `json:"transcript,omitempty"`
+	// LastSeen is what the agent was last seen doing (its presence when
+	// it was busy, e.g. in a tool it never returned from): "busy (Bash:
+	// go test ./...) since T".
+	LastSeen string `json:"last_seen,omitempty"`
+
 	ResumeInstructions string `json:"resume_instructions,omitempty"`
 	// NextSteps are the checkpoint's resume.next_steps without blanks and
 	// without any that name a finished step.
@@ -146,6 +160,7 @@ func NewPrompt(c *ckpt.Checkpoint) Prompt {
 		}
 	}
 	p.Warnings = warnings(c)
+	fromHooks(c, &p)
 	return p
 }
 

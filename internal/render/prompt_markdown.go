@@ -10,10 +10,9 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 )
 
-// promptBudget is what Markdown aims for: about 2,000 tokens. Headings and
-// the summary lines of squeezed sections may pass it a little; the hard
-// bound is MaxPromptChars.
-const promptBudget = 8000
+// promptBudget is what Markdown aims for: DefaultBudget tokens of
+// BytesPerToken bytes.
+const promptBudget = DefaultBudget * BytesPerToken
 
 // Per-item limits, in bytes, for text taken from the checkpoint.
 const (
@@ -27,9 +26,9 @@ const (
 // promptHeadings are the section headings Markdown may write, in order.
 // Tests use them to prove that no text from a checkpoint adds a heading.
 var promptHeadings = []string{
-	"Warnings", "Next action", "Resume instructions", "Active blockers", "Active errors",
-	"Next steps", "Remaining steps", "Decisions", "Done steps (do not redo)",
-	"Acceptance criteria", "Files created", "Files modified", "Notes",
+	"Warnings", "Next action", "Where it stopped (the agent's last message)", "Resume instructions", "Active blockers", "Active errors",
+	"Next steps", "What the user asked (latest last)", "Remaining steps", "Decisions", "Done steps (do not redo)",
+	"After the last compaction", "Acceptance criteria", "Files created", "Files modified", "Notes",
 }
 
 // Markdown renders the continuation prompt: a heading with the goal, a
@@ -45,11 +44,17 @@ var promptHeadings = []string{
 // are never cut. A long single text is shortened at a rune boundary and ends
 // with "…". Text from the checkpoint cannot add headings or code blocks.
 func (p Prompt) Markdown() string {
+	return p.MarkdownBudget(DefaultBudget)
+}
+
+// render is Markdown within budget bytes: the sections get what is left
+// after the header, in order of importance.
+func (p Prompt) render(budget int) string {
 	var b strings.Builder
-	b.Grow(promptBudget + 1024)
+	b.Grow(budget + 1024)
 	p.writeHeader(&b)
 	secs := p.sections()
-	left := promptBudget - b.Len()
+	left := budget - b.Len()
 	for i, s := range secs {
 		reserve := 0
 		for _, later := range secs[i+1:] {
@@ -59,21 +64,21 @@ func (p Prompt) Markdown() string {
 		b.WriteString(out)
 		left -= len(out)
 	}
-	return fitPrompt(b.String())
+	return fitPrompt(b.String(), MaxPromptChars-1)
 }
 
 // fitPrompt is the last guard of the MaxPromptChars bound: the budgets keep
 // a prompt well under it, but if a prompt ever reaches it, whole lines are
 // dropped from the end.
-func fitPrompt(s string) string {
+func fitPrompt(s string, limit int) string {
 	if !utf8.ValidString(s) { // every piece is cleaned, so this cannot happen
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if len(s) < MaxPromptChars {
+	if len(s) <= limit {
 		return s
 	}
 	const note = "\n" + ellipsis + " (prompt shortened to fit its size limit)\n"
-	cut := strings.LastIndexByte(s[:MaxPromptChars-len(note)], '\n')
+	cut := strings.LastIndexByte(s[:max(limit-len(note), 0)], '\n')
 	if cut < 0 {
 		cut = 0
 	}
@@ -143,6 +148,9 @@ func (p Prompt) writeHeader(b *strings.Builder) {
 	}
 	if p.Code != nil {
 		line("Code", CodeLine(p.Code))
+	}
+	if p.LastSeen != "" {
+		line("Last seen", clip(p.LastSeen, itemMax)+": if the session ended there, check what that left behind")
 	}
 	if p.Context.LastProcessed != "" {
 		line("Last processed", clip(p.Context.LastProcessed, fieldMax))
@@ -341,6 +349,9 @@ func (p Prompt) sectionsNow() []section {
 		}, false, moreOf("warnings", "")))
 	}
 	secs = append(secs, section{title: "Next action", max: actionMax + 40, text: blockStart(clip(p.NextAction, actionMax))})
+	if w := multiLine(p.LastWords, 1200); w != "" {
+		secs = append(secs, section{title: "Where it stopped (the agent's last message)", max: 900, text: w})
+	}
 	if in := multiLine(p.ResumeInstructions, 1400); in != "" {
 		secs = append(secs, section{title: "Resume instructions", max: 1500, text: in})
 	}
@@ -355,22 +366,19 @@ func (p Prompt) sectionsNow() []section {
 		}, true, moreOf("active blockers", ", older")))
 	}
 	if n := len(p.ActiveErrors); n > 0 {
-		secs = append(secs, list("Active errors", 1000, n, func(i int) string {
-			e := p.ActiveErrors[i]
-			s := clip(e.Message, itemMax)
-			if t := clip(e.Type, 60); t != "" {
-				s = t + ": " + s
-			}
-			if e.Blocking {
-				s += " (blocking)"
-			}
-			return "- " + blockStart(s)
+		secs = append(secs, list("Active errors", 1600, n, func(i int) string {
+			return errorItem(p.ActiveErrors[i])
 		}, true, moreOf("active errors", ", older")))
 	}
 	if n := len(p.NextSteps); n > 0 {
 		secs = append(secs, list("Next steps", 1000, n, func(i int) string {
 			return "- " + blockStart(clip(p.NextSteps[i], itemMax))
 		}, false, moreOf("next steps", "")))
+	}
+	if asks := p.asksToShow(); len(asks) > 0 {
+		secs = append(secs, list("What the user asked (latest last)", 1000, len(asks), func(i int) string {
+			return "- " + blockStart(clip(oneLine(asks[i]), 300))
+		}, true, moreOf("asks", ", earlier")))
 	}
 	return secs
 }
@@ -382,7 +390,7 @@ func (p Prompt) sectionsRecord() []section {
 	if n := len(p.RemainingSteps); n > 0 {
 		secs = append(secs, list("Remaining steps", 1600, n, func(i int) string {
 			s := p.RemainingSteps[i]
-			t := "- [ ] " + clip(stepText(s), itemMax)
+			t := "- [ ] " + clip(stepText(s), itemMax) + afterText(s)
 			switch s.Status {
 			case ckpt.StepInProgress:
 				t += " (in progress)"
@@ -415,6 +423,9 @@ func (p Prompt) sectionsRecord() []section {
 			}
 			return t
 		}, true, stepRange(p.DoneSteps, "done steps")))
+	}
+	if tr := p.transcriptText(); tr != "" {
+		secs = append(secs, section{title: "After the last compaction", max: 1200, text: tr, keepEnd: true})
 	}
 	if n := len(p.Acceptance); n > 0 {
 		order := unmetFirst(p.Acceptance)

@@ -490,7 +490,7 @@ func markdownHeadings(src []byte) []string {
 // from ever being needed: whole lines are dropped from the end.
 func TestFitPrompt(t *testing.T) {
 	long := strings.Repeat("- a line of the prompt, 語\n", 1000)
-	got := fitPrompt(long)
+	got := fitPrompt(long, MaxPromptChars-1)
 	if len(got) >= MaxPromptChars || !utf8.ValidString(got) {
 		t.Fatalf("fitPrompt gave %d bytes, valid %v", len(got), utf8.ValidString(got))
 	}
@@ -503,7 +503,7 @@ func TestFitPrompt(t *testing.T) {
 			t.Fatalf("cut line %q", l)
 		}
 	}
-	if short := "# Resume: x\n"; fitPrompt(short) != short {
+	if short := "# Resume: x\n"; fitPrompt(short, MaxPromptChars-1) != short {
 		t.Error("fitPrompt changed a prompt within the bound")
 	}
 }
