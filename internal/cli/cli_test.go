@@ -253,9 +253,9 @@ func TestVerbsCoverEveryField(t *testing.T) {
 		"--step", "research", "--step", "spec", "--accept", "tests=All tests pass", "--interval", "5m",
 		"--max-cycles", "3", "--meta", "feature=f2", "--stage", "S2.P1", "--phase", "Research")
 	h.ok("step", id, "research", "--start", "--title", "Research", "--phase", "P1", "--notes", "reading")
-	h.ok("step", id, "research", "--done", "--output", "NOTES.md", "--by", "main")
+	h.ok("step", id, "research", "--done", "--output", "NOTES.md", "--by", "main", "--after", "kickoff")
 	h.ok("update", id, "--current-step", "Writing spec", "--file-created", "spec.md", "--file-modified", "README.md",
-		"--last-processed", "s4", "--next-to-process", "s5", "--notes", "n", "--instructions", "Continue at s5",
+		"--last-processed", "s4", "--next-to-process", "s5", "--notes", "n", "--last-message", "Next: s5", "--instructions", "Continue at s5",
 		"--next-step", "Write s5", "--review-score", "code=85", "--reason", "r")
 	h.ok("decision", id, "v2 API", "--reason", "v1 limited")
 	h.ok("block", id, "DISCOVERY.md")

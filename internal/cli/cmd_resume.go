@@ -25,6 +25,11 @@ type ResumeOptions struct {
 	Key       string // idempotency key of the session.resumed event
 	Force     bool   // resume a done, not-resumable or archived checkpoint anyway
 	JSON      bool
+	// Budget bounds the prompt, in tokens (render.EstimateTokens); For
+	// names the client to continue in (claude, codex, gemini), whose
+	// command is printed after the prompt.
+	Budget int
+	For    string
 }
 
 // nextSession is which checkpoint a new session continues, who starts it
@@ -61,8 +66,11 @@ func newResumeCmd(f *cmdutil.Factory) *cobra.Command {
 ID and number) and print the continuation prompt a new session needs to go on
 without the old conversation: goal, status, progress, current step, done and
 remaining steps, decisions, active blockers and errors, files touched, resume
-instructions and the next action. The prompt is Markdown under 10,000
-characters; long lists are summarised. --json prints the same as data.
+instructions and the next action. The prompt is Markdown within a budget of about 2,000
+tokens (--budget; a token is counted as 4 bytes of ASCII text or one other
+character), filled in order of importance; long lists are summarised.
+--json prints the same as data. --for claude|codex|gemini also prints the
+command that continues the work in that client.
 
 The session ID is $CKPT_SESSION when set (a hook knows its session), else a
 fresh random one. The resuming agent is --agent or $CKPT_AGENT; when it is not
@@ -81,7 +89,8 @@ than 3 times without progress is flagged as a crash loop: a warning on stderr
 and in the prompt.`,
 		Example: `  ckpt resume kai-7/secondary-a
   CKPT_SESSION=$SESSION_ID ckpt resume kai-7/secondary-a --json
-  ckpt resume loop/T060 --force`,
+  ckpt resume loop/T060 --force
+  ckpt resume app/session-1a2b --for codex --budget 1500`,
 		Args: cmdutil.ExactArgs(1, "one checkpoint ID"),
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
@@ -94,12 +103,23 @@ and in the prompt.`,
 	fl.StringVar(&o.Key, "key", "", "idempotency `KEY`: a resume with a key already applied starts no new session and prints the prompt again")
 	fl.BoolVar(&o.Force, "force", false, "resume even a done, not-resumable or archived checkpoint")
 	fl.BoolVar(&o.JSON, "json", false, "print the continuation prompt as JSON")
+	fl.IntVar(&o.Budget, "budget", render.DefaultBudget, "bound the prompt to about `TOKENS` tokens (at least 400)")
+	fl.StringVar(&o.For, "for", "", "also print the command that continues the work in `CLIENT` (claude, codex or gemini)")
 	return cmd
 }
 
 func runResume(ctx context.Context, o *ResumeOptions) error {
 	if err := ckpt.ValidateID(o.ID); err != nil {
 		return err
+	}
+	if err := checkResumeFor(o.For); err != nil {
+		return err
+	}
+	if o.Budget == 0 {
+		o.Budget = render.DefaultBudget
+	}
+	if o.Budget < render.MinBudget {
+		return fmt.Errorf("%w: --budget %d: give at least %d tokens", ckpt.ErrInvalid, o.Budget, render.MinBudget)
 	}
 	r := request.Resume{Agent: o.Actor.Agent, AgentType: o.AgentType, AgentName: o.AgentName, Force: o.Force}
 	return o.withStore(func(st ckpt.Store) error {
@@ -124,7 +144,14 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 		if res.Was != "" {
 			cmdutil.PrintWarning(o.IO.ErrOut, fmt.Sprintf("%s was %s's; it is now %s's (ckpt takeover archives the old agent's state first)", o.ID, res.Was, r.Agent))
 		}
-		return writeContinuation(o.IO, out, o.JSON)
+		if o.JSON {
+			return writeContinuation(o.IO, out, true)
+		}
+		text := budgetText(out, o.Budget)
+		if o.For != "" {
+			text += continueIn(o.For, o.ID)
+		}
+		return writeContinuationText(o.IO, out, text)
 	})
 }
 
@@ -132,14 +159,27 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 // text. A crash loop is
 // also reported on stderr, where an orchestrator's log sees it.
 func writeContinuation(streams cmdutil.IOStreams, out render.Continuation, asJSON bool) error {
+	if asJSON {
+		warnCrashLoop(streams, out)
+		return cmdutil.WriteJSON(streams.Out, out)
+	}
+	return writeContinuationText(streams, out, out.Text())
+}
+
+// writeContinuationText prints text, out's prompt as rendered, and reports
+// a crash loop on stderr.
+func writeContinuationText(streams cmdutil.IOStreams, out render.Continuation, text string) error {
+	warnCrashLoop(streams, out)
+	return writeString(streams.Out, render.Terminal(text))
+}
+
+// warnCrashLoop reports a crash loop on stderr, where an orchestrator's
+// log sees it.
+func warnCrashLoop(streams cmdutil.IOStreams, out render.Continuation) {
 	if out.CrashLoop {
 		cmdutil.PrintWarning(streams.ErrOut, fmt.Sprintf("%s: crash loop: resumed %d times without progress (more than %d); find out why its sessions end before resuming again (ckpt log %s shows them)",
 			out.ID, out.ResumesWithoutProgress, ckpt.CrashLoopResumes, out.ID))
 	}
-	if asJSON {
-		return cmdutil.WriteJSON(streams.Out, out)
-	}
-	return writeString(streams.Out, render.Terminal(out.Text()))
 }
 
 // writeString writes s to w.

@@ -31,6 +31,7 @@ type UpdateOptions struct {
 type updateFlags struct {
 	title, task, stage, phase, currentStep, status, reason, progress, parent string
 	lastProcessed, nextToProcess, notes, instructions, interval              string
+	lastMessage                                                              string
 	assign, agentType, agentName                                             string
 	nextSteps                                                                []string
 	resumable                                                                bool
@@ -77,6 +78,7 @@ Agent: --assign AGENT replaces the recorded agent, with --agent-type and
 	fl.StringVar(&v.lastProcessed, "last-processed", "", "set the last `ITEM` processed")
 	fl.StringVar(&v.nextToProcess, "next-to-process", "", "set the next `ITEM` to process")
 	fl.StringVar(&v.notes, "notes", "", "replace the context notes with `TEXT` (ckpt note appends instead)")
+	fl.StringVar(&v.lastMessage, "last-message", "", "set where the agent stopped: its last message (`TEXT`; the hooks set it at each Stop)")
 	fl.BoolVar(&v.resumable, "resumable", true, "whether a new session may resume this work (--resumable=false forbids it)")
 	fl.StringVar(&v.instructions, "instructions", "", "set the resume instructions for the next session (`TEXT`)")
 	fl.StringArrayVar(&v.nextSteps, "next-step", nil, "a next `STEP`; the flags given replace the whole list (repeat; \"\" empties it)")
@@ -104,6 +106,7 @@ Agent: --assign AGENT replaces the recorded agent, with --agent-type and
 		o.LastProcessed = changed(fl, "last-processed", v.lastProcessed)
 		o.NextToProcess = changed(fl, "next-to-process", v.nextToProcess)
 		o.Notes = changed(fl, "notes", v.notes)
+		o.LastMessage = changed(fl, "last-message", v.lastMessage)
 		o.Resumable = changed(fl, "resumable", v.resumable)
 		o.Instructions = changed(fl, "instructions", v.instructions)
 		o.NextSteps = changed(fl, "next-step", v.nextSteps)

@@ -119,7 +119,9 @@ func fromHooks(c *ckpt.Checkpoint, p *Prompt) {
 			p.LastWords = last.Text
 		}
 	}
-	if pr := c.Heartbeat.Presence; pr != nil && pr.State == ckpt.PresenceBusy && !c.Status.Final() {
+	if pr := c.Heartbeat.Presence; pr != nil && pr.State == ckpt.PresenceBusy && !c.Status.Final() && !strings.HasPrefix(pr.Reason, "compacting") {
+		// busy in a tool, a subagent: what a session that died left running
+		// (a compaction is the client's, and SessionStart follows it)
 		p.LastSeen = string(pr.State)
 		if pr.Reason != "" {
 			p.LastSeen += " (" + pr.Reason + ")"
