@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,9 @@ type StaleOptions struct {
 	Prefix     string
 	Parent     string
 	JSON       bool
+	// Seed002 prints seed 002's check_stale_agents lines and judges by its
+	// whole minutes (more than 30 warns, more than 60 is stale).
+	Seed002 bool
 }
 
 // Sentinels of ckpt stale's verdict; ExitCode maps them to exit codes 10
@@ -73,10 +77,17 @@ The exit code tells a script what was found: 0 nothing silent, 10 at least
 one checkpoint stale, 11 some past the warn threshold but none stale. --json
 prints the silent checkpoints as a JSON array ([] when none).
 
+--seed002 prints seed 002's check_stale_agents lines instead, one per live
+checkpoint ("✅ Secondary-A: ACTIVE (3 min ago)", "⚠️ …: WARNING (42 min) -
+May be slow", "❌ …: STALE (75 min) - Likely crashed"), judged as its script
+judges: whole minutes since the last checkpoint, more than 30 warns, more
+than 60 is stale. The exit codes are the same.
+
 Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
 		Example: `  ckpt stale
   ckpt stale --warn 30m --stale 1h --json
-  ckpt stale --prefix kai-7/ || echo "some agent is quiet"`,
+  ckpt stale --prefix kai-7/ || echo "some agent is quiet"
+  ckpt stale --prefix kai-7/ --seed002`,
 		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
@@ -92,11 +103,16 @@ Durations are Go durations (90s, 15m, 1h30m) or whole days (2d).`,
 	fl.StringVar(&o.Prefix, "prefix", "", "only IDs starting with `PREFIX`, e.g. kai-7/")
 	fl.StringVar(&o.Parent, "parent", "", "only checkpoints with this parent `ID`")
 	fl.BoolVar(&o.JSON, "json", false, "print the silent checkpoints as a JSON array")
+	fl.BoolVar(&o.Seed002, "seed002", false, "print seed 002's ✅/⚠️/❌ line for each live checkpoint, judged in its whole minutes (>30 warn, >60 stale)")
+	cmd.MarkFlagsMutuallyExclusive("json", "seed002")
 	return cmd
 }
 
 func runStale(ctx context.Context, o *StaleOptions) error {
 	now := o.Now()
+	if o.Seed002 {
+		return runStaleSeed002(ctx, o, now)
+	}
 	var report ckpt.StaleReport
 	var damaged error
 	err := o.withStore(func(st ckpt.Store) error {
@@ -140,4 +156,32 @@ func (t *thresholdFlags) add(cmd *cobra.Command) {
 // parse reads the flags; an empty flag keeps the per-checkpoint default.
 func (t *thresholdFlags) parse() (ckpt.Thresholds, error) {
 	return request.ParseThresholds(ckpt.Thresholds{}, "--warn", t.warn, "--stale", t.stale)
+}
+
+// runStaleSeed002 is ckpt stale --seed002: the document's script's lines
+// and its whole-minute verdict, with the same exit codes.
+func runStaleSeed002(ctx context.Context, o *StaleOptions, now time.Time) error {
+	var sums []ckpt.Summary
+	err := o.withStore(func(st ckpt.Store) error {
+		var err error
+		sums, err = ckpt.ListAll(ctx, st, ckpt.Filter{Prefix: o.Prefix, Parent: o.Parent})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	stale, warn, err := render.AgentCheckLines(o.IO.Out, sums, now)
+	if err != nil {
+		return err
+	}
+	if stale+warn > 0 {
+		live := 0
+		for _, s := range sums {
+			if s.Status.Live() && s.Archived == nil {
+				live++
+			}
+		}
+		return staleVerdict{stale: stale, warn: warn, live: live}
+	}
+	return nil
 }

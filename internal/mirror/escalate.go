@@ -20,8 +20,8 @@ import (
 // Seed 002's stale thresholds, in whole minutes past the last checkpoint
 // (its check_stale_agents: AGE_MINUTES -gt 30 warns, -gt 60 is a crash).
 const (
-	SeedWarnMinutes  = 30
-	SeedStaleMinutes = 60
+	SeedWarnMinutes  = render.AgentCheckWarnMinutes
+	SeedStaleMinutes = render.AgentCheckStaleMinutes
 )
 
 // SitebuilderThresholds are seed 003's supervisor thresholds: warning
