@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -123,6 +124,13 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 	}
 	r := request.Resume{Agent: o.Actor.Agent, AgentType: o.AgentType, AgentName: o.AgentName, Force: o.Force}
 	return o.withStore(func(st ckpt.Store) error {
+		// The prompt's "Last update" is when the session that stopped last
+		// wrote (seed 002's "Last Update: 14:30 (45 minutes ago)"), not the
+		// resume's own time.
+		var before time.Time
+		if prev, err := st.Get(ctx, o.ID, 0); err == nil {
+			before = prev.UpdatedAt
+		}
 		l := ckpt.Lifecycle{At: o.Now(), Actor: o.By, SessionID: o.SessionID, Key: o.Key}
 		res, err := r.Run(ctx, st, o.ID, l, flagName)
 		if res.Damage != nil {
@@ -132,6 +140,9 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 			return err
 		}
 		out := withCodeSince(ctx, render.NewContinuation(res.State, ""), o.WorkDir)
+		if !before.IsZero() && res.Damage == nil {
+			out.UpdatedAt = before
+		}
 		if res.Damage != nil {
 			// No session was started; the prompt of the state as last read
 			// opens with the damage, so a session that reads it knows.
