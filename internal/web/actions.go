@@ -12,11 +12,11 @@ import (
 
 // actionIn is a request to act on a checkpoint.
 type actionIn struct {
-	Action  string `json:"action"` // takeover, abandon, restore, note, unblock
+	Action  string `json:"action"` // takeover, abandon, restore, note, tell, unblock
 	ID      string `json:"id"`
 	Agent   string `json:"agent,omitempty"`   // takeover: the new agent
 	Rev     int64  `json:"rev,omitempty"`     // restore: the revision to bring back
-	Text    string `json:"text,omitempty"`    // note: the text; abandon: the reason
+	Text    string `json:"text,omitempty"`    // note, tell: the text; abandon: the reason
 	Blocker string `json:"blocker,omitempty"` // unblock: the blocker's ID, "" for all
 }
 
@@ -82,6 +82,14 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 		return h.update(r, in.ID, func(*ckpt.Checkpoint) (ckpt.Event, error) {
 			return request.NewEvent(request.Note{Text: in.Text}, request.Write{At: l.At, Actor: l.Actor})
 		})
+	case "tell":
+		// A message for the agent: the sender is the visitor's actor.
+		if strings.TrimSpace(in.Text) == "" {
+			return nil, badRequest("a message needs text")
+		}
+		return h.update(r, in.ID, func(*ckpt.Checkpoint) (ckpt.Event, error) {
+			return ckpt.NewEvent(ckpt.EventTold, l.At, l.Actor, ckpt.Tell{Text: in.Text})
+		})
 	case "unblock":
 		return h.update(r, in.ID, func(c *ckpt.Checkpoint) (ckpt.Event, error) {
 			if len(c.ActiveBlockers()) == 0 {
@@ -90,7 +98,7 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 			return request.NewEvent(request.Unblock{ID: in.Blocker}, request.Write{At: l.At, Actor: l.Actor})
 		})
 	}
-	return nil, badRequest("unknown action %q: use takeover, abandon, restore, note or unblock", in.Action)
+	return nil, badRequest("unknown action %q: use takeover, abandon, restore, note, tell or unblock", in.Action)
 }
 
 // update appends the event fn builds from the current state (ckpt.Update).

@@ -1,8 +1,10 @@
 // ckpt dashboard. Plain modules, no build step. Every string from the store
 // goes into the page through textContent or attributes, never as HTML.
 
+import { initInbox, inboxSection, refreshInbox, refreshInboxSoon } from "./inbox.js";
+
 const PRESENCE_ORDER = ["waiting", "dead", "stale", "warn", "busy", "working", "ended"];
-const FILTERS = ["status", "presence", "agent", "parent", "label", "q"];
+const FILTERS = ["status", "presence", "agent", "parent", "label", "prefix", "q"];
 
 const state = { me: null, rows: new Map(), next: "", filters: {}, view: null, skew: 0 };
 
@@ -112,6 +114,7 @@ function matches(row, f) {
   if (!inList(row.status, f.status) || !inList(row.presence, f.presence)) return false;
   if (f.agent && row.agent.id !== f.agent && row.agent.name !== f.agent) return false;
   if (f.parent && row.parent !== f.parent) return false;
+  if (f.prefix && !row.id.startsWith(f.prefix)) return false;
   if (f.label && !(row.labels || []).includes(f.label)) return false;
   if (f.q) {
     const hay = [row.id, row.title, row.agent.name, row.agent.id, row.current_step].join(" ").toLowerCase();
@@ -131,6 +134,8 @@ async function overview() {
   const main = document.getElementById("main");
   main.replaceChildren(
     h("h1", { class: "sr-only" }, "Checkpoints"),
+    inboxSection(),
+    h("h2", { class: "fleet-title" }, "All checkpoints"),
     h("ul", { class: "counts", id: "counts", "aria-label": "Checkpoints by presence" }),
     filtersForm(),
     h("p", { id: "damaged", class: "error", role: "alert", hidden: true }),
@@ -141,6 +146,7 @@ async function overview() {
     h("div", { class: "more" }, h("button", { id: "more", type: "button", hidden: true, onclick: loadMore }, "Load more")));
   showCounts(out.counts || {});
   addRows(out);
+  refreshInbox().catch(() => {});
   document.title = "ckpt";
 }
 
@@ -160,7 +166,7 @@ function filtersForm() {
   } },
   select("presence", "Presence", PRESENCE_ORDER.concat(["pending", "done", "failed", "abandoned"])),
   select("status", "Status", ["pending", "in_progress", "waiting", "blocked", "done", "failed", "abandoned"]),
-  field("agent", "Agent", { size: 12 }), field("parent", "Parent", { size: 12 }),
+  field("agent", "Agent", { size: 12 }), field("parent", "Parent", { size: 12 }), field("prefix", "ID prefix", { size: 10 }),
   field("label", "Label", { size: 10 }), field("q", "Text", { type: "search", size: 16 }),
   h("button", { type: "submit" }, "Filter"),
   h("a", { href: "/" }, "Clear"));
@@ -469,6 +475,7 @@ async function refresh() {
       state.rows.clear();
       showCounts(out.counts || {});
       addRows(out);
+      await refreshInbox();
     } else if (state.detail) {
       await detail(state.detail.id);
     }
@@ -492,7 +499,7 @@ function connect(cursor) {
   es.onerror = () => setLive(false, "reconnecting…");
   const onChange = (ev) => {
     const c = JSON.parse(ev.data);
-    if (state.view === "overview") onChangeOverview(c);
+    if (state.view === "overview") { onChangeOverview(c); refreshInboxSoon(); }
     else onChangeDetail(c);
   };
   es.addEventListener("change", onChange);
@@ -502,6 +509,7 @@ function connect(cursor) {
 document.addEventListener("click", (e) => {
   const a = e.target.closest("a");
   if (!a || a.target || e.metaKey || e.ctrlKey || e.shiftKey || a.origin !== location.origin) return;
+  if ((a.getAttribute("href") || "").startsWith("#")) return; // the skip link
   if (a.pathname === "/" || a.pathname.startsWith("/c/")) {
     e.preventDefault();
     history.pushState(null, "", a.pathname + a.search);
@@ -510,6 +518,7 @@ document.addEventListener("click", (e) => {
   }
 });
 window.addEventListener("popstate", route);
+initInbox({ h, api, ago, filters: () => state.filters });
 setInterval(() => {
   for (const t of document.querySelectorAll("time[data-ago]")) t.textContent = ago(t.dataset.ago);
 }, 5000);

@@ -1,0 +1,41 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// inboxOut is what the page's inbox shows: what needs a person, most
+// urgent first, and whether the visitor may answer each one.
+type inboxOut struct {
+	Now   time.Time                  `json:"now"`
+	Items []inboxItem                `json:"items"`
+	Count map[ckpt.PresenceState]int `json:"counts"`
+}
+
+type inboxItem struct {
+	ckpt.InboxEntry
+	CanTell bool `json:"can_tell"` // the visitor may answer (tell) it
+}
+
+// inbox: GET /ui/api/inbox?prefix=: ckpt.InboxFrom within the visitor's
+// prefix (a wider one asked for is narrowed to it).
+func (h *Handler) inbox(r *http.Request, p Principal) (any, error) {
+	prefix := r.URL.Query().Get("prefix")
+	if p.Prefix != "" && !strings.HasPrefix(prefix, p.Prefix) {
+		prefix = p.Prefix
+	}
+	now := h.opts.Now()
+	box, err := ckpt.InboxFrom(r.Context(), h.opts.Store, ckpt.Filter{Prefix: prefix, Parent: r.URL.Query().Get("parent")}, now, ckpt.Thresholds{}, h.opts.Alive)
+	if err != nil {
+		return nil, err
+	}
+	out := inboxOut{Now: now, Items: make([]inboxItem, 0, len(box.Entries)), Count: box.Counts}
+	for _, e := range box.Entries {
+		out.Items = append(out.Items, inboxItem{InboxEntry: e, CanTell: p.may(e.ID) && (e.State == "waiting" || e.State == "blocked")})
+	}
+	return out, nil
+}

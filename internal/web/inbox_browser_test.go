@@ -1,0 +1,149 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/browsertest"
+	"github.com/ckpt-dev/ckpt/internal/claude"
+	"github.com/ckpt-dev/ckpt/internal/process"
+	"github.com/ckpt-dev/ckpt/memstore"
+)
+
+// seedAttention adds to seedFleet what needs a person besides the waiting
+// and the blocked agent: a dead one (its process killed), a stale one and
+// failed work; kill kills the dead one's process.
+func seedAttention(t *testing.T, st ckpt.Store) {
+	t.Helper()
+	ctx := context.Background()
+	seedFleet(t, st)
+	add := func(id string, at time.Time, p ckpt.Patch, more ...ckpt.Event) {
+		if _, err := st.Append(ctx, id, ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{Agent: "seed"}, ckpt.Created{Patch: p}), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range more {
+			if _, err := st.Append(ctx, id, e, ckpt.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	old := time.Now().Add(-3 * time.Hour)
+	add("ops/stale", old, ckpt.Patch{Title: ptr("Nightly import"), Agent: &ckpt.Agent{ID: "importer"}, Interval: ptr(ckpt.Duration(10 * time.Minute))})
+	add("ops/failed", old, ckpt.Patch{Title: ptr("Migrate the schema")},
+		ckpt.MustEvent(ckpt.EventStatus, old.Add(time.Minute), ckpt.Actor{Agent: "seed"}, ckpt.StatusChange{Status: ckpt.StatusFailed, Reason: "upstream API removed"}))
+	add("ops/dead", time.Now().Add(-time.Minute), ckpt.Patch{Title: ptr("Build images"), Agent: &ckpt.Agent{ID: "builder"}})
+	agent := exec.Command("sleep", "300")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Beat(ctx, "ops/dead", ckpt.Signal{State: ckpt.PresenceBusy, Reason: "docker build", Process: process.Of(agent.Process.Pid)}); err != nil {
+		t.Fatal(err)
+	}
+	agent.Process.Signal(syscall.SIGKILL)
+	agent.Wait()
+}
+
+// TestInboxInChromium: the dashboard opens on what needs a person, most
+// urgent first, with reasons in the rows and a count per state; a reply
+// typed there reaches the agent's next hook; an update redraws the inbox
+// in place without losing what is being typed; the prefix filter
+// round-trips through the URL; nothing scrolls sideways at 390 px.
+func TestInboxInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test starts Chromium: run without -short")
+	}
+	st := memstore.New()
+	seedAttention(t, st)
+	srv := httptest.NewServer(New(Options{Store: st, Authenticate: authenticate, Keepalive: time.Second,
+		Alive: process.Alive, PresenceEvery: 200 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	ctx := browsertest.New(t)
+	browsertest.SignIn(t, ctx, srv.URL, "admin-secret")
+	browsertest.WaitFor(t, ctx, "the inbox", `document.querySelectorAll("#inbox li").length === 5`)
+	order := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("#inbox li")].map(li => li.querySelector(".badge").textContent + " " + li.dataset.id)`)
+	want := []string{"waiting loop/fix-tests", "blocked kai-7/api", "dead ops/dead", "stale ops/stale", "failed ops/failed"}
+	if strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Fatalf("inbox order %v, want %v", order, want)
+	}
+	if first := browsertest.Eval[float64](t, ctx, `document.getElementById("inbox-section").getBoundingClientRect().top`); first > 200 {
+		t.Errorf("the inbox starts %v px down: it must open the page", first)
+	}
+	reasons := browsertest.Eval[string](t, ctx, `document.getElementById("inbox").textContent`)
+	for _, r := range []string{"permission prompt", "b1: Waiting for DISCOVERY.md", "is gone", "silent for more than 40m", "upstream API removed"} {
+		if !strings.Contains(reasons, r) {
+			t.Errorf("the inbox does not show the reason %q: %s", r, reasons)
+		}
+	}
+	if c := browsertest.Eval[string](t, ctx, `document.getElementById("inbox-counts").textContent`); c != "1 waiting1 blocked1 dead1 stale1 failed" {
+		t.Errorf("inbox counts %q", c)
+	}
+	colours := browsertest.Eval[[]string](t, ctx, `["waiting","blocked","dead","stale","failed"].map(s => getComputedStyle(document.querySelector("#inbox .p-" + s)).color)`)
+	seen := map[string]bool{}
+	for _, c := range colours {
+		seen[c] = true
+	}
+	if len(seen) != 5 {
+		t.Errorf("the five states share colours: %v", colours)
+	}
+	browsertest.Screenshot(t, ctx, "inbox")
+
+	// Typing a reply to the blocked agent while the fleet changes: the
+	// inbox updates in place and keeps the text and the focus.
+	browsertest.Run(t, ctx, "typing a reply", chromedp.Click(`li[data-id="kai-7/api"] textarea`), chromedp.SendKeys(`li[data-id="kai-7/api"] textarea`, "half a thought"))
+	if _, err := st.Append(context.Background(), "kai-7/spec", ckpt.MustEvent(ckpt.EventBlocker, time.Now(), ckpt.Actor{Agent: "secondary-a"}, ckpt.BlockerChange{Text: "needs the API key"}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitFor(t, ctx, "the new blocked agent in the inbox", `document.querySelectorAll("#inbox li").length === 6`)
+	if v := browsertest.Eval[string](t, ctx, `document.querySelector('li[data-id="kai-7/api"] textarea').value`); v != "half a thought" {
+		t.Errorf("the reply being typed is %q after an update", v)
+	}
+	if f := browsertest.Eval[string](t, ctx, `document.activeElement.closest("li")?.dataset.id || ""`); f != "kai-7/api" {
+		t.Errorf("the focus moved to %q after an update", f)
+	}
+
+	// A reply to the waiting agent reaches its next hook.
+	browsertest.Run(t, ctx, "replying", chromedp.SendKeys(`li[data-id="loop/fix-tests"] textarea`, "Yes, run the migration"),
+		chromedp.Click(`li[data-id="loop/fix-tests"] button`))
+	browsertest.WaitFor(t, ctx, "the reply announced", `document.getElementById("inbox-announce").textContent.startsWith("Message sent to loop/fix-tests")`)
+	browsertest.WaitFor(t, ctx, "the reply pending", `document.querySelector('li[data-id="loop/fix-tests"] .inbox-pending').textContent.startsWith("1 message")`)
+	hk := &claude.Handler{Store: st, Getenv: func(k string) string { return map[string]string{"CKPT_ID": "loop/fix-tests"}[k] }}
+	in, err := claude.ParseInput(strings.NewReader(`{"session_id":"s9","hook_event_name":"Stop","last_assistant_message":"May I run the migration?"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := hk.Handle(context.Background(), claude.EventStop, in)
+	var block struct{ Decision, Reason string }
+	if json.Unmarshal(res.Output, &block) != nil || block.Decision != "block" || !strings.Contains(block.Reason, "from dashboard:admin") || !strings.Contains(block.Reason, "> Yes, run the migration") {
+		t.Fatalf("the Stop hook after a reply printed %s (warnings %v)", res.Output, res.Warnings)
+	}
+
+	// The prefix filter round-trips through the URL and narrows both lists.
+	browsertest.Run(t, ctx, "a prefix in the URL", chromedp.Navigate(srv.URL+"/?prefix=ops/"))
+	browsertest.WaitFor(t, ctx, "the filtered inbox", `document.querySelectorAll("#inbox li").length === 3 && document.querySelectorAll("#rows tr[data-id]").length === 3`)
+	if v := browsertest.Eval[string](t, ctx, `document.querySelector('input[name="prefix"]').value`); v != "ops/" {
+		t.Errorf("the prefix field shows %q", v)
+	}
+	browsertest.Run(t, ctx, "a filter from the form", chromedp.SetValue(`input[name="prefix"]`, "kai-7/"), chromedp.Click(`//button[text()="Filter"]`))
+	browsertest.WaitFor(t, ctx, "the form's filter in the URL", `location.search === "?prefix=kai-7%2F" && document.querySelectorAll("#inbox li").length === 2`)
+
+	// On a phone: nothing scrolls sideways.
+	browsertest.Run(t, ctx, "a phone screen", chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.URL+"/"))
+	browsertest.WaitFor(t, ctx, "the inbox on a phone (the told agent works now)", `document.querySelectorAll("#inbox li").length === 5 && !document.querySelector('#inbox li[data-id="loop/fix-tests"]')`)
+	if w := browsertest.Eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("on a 390 px wide screen the page is %v px wide", w)
+	}
+	browsertest.Screenshot(t, ctx, "inbox-phone")
+	browsertest.Run(t, ctx, "a laptop screen", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/c/kai-7/api"))
+	browsertest.WaitFor(t, ctx, "the checkpoint page", `document.querySelector(".detail h1") !== null`)
+	browsertest.Screenshot(t, ctx, "checkpoint-blocked")
+	checkAccessibleNames(t, ctx)
+}
