@@ -202,7 +202,7 @@ func (w *writer) writeCheckpoint(v *ckpt.Checkpoint) {
 		if v.Code == nil {
 			w.raw(`null`)
 		} else {
-			w.writeCodeState(&(*v.Code))
+			w.writeCodeState(v.Code)
 		}
 	}
 	if v.ResumesWithoutProgress != 0 {
@@ -214,7 +214,7 @@ func (w *writer) writeCheckpoint(v *ckpt.Checkpoint) {
 		if v.Archived == nil {
 			w.raw(`null`)
 		} else {
-			w.writeArchive(&(*v.Archived))
+			w.writeArchive(v.Archived)
 		}
 	}
 	if len(v.Messages) != 0 {
@@ -369,7 +369,7 @@ func (r *reader) readCheckpoint(v *ckpt.Checkpoint) {
 		case "code":
 			if !r.null() {
 				e0 := new(ckpt.CodeState)
-				r.readCodeState(&(*e0))
+				r.readCodeState(e0)
 				v.Code = e0
 			}
 		case "resumes_without_progress":
@@ -377,7 +377,7 @@ func (r *reader) readCheckpoint(v *ckpt.Checkpoint) {
 		case "archived":
 			if !r.null() {
 				e0 := new(ckpt.Archive)
-				r.readArchive(&(*e0))
+				r.readArchive(e0)
 				v.Archived = e0
 			}
 		case "messages":
@@ -482,7 +482,7 @@ func (w *writer) writeSummary(v *ckpt.Summary) {
 		if v.Archived == nil {
 			w.raw(`null`)
 		} else {
-			w.writeArchive(&(*v.Archived))
+			w.writeArchive(v.Archived)
 		}
 	}
 	w.raw(`,"started_at":`)
@@ -551,7 +551,7 @@ func (r *reader) readSummary(v *ckpt.Summary) {
 		case "archived":
 			if !r.null() {
 				e0 := new(ckpt.Archive)
-				r.readArchive(&(*e0))
+				r.readArchive(e0)
 				v.Archived = e0
 			}
 		case "started_at":
@@ -734,7 +734,7 @@ func (w *writer) writeCreated(v *ckpt.Created) {
 		if v.Patch.Agent == nil {
 			w.raw(`null`)
 		} else {
-			w.writeAgent(&(*v.Patch.Agent))
+			w.writeAgent(v.Patch.Agent)
 		}
 	}
 	if v.Patch.Progress != nil {
@@ -742,7 +742,7 @@ func (w *writer) writeCreated(v *ckpt.Created) {
 		if v.Patch.Progress == nil {
 			w.raw(`null`)
 		} else {
-			w.writeProgressSet(&(*v.Patch.Progress))
+			w.writeProgressSet(v.Patch.Progress)
 		}
 	}
 	if len(v.Patch.AddLabels) != 0 {
@@ -1021,13 +1021,13 @@ func (r *reader) readCreated(v *ckpt.Created) {
 		case "agent":
 			if !r.null() {
 				e0 := new(ckpt.Agent)
-				r.readAgent(&(*e0))
+				r.readAgent(e0)
 				v.Patch.Agent = e0
 			}
 		case "progress":
 			if !r.null() {
 				e0 := new(ckpt.ProgressSet)
-				r.readProgressSet(&(*e0))
+				r.readProgressSet(e0)
 				v.Patch.Progress = e0
 			}
 		case "add_labels":
@@ -1148,7 +1148,7 @@ func (r *reader) readCreated(v *ckpt.Created) {
 		case "interval":
 			if !r.null() {
 				e0 := new(ckpt.Duration)
-				r.unmarshaler(&(*e0))
+				r.unmarshaler(e0)
 				v.Patch.Interval = e0
 			}
 		case "steps":
@@ -1247,7 +1247,7 @@ func (w *writer) writePatch(v *ckpt.Patch) {
 		if v.Agent == nil {
 			w.raw(`null`)
 		} else {
-			w.writeAgent(&(*v.Agent))
+			w.writeAgent(v.Agent)
 		}
 	}
 	if v.Progress != nil {
@@ -1255,7 +1255,7 @@ func (w *writer) writePatch(v *ckpt.Patch) {
 		if v.Progress == nil {
 			w.raw(`null`)
 		} else {
-			w.writeProgressSet(&(*v.Progress))
+			w.writeProgressSet(v.Progress)
 		}
 	}
 	if len(v.AddLabels) != 0 {
@@ -1500,13 +1500,13 @@ func (r *reader) readPatch(v *ckpt.Patch) {
 		case "agent":
 			if !r.null() {
 				e0 := new(ckpt.Agent)
-				r.readAgent(&(*e0))
+				r.readAgent(e0)
 				v.Agent = e0
 			}
 		case "progress":
 			if !r.null() {
 				e0 := new(ckpt.ProgressSet)
-				r.readProgressSet(&(*e0))
+				r.readProgressSet(e0)
 				v.Progress = e0
 			}
 		case "add_labels":
@@ -1627,7 +1627,7 @@ func (r *reader) readPatch(v *ckpt.Patch) {
 		case "interval":
 			if !r.null() {
 				e0 := new(ckpt.Duration)
-				r.unmarshaler(&(*e0))
+				r.unmarshaler(e0)
 				v.Interval = e0
 			}
 		}
@@ -1901,7 +1901,7 @@ func (w *writer) writeSessionChange(v *ckpt.SessionChange) {
 		if v.Agent == nil {
 			w.raw(`null`)
 		} else {
-			w.writeAgent(&(*v.Agent))
+			w.writeAgent(v.Agent)
 		}
 	}
 	w.close(n, '}')
@@ -1917,7 +1917,7 @@ func (r *reader) readSessionChange(v *ckpt.SessionChange) {
 		case "agent":
 			if !r.null() {
 				e0 := new(ckpt.Agent)
-				r.readAgent(&(*e0))
+				r.readAgent(e0)
 				v.Agent = e0
 			}
 		}
@@ -2229,7 +2229,7 @@ func (w *writer) writeSignal(v *ckpt.Signal) {
 	if v.Process == nil {
 		w.raw(`null`)
 	} else {
-		w.writeProcess(&(*v.Process))
+		w.writeProcess(v.Process)
 	}
 	w.close(n, '}')
 }
@@ -2248,7 +2248,7 @@ func (r *reader) readSignal(v *ckpt.Signal) {
 		case "Process":
 			if !r.null() {
 				e0 := new(ckpt.Process)
-				r.readProcess(&(*e0))
+				r.readProcess(e0)
 				v.Process = e0
 			}
 		}
@@ -2275,7 +2275,7 @@ func (w *writer) writePresence(v *ckpt.Presence) {
 		if v.Process == nil {
 			w.raw(`null`)
 		} else {
-			w.writeProcess(&(*v.Process))
+			w.writeProcess(v.Process)
 		}
 	}
 	w.close(n, '}')
@@ -2295,7 +2295,7 @@ func (r *reader) readPresence(v *ckpt.Presence) {
 		case "process":
 			if !r.null() {
 				e0 := new(ckpt.Process)
-				r.readProcess(&(*e0))
+				r.readProcess(e0)
 				v.Process = e0
 			}
 		}
@@ -2885,7 +2885,7 @@ func (w *writer) writeHeartbeat(v *ckpt.Heartbeat) {
 		if v.Presence == nil {
 			w.raw(`null`)
 		} else {
-			w.writePresence(&(*v.Presence))
+			w.writePresence(v.Presence)
 		}
 	}
 	w.close(n, '}')
@@ -2903,7 +2903,7 @@ func (r *reader) readHeartbeat(v *ckpt.Heartbeat) {
 		case "presence":
 			if !r.null() {
 				e0 := new(ckpt.Presence)
-				r.readPresence(&(*e0))
+				r.readPresence(e0)
 				v.Presence = e0
 			}
 		}

@@ -18,6 +18,8 @@ type reader struct {
 }
 
 // fail leaves the whole input to encoding/json.
+//
+//lint:ignore U1000 called by generated code for a field it cannot read
 func (r *reader) fail() { r.ok = false }
 
 // null reads a null if one is next.
@@ -216,6 +218,8 @@ func (r *reader) intBits(bits int) int64 {
 }
 
 // uintBits reads an integer that fits in an unsigned integer of bits bits.
+//
+//lint:ignore U1000 called by generated code for an unsigned field
 func (r *reader) uintBits(bits int) uint64 {
 	s := r.digits(false)
 	if !r.ok {

@@ -19,6 +19,8 @@ type writer struct {
 }
 
 // fail leaves the whole value to encoding/json.
+//
+//lint:ignore U1000 called by generated code for a field it cannot write
 func (w *writer) fail() { w.ok = false }
 
 func (w *writer) raw(s string) { w.b = append(w.b, s...) }
@@ -36,6 +38,7 @@ func (w *writer) int(n int64) { w.b = strconv.AppendInt(w.b, n, 10) }
 
 func (w *writer) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
 
+//lint:ignore U1000 called by generated code for an unsigned field
 func (w *writer) uint(n uint64) { w.b = strconv.AppendUint(w.b, n, 10) }
 
 // sortedKeys returns m's keys in the order encoding/json writes them.

@@ -170,6 +170,14 @@ func (g *gen) typeName(t reflect.Type) string {
 	return strings.ReplaceAll(t.String(), lastElem(g.pkg)+".", "ckpt.")
 }
 
+// addr is the address of the addressable expression x: e for (*e).
+func addr(x string) string {
+	if strings.HasPrefix(x, "(*") && strings.HasSuffix(x, ")") {
+		return x[2 : len(x)-1]
+	}
+	return "&" + x
+}
+
 func lastElem(p string) string { return p[strings.LastIndex(p, "/")+1:] }
 
 func funcName(t reflect.Type) string { return t.Name() }
@@ -181,10 +189,9 @@ func (g *gen) writeFunc(t reflect.Type, fields []field) {
 		x := "v" + f.goPath
 		if cond := g.omitCond(f, x); cond != "" {
 			g.printf("\tif %s {\n", cond)
-			defer0 := "\t}\n"
 			g.printf("\t\tw.raw(`,%s:`)\n", quote(f.name))
 			g.writeValue(f.typ, x, "\t\t", 0)
-			g.printf("%s", defer0)
+			g.printf("\t}\n")
 			continue
 		}
 		g.printf("\tw.raw(`,%s:`)\n", quote(f.name))
@@ -193,9 +200,8 @@ func (g *gen) writeFunc(t reflect.Type, fields []field) {
 	g.printf("\tw.close(n, '}')\n}\n")
 }
 
-// quote is name as a JSON string; a key needing an escape is not expected
-// in Go tags here and is written as encoding/json would only for plain
-// ASCII.
+// quote is name as a JSON string, as encoding/json writes a key (keys with
+// < > & are escaped alike by both).
 func quote(name string) string {
 	b, _ := json.Marshal(name)
 	return string(b)
@@ -268,7 +274,7 @@ func (g *gen) writeValue(t reflect.Type, x, ind string, depth int) {
 		return
 	case g.isObject(t):
 		g.enqueue(t)
-		p("w.write%s(&%s)", funcName(t), x)
+		p("w.write%s(%s)", funcName(t), addr(x))
 		return
 	}
 	e := fmt.Sprintf("e%d", depth)
@@ -359,14 +365,14 @@ func (g *gen) readValue(t reflect.Type, x, ind string, depth int) {
 		p("%s = r.rawValue()", x)
 		return
 	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType):
-		p("r.unmarshaler(&%s)", x)
+		p("r.unmarshaler(%s)", addr(x))
 		return
 	case t.Kind() != reflect.Pointer && (t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)):
 		p("r.fail() // a TextUnmarshaler: left to encoding/json")
 		return
 	case g.isObject(t):
 		g.enqueue(t)
-		p("r.read%s(&%s)", funcName(t), x)
+		p("r.read%s(%s)", funcName(t), addr(x))
 		return
 	}
 	e := fmt.Sprintf("e%d", depth)
