@@ -7,15 +7,9 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
-
-// judgeAll is the stale report of one list.
-func judgeAll(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) ckpt.StaleReport {
-	j := ckpt.NewStaleJudge(now, th, alive)
-	j.Add(list)
-	return j.Report()
-}
 
 func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
 	now := time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC)
@@ -30,7 +24,7 @@ func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
 		sum("e-stale", 50*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 		sum("f-warn", 30*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 	}
-	r := judgeAll(list, now, ckpt.Thresholds{}, nil)
+	r := testsupport.JudgeAll(list, now, ckpt.Thresholds{}, nil)
 	var got []string
 	for _, e := range r.Entries {
 		got = append(got, e.ID+":"+string(e.Liveness))
@@ -72,7 +66,7 @@ func TestStaleReportSpeaksPresence(t *testing.T) {
 		sum("paused", 7, 9*time.Hour, ckpt.StatusWaiting, ""),
 	}
 	alive := func(p *ckpt.Process) (bool, bool) { return p.PID != 7, true }
-	r := judgeAll(list, now, ckpt.Thresholds{}, alive)
+	r := testsupport.JudgeAll(list, now, ckpt.Thresholds{}, alive)
 	if len(r.Entries) != 1 || r.Entries[0].ID != "dead" || r.Entries[0].Presence != ckpt.PresenceDead || r.Entries[0].Liveness != ckpt.Stale ||
 		r.Entries[0].Why != "process 7 on h is gone" {
 		t.Fatalf("entries %+v, want only dead", r.Entries)
@@ -108,7 +102,7 @@ func TestStaleFromJudgesEveryPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := judgeAll(all, now, ckpt.Thresholds{}, nil)
+	want := testsupport.JudgeAll(all, now, ckpt.Thresholds{}, nil)
 	got, err := ckpt.StaleFrom(ctx, st, ckpt.Filter{}, now, ckpt.Thresholds{}, nil)
 	if err != nil {
 		t.Fatal(err)

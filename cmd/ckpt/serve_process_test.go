@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/mcp"
+	"github.com/ckpt-dev/ckpt/internal/syncbuf"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,26 +30,7 @@ type serveProcess struct {
 	cmd    *exec.Cmd
 	url    string
 	admin  string // the token printed at the first start ("" on a restart)
-	stdout *lockedBuffer
-}
-
-// lockedBuffer is a bytes.Buffer that the process's output copier writes
-// while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	stdout *syncbuf.Buffer
 }
 
 // startServe runs `ckpt serve --addr addr` (and the extra flags) over the
@@ -65,7 +46,7 @@ func startServe(t testing.TB, bin, store, addr string, extra ...string) *servePr
 	// No token file yet: this start prints the first admin token.
 	_, statErr := os.Stat(filepath.Join(store, "tokens.json"))
 	first := errors.Is(statErr, os.ErrNotExist)
-	var stdout lockedBuffer
+	var stdout syncbuf.Buffer
 	cmd.Stdout = &stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,11 +1,9 @@
 package claude
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
@@ -77,24 +75,4 @@ func Bounded(ctx context.Context, fn func() error) error {
 		}
 		return fmt.Errorf("gave up after the hook's time limit: %w", ctx.Err())
 	}
-}
-
-// lockedBuffer collects the warnings a store prints while a hook runs; a
-// write that a hook stopped waiting for may still print while the hook
-// reads them.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
+	"github.com/ckpt-dev/ckpt/internal/syncbuf"
 )
 
 // Environment variables a hook call reads besides EnvAgent, EnvStateDir and
@@ -100,7 +101,7 @@ func Run(ctx context.Context, c Call) {
 
 // handle opens the store under the deadline, builds the Handler and
 // handles ev; the store's own warnings are collected in the buffer.
-func (c Call) handle(ctx context.Context, ev Event, in Input) (Result, *lockedBuffer) {
+func (c Call) handle(ctx context.Context, ev Event, in Input) (Result, *syncbuf.Buffer) {
 	start := c.WorkDir
 	// The payload's cwd is usually where the client started the hook: then
 	// it is start either way, and needs no stat.
@@ -124,7 +125,9 @@ func (c Call) handle(ctx context.Context, ev Event, in Input) (Result, *lockedBu
 		// the events that write history record it.
 		h.RepoRoot = gitroot.Find(start)
 	}
-	storeWarnings := &lockedBuffer{}
+	// The store's warnings, locked: a write the hook stopped waiting for
+	// may still print while the hook reads them.
+	storeWarnings := &syncbuf.Buffer{}
 	// One deadline bounds the whole call, the store's opening included, so
 	// SessionEnd stays within Claude Code's budget, and Handle's own bound
 	// sets no second timer.

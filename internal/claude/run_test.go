@@ -10,35 +10,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/gofrs/flock"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
 var runT0 = time.Date(2026, 1, 15, 14, 0, 0, 0, time.UTC)
-
-// checkFailForward asserts what every hook call guarantees: stdout empty
-// or one JSON object under the 10,000-character limit, at most one stderr
-// line.
-func checkFailForward(t testing.TB, out, errOut string) {
-	t.Helper()
-	if out != "" {
-		var v map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatalf("stdout is not one JSON object: %v: %q", err, out)
-		}
-		if n := len(utf16.Encode([]rune(out))); n >= 10000 {
-			t.Fatalf("stdout is %d characters, over Claude Code's limit", n)
-		}
-	}
-	if strings.Count(errOut, "\n") > 1 || errOut != "" && !strings.HasSuffix(errOut, "\n") {
-		t.Fatalf("stderr is not one line: %q", errOut)
-	}
-}
 
 func createCheckpoint(t testing.TB, st ckpt.Store, id string) {
 	t.Helper()
@@ -146,7 +127,7 @@ func FuzzRun(f *testing.F) {
 				OpenStore: func(string, io.Writer) (ckpt.Store, error) { return store, nil },
 				Loop:      TaskLoop{Enabled: true},
 			})
-			checkFailForward(t, out.String(), errOut.String())
+			testsupport.FailForward(t, out.String(), errOut.String())
 			if out.Len() == 0 {
 				continue
 			}
@@ -204,7 +185,7 @@ func TestPresenceEventsKeepTheTimeLimit(t *testing.T) {
 			Process:   func() *ckpt.Process { return proc },
 			Timeout:   limit,
 		})
-		checkFailForward(t, out.String(), errOut.String())
+		testsupport.FailForward(t, out.String(), errOut.String())
 		return out.String(), errOut.String()
 	}
 	if out, errs := call(store, 0); out != "" || errs != "" {

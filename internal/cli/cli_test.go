@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"reflect"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
 
 // Tests of whole command lines: flags, arguments, exit codes, output.
@@ -304,16 +304,7 @@ func zeroFields(v reflect.Value, prefix string) []string {
 func divergedRepo(t *testing.T) string {
 	t.Helper()
 	base := t.TempDir()
-	git := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	git := func(dir string, args ...string) { testsupport.Git(t, dir, args...) }
 	origin, repo := base+"/origin", base+"/work"
 	git(base, "init", "-q", "-b", "main", origin)
 	if err := os.WriteFile(origin+"/a.txt", []byte("a\n"), 0o644); err != nil {

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -33,26 +33,14 @@ func runHookCmd(t testing.TB, store ckpt.Store, workDir, stdin string, vars map[
 	return code, out.String(), errOut.String()
 }
 
-// checkFailForward asserts what every hook call guarantees: exit 0, stdout
-// empty or one JSON object under the 10,000-character limit, at most one
-// stderr line.
+// checkFailForward asserts what every hook call guarantees through the
+// command line: exit 0, and the output of testsupport.FailForward.
 func checkFailForward(t testing.TB, code int, out, errOut string) {
 	t.Helper()
 	if code != 0 {
 		t.Fatalf("exit %d, want 0; stderr %q", code, errOut)
 	}
-	if out != "" {
-		var v map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatalf("stdout is not one JSON object: %v: %q", err, out)
-		}
-		if n := len(utf16.Encode([]rune(out))); n >= 10000 {
-			t.Fatalf("stdout is %d characters, over Claude Code's limit", n)
-		}
-	}
-	if strings.Count(errOut, "\n") > 1 || errOut != "" && !strings.HasSuffix(errOut, "\n") {
-		t.Fatalf("stderr is not one line: %q", errOut)
-	}
+	testsupport.FailForward(t, out, errOut)
 }
 
 // TestHookNeverFails runs `ckpt hook` the ways a client or a person might

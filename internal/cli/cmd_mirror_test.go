@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
+	"github.com/ckpt-dev/ckpt/internal/syncbuf"
 )
 
 // mirrorCmdEnv runs the mirror commands against a real filestore.
@@ -272,7 +272,7 @@ func TestMirrorFollowOnAFileStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := env.options()
-	o.IO.Out = &lockedBuffer{}
+	o.IO.Out = &syncbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runMirrorFollow(ctx, o) }()
@@ -282,12 +282,12 @@ func TestMirrorFollowOnAFileStore(t *testing.T) {
 		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				cancel()
-				t.Fatalf("%s: not seen; output %q", what, o.IO.Out.(*lockedBuffer).String())
+				t.Fatalf("%s: not seen; output %q", what, o.IO.Out.(*syncbuf.Buffer).String())
 			}
 		}
 	}
 	waitFor("the first full sync", func() bool {
-		return strings.Contains(o.IO.Out.(*lockedBuffer).String(), "wrote the mirrors of track-1")
+		return strings.Contains(o.IO.Out.(*syncbuf.Buffer).String(), "wrote the mirrors of track-1")
 	})
 	st, err := filestore.Open(env.dir)
 	if err != nil {
@@ -328,22 +328,4 @@ func TestMirrorsWithAStoreThatIsNotADirectory(t *testing.T) {
 	if json.Unmarshal(raw, &cfg) != nil || len(cfg.Mirrors) != 1 || cfg.Mirrors[0].Root != "." {
 		t.Errorf("the list (roots relative to its directory):\n%s", raw)
 	}
-}
-
-// lockedBuffer is a buffer a command may write while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

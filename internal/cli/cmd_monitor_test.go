@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +16,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/monitor"
+	"github.com/ckpt-dev/ckpt/internal/syncbuf"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -31,32 +31,14 @@ type steppedMonitor struct {
 	done   chan error
 	asking chan struct{} // the monitor asks the time: it is between looks
 	asked  bool          // it asked, and waits for the time
-	out    *syncBuffer
-	errOut *syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out    *syncbuf.Buffer
+	errOut *syncbuf.Buffer
 }
 
 func startMonitor(t *testing.T, st ckpt.Store, edit func(*MonitorOptions)) *steppedMonitor {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &steppedMonitor{t: t, times: make(chan time.Time), asking: make(chan struct{}), cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, errOut: &syncBuffer{}}
+	m := &steppedMonitor{t: t, times: make(chan time.Time), asking: make(chan struct{}), cancel: cancel, done: make(chan error, 1), out: &syncbuf.Buffer{}, errOut: &syncbuf.Buffer{}}
 	ticks := make(chan time.Time, 64)
 	for range cap(ticks) {
 		ticks <- time.Time{}
@@ -241,7 +223,7 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 	// Through the command line, with the Env's interrupt: the monitor runs
 	// on a real ticker until the interrupt context ends, then exits 0.
 	st := memstore.New()
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	interrupt := make(chan struct{})
 	env := &cmdutil.Env{
 		IOStreams: cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},

@@ -13,6 +13,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/syncbuf"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -144,10 +145,10 @@ func TestStatusWatchRedrawsUntilInterrupted(t *testing.T) {
 	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
 	h.ok("start", "a", "--agent", "alice")
 	ctx, cancel := context.WithCancel(context.Background())
-	var errOut syncBuffer
+	var errOut syncbuf.Buffer
 	o := &StatusViewOptions{
 		common: common{
-			IO:    cmdutil.IOStreams{In: strings.NewReader(""), Out: &syncBuffer{}, ErrOut: &errOut},
+			IO:    cmdutil.IOStreams{In: strings.NewReader(""), Out: &syncbuf.Buffer{}, ErrOut: &errOut},
 			Now:   func() time.Time { return t0 },
 			Store: func() (ckpt.Store, error) { return st, nil },
 		},
@@ -159,7 +160,7 @@ func TestStatusWatchRedrawsUntilInterrupted(t *testing.T) {
 	// with --out each frame rewrites the file.
 	// Ctrl-C (the context ending) stops it cleanly.
 	file := filepath.Join(t.TempDir(), "STATUS.md")
-	var plain syncBuffer
+	var plain syncbuf.Buffer
 	o2 := *o
 	o2.IO = cmdutil.IOStreams{In: strings.NewReader(""), Out: &plain, ErrOut: &errOut}
 	o2.Terminal, o2.Markdown, o2.OutFile = false, true, file

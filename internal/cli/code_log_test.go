@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
 
 // TestCheckpointRecordsCodeState: ckpt checkpoint records where the code
@@ -44,11 +44,7 @@ func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 	repo := divergedRepo(t)
 	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
 	c := h.get("a")
-	cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-am", "more")
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v\n%s", err, out)
-	}
+	testsupport.Git(t, repo, "commit", "-q", "-am", "more")
 	ctx := context.Background()
 	out := withCodeSince(ctx, render.NewContinuation(c, ""), repo)
 	md := out.Markdown()

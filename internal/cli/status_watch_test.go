@@ -11,6 +11,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/syncbuf"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -135,7 +136,7 @@ func TestStatusWatchFollowsTheFeed(t *testing.T) {
 	term := &fakeTerminal{}
 	o := &StatusViewOptions{
 		common: common{
-			IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: term, ErrOut: &syncBuffer{}},
+			IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: term, ErrOut: &syncbuf.Buffer{}},
 			Now: func() time.Time {
 				clockMu.Lock()
 				defer clockMu.Unlock()

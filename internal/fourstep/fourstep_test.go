@@ -19,6 +19,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 	"github.com/ckpt-dev/ckpt/internal/tracker"
 	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
@@ -365,19 +366,8 @@ func gitRepo(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 	for _, args := range [][]string{{"init", "-q", "."}, {"add", "."}, {"commit", "-q", "-m", "initial"}} {
-		git(t, dir, args...)
+		testsupport.Git(t, dir, args...)
 	}
-}
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 func TestCheckpointManualProfileInGitRepository(t *testing.T) {
@@ -392,13 +382,13 @@ func TestCheckpointManualProfileInGitRepository(t *testing.T) {
 	if r.Succeeded != 4 || r.Total != 4 || r.Commit == "" {
 		t.Fatalf("report %+v\n%s", r, fx.out.String())
 	}
-	if got := git(t, fx.dir, "show", "--name-only", "--format=", "HEAD"); got != "header_test.go\nparse.go\n" {
+	if got := testsupport.Git(t, fx.dir, "show", "--name-only", "--format=", "HEAD"); got != "header_test.go\nparse.go\n" {
 		t.Errorf("committed %q, want only the in-scope files", got)
 	}
-	if got := git(t, fx.dir, "status", "--porcelain"); got != " M notes.txt\n" {
+	if got := testsupport.Git(t, fx.dir, "status", "--porcelain"); got != " M notes.txt\n" {
 		t.Errorf("status after the snapshot %q", got)
 	}
-	if msg := git(t, fx.dir, "log", "-1", "--format=%B"); !strings.HasPrefix(msg, "checkpoint(feature/CIA-123): Write the parser [0/2]\n") || !strings.Contains(msg, "Ckpt-Checkpoint: feature/CIA-123\n") {
+	if msg := testsupport.Git(t, fx.dir, "log", "-1", "--format=%B"); !strings.HasPrefix(msg, "checkpoint(feature/CIA-123): Write the parser [0/2]\n") || !strings.Contains(msg, "Ckpt-Checkpoint: feature/CIA-123\n") {
 		t.Errorf("commit message:\n%s", msg)
 	}
 	out := fx.out.String()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
 
 // isolateGit keeps the user's global and system git configuration (hooks
@@ -36,28 +37,17 @@ func newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	isolateGit(t)
 	dir := t.TempDir()
-	gitT(t, dir, "init", "-q", "-b", "main")
-	gitT(t, dir, "config", "user.name", "Test Agent")
-	gitT(t, dir, "config", "user.email", "agent@example.com")
+	testsupport.Git(t, dir, "init", "-q", "-b", "main")
+	testsupport.Git(t, dir, "config", "user.name", "Test Agent")
+	testsupport.Git(t, dir, "config", "user.email", "agent@example.com")
 	if len(files) > 0 {
 		for name, content := range files {
 			write(t, dir, name, content)
 		}
-		gitT(t, dir, "add", "--all")
-		gitT(t, dir, "commit", "-q", "-m", "initial")
+		testsupport.Git(t, dir, "add", "--all")
+		testsupport.Git(t, dir, "commit", "-q", "-m", "initial")
 	}
 	return dir
-}
-
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 func write(t *testing.T, dir, name, content string) {
@@ -73,13 +63,13 @@ func write(t *testing.T, dir, name, content string) {
 
 func head(t *testing.T, dir string) string {
 	t.Helper()
-	return strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
+	return strings.TrimSpace(testsupport.Git(t, dir, "rev-parse", "HEAD"))
 }
 
 // indexState is everything a user could see of the index and work tree.
 func indexState(t *testing.T, dir string) string {
 	t.Helper()
-	return gitT(t, dir, "ls-files", "-s") + "\n--\n" + gitT(t, dir, "status", "--porcelain=v1", "--untracked-files=all")
+	return testsupport.Git(t, dir, "ls-files", "-s") + "\n--\n" + testsupport.Git(t, dir, "status", "--porcelain=v1", "--untracked-files=all")
 }
 
 func snapshot(t *testing.T, dir string, scope ...string) Result {
@@ -111,7 +101,7 @@ func TestSnapshotCommitsOnlyInScopeFilesAndLeavesTheRestAsItWas(t *testing.T) {
 	write(t, dir, "a.txt", "a changed\n")        // tracked, in scope
 	write(t, dir, "b.txt", "b changed\n")        // tracked, out of scope, unstaged
 	write(t, dir, "c.txt", "c staged\n")         // out of scope, staged by the user
-	gitT(t, dir, "add", "c.txt")                 //
+	testsupport.Git(t, dir, "add", "c.txt")      //
 	os.Remove(filepath.Join(dir, "gone.txt"))    // tracked, in scope, deleted
 	write(t, dir, "new.txt", "new\n")            // untracked, in scope
 	write(t, dir, "src/new.go", "package src\n") // untracked, under an in-scope directory
@@ -128,23 +118,23 @@ func TestSnapshotCommitsOnlyInScopeFilesAndLeavesTheRestAsItWas(t *testing.T) {
 	if res.Commit != head(t, dir) || res.Commit == before {
 		t.Fatalf("Commit = %s, HEAD = %s, before = %s", res.Commit, head(t, dir), before)
 	}
-	if parent := strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD~1")); parent != before {
+	if parent := strings.TrimSpace(testsupport.Git(t, dir, "rev-parse", "HEAD~1")); parent != before {
 		t.Fatalf("parent = %s, want %s", parent, before)
 	}
-	changed := gitT(t, dir, "show", "--name-status", "--format=", "HEAD")
+	changed := testsupport.Git(t, dir, "show", "--name-status", "--format=", "HEAD")
 	if changed != "M\ta.txt\nD\tgone.txt\nA\tnew.txt\nA\tsrc/new.go\n" {
 		t.Fatalf("commit changed:\n%s", changed)
 	}
-	if msg := gitT(t, dir, "log", "-1", "--format=%B"); msg != "checkpoint(t): test [1/2]\n\n" {
+	if msg := testsupport.Git(t, dir, "log", "-1", "--format=%B"); msg != "checkpoint(t): test [1/2]\n\n" {
 		t.Fatalf("commit message = %q", msg)
 	}
 	// Out-of-scope files keep their state: b unstaged, c still staged (and
 	// not committed), other untracked; in-scope files are clean.
-	status := gitT(t, dir, "status", "--porcelain=v1", "--untracked-files=all")
+	status := testsupport.Git(t, dir, "status", "--porcelain=v1", "--untracked-files=all")
 	if status != " M b.txt\nM  c.txt\n?? other.txt\n" {
 		t.Fatalf("status after snapshot:\n%s", status)
 	}
-	if got := gitT(t, dir, "show", "HEAD:c.txt"); got != "c\n" {
+	if got := testsupport.Git(t, dir, "show", "HEAD:c.txt"); got != "c\n" {
 		t.Fatalf("the staged out-of-scope file was committed: HEAD:c.txt = %q", got)
 	}
 }
@@ -157,10 +147,10 @@ func TestSnapshotAddsAnUntrackedInScopeFileInANewRepository(t *testing.T) {
 	if !res.Committed || !slices.Equal(res.Files, []string{"notes/plan.md"}) {
 		t.Fatalf("result = %+v", res)
 	}
-	if tree := gitT(t, dir, "ls-tree", "-r", "--name-only", "HEAD"); tree != "notes/plan.md\n" {
+	if tree := testsupport.Git(t, dir, "ls-tree", "-r", "--name-only", "HEAD"); tree != "notes/plan.md\n" {
 		t.Fatalf("first commit holds:\n%s", tree)
 	}
-	if status := gitT(t, dir, "status", "--porcelain=v1", "--untracked-files=all"); status != "?? scratch.txt\n" {
+	if status := testsupport.Git(t, dir, "status", "--porcelain=v1", "--untracked-files=all"); status != "?? scratch.txt\n" {
 		t.Fatalf("status:\n%s", status)
 	}
 }
@@ -174,7 +164,7 @@ func TestSnapshotFailingPreCommitHookSkipsAndLeavesTheIndexAlone(t *testing.T) {
 	write(t, dir, "a.txt", "a changed \n")
 	write(t, dir, "new.txt", "new\n")
 	write(t, dir, "c.txt", "c staged\n")
-	gitT(t, dir, "add", "c.txt")
+	testsupport.Git(t, dir, "add", "c.txt")
 	before, beforeState := head(t, dir), indexState(t, dir)
 
 	res := snapshot(t, dir, "a.txt", "new.txt")
@@ -200,9 +190,9 @@ func TestSnapshotFailingCommitMsgHookUnderHooksPathSkips(t *testing.T) {
 	if err := os.Chmod(filepath.Join(hooks, "commit-msg"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	gitT(t, dir, "config", "core.hooksPath", hooks)
-	gitT(t, dir, "add", "githooks")
-	gitT(t, dir, "commit", "-q", "--no-verify", "-m", "hooks")
+	testsupport.Git(t, dir, "config", "core.hooksPath", hooks)
+	testsupport.Git(t, dir, "add", "githooks")
+	testsupport.Git(t, dir, "commit", "-q", "--no-verify", "-m", "hooks")
 	write(t, dir, "a.txt", "a changed\n")
 	before := indexState(t, dir)
 	res := snapshot(t, dir, "a.txt")
@@ -223,7 +213,7 @@ func TestSnapshotPassingHookSeesOnlyTheScopedIndex(t *testing.T) {
 	}
 	write(t, dir, "a.txt", "a changed\n")
 	write(t, dir, "c.txt", "c staged\n")
-	gitT(t, dir, "add", "c.txt")
+	testsupport.Git(t, dir, "add", "c.txt")
 	res := snapshot(t, dir, "a.txt")
 	if !res.Committed {
 		t.Fatalf("result = %+v", res)
@@ -258,7 +248,7 @@ func TestSnapshotSkipsWhenNothingInScopeIsDirty(t *testing.T) {
 func TestSnapshotSkipsWhenTheInScopeChangesMatchHEAD(t *testing.T) {
 	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
 	write(t, dir, "a.txt", "a staged\n")
-	gitT(t, dir, "add", "a.txt")
+	testsupport.Git(t, dir, "add", "a.txt")
 	write(t, dir, "a.txt", "a\n") // the work tree is back to HEAD; the index is not
 	before := indexState(t, dir)
 	res := snapshot(t, dir, "a.txt")
@@ -343,19 +333,19 @@ func TestSnapshotFromASubdirectoryTakesPathsLiterally(t *testing.T) {
 	if !res.Committed || !slices.Equal(res.Files, []string{"pkg/*.txt"}) {
 		t.Fatalf("result = %+v; the scope entry must not act as a glob", res)
 	}
-	if status := gitT(t, dir, "status", "--porcelain=v1"); status != " M pkg/a.txt\n M pkg/b.txt\n" {
+	if status := testsupport.Git(t, dir, "status", "--porcelain=v1"); status != " M pkg/a.txt\n M pkg/b.txt\n" {
 		t.Fatalf("status:\n%s", status)
 	}
 }
 
 func TestSnapshotSkipsDuringAMerge(t *testing.T) {
 	dir := newRepo(t, map[string]string{"a.txt": "base\n"})
-	gitT(t, dir, "checkout", "-q", "-b", "other")
+	testsupport.Git(t, dir, "checkout", "-q", "-b", "other")
 	write(t, dir, "a.txt", "other\n")
-	gitT(t, dir, "commit", "-q", "-am", "other")
-	gitT(t, dir, "checkout", "-q", "main")
+	testsupport.Git(t, dir, "commit", "-q", "-am", "other")
+	testsupport.Git(t, dir, "checkout", "-q", "main")
 	write(t, dir, "a.txt", "main\n")
-	gitT(t, dir, "commit", "-q", "-am", "main")
+	testsupport.Git(t, dir, "commit", "-q", "-am", "main")
 	cmd := exec.Command("git", "merge", "-q", "other")
 	cmd.Dir = dir
 	if err := cmd.Run(); err == nil {
@@ -373,8 +363,8 @@ func TestSnapshotSkipsDuringAMerge(t *testing.T) {
 
 func TestSnapshotWithoutAnIdentityFailsWithTheFix(t *testing.T) {
 	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
-	gitT(t, dir, "config", "--unset", "user.name")
-	gitT(t, dir, "config", "--unset", "user.email")
+	testsupport.Git(t, dir, "config", "--unset", "user.name")
+	testsupport.Git(t, dir, "config", "--unset", "user.email")
 	t.Setenv("EMAIL", "")
 	os.Unsetenv("EMAIL")
 	write(t, dir, "a.txt", "a changed\n")

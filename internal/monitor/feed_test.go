@@ -1,7 +1,6 @@
 package monitor_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/monitor"
+	"github.com/ckpt-dev/ckpt/internal/syncbuf"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
@@ -50,27 +50,9 @@ func (s *countingStore) counts() (full, pushed int, gets []string) {
 	return full, pushed, append([]string(nil), s.gets...)
 }
 
-// syncBuffer is the monitor's log, read while Run writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitFor waits until the log holds want; the bound is generous, the
 // test ends as soon as the line is there.
-func waitFor(t *testing.T, log *syncBuffer, want string) {
+func waitFor(t *testing.T, log *syncbuf.Buffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(log.String(), want) {
@@ -91,7 +73,7 @@ func TestRunFollowsTheFeed(t *testing.T) {
 	now := func() time.Time { return t0.Add(5 * time.Minute) }
 	mem.SetClock(now)
 	st := &countingStore{Store: mem}
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	m, err := monitor.New(monitor.Options{Store: st, Now: now, Log: log})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
 
 // fuzzCheckpoint builds an arbitrary checkpoint, not one a fold would make:
@@ -110,7 +111,7 @@ func FuzzPrompt(f *testing.F) {
 		if err := ListTable(&b, []ckpt.Summary{c.Summary()}, now, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := StaleTable(&b, judgeAll([]ckpt.Summary{c.Summary()}, now, ckpt.Thresholds{}, nil), now); err != nil {
+		if err := StaleTable(&b, testsupport.JudgeAll([]ckpt.Summary{c.Summary()}, now, ckpt.Thresholds{}, nil), now); err != nil {
 			t.Fatal(err)
 		}
 		if !utf8.ValidString(b.String()) {

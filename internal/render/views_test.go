@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
 
 func TestListTableMarksArchivesAndPresence(t *testing.T) {
@@ -81,7 +82,7 @@ func TestStaleTableRowsAndAllQuiet(t *testing.T) {
 		t.Errorf("all quiet = %q, want %q", b.String(), want)
 	}
 	b.Reset()
-	r := judgeAll([]ckpt.Summary{{ID: "x", Status: ckpt.StatusInProgress, Agent: ckpt.Agent{ID: "bot\x1b[31m"}, UpdatedAt: now.Add(-50 * time.Minute),
+	r := testsupport.JudgeAll([]ckpt.Summary{{ID: "x", Status: ckpt.StatusInProgress, Agent: ckpt.Agent{ID: "bot\x1b[31m"}, UpdatedAt: now.Add(-50 * time.Minute),
 		Heartbeat: ckpt.Heartbeat{Interval: ckpt.Duration(10 * time.Minute)}}}, now, ckpt.Thresholds{}, nil)
 	if err := StaleTable(&b, r, now); err != nil {
 		t.Fatal(err)
@@ -177,11 +178,4 @@ func TestBeatLineSaysTheStateAndWhy(t *testing.T) {
 			t.Errorf("BeatLine(%+v) = %q, want %q", c.s, got, c.want)
 		}
 	}
-}
-
-// judgeAll is the stale report of one list, for the views that print it.
-func judgeAll(list []ckpt.Summary, now time.Time, th ckpt.Thresholds, alive ckpt.AliveFunc) ckpt.StaleReport {
-	j := ckpt.NewStaleJudge(now, th, alive)
-	j.Add(list)
-	return j.Report()
 }
