@@ -338,11 +338,7 @@ func deriveNotes(s *State, prev *State, in deriveInput, ch *changes) {
 // deriveAgents credits newly completed tasks to the agent that completed
 // them, and takes reopened tasks back.
 func deriveAgents(s *State, in deriveInput, ch changes) {
-	for _, id := range ch.completed {
-		by := byFor(in.known, id, in.by)
-		if by == "" {
-			continue
-		}
+	credit := func(by, id string, at time.Time) {
 		a := s.Agents[by]
 		if a == nil {
 			a = &AgentState{Type: agentType(by), AssignedTasks: []string{}, CompletedTasks: []string{}}
@@ -351,7 +347,29 @@ func deriveAgents(s *State, in deriveInput, ch changes) {
 		if !slices.Contains(a.CompletedTasks, id) {
 			a.CompletedTasks = append(a.CompletedTasks, id)
 		}
-		a.LastActive = in.now
+		if at.After(a.LastActive) {
+			a.LastActive = at
+		}
+	}
+	for _, id := range ch.completed {
+		if by := byFor(in.known, id, in.by); by != "" {
+			credit(by, id, in.now)
+		}
+	}
+	// A state rebuilt from plan.md alone (both state.json and recovery.json
+	// lost) has no agents: credit each done task to whoever history.jsonl
+	// says completed it, at that time.
+	for _, ph := range sortedPhases(s) {
+		for _, id := range sortedTasks(ph) {
+			t := ph.Tasks[id]
+			k, ok := in.known.tasks[id]
+			if t == nil || !t.Done || !ok || k.CompletedBy == "" || k.CompletedAt == nil {
+				continue
+			}
+			if !slices.ContainsFunc(agentsOf(s), func(a *AgentState) bool { return slices.Contains(a.CompletedTasks, id) }) {
+				credit(k.CompletedBy, id, *k.CompletedAt)
+			}
+		}
 	}
 	for _, a := range s.Agents {
 		a.CompletedTasks = slices.DeleteFunc(a.CompletedTasks, func(id string) bool { return slices.Contains(ch.reopened, id) })
@@ -370,4 +388,36 @@ func agentType(by string) string {
 	default:
 		return kind
 	}
+}
+
+func sortedPhases(s *State) []*PhaseState {
+	ids := make([]string, 0, len(s.Phases))
+	for id := range s.Phases {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]*PhaseState, 0, len(ids))
+	for _, id := range ids {
+		if s.Phases[id] != nil {
+			out = append(out, s.Phases[id])
+		}
+	}
+	return out
+}
+
+func sortedTasks(ph *PhaseState) []string {
+	ids := make([]string, 0, len(ph.Tasks))
+	for id := range ph.Tasks {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func agentsOf(s *State) []*AgentState {
+	out := make([]*AgentState, 0, len(s.Agents))
+	for _, a := range s.Agents {
+		out = append(out, a)
+	}
+	return out
 }

@@ -462,6 +462,11 @@ func TestSyncBothCorruptReparsesPlan(t *testing.T) {
 	if c := s.Phases["two"].Tasks["c"]; c.Done || c.CompletedAt != nil {
 		t.Errorf("c = %+v", c)
 	}
+	// The agents map keeps who completed what (issue 23: a subagent's
+	// credit was lost after a full recovery).
+	if a := s.Agents["team:t1"]; a == nil || !slices.Equal(a.CompletedTasks, []string{"a", "b"}) || !a.LastActive.Equal(t1) {
+		t.Errorf("agents after a full recovery: %+v", s.Agents)
+	}
 	if r := readRecoveryFile(t, path); r.Reason != EventFullRecovery {
 		t.Errorf("recovery.json reason %q", r.Reason)
 	}
