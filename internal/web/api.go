@@ -338,5 +338,5 @@ func (h *Handler) history(r *http.Request, _ Principal) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"events": events}, nil
+	return map[string]any{"events": events, "sentences": h.sentences(r.Context(), id, events)}, nil
 }

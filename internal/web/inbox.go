@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
 // inboxOut is what the page's inbox shows: what needs a person, most
@@ -38,4 +40,38 @@ func (h *Handler) inbox(r *http.Request, p Principal) (any, error) {
 		out.Items = append(out.Items, inboxItem{InboxEntry: e, CanTell: p.may(e.ID) && (e.State == "waiting" || e.State == "blocked")})
 	}
 	return out, nil
+}
+
+// sentences says in one sentence what each of events did (the words of
+// ckpt log: render.DescribeEvent over the state right after the event),
+// replaying the history up to the last of them.
+func (h *Handler) sentences(ctx context.Context, id string, events []ckpt.Event) []string {
+	out := make([]string, len(events))
+	if len(events) == 0 {
+		return out
+	}
+	all, err := h.opts.Store.History(ctx, id, 1, int(events[len(events)-1].Seq))
+	var c *ckpt.Checkpoint
+	at := map[int64]int{}
+	for i, e := range events {
+		at[e.Seq] = i
+	}
+	for _, e := range all {
+		if err == nil {
+			c, err = ckpt.Apply(id, c, e)
+		}
+		if i, ok := at[e.Seq]; ok {
+			state := c
+			if err != nil || state == nil {
+				state = &ckpt.Checkpoint{ID: id}
+			}
+			out[i] = render.DescribeEvent(state, e)
+		}
+	}
+	for i, e := range events {
+		if out[i] == "" {
+			out[i] = render.DescribeEvent(&ckpt.Checkpoint{ID: id}, e)
+		}
+	}
+	return out
 }

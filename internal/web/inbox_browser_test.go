@@ -94,6 +94,10 @@ func TestInboxInChromium(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("the five states share colours: %v", colours)
 	}
+	rows := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("#rows tr[data-id]")].map(tr => tr.dataset.id)`)
+	if want := "loop/fix-tests ops/dead ops/stale ops/failed done/docs kai-7/api kai-7/spec"; strings.Join(rows, " ") != want {
+		t.Errorf("the fleet's rows %v, want attention first in each group: %s", rows, want)
+	}
 	browsertest.Screenshot(t, ctx, "inbox")
 
 	// Typing a reply to the blocked agent while the fleet changes: the
@@ -143,7 +147,10 @@ func TestInboxInChromium(t *testing.T) {
 	}
 	browsertest.Screenshot(t, ctx, "inbox-phone")
 	browsertest.Run(t, ctx, "a laptop screen", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/c/kai-7/api"))
-	browsertest.WaitFor(t, ctx, "the checkpoint page", `document.querySelector(".detail h1") !== null`)
+	browsertest.WaitFor(t, ctx, "the checkpoint page", `document.querySelectorAll("#timeline li").length === 2`)
+	if tl := browsertest.Eval[string](t, ctx, `document.getElementById("timeline").textContent`); !strings.Contains(tl, "#2 blocker b1: Waiting for DISCOVERY.md by seed raw") || !strings.Contains(tl, "#1 started by seed") {
+		t.Errorf("the timeline does not read as sentences:\n%s", tl)
+	}
 	browsertest.Screenshot(t, ctx, "checkpoint-blocked")
 	checkAccessibleNames(t, ctx)
 }

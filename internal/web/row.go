@@ -7,7 +7,7 @@ import (
 )
 
 // Row is one checkpoint as the overview shows it: its summary, the
-// presence word (working, busy, waiting, ended, dead, warn, stale; for work
+// presence word (working, busy, waiting, blocked, ended, dead, warn, stale; for work
 // that is not live, its status: pending, done, failed, abandoned, or
 // archived) with since when and why, and when it was last seen.
 type Row struct {
@@ -22,7 +22,12 @@ func (h *Handler) rowOf(s *ckpt.Summary, now time.Time) Row {
 	r := Row{Summary: *s, LastSeen: s.LastSeen()}
 	v := ckpt.PresenceOf(s, now, h.opts.Thresholds, h.opts.Alive)
 	r.Presence, r.Since, r.Why = string(v.State), v.Since, v.Why
-	if v.State == ckpt.PresenceNone {
+	if st := ckpt.StateOf(s, now, h.opts.Thresholds, h.opts.Alive); (st == "blocked" || st == "waiting") && string(st) != r.Presence {
+		// Work blocked or waiting on a person says so (the state the inbox
+		// and the webhooks read), not "working".
+		r.Presence, r.Since, r.Why = string(st), s.UpdatedAt, ""
+	}
+	if v.State == ckpt.PresenceNone && r.Presence == string(v.State) {
 		// Work that is not live shows what became of it instead.
 		r.Presence, r.Since = string(s.Status), s.UpdatedAt
 		if s.Archived != nil {

@@ -3,7 +3,7 @@
 
 import { initInbox, inboxSection, refreshInbox, refreshInboxSoon } from "./inbox.js";
 
-const PRESENCE_ORDER = ["waiting", "dead", "stale", "warn", "busy", "working", "ended"];
+const PRESENCE_ORDER = ["waiting", "blocked", "dead", "stale", "failed", "warn", "busy", "working", "ended"];
 const FILTERS = ["status", "presence", "agent", "parent", "label", "prefix", "q"];
 
 const state = { me: null, rows: new Map(), next: "", filters: {}, view: null, skew: 0 };
@@ -59,7 +59,7 @@ function ago(iso) {
 }
 
 function presenceClass(p) {
-  return ["working", "busy", "waiting", "ended", "dead", "warn", "stale"].includes(p) ? "p-" + p : "p-other";
+  return ["working", "busy", "waiting", "blocked", "ended", "dead", "warn", "stale", "failed", "done"].includes(p) ? "p-" + p : "p-other";
 }
 
 function badge(row) {
@@ -164,7 +164,7 @@ function filtersForm() {
     history.pushState(null, "", "/?" + filterQuery(nf));
     route();
   } },
-  select("presence", "Presence", PRESENCE_ORDER.concat(["pending", "done", "failed", "abandoned"])),
+  select("presence", "Presence", PRESENCE_ORDER.concat(["pending", "done", "abandoned"])),
   select("status", "Status", ["pending", "in_progress", "waiting", "blocked", "done", "failed", "abandoned"]),
   field("agent", "Agent", { size: 12 }), field("parent", "Parent", { size: 12 }), field("prefix", "ID prefix", { size: 10 }),
   field("label", "Label", { size: 10 }), field("q", "Text", { type: "search", size: 16 }),
@@ -205,7 +205,8 @@ async function loadMore() {
 function drawRows(flashID) {
   const tbody = document.querySelector("#rows tbody");
   if (!tbody) return;
-  const rows = [...state.rows.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  // Attention first: what needs a person leads each group, then by ID.
+  const rows = [...state.rows.values()].sort((a, b) => rank(a.presence) - rank(b.presence) || (a.id < b.id ? -1 : 1));
   const groups = new Map();
   for (const r of rows) {
     const g = r.parent || "";
@@ -228,7 +229,7 @@ function rowElement(r, flash) {
   if (r.active_blockers) callouts.push(h("span", { class: "callout" }, `⚠ ${r.active_blockers} blocker${r.active_blockers > 1 ? "s" : ""}`));
   if (r.blocking_errors) callouts.push(h("span", { class: "callout" }, `⚠ ${r.blocking_errors} blocking error${r.blocking_errors > 1 ? "s" : ""}`));
   return h("tr", { "data-id": r.id, class: flash ? "flash" : "" },
-    h("td", { "data-label": "Presence" }, badge(r)),
+    h("td", { "data-label": "Presence" }, badge(r), r.presence_why ? h("div", { class: "muted why" }, r.presence_why) : null),
     h("td", { "data-label": "Checkpoint" }, h("a", { href: "/c/" + r.id }, r.id), r.title ? h("div", { class: "muted" }, r.title) : null, callouts),
     h("td", { "data-label": "Agent" }, agentName(r.agent)),
     h("td", { "data-label": "Progress" }, progress(r.progress)),
@@ -290,6 +291,7 @@ async function detail(id) {
       card("Steps", stepsChart(c)),
       card("Signs of life", h("div", { id: "life" }, h("p", { class: "muted" }, "Loading…"))),
       card("Blockers and errors", problems(c, out.can_act)),
+      card("Messages waiting for the agent", list(c.messages, (m) => [h("strong", {}, m.from), ": ", m.text, " ", h("span", { class: "muted" }, ago(m.at))])),
       card("Decisions", list(c.decisions, (d) => [h("strong", {}, d.text), d.reason ? " — " + d.reason : "", " ", h("span", { class: "muted" }, ago(d.at))])),
       card("Acceptance criteria", list(c.acceptance, (a) => [a.met ? "✔ " : "✘ ", a.title || a.id, a.met ? "" : " (unmet)"])),
       card("Files", files(c)),
@@ -409,15 +411,19 @@ async function olderEvents() {
   d.oldest = from;
   d.events = out.events.concat(d.events);
   const ol = document.getElementById("timeline");
+  out.events.forEach((e, i) => { e.sentence = (out.sentences || [])[i]; });
   for (const e of out.events.slice().reverse()) ol.append(eventItem(e));
   document.getElementById("older").hidden = d.oldest <= 1;
   lifeChart(d.events, d.c.heartbeat && d.c.heartbeat.last_beat);
 }
 
+// eventItem is one sentence per event (what ckpt log says), who and when;
+// the raw JSON sits behind a toggle.
 function eventItem(e) {
   return h("li", {}, h("time", { class: "when", datetime: e.at }, new Date(e.at).toLocaleString()), " ",
-    h("strong", {}, `#${e.seq} ${e.type}`), " ", h("span", { class: "muted" }, "by " + ((e.actor && e.actor.agent) || "?")), " ",
-    h("code", {}, summarizeData(e.data)));
+    h("strong", {}, `#${e.seq}`), " ", e.sentence || e.type, " ", h("span", { class: "muted" }, "by " + ((e.actor && e.actor.agent) || "?")), " ",
+    e.data === undefined || e.data === null ? null :
+      h("details", { class: "raw" }, h("summary", {}, "raw"), h("code", {}, JSON.stringify(e.data))));
 }
 
 function summarizeData(d) {
@@ -436,7 +442,9 @@ function actions(c) {
     form("Mark abandoned", [], () => act({ action: "abandon", id: c.id }, `Mark ${c.id} abandoned?`), true),
     form("Restore", [input("rev", "Revision", { type: "number", min: 1, max: c.rev, size: 5 })],
       (f) => act({ action: "restore", id: c.id, rev: Number(f.get("rev")) }, `Bring ${c.id} back to revision ${f.get("rev")}?`)),
-    form("Add note", [input("text", "Note", { size: 24 })], (f) => act({ action: "note", id: c.id, text: f.get("text") }, "Add this note?")));
+    form("Add note", [input("text", "Note", { size: 24 })], (f) => act({ action: "note", id: c.id, text: f.get("text") }, "Add this note?")),
+    form("Tell the agent", [input("text", "Message (delivered at its next hook)", { size: 28, maxlength: 4000 })],
+      (f) => act({ action: "tell", id: c.id, text: f.get("text") }, `Send this message to the agent working on ${c.id}?`)));
 }
 
 async function act(body, question) {
