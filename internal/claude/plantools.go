@@ -156,6 +156,14 @@ func statusRank(s ckpt.StepStatus) int {
 func planSteps(cp *ckpt.Checkpoint, session string, items []planItem) (changes []ckpt.StepChange, aliases map[string]string) {
 	aliases = map[string]string{}
 	known := planTaskMap(cp)
+	// mine are the steps this session's tasks already are: another task
+	// of the session with the same title is another step.
+	mine := map[string]bool{}
+	for k, id := range known {
+		if strings.HasPrefix(k, session+":") {
+			mine[id] = true
+		}
+	}
 	resolve := func(taskID, title string) string {
 		if taskID != "" {
 			k := session + ":" + taskID
@@ -166,9 +174,10 @@ func planSteps(cp *ckpt.Checkpoint, session string, items []planItem) (changes [
 				return id
 			}
 		}
-		id := stepFor(cp, taskID, title)
+		id := stepFor(cp, taskID, title, mine)
 		if taskID != "" {
 			aliases[session+":"+taskID] = id
+			mine[id] = true
 		}
 		return id
 	}
@@ -227,13 +236,17 @@ func planSteps(cp *ckpt.Checkpoint, session string, items []planItem) (changes [
 }
 
 // stepFor picks the step a task is: an existing step of the same title
-// that the plan tools did not make (the agent's own, a plan.md's), else
+// (the agent's own, a plan.md's, an earlier session's task still open)
+// that is not already one of this session's tasks (mine), else
 // "task-<client ID>" (TaskCreate, the first free one) or "todo-<slug of
 // the text>" (a list item, so the same text is always the same step).
-func stepFor(cp *ckpt.Checkpoint, taskID, title string) string {
+func stepFor(cp *ckpt.Checkpoint, taskID, title string, mine map[string]bool) string {
 	if t := normTitle(title); t != "" {
 		for _, s := range cp.Steps {
-			if !isPlanToolStep(s.ID) && normTitle(s.Title) == t {
+			if mine[s.ID] || normTitle(s.Title) != t {
+				continue
+			}
+			if !isPlanToolStep(s.ID) || taskID != "" && !s.Status.Finished() {
 				return s.ID
 			}
 		}
