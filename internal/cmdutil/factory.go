@@ -60,7 +60,7 @@ func (f *Factory) Prepare() error {
 	}
 	f.now = func() time.Time { return clock().UTC() }
 	if v := f.Env.Var(EnvNow); v != "" {
-		t, err := ParseNow(v)
+		t, err := parseNow(v)
 		if err != nil {
 			return err
 		}
@@ -86,9 +86,9 @@ var (
 	maxNow = time.Unix(0, math.MaxInt64).UTC().Truncate(24 * time.Hour)
 )
 
-// ParseNow reads a CKPT_NOW value: an RFC 3339 time in [minNow, maxNow]. A
+// parseNow reads a CKPT_NOW value: an RFC 3339 time in [minNow, maxNow]. A
 // value ckpt would not use as given is refused, never ignored.
-func ParseNow(v string) (time.Time, error) {
+func parseNow(v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%w: %s=%q is not an RFC 3339 time: use a form such as 2026-01-15T14:30:00Z, or unset it", ckpt.ErrInvalid, EnvNow, v)

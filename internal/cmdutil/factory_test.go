@@ -19,15 +19,15 @@ func FuzzParseNow(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		got, err := ParseNow(v)
+		got, err := parseNow(v)
 		if err != nil {
 			if !errors.Is(err, ckpt.ErrInvalid) || !strings.Contains(err.Error(), EnvNow) {
-				t.Fatalf("ParseNow(%q) refused with %v, not invalid input naming "+EnvNow, v, err)
+				t.Fatalf("parseNow(%q) refused with %v, not invalid input naming "+EnvNow, v, err)
 			}
 			return
 		}
 		if got.Location() != time.UTC || got.Before(minNow) || got.After(maxNow) {
-			t.Fatalf("ParseNow(%q) = %v, outside [%v, %v] or not UTC", v, got, minNow, maxNow)
+			t.Fatalf("parseNow(%q) = %v, outside [%v, %v] or not UTC", v, got, minNow, maxNow)
 		}
 	})
 }

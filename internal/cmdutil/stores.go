@@ -106,7 +106,7 @@ func (f *Factory) OpenStore() (ckpt.Store, error) {
 // made the command's), else the opener of the location's scheme.
 func (f *Factory) OpenRawStore() (ckpt.Store, error) {
 	if f.Store != nil {
-		if c, ok := f.Store.(ClockSetter); ok {
+		if c, ok := f.Store.(clockSetter); ok {
 			c.SetClock(f.Now)
 		}
 		return f.Store, nil
@@ -126,6 +126,6 @@ func (f *Factory) OpenRawStore() (ckpt.Store, error) {
 	return op(f, loc)
 }
 
-// ClockSetter is a store whose clock can be pinned (CKPT_NOW): a local
+// clockSetter is a store whose clock can be pinned (CKPT_NOW): a local
 // store's clock is the command's.
-type ClockSetter interface{ SetClock(now func() time.Time) }
+type clockSetter interface{ SetClock(now func() time.Time) }
