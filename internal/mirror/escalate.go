@@ -112,8 +112,8 @@ func silentMinutes(c *ckpt.Checkpoint, now time.Time) (int, time.Time) {
 
 // escalateAgent writes seed 002's warning message and stale line for c.
 func escalateAgent(root string, c *ckpt.Checkpoint, now time.Time) (int, error) {
-	if c.Status.Final() || c.Status == ckpt.StatusPending {
-		return 0, nil
+	if c.Status.Final() || c.Status == ckpt.StatusPending || strings.EqualFold(c.Agent.Type, "primary") {
+		return 0, nil // the Primary checks the secondaries (secondary_*.json), not itself
 	}
 	age, last := silentMinutes(c, now)
 	if age <= SeedWarnMinutes {

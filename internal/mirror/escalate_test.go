@@ -28,6 +28,15 @@ func TestEscalateWritesSeed002sWarningAndStaleLine(t *testing.T) {
 	if _, err := m.Append(ctx, "kai-7/secondary_a", agentStart("kai-7/secondary_a", "Secondary-A"), ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	primary := ckpt.Created{Patch: ckpt.Patch{Agent: &ckpt.Agent{ID: "Agent-Primary", Type: "primary"}}}
+	if _, err := m.Append(ctx, "kai-7/primary", ckpt.MustEvent(ckpt.EventCreated, t0, ckpt.Actor{}, primary), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := os.Stat(InboxPath(env.project, "primary.json")); err == nil {
+			t.Error("the Primary warned itself: only secondaries are checked")
+		}
+	}()
 	inbox := InboxPath(env.project, "secondary_a.json")
 	epic := env.path(EpicReadme)
 	if n := m.Escalate(ctx, t0.Add(30*time.Minute+59*time.Second)); n != 0 {
