@@ -60,6 +60,8 @@ func (h *Handler) api(fn func(r *http.Request, p Principal) (any, error)) http.H
 			return
 		}
 		out, err := fn(r, p)
+		w, done := compressed(w, r)
+		defer done()
 		if err != nil {
 			writeError(w, err)
 			return

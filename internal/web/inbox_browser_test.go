@@ -3,8 +3,10 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,3 +159,44 @@ func TestInboxInChromium(t *testing.T) {
 	checkAccessibleNames(t, ctx)
 	checkAxe(t, ctx, "a checkpoint page")
 }
+
+// TestOverviewFirstScreenAt10k: the overview of 10,000 checkpoints in
+// Chromium, its JSON compressed; the time from navigation to the first
+// rows drawn is logged (a figure for the reader, not an assertion).
+func TestOverviewFirstScreenAt10k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test starts Chromium: run without -short")
+	}
+	st := memstore.New()
+	ctx0 := context.Background()
+	at := time.Now().Add(-time.Minute)
+	for i := range 10_000 {
+		p := ckpt.Patch{Title: ptr("task"), Agent: &ckpt.Agent{ID: "agent"}, Interval: ptr(ckpt.Duration(time.Hour))}
+		if i%10 == 0 {
+			p.Parent = ptr("plan")
+		}
+		e := ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{Agent: "seed"}, ckpt.Created{Patch: p})
+		if _, err := st.Append(ctx0, "fleet/"+strings.Repeat("0", 5-len(itoa(i)))+itoa(i), e, ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(New(Options{Store: st, Authenticate: authenticate}))
+	t.Cleanup(srv.Close)
+	ctx := browsertest.New(t)
+	browsertest.SignIn(t, ctx, srv.URL, "admin-secret")
+	browsertest.Run(t, ctx, "a fresh load", chromedp.Navigate(srv.URL+"/"))
+	browsertest.WaitFor(t, ctx, "the first screen", `performance.getEntriesByName("ckpt-first-rows").length > 0 && document.querySelectorAll("#rows tr[data-id]").length === 100`)
+	ms := browsertest.Eval[float64](t, ctx, `performance.getEntriesByName("ckpt-first-rows")[0].startTime`)
+	enc := browsertest.Eval[string](t, ctx, `performance.getEntriesByType("resource").filter(e => e.name.includes("/ui/api/overview")).map(e => e.encodedBodySize + "/" + e.decodedBodySize).join(" ")`)
+	t.Logf("overview at 10,000 checkpoints: first rows drawn %.0f ms after navigation start; overview response encoded/decoded bytes %s", ms, enc)
+	if !strings.Contains(enc, "/") {
+		t.Fatalf("no overview request seen: %q", enc)
+	}
+	var e, d int
+	fmt.Sscanf(strings.Fields(enc)[0], "%d/%d", &e, &d)
+	if e == 0 || e*3 > d {
+		t.Errorf("the overview's JSON is not compressed: %d bytes sent for %d", e, d)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

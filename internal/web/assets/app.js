@@ -187,6 +187,7 @@ function rank(w) { const i = PRESENCE_ORDER.indexOf(w); return i < 0 ? 100 : i; 
 
 function addRows(out) {
   for (const row of out.rows) state.rows.set(row.id, row);
+  if (!performance.getEntriesByName("ckpt-first-rows").length) performance.mark("ckpt-first-rows");
   state.next = out.next || "";
   document.getElementById("more").hidden = !state.next;
   const d = document.getElementById("damaged");
