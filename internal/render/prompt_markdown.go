@@ -394,6 +394,9 @@ func (p Prompt) sectionsRecord() []section {
 			switch s.Status {
 			case ckpt.StepInProgress:
 				t += " (in progress)"
+				if n := clip(oneLine(s.Notes), 200); n != "" {
+					t += " — " + n // what the task is, for the step under way
+				}
 			case ckpt.StepFailed:
 				t += " (failed"
 				if n := clip(s.Notes, 120); n != "" {
