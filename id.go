@@ -52,3 +52,19 @@ func nameChar(s string) string {
 	}
 	return fmt.Sprintf("the character %q (U+%04X)", r, r)
 }
+
+// PathPrefix returns prefix as a path prefix of IDs: "team-a" and
+// "team-a/" both become "team-a/", so that a grant for team-a never
+// reaches team-ab/… or team-a-evil/…; "" stays "" (every ID).
+func PathPrefix(prefix string) string {
+	if prefix == "" || strings.HasSuffix(prefix, "/") {
+		return prefix
+	}
+	return prefix + "/"
+}
+
+// UnderPrefix reports whether checkpoint id lies under the path prefix
+// prefix (see PathPrefix); every ID lies under "".
+func UnderPrefix(id, prefix string) bool {
+	return strings.HasPrefix(id, PathPrefix(prefix))
+}

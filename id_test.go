@@ -61,3 +61,19 @@ func TestValidateIDNamesTheCharacter(t *testing.T) {
 		}
 	}
 }
+
+// A prefix is a path prefix: team-a grants team-a/… and nothing beside it.
+func TestUnderPrefixIsAPathPrefix(t *testing.T) {
+	for _, c := range []struct {
+		id, prefix string
+		want       bool
+	}{
+		{"team-a/x", "team-a", true}, {"team-a/x/y", "team-a/", true},
+		{"team-ab/x", "team-a", false}, {"team-a-evil/x", "team-a", false},
+		{"team-a", "team-a", false}, {"anything", "", true},
+	} {
+		if got := ckpt.UnderPrefix(c.id, c.prefix); got != c.want {
+			t.Errorf("UnderPrefix(%q, %q) = %v, want %v", c.id, c.prefix, got, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/backoff"
 )
 
 // The change feed is the table ckpt_changes, one row per append or delete,
@@ -200,7 +201,7 @@ func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) err
 	if err != nil {
 		return err
 	}
-	backoff := 50 * time.Millisecond
+	retry := backoff.Loop{}
 	for {
 		if s.closed.Load() {
 			return errClosed
@@ -213,17 +214,9 @@ func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) err
 			}
 			return err
 		}
-		if progressed {
-			backoff = 50 * time.Millisecond
+		if err := retry.Wait(ctx, progressed); err != nil {
+			return err
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 

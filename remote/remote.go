@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -38,6 +37,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/backoff"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
@@ -196,7 +196,7 @@ func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 	var err error
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
-			if werr := s.pause(ctx, attempt); werr != nil {
+			if werr := s.backoff().Wait(ctx, attempt); werr != nil {
 				return nil, werr
 			}
 		}
@@ -321,19 +321,10 @@ func (e *unreachableError) Error() string {
 
 func (e *unreachableError) Unwrap() []error { return []error{ckpt.ErrUnavailable, e.err} }
 
-// pause waits before try number attempt (1, 2…): Backoff doubled each time
-// up to 2 s, plus up to half of it again at random.
-func (s *Store) pause(ctx context.Context, attempt int) error {
-	d := min(s.opts.Backoff<<(attempt-1), 2*time.Second)
-	d += time.Duration(rand.Int64N(int64(d)/2 + 1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+// backoff is the pause between tries: Backoff doubled each time up to
+// 2 s, with jitter (package backoff, shared with the feed's reconnects).
+func (s *Store) backoff() backoff.Policy {
+	return backoff.Policy{First: s.opts.Backoff, Max: 2 * time.Second}
 }
 
 // NewKey returns a fresh idempotency key.

@@ -1,18 +1,17 @@
 package remote
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/backoff"
+	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
@@ -33,7 +32,7 @@ func (s *Store) Head(ctx context.Context) (string, error) {
 // cursor, a refused token) end it.
 func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) error) error {
 	cursor := from
-	failures := 0
+	retry := backoff.Loop{Policy: s.backoff()}
 	for {
 		progressed, err := s.stream(ctx, &cursor, fn)
 		if ctx.Err() != nil {
@@ -46,11 +45,7 @@ func (s *Store) Watch(ctx context.Context, from string, fn func(ckpt.Change) err
 		if err != nil && !ckpt.Retryable(err) {
 			return err
 		}
-		if progressed {
-			failures = 0
-		}
-		failures++
-		if err := s.pause(ctx, min(failures, 8)); err != nil {
+		if err := retry.Wait(ctx, progressed); err != nil {
 			return err
 		}
 	}
@@ -91,11 +86,11 @@ func (s *Store) stream(ctx context.Context, cursor *string, fn func(ckpt.Change)
 		return false, httpapi.DecodeError(resp.StatusCode, buf[:n])
 	}
 	progressed := false
-	err = scanEvents(resp.Body, func() { idle.Reset(s.opts.StreamIdle) }, func(event, data string) error {
-		if err := s.dispatch(event, data, cursor, fn); err != nil {
+	err = feed.Read(resp.Body, func() { idle.Reset(s.opts.StreamIdle) }, func(ev feed.Event) error {
+		if err := s.dispatch(ev, cursor, fn); err != nil {
 			return err
 		}
-		progressed = progressed || event == httpapi.SSEChange
+		progressed = progressed || ev.Type == httpapi.SSEChange
 		return nil
 	})
 	if err != nil {
@@ -109,37 +104,16 @@ func (s *Store) stream(ctx context.Context, cursor *string, fn func(ckpt.Change)
 	return progressed, fmt.Errorf("%w: the server ended the change feed", ckpt.ErrUnavailable)
 }
 
-// scanEvents reads a server-sent event stream: it calls line for every
-// line read and emit for every complete event that has data, until the
-// stream ends (nil) or emit or the reader fails.
-func scanEvents(r io.Reader, line func(), emit func(event, data string) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var event, data string
-	for sc.Scan() {
-		line()
-		l := sc.Text()
-		switch {
-		case l == "":
-			if data != "" {
-				if err := emit(event, data); err != nil {
-					return err
-				}
-			}
-			event, data = "", ""
-		case strings.HasPrefix(l, ":"):
-		case strings.HasPrefix(l, "event:"):
-			event = strings.TrimSpace(strings.TrimPrefix(l, "event:"))
-		case strings.HasPrefix(l, "data:"):
-			data += strings.TrimPrefix(strings.TrimPrefix(l, "data:"), " ")
-		}
-	}
-	return sc.Err()
-}
-
 // dispatch handles one complete server-sent event.
-func (s *Store) dispatch(event, data string, cursor *string, fn func(ckpt.Change) error) error {
-	switch event {
+// An event with no data only moves the cursor past changes this token
+// may not see.
+func (s *Store) dispatch(ev feed.Event, cursor *string, fn func(ckpt.Change) error) error {
+	data := ev.Data
+	switch ev.Type {
+	case "":
+		if data == "" && ev.ID != "" {
+			*cursor = ev.ID
+		}
 	case httpapi.SSEChange:
 		var c ckpt.Change
 		if err := json.Unmarshal([]byte(data), &c); err != nil {

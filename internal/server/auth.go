@@ -33,7 +33,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, fmt.Errorf("%w: no bearer token: send Authorization: Bearer TOKEN (CKPT_TOKEN for ckpt commands)", ckpt.ErrUnauthenticated))
 			return
 		}
-		t, err := Authenticate(r.Context(), s.opts.Tokens, strings.TrimSpace(bearer))
+		t, err := Authenticate(r.Context(), s.opts.Tokens, strings.TrimSpace(bearer), s.now())
 		if err != nil {
 			s.metrics.authFailures.WithLabelValues("invalid").Inc()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ckpt", error="invalid_token"`)
@@ -58,10 +58,16 @@ func (g Grant) mayWrite(id string) error {
 	if !g.Scope.Allows(ScopeWrite) {
 		return fmt.Errorf("%w: this token's scope is %s; writing needs write (ckpt token create --scope write)", ckpt.ErrForbidden, g.Scope)
 	}
-	if g.Prefix != "" && !strings.HasPrefix(id, g.Prefix) {
-		return fmt.Errorf("%w: this token writes only checkpoints under %q, not %s", ckpt.ErrForbidden, g.Prefix, id)
+	if !ckpt.UnderPrefix(id, g.Prefix) {
+		return fmt.Errorf("%w: this token writes only checkpoints under %s, not %s", ckpt.ErrForbidden, ckpt.PathPrefix(g.Prefix), id)
 	}
 	return nil
+}
+
+// mayRead reports whether the grant sees checkpoint id: every one, unless
+// the token reads only its prefix.
+func (g Grant) mayRead(id string) bool {
+	return !g.ReadPrefix || ckpt.UnderPrefix(id, g.Prefix)
 }
 
 // actor returns the actor a write records: the token's agent when it is
@@ -113,4 +119,12 @@ func (s scopedStore) Close() error { return nil }
 // storeFor returns the store as the request's grant sees it.
 func (s *Server) storeFor(ctx context.Context) scopedStore {
 	return scopedStore{Store: s.store, g: grantOf(ctx)}
+}
+
+// StoreFor returns st as grant g may write it: every write checked against
+// g's scope and prefix and recorded with g's agent, as the API and MCP
+// apply them. The dashboard's actions go through it, so no surface
+// escapes a token's grant.
+func StoreFor(st ckpt.Store, g Grant) ckpt.Store {
+	return scopedStore{Store: st, g: g}
 }

@@ -3,23 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
-
-func (s *Server) watcher() (ckpt.Watcher, error) {
-	w, ok := s.store.(ckpt.Watcher)
-	if !ok {
-		return nil, fmt.Errorf("%w: this server's store has no change feed", ckpt.ErrInvalid)
-	}
-	return w, nil
-}
 
 // changes: GET /v1/changes?from=CURSOR: the change feed as server-sent
 // events, from the cursor in Last-Event-ID (a reconnecting EventSource
@@ -27,76 +15,60 @@ func (s *Server) watcher() (ckpt.Watcher, error) {
 // its current end). Each change is an event whose id is its cursor, so a
 // client that reconnects with the last id it saw misses nothing and sees
 // nothing twice, across a restart of this server or a switch to another
-// over the same store. A comment line every Keepalive keeps an idle
-// stream alive through proxies. An error after the stream has started
-// comes as an "error" event, and the stream ends.
+// over the same store. Every stream reads the server's one store watch
+// (feed.Hub); a token that reads only its prefix gets only the changes
+// under it (and an id-only event past the others). A comment line every
+// Keepalive keeps an idle stream alive through proxies. An error after the
+// stream has started (a revoked or expired token, a stream too slow for
+// the feed, the store's feed failing) comes as an "error" event, and the
+// stream ends.
 func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
-	wt, err := s.watcher()
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
+	g := grantOf(r.Context())
 	from := r.URL.Query().Get("from")
 	if id := r.Header.Get(httpapi.HeaderLastEventID); id != "" {
 		from = id
 	}
-	rc := http.NewResponseController(w)
-	// The stream outlives the server's read timeout by design.
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	w.WriteHeader(http.StatusOK)
-
-	s.metrics.subscribers.Inc()
-	defer s.metrics.subscribers.Dec()
-	var mu sync.Mutex // the watch callback and the keepalives share w
-	send := func(chunk string) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, err := fmt.Fprint(w, chunk); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	if send(": ckpt change feed\n\n") != nil {
-		return
-	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.stopping, cancel)()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(s.opts.Keepalive)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if send(": keepalive\n\n") != nil {
-					return
-				}
-			}
-		}
-	})
-	err = wt.Watch(ctx, from, func(c ckpt.Change) error {
-		if strings.ContainsAny(c.Cursor, "\r\n") {
-			return fmt.Errorf("store cursor %q cannot travel as an event id", c.Cursor)
-		}
-		data, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
-		return send("id: " + c.Cursor + "\nevent: " + httpapi.SSEChange + "\ndata: " + string(data) + "\n\n")
-	})
-	close(stop)
-	wg.Wait()
-	if err != nil && ctx.Err() == nil {
-		data, _ := json.Marshal(httpapi.ErrorOf(err))
-		_ = send("event: " + httpapi.SSEError + "\ndata: " + string(data) + "\n\n")
+	if s.opts.TokenWatch != nil {
+		var release context.CancelFunc
+		ctx, release = s.opts.TokenWatch.Hold(ctx, g)
+		defer release()
 	}
+	sw, err := feed.Start(w, 0, "ckpt change feed")
+	if err != nil {
+		return
+	}
+	s.metrics.subscribers.Inc()
+	defer s.metrics.subscribers.Dec()
+	_ = feed.Stream{
+		Hub: s.opts.Feed, From: from, Keepalive: s.opts.Keepalive,
+		Encode: func(items []*feed.Item) []byte { return encodeChanges(g, items) },
+		Last: func(err error) []byte {
+			data, _ := json.Marshal(httpapi.ErrorOf(err))
+			return feed.Frame("", httpapi.SSEError, data)
+		},
+	}.Run(ctx, sw)
+}
+
+// apiFrame keys the API's encoding of a change in feed.Item.Memo.
+type apiFrame struct{}
+
+// encodeChanges returns the events of a batch of changes as grant g may
+// see them: each encoded once for every stream.
+func encodeChanges(g Grant, items []*feed.Item) []byte {
+	var out []byte
+	for _, it := range items {
+		if g.mayRead(it.ID) {
+			out = append(out, it.Memo(apiFrame{}, func() []byte {
+				data, _ := json.Marshal(it.Change)
+				return feed.Frame(it.Cursor, httpapi.SSEChange, data)
+			})...)
+		}
+	}
+	if last := items[len(items)-1]; !g.mayRead(last.ID) {
+		out = append(out, feed.IDOnly(last.Cursor)...)
+	}
+	return out
 }

@@ -48,7 +48,7 @@ func FuzzAuthenticate(f *testing.F) {
 	f.Add("ckpt__" + strings.Repeat("0", 64))
 	f.Add("Bearer x")
 	f.Fuzz(func(t *testing.T, b string) {
-		got, err := Authenticate(context.Background(), ts, b)
+		got, err := Authenticate(context.Background(), ts, b, time.Now())
 		switch {
 		case b == bearer:
 			if err != nil || got.ID != tok.ID {

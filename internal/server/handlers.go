@@ -247,11 +247,7 @@ func (s *Server) beat(w http.ResponseWriter, r *http.Request) error {
 
 // head: GET /v1/changes/head.
 func (s *Server) head(w http.ResponseWriter, r *http.Request) error {
-	wt, err := s.watcher()
-	if err != nil {
-		return err
-	}
-	cur, err := wt.Head(r.Context())
+	cur, err := s.store.Head(r.Context())
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
@@ -92,6 +93,12 @@ type Options struct {
 	// with its own cookies, so it is not behind the bearer check; it
 	// authenticates the same tokens (see Authenticate).
 	Web http.Handler
+	// Feed is the process's shared change feed, one store watch for every
+	// stream (pass the same hub to the dashboard); nil makes one.
+	Feed *feed.Hub
+	// TokenWatch ends the streams of revoked and expired tokens (pass the
+	// same one to the dashboard); nil makes one over Tokens.
+	TokenWatch *TokenWatch
 }
 
 // Server is the HTTP API over one store. It is an http.Handler.
@@ -131,6 +138,12 @@ func New(store ckpt.Store, opts Options) (*Server, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if opts.Feed == nil {
+		opts.Feed = feed.New(store, 0, 0)
+	}
+	if opts.TokenWatch == nil && opts.Tokens != nil {
+		opts.TokenWatch = NewTokenWatch(opts.Tokens, 0, nil)
 	}
 	s := &Server{store: store, opts: opts, log: log, mcp: map[string]http.Handler{}}
 	s.stopping, s.stop = context.WithCancel(context.Background())

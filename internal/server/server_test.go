@@ -407,7 +407,7 @@ func TestEveryBearerCostsOneLookup(t *testing.T) {
 	id := f.admin[len("ckpt_"):strings.LastIndex(f.admin, "_")]
 	for _, b := range []string{f.admin, "ckpt_" + id + "_" + strings.Repeat("1", 64), "ckpt_ffffffffffff_" + strings.Repeat("1", 64), "garbage", ""} {
 		ct.lookups = 0
-		_, err := server.Authenticate(context.Background(), ct, b)
+		_, err := server.Authenticate(context.Background(), ct, b, time.Now())
 		if ct.lookups != 1 {
 			t.Errorf("bearer %.20q: %d lookups", b, ct.lookups)
 		}

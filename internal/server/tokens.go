@@ -62,24 +62,38 @@ type Token struct {
 	ID        string    `json:"id"`
 	Hash      string    `json:"hash"` // hex SHA-256 of the secret
 	Scope     Scope     `json:"scope"`
-	Prefix    string    `json:"prefix,omitempty"` // writes only checkpoints whose ID starts with it
+	Prefix    string    `json:"prefix,omitempty"` // writes only checkpoints under this path prefix (ending in /)
 	Agent     string    `json:"agent,omitempty"`  // recorded as the actor of every write
 	Note      string    `json:"note,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+	// ReadPrefix limits reading to Prefix too: the token neither lists,
+	// reads nor follows the changes of a checkpoint outside it (tenants
+	// that must not see each other).
+	ReadPrefix bool `json:"read_prefix,omitempty"`
+	// ExpiresAt, when set, is when the token stops being accepted; its
+	// open streams end then.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// Expired reports whether t is no longer accepted at now.
+func (t Token) Expired(now time.Time) bool {
+	return !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt)
 }
 
 // Grant is what an authenticated request may do: its token without the
 // hash.
 type Grant struct {
-	TokenID string `json:"token_id,omitempty"`
-	Scope   Scope  `json:"scope"`
-	Prefix  string `json:"prefix,omitempty"`
-	Agent   string `json:"agent,omitempty"`
+	TokenID    string    `json:"token_id,omitempty"`
+	Scope      Scope     `json:"scope"`
+	Prefix     string    `json:"prefix,omitempty"`
+	Agent      string    `json:"agent,omitempty"`
+	ReadPrefix bool      `json:"read_prefix,omitempty"`
+	ExpiresAt  time.Time `json:"expires_at,omitzero"`
 }
 
 // Grant returns what t allows.
 func (t Token) Grant() Grant {
-	return Grant{TokenID: t.ID, Scope: t.Scope, Prefix: t.Prefix, Agent: t.Agent}
+	return Grant{TokenID: t.ID, Scope: t.Scope, Prefix: ckpt.PathPrefix(t.Prefix), Agent: t.Agent, ReadPrefix: t.ReadPrefix && t.Prefix != "", ExpiresAt: t.ExpiresAt}
 }
 
 // TokenStore keeps tokens. Implementations are safe for concurrent use;
@@ -108,8 +122,9 @@ func NewToken(scope Scope, prefix, agent, note string, now time.Time) (Token, st
 	}
 	if prefix != "" {
 		if err := ckpt.ValidateID(strings.TrimSuffix(prefix, "/")); err != nil {
-			return Token{}, "", fmt.Errorf("%w: prefix %q is not the start of a checkpoint ID", ckpt.ErrInvalid, prefix)
+			return Token{}, "", fmt.Errorf("%w: prefix %q is not a path of checkpoint IDs (like team-a or kai-7/tracks)", ckpt.ErrInvalid, prefix)
 		}
+		prefix = ckpt.PathPrefix(prefix) // team-a is team-a/, never team-ab/
 	}
 	var id [6]byte
 	var secret [32]byte
@@ -144,11 +159,12 @@ func splitBearer(bearer string) (id, secret string, ok bool) {
 // an unknown ID costs what a known one does.
 var dummyHash = hashSecret("no such token")
 
-// Authenticate checks a bearer string against ts: it looks the token up by
-// its ID and always compares a hash, in constant time, so that a wrong
-// token costs the same as a right one. It fails with
-// ckpt.ErrUnauthenticated, saying only that the token is not valid.
-func Authenticate(ctx context.Context, ts TokenStore, bearer string) (Token, error) {
+// Authenticate checks a bearer string against ts at time now: it looks the
+// token up by its ID and always compares a hash, in constant time, so that
+// a wrong token costs the same as a right one. It fails with
+// ckpt.ErrUnauthenticated, saying only that the token is not valid (or,
+// for a right one past its ExpiresAt, that it expired).
+func Authenticate(ctx context.Context, ts TokenStore, bearer string, now time.Time) (Token, error) {
 	id, secret, _ := splitBearer(bearer)
 	t, err := ts.Lookup(ctx, id)
 	want := t.Hash
@@ -161,6 +177,9 @@ func Authenticate(ctx context.Context, ts TokenStore, bearer string) (Token, err
 	got := hashSecret(secret)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 || err != nil {
 		return Token{}, fmt.Errorf("%w: the token is not valid (revoked, mistyped, or for another server): ask the server's admin for one (ckpt token create)", ckpt.ErrUnauthenticated)
+	}
+	if t.Expired(now) {
+		return Token{}, fmt.Errorf("%w: the token expired at %s: ask the server's admin for a new one (ckpt token create --ttl)", ckpt.ErrUnauthenticated, t.ExpiresAt.Format(time.RFC3339))
 	}
 	return t, nil
 }

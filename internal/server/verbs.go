@@ -191,6 +191,9 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	if err := ts.Revoke(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
+	if s.opts.TokenWatch != nil {
+		s.opts.TokenWatch.Gone(r.PathValue("id"))
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

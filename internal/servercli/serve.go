@@ -16,6 +16,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/mcp"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/server"
@@ -293,19 +294,24 @@ func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensP
 			fmt.Fprintf(o.IO.ErrOut, "ckpt serve: tokens are kept, hashed, in %s; create one per agent with ckpt token create\n", tokensPath)
 		}
 		opts.Tokens = tokens
+		opts.TokenWatch = server.NewTokenWatch(tokens, 0, nil)
 		authenticate = func(ctx context.Context, token string) (web.Principal, error) {
-			t, err := server.Authenticate(ctx, tokens, token)
+			t, err := server.Authenticate(ctx, tokens, token, o.Now())
 			if err != nil {
 				return web.Principal{}, web.ErrBadToken
 			}
+			g := t.Grant()
 			name := cmp.Or(t.Agent, "token "+t.ID) + " (" + string(t.Scope) + ")"
-			return web.Principal{Name: name, Write: t.Scope.Allows(server.ScopeWrite), Prefix: t.Prefix, Agent: t.Agent}, nil
+			return web.Principal{Name: name, Write: t.Scope.Allows(server.ScopeWrite), Prefix: g.Prefix, ReadPrefix: g.ReadPrefix,
+				Agent: t.Agent, Store: server.StoreFor(st, g),
+				Hold: func(ctx context.Context) (context.Context, context.CancelFunc) { return opts.TokenWatch.Hold(ctx, g) }}, nil
 		}
 	}
 	opts.MCP = func(scoped ckpt.Store, g server.Grant) http.Handler {
 		return mcp.HTTPHandler(mcp.NewServer(scoped, mcp.Options{Now: o.Now, Version: serverVersion(), Agent: g.Agent, Logger: logger, Prefix: g.Prefix}))
 	}
-	opts.Web = web.New(web.Options{Store: st, Authenticate: authenticate, Anonymous: web.Principal{Name: "developer", Write: true},
+	opts.Feed = feed.New(st, 0, 0) // one store watch for the API's streams and the dashboard's
+	opts.Web = web.New(web.Options{Store: st, Feed: opts.Feed, Authenticate: authenticate, Anonymous: web.Principal{Name: "developer", Write: true},
 		Secure: o.TLSCert != "", Alive: process.Alive})
 	return opts, nil
 }

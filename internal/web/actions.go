@@ -45,7 +45,7 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 	if !p.may(in.ID) {
 		return nil, &apiError{http.StatusForbidden, ckpt.CodeForbidden, fmt.Sprintf("%s may not act on %s", p.Name, in.ID)}
 	}
-	ctx, st := r.Context(), h.opts.Store
+	ctx, st := r.Context(), h.store(p)
 	l := ckpt.Lifecycle{At: h.opts.Now(), Actor: p.actor()}
 	switch in.Action {
 	case "takeover":
@@ -65,7 +65,7 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 		}
 		return actionOut{Rev: c.Rev}, nil
 	case "abandon":
-		return h.update(r, in.ID, func(c *ckpt.Checkpoint) (ckpt.Event, error) {
+		return h.update(r, st, in.ID, func(c *ckpt.Checkpoint) (ckpt.Event, error) {
 			if c.Status.Final() {
 				return ckpt.Event{}, fmt.Errorf("%w: %s is %s already", ckpt.ErrInvalid, c.ID, c.Status)
 			}
@@ -79,7 +79,7 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 		if strings.TrimSpace(in.Text) == "" {
 			return nil, badRequest("a note needs text")
 		}
-		return h.update(r, in.ID, func(*ckpt.Checkpoint) (ckpt.Event, error) {
+		return h.update(r, st, in.ID, func(*ckpt.Checkpoint) (ckpt.Event, error) {
 			return request.NewEvent(request.Note{Text: in.Text}, request.Write{At: l.At, Actor: l.Actor})
 		})
 	case "tell":
@@ -87,11 +87,11 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 		if strings.TrimSpace(in.Text) == "" {
 			return nil, badRequest("a message needs text")
 		}
-		return h.update(r, in.ID, func(*ckpt.Checkpoint) (ckpt.Event, error) {
+		return h.update(r, st, in.ID, func(*ckpt.Checkpoint) (ckpt.Event, error) {
 			return ckpt.NewEvent(ckpt.EventTold, l.At, l.Actor, ckpt.Tell{Text: in.Text})
 		})
 	case "unblock":
-		return h.update(r, in.ID, func(c *ckpt.Checkpoint) (ckpt.Event, error) {
+		return h.update(r, st, in.ID, func(c *ckpt.Checkpoint) (ckpt.Event, error) {
 			if len(c.ActiveBlockers()) == 0 {
 				return ckpt.Event{}, fmt.Errorf("%w: %s has no active blocker", ckpt.ErrInvalid, c.ID)
 			}
@@ -102,8 +102,8 @@ func (h *Handler) action(r *http.Request, p Principal) (any, error) {
 }
 
 // update appends the event fn builds from the current state (ckpt.Update).
-func (h *Handler) update(r *http.Request, id string, fn func(*ckpt.Checkpoint) (ckpt.Event, error)) (any, error) {
-	res, err := ckpt.Update(r.Context(), h.opts.Store, id, fn)
+func (h *Handler) update(r *http.Request, st ckpt.Store, id string, fn func(*ckpt.Checkpoint) (ckpt.Event, error)) (any, error) {
+	res, err := ckpt.Update(r.Context(), st, id, fn)
 	if err != nil {
 		return nil, err
 	}

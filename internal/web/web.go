@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/feed"
 )
 
 //go:embed assets
@@ -36,8 +37,19 @@ var assets embed.FS
 type Principal struct {
 	Name   string // shown in the page ("signed in as")
 	Write  bool   // may take the actions; a read-only principal sees none
-	Prefix string // acts only on checkpoints whose ID has this prefix
-	Agent  string // the actor recorded for its actions; "" means "dashboard:" + Name
+	Prefix string // acts only on checkpoints under this path prefix ("team-a" is team-a/…)
+	// ReadPrefix limits what the principal sees to Prefix too: the
+	// overview, the checkpoints and the change feed.
+	ReadPrefix bool
+	Agent      string // the actor recorded for its actions; "" means "dashboard:" + Name
+	// Store is the store as the principal may write it (its token's agent
+	// and prefix applied to every event, as the API does); nil means
+	// Options.Store.
+	Store ckpt.Store
+	// Hold, when set, returns a context that ends when the principal's
+	// token is revoked or expires, with that as its cause: the page's event
+	// stream ends with it.
+	Hold func(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // actor is the actor recorded for p's actions.
@@ -50,7 +62,20 @@ func (p Principal) actor() ckpt.Actor {
 
 // may reports whether p may act on checkpoint id.
 func (p Principal) may(id string) bool {
-	return p.Write && strings.HasPrefix(id, p.Prefix)
+	return p.Write && ckpt.UnderPrefix(id, p.Prefix)
+}
+
+// mayRead reports whether p sees checkpoint id.
+func (p Principal) mayRead(id string) bool {
+	return !p.ReadPrefix || ckpt.UnderPrefix(id, p.Prefix)
+}
+
+// store returns the store p writes through.
+func (h *Handler) store(p Principal) ckpt.Store {
+	if p.Store != nil {
+		return p.Store
+	}
+	return h.opts.Store
 }
 
 // ErrBadToken is what Authenticate returns for a token it does not accept.
@@ -59,6 +84,10 @@ var ErrBadToken = errors.New("token not accepted")
 // Options configure the dashboard.
 type Options struct {
 	Store ckpt.Store
+	// Feed is the server's shared change feed (one store watch for the
+	// API's streams and the pages); nil makes one over Store for the
+	// dashboard alone.
+	Feed *feed.Hub
 	// Authenticate checks a token. Nil means no sign-in at all: every
 	// visitor acts as Anonymous (a loopback development server).
 	Authenticate func(ctx context.Context, token string) (Principal, error)
@@ -89,7 +118,7 @@ type Handler struct {
 	opts     Options
 	mux      *http.ServeMux
 	presence presenceWatch
-	feed     hub
+	feed     *feed.Hub
 	// countsCache shares the presence counts among the open pages.
 	countsCache countsCache
 }
@@ -113,8 +142,10 @@ func New(opts Options) *Handler {
 	}
 	h := &Handler{opts: opts, mux: http.NewServeMux()}
 	h.presence.h = h
-	h.feed.store = opts.Store
-	h.feed.row = h.rowJSON
+	h.feed = opts.Feed
+	if h.feed == nil {
+		h.feed = feed.New(opts.Store, 0, 0)
+	}
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", cacheable(http.FileServerFS(static))))
 	h.mux.HandleFunc("GET /login", h.loginPage)
