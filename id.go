@@ -68,3 +68,18 @@ func PathPrefix(prefix string) string {
 func UnderPrefix(id, prefix string) bool {
 	return strings.HasPrefix(id, PathPrefix(prefix))
 }
+
+// NarrowPrefix returns the ID prefix to list with when a listing asks for
+// IDs starting with asked and the reader may see only those under the
+// path prefix limit: the narrower of the two, or ok false when no ID can
+// satisfy both.
+func NarrowPrefix(asked, limit string) (prefix string, ok bool) {
+	limit = PathPrefix(limit)
+	switch {
+	case strings.HasPrefix(asked, limit):
+		return asked, true
+	case strings.HasPrefix(limit, asked):
+		return limit, true
+	}
+	return "", false
+}

@@ -77,3 +77,17 @@ func TestUnderPrefixIsAPathPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestNarrowPrefix(t *testing.T) {
+	for _, c := range []struct{ asked, limit, want string }{
+		{"", "team-a", "team-a/"}, {"team-a/x", "team-a", "team-a/x"}, {"team", "team-a", "team-a/"}, {"team-b", "team-a", "!"},
+	} {
+		got, ok := ckpt.NarrowPrefix(c.asked, c.limit)
+		if !ok {
+			got = "!"
+		}
+		if got != c.want {
+			t.Errorf("NarrowPrefix(%q, %q) = %q, want %q", c.asked, c.limit, got, c.want)
+		}
+	}
+}

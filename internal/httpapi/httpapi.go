@@ -318,7 +318,8 @@ func DecodeError(status int, body []byte) error {
 
 // TokenInfo is a token as the API shows it: never its hash; its bearer
 // string (Token) only in the answer that created it. The body of a
-// create names Scope and optionally Prefix, Agent and Note.
+// create names Scope and optionally Prefix, Agent, Note, ReadPrefix and
+// TTL.
 type TokenInfo struct {
 	ID        string    `json:"id,omitempty"`
 	Scope     string    `json:"scope"`
@@ -327,6 +328,12 @@ type TokenInfo struct {
 	Note      string    `json:"note,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
 	Token     string    `json:"token,omitempty"`
+	// ReadPrefix limits the token's reading to Prefix too.
+	ReadPrefix bool `json:"read_prefix,omitempty"`
+	// TTL, in a create, makes the token expire that long after (a Go
+	// duration: 24h, 90m); ExpiresAt is when it does.
+	TTL       string    `json:"ttl,omitempty"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // Server-sent event names of the change feed. Each "change" event's id is

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -92,8 +94,14 @@ func (s scopedStore) Append(ctx context.Context, id string, e ckpt.Event, opts c
 	if err := s.g.mayWrite(id); err != nil {
 		return ckpt.AppendResult{}, err
 	}
+	if !e.At.IsZero() && (e.At.Before(minEventTime) || e.At.Year() > 9999) {
+		return ckpt.AppendResult{}, fmt.Errorf("%w: event time %s is not plausible: send the time the change was made, or none (the store stamps it)", ckpt.ErrInvalid, e.At.Format(time.RFC3339))
+	}
 	e, err := s.g.bind(e)
 	if err != nil {
+		return ckpt.AppendResult{}, err
+	}
+	if e, err = s.keepAgent(ctx, id, e); err != nil {
 		return ckpt.AppendResult{}, err
 	}
 	return s.Store.Append(ctx, id, e, opts)
@@ -111,6 +119,74 @@ func (s scopedStore) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: deleting a checkpoint is retention, an admin's call (ckpt prune with an admin token)", ckpt.ErrForbidden)
 	}
 	return s.Store.Delete(ctx, id)
+}
+
+// minEventTime is the earliest event time the server accepts: ckpt did
+// not exist before it, and a year-1 time is a client's zero value or an
+// attack on the ordering of views.
+var minEventTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// keepAgent makes a snapshot (restored, imported, synced) written by an
+// agent-bound token keep the checkpoint's agent: a snapshot replaces the
+// whole state, agent included, so without this a bound token could name
+// anyone. A snapshot that creates the checkpoint names the token's agent.
+func (s scopedStore) keepAgent(ctx context.Context, id string, e ckpt.Event) (ckpt.Event, error) {
+	if s.g.Agent == "" || (e.Type != ckpt.EventRestored && e.Type != ckpt.EventImported && e.Type != ckpt.EventSynced) {
+		return e, nil
+	}
+	var keep *ckpt.Agent
+	switch c, err := s.Store.Get(ctx, id, 0); {
+	case err == nil:
+		keep = &c.Agent
+	case errors.Is(err, ckpt.ErrNotFound):
+		keep = s.g.agent(nil)
+	default:
+		return e, err
+	}
+	err := rebind(&e, func(d *ckpt.Snapshot) {
+		t := d.State.Agent.Type
+		d.State.Agent = *keep
+		if d.State.Agent.Type == "" {
+			d.State.Agent.Type = t
+		}
+		for i := range d.State.Steps {
+			d.State.Steps[i].By = s.g.by(d.State.Steps[i].By)
+		}
+	})
+	return e, err
+}
+
+// Get refuses (as not found: a tenant does not learn what others have) a
+// checkpoint the grant may not read.
+func (s scopedStore) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint, error) {
+	if !s.g.mayRead(id) {
+		return nil, s.g.hidden(id)
+	}
+	return s.Store.Get(ctx, id, rev)
+}
+
+// History refuses a checkpoint the grant may not read, as Get does.
+func (s scopedStore) History(ctx context.Context, id string, from int64, limit int) ([]ckpt.Event, error) {
+	if !s.g.mayRead(id) {
+		return nil, s.g.hidden(id)
+	}
+	return s.Store.History(ctx, id, from, limit)
+}
+
+// List lists only what the grant may read.
+func (s scopedStore) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
+	if s.g.ReadPrefix {
+		p, ok := ckpt.NarrowPrefix(opts.Filter.Prefix, s.g.Prefix)
+		if !ok {
+			return ckpt.Page{}, nil
+		}
+		opts.Filter.Prefix = p
+	}
+	return s.Store.List(ctx, opts)
+}
+
+func (g Grant) hidden(id string) error {
+	return fmt.Errorf("%w: checkpoint %s (this token reads only under %s)", ckpt.ErrNotFound, id, g.Prefix)
 }
 
 // Close does not close the shared store.

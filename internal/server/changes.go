@@ -46,7 +46,12 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 		Hub: s.opts.Feed, From: from, Keepalive: s.opts.Keepalive,
 		Encode: func(items []*feed.Item) []byte { return encodeChanges(g, items) },
 		Last: func(err error) []byte {
-			data, _ := json.Marshal(httpapi.ErrorOf(err))
+			body := httpapi.ErrorOf(err)
+			if httpapi.Status(body.Code) >= 500 {
+				s.log.Warn("change feed failed", "err", err)
+				body = publicError(body, err)
+			}
+			data, _ := json.Marshal(body)
 			return feed.Frame("", httpapi.SSEError, data)
 		},
 	}.Run(ctx, sw)

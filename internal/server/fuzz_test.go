@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -56,6 +59,30 @@ func FuzzAuthenticate(f *testing.F) {
 			}
 		case !errors.Is(err, ckpt.ErrUnauthenticated):
 			t.Fatalf("Authenticate(%q) = %+v, %v", b, got, err)
+		}
+	})
+}
+
+// FuzzDecodeBody: any request body decodes or is refused without panic;
+// what is accepted is valid UTF-8 holding exactly one JSON value.
+func FuzzDecodeBody(f *testing.F) {
+	f.Add([]byte(`{"type":"note","data":{"text":"x"}}`))
+	f.Add([]byte(`{"type":"note"}{"type":"note"}`))
+	f.Add([]byte("{\"a\":\"\xff\"}"))
+	f.Add([]byte(" \n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var v any
+		if err := decodeBody(body, &v); err != nil {
+			if !errors.Is(err, ckpt.ErrInvalid) {
+				t.Fatalf("refused with %v, want invalid", err)
+			}
+			return
+		}
+		if !utf8.Valid(body) {
+			t.Fatalf("accepted invalid UTF-8 %q", body)
+		}
+		if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
+			t.Fatalf("accepted %q, which is not one JSON value", body)
 		}
 	})
 }

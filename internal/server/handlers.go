@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
@@ -30,6 +33,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := httpapi.Status(body.Code)
 	if status >= 500 {
 		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", body.Code, "err", err)
+		body = publicError(body, err)
 	}
 	if errors.Is(err, ckpt.ErrUnavailable) {
 		w.Header().Set("Retry-After", "1")
@@ -38,17 +42,35 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // readJSON decodes the request body into v; an empty body leaves v zero.
+// The body must be one JSON value in valid UTF-8: trailing data after it
+// (a second object smuggled past a proxy that reads the first) and
+// invalid UTF-8 (which encoding/json would store mangled) are refused.
 func readJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
 		var tooBig *http.MaxBytesError
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil
-		case errors.As(err, &tooBig):
+		if errors.As(err, &tooBig) {
 			return fmt.Errorf("%w: the request body is over the server's %d-byte limit", ckpt.ErrInvalid, tooBig.Limit)
 		}
+		return fmt.Errorf("%w: reading the request body: %v", ckpt.ErrUnavailable, err)
+	}
+	return decodeBody(body, v)
+}
+
+// decodeBody is readJSON's parser, over the body's bytes.
+func decodeBody(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if !utf8.Valid(body) {
+		return fmt.Errorf("%w: the request body is not valid UTF-8: send JSON text in UTF-8", ckpt.ErrInvalid)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: request body: %v", ckpt.ErrInvalid, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%w: the request body has data after its JSON value: send exactly one JSON object", ckpt.ErrInvalid)
 	}
 	return nil
 }
@@ -120,7 +142,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 	if limit <= 0 || limit > ckpt.MaxPageSize {
 		limit = ckpt.MaxPageSize
 	}
-	p, err := s.store.List(r.Context(), ckpt.ListOptions{Filter: f, Limit: int(limit), After: r.URL.Query().Get("after")})
+	p, err := s.storeFor(r.Context()).List(r.Context(), ckpt.ListOptions{Filter: f, Limit: int(limit), After: r.URL.Query().Get("after")})
 	out := httpapi.Page{Items: p.Items, Next: p.Next}
 	var d *ckpt.DamagedError
 	if errors.As(err, &d) {
@@ -140,7 +162,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.store.Get(r.Context(), r.PathValue("id"), rev)
+	c, err := s.storeFor(r.Context()).Get(r.Context(), r.PathValue("id"), rev)
 	if err != nil {
 		return err
 	}
@@ -215,7 +237,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	if limit < 0 {
 		return fmt.Errorf("%w: limit %d is negative", ckpt.ErrInvalid, limit)
 	}
-	events, err := s.store.History(r.Context(), r.PathValue("id"), from, int(limit))
+	events, err := s.storeFor(r.Context()).History(r.Context(), r.PathValue("id"), from, int(limit))
 	if err != nil {
 		return err
 	}
@@ -259,3 +281,28 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 	caps := ckpt.CapabilitiesOf(s.store)
 	return writeJSON(w, http.StatusOK, httpapi.Info{Version: s.opts.Version, Capabilities: caps})
 }
+
+// publicError is what a client is told of a server-side failure: the
+// store's own words stay in the server's log, for they may name the
+// database, its user, host or socket. The server's own messages (a
+// request cut short, a stream behind) are kept.
+func publicError(in *httpapi.Error, err error) *httpapi.Error {
+	var own *serverError
+	if errors.As(err, &own) || errors.Is(err, feed.ErrBehind) || in.Code == ckpt.CodeCorrupt {
+		return in // a damaged checkpoint's report names checkpoints, not the database
+	}
+	body := *in
+	if body.Code == ckpt.CodeUnavailable {
+		body.Message = "unavailable: the server's store did not answer; try again shortly (the server's log says why)"
+	} else {
+		body.Message = "the server failed to answer this request (its log says why)"
+	}
+	return &body
+}
+
+// serverError is a failure the server describes itself: it says nothing
+// of the store's internals, so clients see it as it is.
+type serverError struct{ err error }
+
+func (e *serverError) Error() string { return e.err.Error() }
+func (e *serverError) Unwrap() error { return e.err }

@@ -19,7 +19,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := ckpt.Filter{Prefix: grantPrefix(grantOf(r.Context()), q.Get("prefix")), Parent: q.Get("parent")}
-	in, err := ckpt.InboxFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)
+	in, err := ckpt.InboxFrom(r.Context(), s.storeFor(r.Context()), f, s.now(), t, s.opts.Alive)
 	if err != nil {
 		return err
 	}

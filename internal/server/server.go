@@ -269,7 +269,7 @@ func (s *Server) timed(route string, h func(w http.ResponseWriter, r *http.Reque
 			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 				// A client that gave up reads no answer; one that reads it
 				// met the server's limit or its shutdown: try again.
-				err = fmt.Errorf("%w: the request was cut short by the server (its %v limit, or it is stopping): %v", ckpt.ErrUnavailable, s.opts.RequestTimeout, err)
+				err = &serverError{fmt.Errorf("%w: the request was cut short by the server (its %v limit, or it is stopping): %v", ckpt.ErrUnavailable, s.opts.RequestTimeout, err)}
 			}
 			s.writeError(rw, r, err)
 		}

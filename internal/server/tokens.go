@@ -18,6 +18,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
 // Scope is what a token may do. Each scope includes the ones before it.
@@ -138,6 +139,38 @@ func NewToken(scope Scope, prefix, agent, note string, now time.Time) (Token, st
 	s := hex.EncodeToString(secret[:])
 	t.Hash = hashSecret(s)
 	return t, tokenPrefix + t.ID + "_" + s, nil
+}
+
+// NewTokenFrom makes a token as a create request (the API's body, ckpt
+// token create's flags) describes it: scope, prefix, agent, note, whether
+// it reads only its prefix, and its time to live from now.
+func NewTokenFrom(in httpapi.TokenInfo, now time.Time) (Token, string, error) {
+	scope, err := ParseScope(in.Scope)
+	if err != nil {
+		return Token{}, "", err
+	}
+	if in.ReadPrefix && in.Prefix == "" {
+		return Token{}, "", fmt.Errorf("%w: a token that reads only its prefix needs one: add --prefix", ckpt.ErrInvalid)
+	}
+	t, bearer, err := NewToken(scope, in.Prefix, in.Agent, in.Note, now)
+	if err != nil {
+		return Token{}, "", err
+	}
+	t.ReadPrefix = in.ReadPrefix
+	if in.TTL != "" {
+		ttl, err := time.ParseDuration(in.TTL)
+		if err != nil || ttl <= 0 {
+			return Token{}, "", fmt.Errorf("%w: ttl %q: give a positive duration like 24h or 90m", ckpt.ErrInvalid, in.TTL)
+		}
+		t.ExpiresAt = t.CreatedAt.Add(ttl)
+	}
+	return t, bearer, nil
+}
+
+// TokenInfoOf is t as the API and ckpt token ls show it: never its hash.
+func TokenInfoOf(t Token) httpapi.TokenInfo {
+	return httpapi.TokenInfo{ID: t.ID, Scope: string(t.Scope), Prefix: t.Prefix, Agent: t.Agent, Note: t.Note,
+		CreatedAt: t.CreatedAt, ReadPrefix: t.ReadPrefix, ExpiresAt: t.ExpiresAt}
 }
 
 func hashSecret(secret string) string {

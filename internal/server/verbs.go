@@ -110,7 +110,7 @@ func (s *Server) stale(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := ckpt.Filter{Prefix: r.URL.Query().Get("prefix"), Parent: r.URL.Query().Get("parent")}
-	rep, err := ckpt.StaleFrom(r.Context(), s.store, f, s.now(), t, s.opts.Alive)
+	rep, err := ckpt.StaleFrom(r.Context(), s.storeFor(r.Context()), f, s.now(), t, s.opts.Alive)
 	if d := (*ckpt.DamagedError)(nil); err != nil && !errors.As(err, &d) {
 		return err
 	}
@@ -146,7 +146,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 }
 
 func tokenInfo(t Token) httpapi.TokenInfo {
-	return httpapi.TokenInfo{ID: t.ID, Scope: string(t.Scope), Prefix: t.Prefix, Agent: t.Agent, Note: t.Note, CreatedAt: t.CreatedAt}
+	return TokenInfoOf(t)
 }
 
 // createToken: POST /v1/tokens (admin): the answer carries the bearer
@@ -163,11 +163,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err := readJSON(r, &in); err != nil {
 		return err
 	}
-	scope, err := ParseScope(in.Scope)
-	if err != nil {
-		return err
-	}
-	t, bearer, err := NewToken(scope, in.Prefix, in.Agent, in.Note, s.now())
+	t, bearer, err := NewTokenFrom(in, s.now())
 	if err != nil {
 		return err
 	}
@@ -201,7 +197,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 // whoAmI: GET /v1/tokens/current: the calling token's grant.
 func (s *Server) whoAmI(w http.ResponseWriter, r *http.Request) error {
 	g := grantOf(r.Context())
-	return writeJSON(w, http.StatusOK, httpapi.TokenInfo{ID: g.TokenID, Scope: string(g.Scope), Prefix: g.Prefix, Agent: g.Agent})
+	return writeJSON(w, http.StatusOK, httpapi.TokenInfo{ID: g.TokenID, Scope: string(g.Scope), Prefix: g.Prefix, Agent: g.Agent, ReadPrefix: g.ReadPrefix, ExpiresAt: g.ExpiresAt})
 }
 
 func (s *Server) tokens() (TokenStore, error) {

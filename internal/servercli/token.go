@@ -27,6 +27,8 @@ type TokenOptions struct {
 	JSON   bool
 	// create
 	Scope, Prefix, Agent, Note string
+	ReadPrefix                 bool
+	TTL                        time.Duration
 }
 
 // tokenAdmin manages tokens, locally (the file) or through a server.
@@ -70,14 +72,16 @@ func newTokenCmd(f *cmdutil.Factory) *cobra.Command {
 secret; only a hash of the secret is kept, so a token is shown once, when it
 is created. Its scope is read (everything readable), write (also record
 work and run resume, takeover, restart, restore) or admin (also delete,
-and manage tokens). --prefix limits its writes to checkpoints whose ID
-starts with the prefix; --agent makes the server record that agent as the
-actor of its writes, whatever the client says.
+and manage tokens). --prefix limits its writes to checkpoints under a path
+prefix (team-a means team-a/…, never team-ab/…), and with --read-prefix
+its reading too; --agent makes the server record that agent as the actor
+of its writes, whatever the client says; --ttl makes it expire.
 
 The tokens are those of the local store (tokens.json in its directory), of
 --tokens FILE (a server over PostgreSQL), or, when CKPT_STORE is a server's
 URL, that server's, managed through its API with an admin CKPT_TOKEN.
-A revoked token is refused from the next request on.`,
+A revoked or expired token is refused from the next request on, and its
+open change-feed and dashboard streams end.`,
 		Example: `  ckpt token create --scope write --prefix kai-7/ --agent kai-7 --note "kai-7 on build-3"
   ckpt token ls
   ckpt token revoke 3f9c01ab22de`,
@@ -96,6 +100,8 @@ A revoked token is refused from the next request on.`,
 	create.Flags().StringVar(&o.Prefix, "prefix", "", "write only checkpoints whose ID starts with `PREFIX` (e.g. kai-7/)")
 	create.Flags().StringVar(&o.Agent, "agent", "", "record `AGENT` as the actor of every write made with the token")
 	create.Flags().StringVar(&o.Note, "note", "", "what the token is for (shown by ls)")
+	create.Flags().BoolVar(&o.ReadPrefix, "read-prefix", false, "read only checkpoints under --prefix too (tenants that must not see each other)")
+	create.Flags().DurationVar(&o.TTL, "ttl", 0, "the token expires `DURATION` after it is made (e.g. 24h, 90m; default: never)")
 	create.Flags().BoolVar(&o.JSON, "json", false, "print the token as JSON")
 	ls := &cobra.Command{Use: "ls", Short: "List the tokens (never their secrets)", Args: cmdutil.ExactArgs(0, "no arguments")}
 	ls.RunE = f.RunE(func(ctx context.Context, args []string) error {
@@ -123,7 +129,14 @@ func runTokenCreate(ctx context.Context, o *TokenOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := ta.create(ctx, httpapi.TokenInfo{Scope: o.Scope, Prefix: o.Prefix, Agent: o.Agent, Note: o.Note}, o.Now())
+	in := httpapi.TokenInfo{Scope: o.Scope, Prefix: o.Prefix, Agent: o.Agent, Note: o.Note, ReadPrefix: o.ReadPrefix}
+	if o.TTL < 0 {
+		return cmdutil.Usagef("--ttl %v is negative: give how long the token lasts, like 24h", o.TTL)
+	}
+	if o.TTL > 0 {
+		in.TTL = o.TTL.String()
+	}
+	t, err := ta.create(ctx, in, o.Now())
 	if err != nil {
 		return err
 	}
@@ -140,8 +153,14 @@ func describeGrant(t httpapi.TokenInfo) string {
 	if t.Prefix != "" {
 		s += ", writes under " + t.Prefix
 	}
+	if t.ReadPrefix {
+		s += ", reads only under " + t.Prefix
+	}
 	if t.Agent != "" {
 		s += ", acts as " + t.Agent
+	}
+	if !t.ExpiresAt.IsZero() {
+		s += ", expires " + t.ExpiresAt.Format(time.RFC3339)
 	}
 	return s
 }
@@ -166,9 +185,16 @@ func runTokenList(ctx context.Context, o *TokenOptions) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSCOPE\tPREFIX\tAGENT\tCREATED\tNOTE")
+	fmt.Fprintln(tw, "ID\tSCOPE\tPREFIX\tAGENT\tCREATED\tEXPIRES\tNOTE")
 	for _, t := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, render.Dash(t.Prefix), render.Dash(t.Agent), t.CreatedAt.Format(time.RFC3339), t.Note)
+		prefix, expires := render.Dash(t.Prefix), "-"
+		if t.ReadPrefix {
+			prefix += " (read too)"
+		}
+		if !t.ExpiresAt.IsZero() {
+			expires = t.ExpiresAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Scope, prefix, render.Dash(t.Agent), t.CreatedAt.Format(time.RFC3339), expires, t.Note)
 	}
 	return tw.Flush()
 }
@@ -189,7 +215,7 @@ func runTokenRevoke(ctx context.Context, o *TokenOptions, id string) error {
 type fileTokens struct{ ft *server.FileTokens }
 
 func (f fileTokens) create(ctx context.Context, in httpapi.TokenInfo, now time.Time) (httpapi.TokenInfo, error) {
-	t, bearer, err := server.NewToken(server.Scope(in.Scope), in.Prefix, in.Agent, in.Note, now)
+	t, bearer, err := server.NewTokenFrom(in, now)
 	if err != nil {
 		return httpapi.TokenInfo{}, err
 	}
@@ -214,7 +240,7 @@ func (f fileTokens) revoke(ctx context.Context, id string) error { return f.ft.R
 func (f fileTokens) where() string                               { return f.ft.Path() }
 
 func infoOf(t server.Token) httpapi.TokenInfo {
-	return httpapi.TokenInfo{ID: t.ID, Scope: string(t.Scope), Prefix: t.Prefix, Agent: t.Agent, Note: t.Note, CreatedAt: t.CreatedAt}
+	return server.TokenInfoOf(t)
 }
 
 // serverTokens manages a server's tokens through its API.

@@ -179,6 +179,13 @@ func (h *Handler) overview(r *http.Request, p Principal) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.ReadPrefix { // a tenant lists its own checkpoints only
+		prefix, ok := ckpt.NarrowPrefix(q.filter.Prefix, p.Prefix)
+		if !ok {
+			prefix = ckpt.PathPrefix(p.Prefix) + "\x00" // no ID: nothing else to show
+		}
+		q.filter.Prefix = prefix
+	}
 	now := h.opts.Now()
 	out := overviewOut{Me: h.me(p), Now: now, Rows: []Row{}, Cursor: h.head(r.Context())}
 	opts := ckpt.ListOptions{Filter: q.filter, After: q.after, Limit: max(q.limit, defaultRows)}
@@ -260,8 +267,8 @@ func (h *Handler) head(ctx context.Context) string {
 
 // row returns one checkpoint's row: the page refreshes a row when the
 // change feed says it changed.
-func (h *Handler) row(r *http.Request, _ Principal) (any, error) {
-	c, err := h.get(r, 0)
+func (h *Handler) row(r *http.Request, p Principal) (any, error) {
+	c, err := h.get(r, p, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -284,10 +291,13 @@ func (h *Handler) rowJSON(ctx context.Context, id string) []byte {
 	return b
 }
 
-func (h *Handler) get(r *http.Request, rev int64) (*ckpt.Checkpoint, error) {
+func (h *Handler) get(r *http.Request, p Principal, rev int64) (*ckpt.Checkpoint, error) {
 	id := r.URL.Query().Get("id")
 	if err := ckpt.ValidateID(id); err != nil {
 		return nil, badRequest("id: %v", err)
+	}
+	if !p.mayRead(id) {
+		return nil, hidden(id)
 	}
 	return h.opts.Store.Get(r.Context(), id, rev)
 }
@@ -305,7 +315,7 @@ type checkpointOut struct {
 // checkpoint returns everything the checkpoint page shows but the timeline.
 func (h *Handler) checkpoint(r *http.Request, p Principal) (any, error) {
 	cursor := h.head(r.Context())
-	c, err := h.get(r, 0)
+	c, err := h.get(r, p, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -315,11 +325,14 @@ func (h *Handler) checkpoint(r *http.Request, p Principal) (any, error) {
 }
 
 // history returns a page of a checkpoint's events.
-func (h *Handler) history(r *http.Request, _ Principal) (any, error) {
+func (h *Handler) history(r *http.Request, p Principal) (any, error) {
 	q := r.URL.Query()
 	id := q.Get("id")
 	if err := ckpt.ValidateID(id); err != nil {
 		return nil, badRequest("id: %v", err)
+	}
+	if !p.mayRead(id) {
+		return nil, hidden(id)
 	}
 	from, limit := int64(1), defaultEvents
 	if v := q.Get("from"); v != "" {
@@ -341,4 +354,10 @@ func (h *Handler) history(r *http.Request, _ Principal) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"events": events, "sentences": h.sentences(r.Context(), id, events)}, nil
+}
+
+// hidden is what a principal that reads only its prefix gets for another
+// checkpoint: not found, as if it did not exist.
+func hidden(id string) error {
+	return &apiError{http.StatusNotFound, ckpt.CodeNotFound, "checkpoint " + id + " not found"}
 }

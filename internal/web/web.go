@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/feed"
@@ -283,9 +284,22 @@ func sameOrigin(r *http.Request) bool {
 	return err == nil && u.Host == r.Host
 }
 
-// localPath returns next when it is a path on this site, else "/".
+// localPath returns next when it is a path on this site, else "/". A
+// browser drops tabs and line breaks from a URL and reads a backslash as a
+// slash, so /%09/evil.example and /\evil.example lead off-site: any
+// control character or backslash, a second leading slash, or anything
+// that parses with a scheme or a host is refused.
 func localPath(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if len(next) == 0 || next[0] != '/' || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f || r == '\\' || !unicode.IsPrint(r) && r != ' ' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
 		return "/"
 	}
 	return next
