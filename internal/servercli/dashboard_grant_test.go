@@ -37,10 +37,11 @@ func newDashboardFixture(t *testing.T) *dashboardFixture {
 	st := memstore.New()
 	path := filepath.Join(t.TempDir(), server.TokenFileName)
 	o := &ServeOptions{IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}, Now: time.Now}
-	opts, err := o.serverOptions(ctx, st, path, "127.0.0.1")
+	opts, closeTokens, err := o.serverOptions(ctx, st, path, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(closeTokens)
 	srv, err := server.New(st, opts)
 	if err != nil {
 		t.Fatal(err)

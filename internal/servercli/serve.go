@@ -41,7 +41,6 @@ type ServeOptions struct {
 	Addr      string
 	PG        string // --pg: a PostgreSQL URL instead of the local store
 	Tokens    string // --tokens: the token file; default: in the store dir, or the config dir for --pg
-	ConfigDir string // where the token file of a --pg server goes by default
 	TLSCert   string
 	TLSKey    string
 	Insecure  bool     // --insecure-dev: no tokens, loopback only
@@ -74,8 +73,9 @@ hook and MCP server works against it.
 
 Every request needs a bearer token (ckpt token create). The first start
 with no tokens creates an admin token and prints it once. Tokens live in
-tokens.json inside the store directory, or for --pg in --tokens FILE
-(default: ckpt/tokens.json in the user's config directory).
+tokens.json inside the store directory; for --pg in the database (table
+ckpt_tokens), so every replica sees a token created or revoked through any
+of them at once, or in --tokens FILE if given.
 
 A bare port listens on 127.0.0.1. Serve TLS with --tls-cert and --tls-key,
 or put the server behind a proxy that does. --insecure-dev serves without
@@ -95,14 +95,13 @@ tokens, on a loopback address only, for development.`,
 			}
 			return st, st.Dir(), nil
 		}
-		o.ConfigDir = configDir(f.Env)
 		o.Escalator = func(st ckpt.Store) func(context.Context, time.Time) { return cli.Escalator(f, st) }
 		return runServe(ctx, o)
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&o.Addr, "addr", DefaultServeAddr, "listen on `ADDR` (HOST:PORT, or a port on 127.0.0.1)")
 	fl.StringVar(&o.PG, "pg", "", "serve the PostgreSQL store at `URL` (postgres://…) instead of the local one")
-	fl.StringVar(&o.Tokens, "tokens", "", "the token `FILE` (default: tokens.json in the store directory; for --pg, ckpt/tokens.json in the config directory)")
+	fl.StringVar(&o.Tokens, "tokens", "", "the token `FILE` (default: tokens.json in the store directory; for --pg, the database's ckpt_tokens table)")
 	fl.StringVar(&o.TLSCert, "tls-cert", "", "serve TLS with this certificate `FILE` (PEM; with --tls-key)")
 	fl.StringVar(&o.TLSKey, "tls-key", "", "the TLS private key `FILE` (PEM)")
 	fl.BoolVar(&o.Insecure, "insecure-dev", false, "serve without tokens (every caller is admin); refused unless the address is loopback")
@@ -112,18 +111,6 @@ tokens, on a loopback address only, for development.`,
 	fl.StringArrayVar(&o.Webhooks, "webhook", nil, "POST each transition into waiting, blocked, dead, stale, failed or done to `URL` (repeatable; URL#state=waiting,dead&prefix=kai-7/&format=slack filters and picks Slack's body)")
 	fl.StringVar(&o.WebhookSecret, "webhook-secret", "", "sign webhook bodies with the secret in `FILE` (X-Ckpt-Signature: sha256=HMAC-SHA256 of the body)")
 	return cmd
-}
-
-// configDir is the user's configuration directory ($XDG_CONFIG_HOME, else
-// ~/.config), "" when neither is known.
-func configDir(env *cmdutil.Env) string {
-	if d := env.Var("XDG_CONFIG_HOME"); d != "" {
-		return d
-	}
-	if h := env.Var("HOME"); h != "" {
-		return filepath.Join(h, ".config")
-	}
-	return ""
 }
 
 func runServe(ctx context.Context, o *ServeOptions) error {
@@ -143,10 +130,11 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		return err
 	}
 	defer st.Close()
-	sopts, err := o.serverOptions(ctx, st, tokensPath, host)
+	sopts, closeTokens, err := o.serverOptions(ctx, st, tokensPath, host)
 	if err != nil {
 		return err
 	}
+	defer closeTokens()
 	notifier, counts, err := o.webhooks(st)
 	if err != nil {
 		return err
@@ -248,15 +236,8 @@ func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, err
 		if err != nil {
 			return nil, "", err
 		}
-		path := o.Tokens
-		if path == "" {
-			if o.ConfigDir == "" {
-				st.Close()
-				return nil, "", cmdutil.Usagef("no config directory to keep tokens in ($HOME and $XDG_CONFIG_HOME are unset): pass --tokens FILE")
-			}
-			path = filepath.Join(o.ConfigDir, "ckpt", server.TokenFileName)
-		}
-		return st, path, nil
+		// "": the tokens live in the database, seen by every replica.
+		return st, o.Tokens, nil
 	}
 	st, dir, err := o.OpenLocal()
 	if err != nil {
@@ -269,11 +250,31 @@ func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, err
 	return st, path, nil
 }
 
+// openTokens opens the token store: the file at path, or for a server
+// over PostgreSQL with no --tokens (path ""), the database's table. close
+// releases it.
+func (o *ServeOptions) openTokens(ctx context.Context, path string) (ts server.TokenStore, where string, close func(), err error) {
+	if path == "" && o.PG != "" {
+		pt, err := server.OpenPGTokens(ctx, o.PG)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return pt, pt.Where(), pt.Close, nil
+	}
+	ft, err := server.OpenFileTokens(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return ft, path, func() {}, nil
+}
+
 // serverOptions builds the server's options: tokens (made on first start),
-// Host names, the MCP mount and the dashboard.
-func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensPath, host string) (server.Options, error) {
+// Host names, the MCP mount and the dashboard; closeTokens releases the
+// token store.
+func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensPath, host string) (opts server.Options, closeTokens func(), err error) {
 	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := server.Options{Insecure: o.Insecure, Version: serverVersion(), Logger: logger, Now: o.Now, Origins: o.Origins, Alive: process.Alive}
+	opts = server.Options{Insecure: o.Insecure, Version: serverVersion(), Logger: logger, Now: o.Now, Origins: o.Origins, Alive: process.Alive}
+	closeTokens = func() {}
 	if isLoopback(host) {
 		opts.Hosts = append([]string{"127.0.0.1", "localhost", "::1"}, o.Hosts...)
 	} else if len(o.Hosts) > 0 {
@@ -281,17 +282,19 @@ func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensP
 	}
 	var authenticate func(ctx context.Context, token string) (web.Principal, error)
 	if !o.Insecure {
-		tokens, err := server.OpenFileTokens(tokensPath)
+		tokens, where, closeTS, err := o.openTokens(ctx, tokensPath)
 		if err != nil {
-			return opts, err
+			return opts, nil, err
 		}
+		closeTokens = closeTS
 		bearer, err := server.Bootstrap(ctx, tokens, o.Now())
 		if err != nil {
-			return opts, err
+			closeTS()
+			return opts, nil, err
 		}
 		if bearer != "" {
 			fmt.Fprintf(o.IO.Out, "created the first admin token (shown only now; keep it, e.g. in a password manager):\n%s\n", bearer)
-			fmt.Fprintf(o.IO.ErrOut, "ckpt serve: tokens are kept, hashed, in %s; create one per agent with ckpt token create\n", tokensPath)
+			fmt.Fprintf(o.IO.ErrOut, "ckpt serve: tokens are kept, hashed, in %s; create one per agent with ckpt token create\n", where)
 		}
 		opts.Tokens = tokens
 		opts.TokenWatch = server.NewTokenWatch(tokens, 0, nil)
@@ -313,5 +316,5 @@ func (o *ServeOptions) serverOptions(ctx context.Context, st ckpt.Store, tokensP
 	opts.Feed = feed.New(st, 0, 0) // one store watch for the API's streams and the dashboard's
 	opts.Web = web.New(web.Options{Store: st, Feed: opts.Feed, Authenticate: authenticate, Anonymous: web.Principal{Name: "developer", Write: true},
 		Secure: o.TLSCert != "", Alive: process.Alive})
-	return opts, nil
+	return opts, closeTokens, nil
 }

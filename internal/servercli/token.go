@@ -14,6 +14,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/server"
+	"github.com/ckpt-dev/ckpt/pgstore"
 	"github.com/ckpt-dev/ckpt/remote"
 )
 
@@ -50,11 +51,18 @@ func newTokenCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			return serverTokens{st}, nil
 		}
+		if u := f.Location(); pgstore.IsURL(u) && file == "" {
+			pt, err := server.OpenPGTokens(context.Background(), u)
+			if err != nil {
+				return nil, err
+			}
+			return storedTokens{pt, pt.Where()}, nil
+		}
 		path := file
 		if path == "" {
 			st, err := cli.OpenFileStore(f)
 			if err != nil {
-				return nil, fmt.Errorf("%w (a server over PostgreSQL keeps its tokens where its --tokens says: pass the same --tokens FILE)", err)
+				return nil, fmt.Errorf("%w (a server over PostgreSQL keeps its tokens in the database: set CKPT_STORE to its postgres:// URL, or pass the server's --tokens FILE)", err)
 			}
 			path = filepath.Join(st.Dir(), server.TokenFileName)
 			st.Close()
@@ -63,7 +71,7 @@ func newTokenCmd(f *cmdutil.Factory) *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		return fileTokens{ft}, nil
+		return storedTokens{ft, ft.Path()}, nil
 	}
 	cmd := &cobra.Command{
 		Use:   "token",
@@ -78,8 +86,9 @@ its reading too; --agent makes the server record that agent as the actor
 of its writes, whatever the client says; --ttl makes it expire.
 
 The tokens are those of the local store (tokens.json in its directory), of
---tokens FILE (a server over PostgreSQL), or, when CKPT_STORE is a server's
-URL, that server's, managed through its API with an admin CKPT_TOKEN.
+--tokens FILE, of a server over PostgreSQL (in its database, when
+CKPT_STORE is its postgres:// URL), or, when CKPT_STORE is a server's URL,
+that server's, managed through its API with an admin CKPT_TOKEN.
 A revoked or expired token is refused from the next request on, and its
 open change-feed and dashboard streams end.`,
 		Example: `  ckpt token create --scope write --prefix kai-7/ --agent kai-7 --note "kai-7 on build-3"
@@ -211,10 +220,14 @@ func runTokenRevoke(ctx context.Context, o *TokenOptions, id string) error {
 	return err
 }
 
-// fileTokens manages a token file directly.
-type fileTokens struct{ ft *server.FileTokens }
+// storedTokens manages a token store directly: a token file, or the
+// database of a server over PostgreSQL.
+type storedTokens struct {
+	ft    server.TokenStore
+	place string
+}
 
-func (f fileTokens) create(ctx context.Context, in httpapi.TokenInfo, now time.Time) (httpapi.TokenInfo, error) {
+func (f storedTokens) create(ctx context.Context, in httpapi.TokenInfo, now time.Time) (httpapi.TokenInfo, error) {
 	t, bearer, err := server.NewTokenFrom(in, now)
 	if err != nil {
 		return httpapi.TokenInfo{}, err
@@ -227,7 +240,7 @@ func (f fileTokens) create(ctx context.Context, in httpapi.TokenInfo, now time.T
 	return out, nil
 }
 
-func (f fileTokens) list(ctx context.Context) ([]httpapi.TokenInfo, error) {
+func (f storedTokens) list(ctx context.Context) ([]httpapi.TokenInfo, error) {
 	list, err := f.ft.List(ctx)
 	out := make([]httpapi.TokenInfo, len(list))
 	for i, t := range list {
@@ -236,8 +249,8 @@ func (f fileTokens) list(ctx context.Context) ([]httpapi.TokenInfo, error) {
 	return out, err
 }
 
-func (f fileTokens) revoke(ctx context.Context, id string) error { return f.ft.Revoke(ctx, id) }
-func (f fileTokens) where() string                               { return f.ft.Path() }
+func (f storedTokens) revoke(ctx context.Context, id string) error { return f.ft.Revoke(ctx, id) }
+func (f storedTokens) where() string                               { return f.place }
 
 func infoOf(t server.Token) httpapi.TokenInfo {
 	return server.TokenInfoOf(t)
