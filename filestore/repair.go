@@ -16,6 +16,17 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
 )
 
+// repairPoint, when set (by the repair torture test only), runs after
+// each durable step of a repair, named: the test kills the repairing
+// process there.
+var repairPoint func(step string)
+
+func reached(step string) {
+	if repairPoint != nil {
+		repairPoint(step)
+	}
+}
+
 // repairActor is the actor of the events repair appends.
 var repairActor = ckpt.Actor{Agent: "ckpt-repair"}
 
@@ -157,6 +168,7 @@ func (s *Store) repairCaches(f files, found []finding, failed *repairFailure) er
 	if !after.lost() {
 		// The history is sound again: writers may append to it.
 		err := os.Remove(f.mark())
+		reached("unmarked")
 		for i := range found {
 			if found[i].kind == kindMark {
 				found[i].Fixed = err == nil
@@ -165,6 +177,7 @@ func (s *Store) repairCaches(f files, found []finding, failed *repairFailure) er
 	}
 	if after.folded != nil && !after.lost() {
 		rebuilt := s.rebuildCaches(f, after)
+		reached("rebuilt")
 		failed.note("rebuilding state.json and backups", rebuilt)
 		for i := range found {
 			switch found[i].kind {
@@ -195,6 +208,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 			return "could not save the damaged remainder, changed nothing", err
 		}
 		did = append(did, fmt.Sprintf("saved %d bytes from event %d on to %s", len(rest), prefixRev+1, filepath.Base(saved)))
+		reached("saved")
 		// Their keys stay known, so a retried keyed write is not applied
 		// twice; durably, before the history is cut.
 		if err := rememberMovedKeys(f, rest, filepath.Base(saved)); err != nil {
@@ -203,11 +217,13 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 		if err := atomicfile.SyncDir(f.dir); err != nil {
 			return strings.Join(did, "; ") + "; cut nothing", err
 		}
+		reached("keys")
 	}
 	if _, err := fileSize(f.history()); err == nil {
 		if err := cutTail(f, prefixEnd); err != nil {
 			return "could not cut the history", err
 		}
+		reached("cut")
 	}
 	did = append(did, fmt.Sprintf("kept events 1-%d", prefixRev))
 
@@ -221,24 +237,9 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 	}
 	// Events in the remainder that continue the saved state are applied to
 	// it, so that the restored state is the newest the files can tell.
-	st := best
-	chain := ckpt.Chain{Seq: bestEnv.Rev, Sum: bestEnv.Sum}
-	bySeq := map[int64]ckpt.Event{}
-	for _, line := range bytes.SplitAfter(rest, []byte{'\n'}) {
-		if e, err := ckpt.DecodeLine(line); err == nil {
-			bySeq[e.Seq] = e
-		}
-	}
-	for {
-		e, ok := bySeq[chain.Seq+1]
-		if !ok || chain.Next(e) != nil {
-			break
-		}
-		next, err := ckpt.Apply(f.id, st.Clone(), e)
-		if err != nil {
-			break
-		}
-		st, from = next, from+" and the saved remainder"
+	st, continued := continueState(f, best, ckpt.Chain{Seq: bestEnv.Rev, Sum: bestEnv.Sum}, rest)
+	if continued {
+		from += " and the saved remainder"
 	}
 	kind := ckpt.EventRestored
 	if prefixRev == 0 {
@@ -259,8 +260,54 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 	if err := appendLine(f, line, prefixEnd == 0); err != nil {
 		return strings.Join(did, "; "), err
 	}
+	reached("appended")
 	did = append(did, fmt.Sprintf("appended %s event %d with the state of revision %d from %s", kind, stored.Seq, st.Rev, from))
 	return strings.Join(did, "; "), dropCaches(f)
+}
+
+// continueState applies to state st, at chain, the events of the
+// remainder rest and of the remainders earlier repairs saved aside that
+// continue it, in order, and reports whether any did. A remainder saved by
+// a repair killed after it cut the history counts: its events are in no
+// other file. Only events whose checksums continue st's chain apply, so an
+// unrelated older remainder changes nothing.
+func continueState(f files, st *ckpt.Checkpoint, chain ckpt.Chain, rest []byte) (*ckpt.Checkpoint, bool) {
+	bySeq := map[int64][]ckpt.Event{}
+	for _, src := range append(savedRemainders(f), rest) {
+		for _, line := range bytes.SplitAfter(src, []byte{'\n'}) {
+			if e, err := ckpt.DecodeLine(line); err == nil {
+				bySeq[e.Seq] = append(bySeq[e.Seq], e)
+			}
+		}
+	}
+	continued := false
+	for applied := true; applied; {
+		applied = false
+		for _, e := range bySeq[chain.Seq+1] {
+			c := chain
+			if c.Next(e) != nil {
+				continue
+			}
+			if next, err := ckpt.Apply(f.id, st.Clone(), e); err == nil {
+				st, chain, applied, continued = next, c, true, true
+				break
+			}
+		}
+	}
+	return st, continued
+}
+
+// savedRemainders returns the contents of the remainders earlier repairs
+// of f saved aside (history.damaged-*), unreadable ones left out.
+func savedRemainders(f files) [][]byte {
+	names, _ := filepath.Glob(filepath.Join(f.dir, damagedPrefix+"*"))
+	var out [][]byte
+	for _, n := range names {
+		if b, err := readNoFollow(n); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // dropCaches removes state.json and every backup: after the history was
