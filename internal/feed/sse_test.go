@@ -55,19 +55,20 @@ func TestStreamRunSendsChangesAndTheCauseItEndsWith(t *testing.T) {
 		done <- Stream{Hub: h, From: "1", Keepalive: time.Hour,
 			Encode: func(items []*Item) []byte {
 				defer func() { sent <- struct{}{} }()
-				return Frame(items[len(items)-1].Cursor, "change", []byte(items[len(items)-1].ID))
+				var b []byte
+				for _, it := range items {
+					b = append(b, Frame(it.Cursor, "change", []byte(it.ID))...)
+				}
+				return b
 			},
 			Last: func(err error) []byte { return Frame("", "error", []byte(err.Error())) },
 		}.Run(ctx, w)
 	}()
-	for {
-		note(t, st, "a")
-		select {
-		case <-sent:
-		case <-time.After(20 * time.Millisecond):
-			continue
-		}
-		break
+	note(t, st, "a") // cursor 2, after the stream's From: delivered however late it joins
+	select {
+	case <-sent:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the change was not sent within 30 s")
 	}
 	cancel(errRevoked)
 	if err := <-done; !errors.Is(err, errRevoked) {
