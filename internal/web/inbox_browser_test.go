@@ -155,6 +155,15 @@ func TestInboxInChromium(t *testing.T) {
 	// toggle. (The page redraws on every change: poll for the text.)
 	browsertest.WaitFor(t, ctx, "the timeline as sentences", `(document.getElementById("timeline")?.textContent || "").includes("#2 blocker b1: Waiting for DISCOVERY.md by seed raw") &&
 	  document.getElementById("timeline").textContent.includes("#1 started by seed")`)
+	// A message typed on the checkpoint page survives an update of it.
+	browsertest.Run(t, ctx, "typing a message", chromedp.SendKeys(`//label[contains(., "Message")]/input`, "use the staging key"))
+	if _, err := st.Append(context.Background(), "kai-7/api", ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{Agent: "secondary-b"}, ckpt.Note{Text: "still waiting"}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitFor(t, ctx, "the page redrawn with the note's event", `(document.getElementById("timeline")?.textContent || "").includes("#3 note added")`)
+	if v := browsertest.Eval[string](t, ctx, `document.activeElement.value || ""`); v != "use the staging key" {
+		t.Errorf("after an update the focused field holds %q, want the message being typed", v)
+	}
 	browsertest.Screenshot(t, ctx, "checkpoint-blocked")
 	checkAccessibleNames(t, ctx)
 	checkAxe(t, ctx, "a checkpoint page")

@@ -463,7 +463,29 @@ async function onChangeDetail(c) {
   const d = state.detail;
   if (!d || c.id !== d.id) return;
   if (c.kind === "deleted") { document.getElementById("main").prepend(h("p", { class: "error", role: "alert" }, "This checkpoint was deleted.")); return; }
+  const kept = keepInput();
   await detail(d.id);
+  kept();
+}
+
+// keepInput notes what the visitor typed in the page's forms, which field
+// has the focus and the scroll, and returns the function that puts them
+// back after a redraw: an update must not wipe a note being written.
+function keepInput() {
+  const key = (el) => [...document.querySelectorAll("main form")].indexOf(el.form) + ":" + el.name;
+  const values = new Map();
+  for (const el of document.querySelectorAll("main form input[name], main form textarea[name]")) if (el.value) values.set(key(el), el.value);
+  const a = document.activeElement;
+  const focus = a && a.form && a.name ? key(a) : null;
+  const x = window.scrollX, y = window.scrollY;
+  return () => {
+    for (const el of document.querySelectorAll("main form input[name], main form textarea[name]")) {
+      const k = key(el);
+      if (values.has(k)) el.value = values.get(k);
+      if (k === focus) el.focus({ preventScroll: true });
+    }
+    window.scrollTo(x, y);
+  };
 }
 
 // ---- routing and the change feed ----
