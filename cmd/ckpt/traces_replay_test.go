@@ -188,7 +188,8 @@ func replayTrace(t *testing.T, bin, name string) {
 		t.Errorf("SessionStart context is %d tokens, over the default budget %d (and its first line)", n, render.DefaultBudget)
 	}
 
-	t.Logf("%d of %d hooks ran (the rest match no installed matcher); the new session's context:\n%s", ran, len(lines), context)
+	t.Logf("%d of %d hooks ran (the rest match no installed matcher); ckpt resume --budget %d: %d tokens; the new session's context (%d tokens):\n%s",
+		ran, len(lines), facts.budget, render.EstimateTokens(body), render.EstimateTokens(context), context)
 }
 
 // firstPrompt is the first line of the trace's first prompt.
