@@ -29,12 +29,6 @@ func openGate(t *testing.T, s *Session) {
 	must(t, os.WriteFile(filepath.Join(s.Project, "GATE"), nil, 0o644))
 }
 
-// show is `ckpt show ID --json`, decoded.
-func show(t *testing.T, s *Session, id string) map[string]any {
-	t.Helper()
-	return s.ShowJSON(id)
-}
-
 // field is the value at a dotted path of a decoded JSON object ("" when
 // it is missing or not a string).
 func field(v map[string]any, path string) string {
