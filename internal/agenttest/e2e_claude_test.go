@@ -33,8 +33,11 @@ func TestClaudeCodeSessionIsRecorded(t *testing.T) {
 	if !hasFile(v, "modified", "README.md") {
 		t.Errorf("files %s: want README.md modified", field(v, "files"))
 	}
-	if got := field(v, "meta.last_message.text"); got != "Fixed the typo in README.md." {
+	if got := field(v, "context.last_message"); got != "Fixed the typo in README.md." {
 		t.Errorf("last message %q", got)
+	}
+	if got := field(v, "title"); got != "Fix the typo in README.md" {
+		t.Errorf("title %q, want the session's first prompt", got)
 	}
 	if got := field(v, "session.id"); got != sid {
 		t.Errorf("session %q, want %s", got, sid)

@@ -2,7 +2,10 @@
 
 package agenttest
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 func setProcessGroup(cmd *exec.Cmd) {}
 
@@ -14,3 +17,5 @@ func KillGroup(cmd *exec.Cmd) {
 }
 
 func groupAlive(pgid int) bool { return false }
+
+func killGroupAndWait(pgid int, d time.Duration) {}

@@ -34,6 +34,19 @@ func codexScenarios() []scenario {
 
 func geminiScenarios() []scenario {
 	return []scenario{{
+		name: "gemini-todos", client: Gemini,
+		about: "`gemini --yolo -p \"Add a retry budget to the sync worker\" --model gemini-2.5-pro` (Gemini CLI 0.61 offers write_todos to Gemini 2 models only, not to its default Gemini 3): the model plans two todos with write_todos (the first in_progress), then marks the first completed and the second in_progress, and answers.",
+		script: Script{Conversations: []Conversation{{Match: "Add a retry budget", Steps: []Step{
+			Call("write_todos", map[string]any{"todos": []any{
+				map[string]any{"description": retryTask1, "status": "in_progress"},
+				map[string]any{"description": retryTask2, "status": "pending"}}}),
+			Call("write_todos", map[string]any{"todos": []any{
+				map[string]any{"description": retryTask1, "status": "completed"},
+				map[string]any{"description": retryTask2, "status": "in_progress"}}}),
+			Say(retryLastWords),
+		}}}},
+		run: func(t *testing.T, s *Session) { s.MustRun(GeminiArgs(retryAsk, "--model", "gemini-2.5-pro")...) },
+	}, {
 		name: "gemini-write-file", client: Gemini,
 		about: "`gemini --yolo -p \"Create the notes file\"`: the model writes a new file NOTES.md with write_file (AfterTool tool_response.returnDisplay.isNewFile true) and answers. PreCompress fires before every model request, compressing nothing.",
 		script: Script{Conversations: []Conversation{{Match: "Create the notes file", Steps: []Step{

@@ -229,8 +229,11 @@ func (s *Session) Start(args ...string) *Running {
 		s.T.Fatalf("starting %s: %v", s.Client.Bin, err)
 	}
 	s.T.Cleanup(func() {
+		// The client, then the hooks it left running, before the test's
+		// directories go.
 		KillGroup(r.cmd)
 		_, _ = r.wait()
+		killGroupAndWait(r.cmd.Process.Pid, 10*time.Second)
 	})
 	return r
 }

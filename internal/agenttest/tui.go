@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,8 +22,10 @@ type TUI struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	cancel context.CancelFunc
-	mu     sync.Mutex
-	screen bytes.Buffer
+	// pidFile holds the client's PID, which is also its process group's.
+	pidFile string
+	mu      sync.Mutex
+	screen  bytes.Buffer
 }
 
 // StartClaudeTUI starts Claude Code interactively with prompt as the first
@@ -46,11 +49,17 @@ func (s *Session) StartClaudeTUI(prompt string) *TUI {
 	must(s.T, err)
 	must(s.T, os.WriteFile(filepath.Join(s.Home, ".claude.json"), data, 0o600))
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
-	cmd := exec.CommandContext(ctx, "script", "-qfec", shellQuote(s.Bin)+" "+shellQuote(prompt), "/dev/null")
+	// script(1) starts the command in a new session on the pseudo-terminal,
+	// out of cmd's process group: the shell notes its PID (the client's,
+	// after exec, and its new process group's) so Close can end it.
+	t0 := &TUI{pidFile: filepath.Join(s.Root, "tui.pid")}
+	line := "echo $$ > " + shellQuote(t0.pidFile) + "; exec " + shellQuote(s.Bin) + " " + shellQuote(prompt)
+	cmd := exec.CommandContext(ctx, "script", "-qfec", line, "/dev/null")
 	cmd.Dir = s.Project
 	cmd.Env = append(s.Environ(), "TERM=xterm-256color", "COLUMNS=120", "LINES=40")
 	setProcessGroup(cmd)
-	t := &TUI{s: s, cmd: cmd, cancel: cancel}
+	t := t0
+	t.s, t.cmd, t.cancel = s, cmd, cancel
 	in, err := cmd.StdinPipe()
 	must(s.T, err)
 	t.in = in
@@ -79,8 +88,14 @@ func (t *TUI) Screen() string {
 	return t.screen.String()
 }
 
-// Close kills the client and its process group, and waits for it.
+// Close kills the client with its hooks and script(1), and waits until
+// they are gone, so nothing writes into the test's directories after it.
 func (t *TUI) Close() {
+	if data, err := os.ReadFile(t.pidFile); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 1 {
+			killGroupAndWait(pid, RunTimeout)
+		}
+	}
 	KillGroup(t.cmd)
 	_ = t.in.Close()
 	_ = t.cmd.Wait()
