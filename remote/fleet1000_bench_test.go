@@ -1,0 +1,190 @@
+package remote_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/feed"
+	"github.com/ckpt-dev/ckpt/internal/server"
+	"github.com/ckpt-dev/ckpt/internal/web"
+	"github.com/ckpt-dev/ckpt/remote"
+)
+
+// BenchmarkFleet1000 is the fleet as deployed, time-compressed: 1,000
+// simulated agents (each a beat every 5 s and an update every 30 s,
+// divided by CKPT_FLEET_SPEEDUP, default 3) write through two ckpt serve
+// replicas (in this process, on loopback) over one PostgreSQL database,
+// while 100 dashboards (clients of the page's event stream, half on each
+// replica) and 200 /v1/changes streams are open, for CKPT_FLEET_SECONDS
+// (default 60) after every agent has started, all in this process. It reports the p99 of an
+// update's append (append-p99-ms, goal 50) and of the delay from the start
+// of an update's append to a dashboard receiving it (browser-delay-p99-ms,
+// goal 1000), with the rates it ran at.
+//
+//	go test -run '^$' -bench Fleet1000 -benchtime 1x ./remote
+func BenchmarkFleet1000(b *testing.B) {
+	const agents, dashboards, streams = 1000, 100, 200
+	speedup, seconds := envFloat("CKPT_FLEET_SPEEDUP", 3), envFloat("CKPT_FLEET_SECONDS", 60)
+	beatEvery := time.Duration(float64(5*time.Second) / speedup)
+	updateEvery := time.Duration(float64(30*time.Second) / speedup)
+	dsn := cluster.DSN(cluster.NewDatabase(b), "pool_max_conns=32")
+	var urls []string
+	for range 2 {
+		st, err := pgstoreOpen(dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		hub := feed.New(st, 0, 0)
+		srv, err := server.New(st, server.Options{Insecure: true, Logger: slog.New(slog.DiscardHandler), Feed: hub,
+			Web: web.New(web.Options{Store: st, Feed: hub, Anonymous: web.Principal{Name: "bench"}})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		urls = append(urls, hs.URL)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var acked sync.Map // "id rev" → time acknowledged
+	var mu sync.Mutex
+	var appends, delays []time.Duration
+	var wg sync.WaitGroup
+	for i := range dashboards {
+		wg.Go(func() { dashboard(ctx, urls[i%2], &acked, &mu, &delays) })
+	}
+	for i := range streams {
+		c, _ := remote.New(urls[i%2], remote.Options{})
+		wg.Go(func() { _ = c.Watch(ctx, ckpt.CursorNow, func(ckpt.Change) error { return nil }) })
+	}
+	clients := []*remote.Store{}
+	for _, u := range urls {
+		c, _ := remote.New(u, remote.Options{})
+		clients = append(clients, c)
+	}
+	start := time.Now()
+	end := start.Add(time.Duration(seconds * float64(time.Second)))
+	b.ResetTimer()
+	for i := range agents {
+		wg.Go(func() {
+			agent(ctx, clients[i%2], fmt.Sprintf("fleet/agent-%04d", i), beatEvery, updateEvery, end, &acked, &mu, &appends)
+		})
+	}
+	time.Sleep(time.Until(end.Add(2 * time.Second))) // the last updates reach the pages
+	cancel()
+	wg.Wait()
+	b.StopTimer()
+	if len(appends) == 0 || len(delays) == 0 {
+		b.Fatalf("%d appends, %d deliveries measured", len(appends), len(delays))
+	}
+	b.ReportMetric(p99(appends), "append-p99-ms")
+	b.ReportMetric(p99(delays), "browser-delay-p99-ms")
+	b.ReportMetric(float64(len(appends))/seconds, "updates/s")
+	b.ReportMetric(float64(agents)/beatEvery.Seconds(), "beats/s")
+	b.Logf("%d updates, %d deliveries to dashboards measured over %.0f s at %gx", len(appends), len(delays), seconds, speedup)
+}
+
+func envFloat(name string, def float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func p99(ds []time.Duration) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[len(s)*99/100]) / float64(time.Millisecond)
+}
+
+// agent creates its checkpoint, then beats and updates at its pace, each
+// from a random phase, until end.
+func agent(ctx context.Context, c *remote.Store, id string, beatEvery, updateEvery time.Duration, end time.Time, acked *sync.Map, mu *sync.Mutex, appends *[]time.Duration) {
+	title := id
+	if _, err := c.Append(ctx, id, ckpt.MustEvent(ckpt.EventCreated, time.Time{}, ckpt.Actor{Agent: id}, ckpt.Created{Patch: ckpt.Patch{Title: &title}}), ckpt.AppendOptions{}); err != nil {
+		return
+	}
+	nextBeat := time.Now().Add(rand.N(beatEvery))
+	nextUpdate := time.Now().Add(rand.N(updateEvery))
+	rev := int64(1) // this agent is its checkpoint's only writer
+	for n := 0; ; n++ {
+		wake := end
+		for _, t := range []time.Time{nextBeat, nextUpdate} {
+			if t.Before(wake) {
+				wake = t
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(wake)):
+		}
+		now := time.Now()
+		if !now.Before(end) {
+			return
+		}
+		if !now.Before(nextBeat) {
+			_ = c.Beat(ctx, id, ckpt.Signal{})
+			nextBeat = nextBeat.Add(beatEvery)
+		}
+		if !now.Before(nextUpdate) {
+			step := "step " + strconv.Itoa(n)
+			t0 := time.Now()
+			// Stored before the write: a page may see it before the
+			// writer hears its acknowledgement.
+			acked.Store(fmt.Sprintf("%s %d", id, rev+1), t0)
+			res, err := c.Append(ctx, id, ckpt.MustEvent(ckpt.EventUpdate, time.Time{}, ckpt.Actor{Agent: id}, ckpt.Patch{CurrentStep: &step}), ckpt.AppendOptions{})
+			if err == nil {
+				done := time.Now()
+				rev = res.State.Rev
+				mu.Lock()
+				*appends = append(*appends, done.Sub(t0))
+				mu.Unlock()
+			}
+			nextUpdate = nextUpdate.Add(updateEvery)
+		}
+	}
+}
+
+// dashboard follows the page's event stream as app.js does and records,
+// for each update it receives, the delay since its append started.
+func dashboard(ctx context.Context, url string, acked *sync.Map, mu *sync.Mutex, delays *[]time.Duration) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/ui/api/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer res.Body.Close()
+	_ = feed.Read(res.Body, nil, func(ev feed.Event) error {
+		if ev.Type != "change" {
+			return nil
+		}
+		got := time.Now()
+		var c struct {
+			ID  string `json:"id"`
+			Rev int64  `json:"rev"`
+		}
+		if json.Unmarshal([]byte(ev.Data), &c) != nil {
+			return nil
+		}
+		if t, ok := acked.Load(fmt.Sprintf("%s %d", c.ID, c.Rev)); ok {
+			mu.Lock()
+			*delays = append(*delays, got.Sub(t.(time.Time)))
+			mu.Unlock()
+		}
+		return nil
+	})
+}
