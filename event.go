@@ -13,11 +13,16 @@ import (
 // before it ("" for the first), Sum the checksum of the event's own line,
 // which covers Prev and so chains the history (see EncodeLine).
 type Event struct {
-	Seq   int64           `json:"seq"`
-	At    time.Time       `json:"at"`
-	Type  EventType       `json:"type"`
-	Actor Actor           `json:"actor,omitzero"`
-	Key   string          `json:"key,omitempty"` // idempotency key
+	Seq   int64     `json:"seq"`
+	At    time.Time `json:"at"`
+	Type  EventType `json:"type"`
+	Actor Actor     `json:"actor,omitzero"`
+	Key   string    `json:"key,omitempty"` // idempotency key
+	// Trace is the W3C traceparent of the call that made the change (a
+	// command or hook run under TRACEPARENT), so that telemetry puts the
+	// change in the caller's trace; "" when there was none. Only a value
+	// ParseTraceparent accepts is recorded.
+	Trace string          `json:"trace,omitempty"`
 	Data  json.RawMessage `json:"data,omitempty"`
 	Prev  string          `json:"prev,omitempty"`
 	Sum   string          `json:"-"` // written last on the line by EncodeLine

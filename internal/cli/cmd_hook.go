@@ -169,7 +169,7 @@ func openFoundStore(f *cmdutil.Factory, dir string) (ckpt.Store, error) {
 		return nil, err
 	}
 	st.SetClock(f.Now)
-	return withMirrors(f, st), nil
+	return wrapStore(f, st), nil
 }
 
 // wireHook fills the parts of a hook's Handler that other packages own

@@ -86,5 +86,5 @@ func Tree(p Program) *cobra.Command {
 // newFactory is the factory of a command line of p in env: p's stores,
 // every store wrapped with its seed-format mirrors.
 func newFactory(env *cmdutil.Env, p Program) *cmdutil.Factory {
-	return &cmdutil.Factory{Env: env, Stores: p.Stores, Wrap: withMirrors}
+	return &cmdutil.Factory{Env: env, Stores: p.Stores, Wrap: wrapStore}
 }

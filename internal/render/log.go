@@ -18,6 +18,7 @@ type LogEntry struct {
 	Type  ckpt.EventType  `json:"type"`
 	Actor ckpt.Actor      `json:"actor"`
 	Key   string          `json:"key,omitempty"`
+	Trace string          `json:"trace,omitempty"`
 	Data  json.RawMessage `json:"data,omitempty"`
 	Prev  string          `json:"prev,omitempty"`
 	Sum   string          `json:"sum"`
@@ -29,7 +30,7 @@ func LogJSON(w io.Writer, events []ckpt.Event) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for _, e := range events {
-		if err := enc.Encode(LogEntry{Seq: e.Seq, At: e.At, Type: e.Type, Actor: e.Actor, Key: e.Key, Data: e.Data, Prev: e.Prev, Sum: e.Sum}); err != nil {
+		if err := enc.Encode(LogEntry{Seq: e.Seq, At: e.At, Type: e.Type, Actor: e.Actor, Key: e.Key, Trace: e.Trace, Data: e.Data, Prev: e.Prev, Sum: e.Sum}); err != nil {
 			return err
 		}
 	}

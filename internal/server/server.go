@@ -99,6 +99,9 @@ type Options struct {
 	// TokenWatch ends the streams of revoked and expired tokens (pass the
 	// same one to the dashboard); nil makes one over Tokens.
 	TokenWatch *TokenWatch
+	// Wrap, when set, wraps the handling of every request (ckpt serve's
+	// OpenTelemetry request spans, package telemetry).
+	Wrap func(http.Handler) http.Handler
 }
 
 // Server is the HTTP API over one store. It is an http.Handler.
@@ -149,6 +152,9 @@ func New(store ckpt.Store, opts Options) (*Server, error) {
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
+	if opts.Wrap != nil {
+		s.handler = opts.Wrap(s.handler)
+	}
 	return s, nil
 }
 

@@ -53,10 +53,15 @@ type ServeOptions struct {
 	WebhookSecret string
 	// Ready, when set, is called with the bound address once listening.
 	Ready func(addr net.Addr)
+	// Getenv reads the OTEL_* variables that switch trace export on.
+	Getenv func(string) string
+	// OTLP is --otlp-endpoint: export traces there (OTLP over HTTP)
+	// whatever the variables say.
+	OTLP string
 }
 
 func newServeCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &ServeOptions{IO: f.Env.IOStreams, Interrupt: f.Env.Interrupt}
+	o := &ServeOptions{IO: f.Env.IOStreams, Interrupt: f.Env.Interrupt, Getenv: f.Env.Var}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the store over HTTP to agents on other machines (API, change feed, MCP, dashboard)",
@@ -110,6 +115,7 @@ tokens, on a loopback address only, for development.`,
 	fl.DurationVar(&o.Grace, "grace", 10*time.Second, "on stop, wait this long for requests under way")
 	fl.StringArrayVar(&o.Webhooks, "webhook", nil, "POST each transition into waiting, blocked, dead, stale, failed or done to `URL` (repeatable; URL#state=waiting,dead&prefix=kai-7/&format=slack filters and picks Slack's body)")
 	fl.StringVar(&o.WebhookSecret, "webhook-secret", "", "sign webhook bodies with the secret in `FILE` (X-Ckpt-Signature: sha256=HMAC-SHA256 of the body)")
+	fl.StringVar(&o.OTLP, "otlp-endpoint", "", "export the store's work as OpenTelemetry traces to this OTLP/HTTP `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT; docs/telemetry.md)")
 	return cmd
 }
 
@@ -142,6 +148,11 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if counts != nil {
 		sopts.Collectors = append(sopts.Collectors, counts)
 	}
+	stopTelemetry, err := o.startTelemetry(ctx, st, &sopts)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	srv, err := server.New(st, sopts)
 	if err != nil {
 		return err

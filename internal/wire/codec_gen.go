@@ -585,6 +585,10 @@ func (w *writer) writeEvent(v *ckpt.Event) {
 		w.raw(`,"key":`)
 		w.str(string(v.Key))
 	}
+	if v.Trace != "" {
+		w.raw(`,"trace":`)
+		w.str(string(v.Trace))
+	}
 	if len(v.Data) != 0 {
 		w.raw(`,"data":`)
 		w.rawJSON(v.Data)
@@ -596,7 +600,7 @@ func (w *writer) writeEvent(v *ckpt.Event) {
 	w.close(n, '}')
 }
 
-var fieldsEvent = []string{"seq", "at", "type", "actor", "key", "data", "prev"}
+var fieldsEvent = []string{"seq", "at", "type", "actor", "key", "trace", "data", "prev"}
 
 func (r *reader) readEvent(v *ckpt.Event) {
 	r.object(fieldsEvent, func(k string) {
@@ -611,6 +615,8 @@ func (r *reader) readEvent(v *ckpt.Event) {
 			r.readActor(&v.Actor)
 		case "key":
 			v.Key = string(r.str())
+		case "trace":
+			v.Trace = string(r.str())
 		case "data":
 			v.Data = r.rawValue()
 		case "prev":
