@@ -103,7 +103,7 @@ active error.`,
 			flags: func(fl *pflag.FlagSet, v *recordFlags) {
 				fl.StringVar(&v.typ, "type", "", "the error's `TYPE`, e.g. network, test, io")
 				fl.BoolVar(&v.blocking, "blocking", false, "the error stops the work (status becomes blocked)")
-				fl.BoolVar(&v.clear, "clear", false, "clear every active error instead of recording one")
+				fl.BoolVar(&v.clear, "clear", false, "clear every active error (with --type, those of that type) instead of recording one")
 			},
 			request: func(args []string, v *recordFlags) request.Request {
 				return request.Error{Message: arg(args, 1), Type: v.typ, Blocking: v.blocking, Clear: v.clear}
