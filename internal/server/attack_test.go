@@ -63,10 +63,10 @@ func TestMalformedAppendsAreRefused(t *testing.T) {
 // that names its user, database and socket.
 type failingStore struct{ *memstore.Store }
 
-var dbError = fmt.Errorf("%w: failed to connect to `user=ckpt_owner database=tenant_secrets`: /var/run/postgresql/.s.PGSQL.5432: connection refused", ckpt.ErrUnavailable)
+var errDBDown = fmt.Errorf("%w: failed to connect to `user=ckpt_owner database=tenant_secrets`: /var/run/postgresql/.s.PGSQL.5432: connection refused", ckpt.ErrUnavailable)
 
 func (failingStore) List(context.Context, ckpt.ListOptions) (ckpt.Page, error) {
-	return ckpt.Page{}, dbError
+	return ckpt.Page{}, errDBDown
 }
 
 // A 503 tells the client to try again and nothing about the database.
