@@ -87,13 +87,17 @@ func ClampTime(at, now time.Time, skew time.Duration) time.Time {
 }
 
 // NextBeat returns the liveness time a store keeps after a beat at `at`
-// when it had `last`: at clamped against now, and never before last.
+// when it had `last`: at clamped against now, and never before last unless
+// last itself is further ahead of now than the skew bound (a beat from a
+// wrong clock, a store copied from a machine whose clock ran ahead): such
+// a time would otherwise hold every later beat back for as long as it is
+// wrong.
 func NextBeat(last, at, now time.Time) time.Time {
 	if at.IsZero() {
 		at = now
 	}
 	at = ClampTime(at, now, MaxClockSkew).UTC()
-	if at.Before(last) {
+	if at.Before(last) && last.Sub(now) <= MaxClockSkew {
 		return last
 	}
 	return at

@@ -41,150 +41,99 @@ type Process struct {
 // Signal is one sign of life given to Store.Beat. A zero Signal is a plain
 // beat at the store's now.
 type Signal struct {
-	At      time.Time     // when; zero means the store's now (clamped, see NextBeat)
-	State   PresenceState // "" leaves the recorded state as it was
-	Reason  string        // why: the tool, the prompt waited on; kept with State
-	Process *Process      // the agent client's process, when known; nil keeps it
+	At     time.Time     // when; zero means the store's now (clamped, see NextBeat)
+	State  PresenceState // "" leaves the recorded state as it was
+	Reason string        // why: the tool, the prompt waited on; kept with State
+	// For says what a waiting state waits on: WaitsPerson (the default) or
+	// WaitsThing (a build, a review bot, a lock); kept with State.
+	For     string
+	Process *Process // the agent client's process, when known; nil keeps it
+	// Session is the client session that reports, when known ("" keeps
+	// it). With Process it tells a late signal of a session that ended
+	// from a new session (ApplySignal).
+	Session string
 }
 
+// What a waiting state waits on (Signal.For, PresenceView.For).
+const (
+	WaitsPerson = "person"
+	WaitsThing  = "thing"
+)
+
 // Presence is the liveness record's last reported state, as a store keeps
-// it: State and Reason from the last Signal that carried a State, Since the
-// time State last changed, Process from the last Signal that carried one.
+// it: State, Reason and For from the last Signal that carried a State
+// (see ApplySignal for the one it refuses), Since the time State last
+// changed, At the time it was last reported, Process and Session from the last Signal that carried them,
+// Bound the time Process was last reported.
 type Presence struct {
 	State   PresenceState `json:"state,omitempty"`
 	Since   time.Time     `json:"since,omitzero"`
 	Reason  string        `json:"reason,omitempty"`
+	For     string        `json:"for,omitempty"`
+	At      time.Time     `json:"at,omitzero"`
 	Process *Process      `json:"process,omitempty"`
+	Bound   time.Time     `json:"bound,omitzero"`
+	Session string        `json:"session,omitempty"`
 }
 
 // ApplySignal returns the presence a store keeps after sig, received at the
 // (already clamped) time at. Every backend uses it, so all keep the same.
+//
+// Ended is monotonic within a session's life: a state other than ended
+// from the process and session that reported ended is refused (the State,
+// Reason and For stay; the time still counts as a beat). Claude Code starts
+// StopFailure and SessionEnd together on an API error and waits for
+// neither, so StopFailure's "waiting" may land after "ended". A signal from
+// another process (a resumed session) or another session (/clear's new
+// session in the same process) replaces ended; so does one that names
+// neither (a person's `ckpt beat --state working`).
 func (p Presence) ApplySignal(sig Signal, at time.Time) Presence {
-	if sig.State != "" {
+	if sig.State != "" && !p.keepsEnded(sig) {
 		if sig.State != p.State || p.Since.IsZero() {
 			p.Since = at
 		}
-		p.State, p.Reason = sig.State, sig.Reason
+		p.State, p.Reason, p.For, p.At = sig.State, sig.Reason, "", at
+		if sig.State == PresenceWaiting && sig.For != WaitsPerson {
+			p.For = sig.For
+		}
 	}
 	if sig.Process != nil {
 		pr := *sig.Process
-		p.Process = &pr
+		p.Process, p.Bound = &pr, at
+	}
+	if sig.Session != "" {
+		p.Session = sig.Session
 	}
 	return p
 }
 
+// keepsEnded reports whether p, ended, refuses sig's state: sig comes from
+// the process and the session that reported ended, as far as both sides
+// tell (a new process, or a new session in the same process, is a new
+// life).
+func (p Presence) keepsEnded(sig Signal) bool {
+	if p.State != PresenceEnded || sig.State == PresenceEnded {
+		return false
+	}
+	sameSession := sig.Session != "" && p.Session != "" && sig.Session == p.Session
+	otherSession := sig.Session != "" && p.Session != "" && sig.Session != p.Session
+	if sig.Process != nil && p.Process != nil {
+		return p.Process.Same(sig.Process) && !otherSession
+	}
+	return sameSession
+}
+
+// Same reports whether p and q are one process: same host, PID and start
+// time (a start time one side does not know does not tell them apart).
+func (p *Process) Same(q *Process) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	return p.Host == q.Host && p.PID == q.PID && (p.Start == "" || q.Start == "" || p.Start == q.Start)
+}
+
 // IsZero reports whether nothing was ever reported.
-func (p Presence) IsZero() bool { return p.State == "" && p.Process == nil }
-
-// Presence states a view shows besides the reported ones. They are derived
-// (PresenceOf), never reported: Valid is false for them.
-const (
-	PresenceDead  PresenceState = "dead"  // the agent's process is known gone
-	PresenceWarn  PresenceState = "warn"  // silent past the warn threshold
-	PresenceStale PresenceState = "stale" // silent past the stale threshold
-	PresenceNone  PresenceState = "-"     // not live: pending, finished or archived
-)
-
-// PresenceView is a checkpoint's presence as every view shows it.
-type PresenceView struct {
-	State PresenceState `json:"state"`
-	// Since is when State began, as far as ckpt knows; zero when unknown.
-	Since time.Time `json:"since,omitzero"`
-	// Why says what the agent waits on or runs, why it is taken for dead,
-	// or which threshold it passed.
-	Why string `json:"why,omitempty"`
-	// Silent is how long since the checkpoint was last seen.
-	Silent time.Duration `json:"-"`
-}
-
-// Alarm maps the view onto the old three liveness levels for alerting:
-// dead and stale are Stale, warn is Warn, a not-live checkpoint is NotLive,
-// everything else (working, busy, waiting, ended) is Live. `ckpt stale`
-// exits 10 or 11 on it.
-func (v PresenceView) Alarm() Liveness {
-	switch v.State {
-	case PresenceDead, PresenceStale:
-		return Stale
-	case PresenceWarn:
-		return Warn
-	case PresenceNone:
-		return NotLive
-	}
-	return Live
-}
-
-// AliveFunc reports whether p is alive. known is false when the caller
-// cannot tell (another host, no start time to rule out a reused PID):
-// presence then falls back to the clock.
-type AliveFunc func(p *Process) (alive, known bool)
-
-// PresenceOf derives the presence of the summarised checkpoint at now.
-// alive may be nil (nothing can be confirmed dead). The rules, first match
-// wins, with age = now − LastSeen and warn/stale from t (docs/design.md,
-// "Presence"):
-//
-//  1. not live (pending, done, failed, abandoned) or archived: "-";
-//  2. status waiting (`ckpt wait`): ended;
-//  3. a reported state that a later update overrides (UpdatedAt after
-//     the last beat: the agent acted since it last said what it does)
-//     counts as working, below;
-//  4. reported ended: ended (SessionEnd), never stale;
-//  5. the recorded process is known gone (or its PID now belongs to
-//     another process): dead;
-//  6. reported busy: busy while age ≤ stale, then stale (a tool that
-//     never returns ends in stale; busy is never warn);
-//  7. reported waiting: waiting while the process is known alive or
-//     age ≤ stale, then stale;
-//  8. otherwise: stale past stale, warn past warn, else working.
-func PresenceOf(s *Summary, now time.Time, t Thresholds, alive AliveFunc) PresenceView {
-	seen := s.LastSeen()
-	age := max(now.Sub(seen), 0)
-	v := PresenceView{Silent: age}
-	if !s.Status.Live() || s.Archived != nil {
-		v.State = PresenceNone
-		return v
-	}
-	if s.Status == StatusWaiting {
-		v.State, v.Since, v.Why = PresenceEnded, s.UpdatedAt, "status waiting"
-		return v
-	}
-	var p Presence
-	if s.Heartbeat.Presence != nil {
-		p = *s.Heartbeat.Presence
-	}
-	if s.UpdatedAt.After(s.Heartbeat.LastBeat) {
-		p.State, p.Reason, p.Since = "", "", time.Time{}
-	}
-	if p.State == PresenceEnded {
-		v.State, v.Since, v.Why = PresenceEnded, p.Since, p.Reason
-		return v
-	}
-	known, isAlive := false, false
-	if p.Process != nil && alive != nil {
-		isAlive, known = alive(p.Process)
-		if known && !isAlive {
-			v.State, v.Since = PresenceDead, seen
-			v.Why = "process " + p.Process.String() + " is gone"
-			return v
-		}
-	}
-	warn, stale := t.ForInterval(s.Heartbeat.Interval.D())
-	switch {
-	case p.State == PresenceBusy && age <= stale,
-		p.State == PresenceWaiting && (age <= stale || known && isAlive):
-		v.State, v.Since, v.Why = p.State, p.Since, p.Reason
-	case age > stale:
-		v.State, v.Since, v.Why = PresenceStale, seen.Add(stale), "silent for more than "+shortDuration(stale)
-	case age > warn:
-		v.State, v.Since, v.Why = PresenceWarn, seen.Add(warn), "silent for more than "+shortDuration(warn)
-	default:
-		v.State = PresenceWorking
-		if p.State == PresenceWorking {
-			v.Since, v.Why = p.Since, p.Reason
-		}
-	}
-	return v
-}
+func (p Presence) IsZero() bool { return p.State == "" && p.Process == nil && p.Session == "" }
 
 // String names the process as "PID on HOST".
 func (p *Process) String() string {

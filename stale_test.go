@@ -19,7 +19,7 @@ func TestStaleReportOrdersStaleFirstThenWarnByID(t *testing.T) {
 	list := []ckpt.Summary{
 		sum("a-warn", 25*time.Minute, ckpt.StatusInProgress, ckpt.Agent{Name: "Ann"}),
 		sum("b-live", time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
-		sum("c-stale", 2*time.Hour, ckpt.StatusBlocked, ckpt.Agent{ID: "c1", Name: "Cy"}),
+		sum("c-stale", 2*time.Hour, ckpt.StatusInProgress, ckpt.Agent{ID: "c1", Name: "Cy"}),
 		sum("d-done", 5*time.Hour, ckpt.StatusDone, ckpt.Agent{}),
 		sum("e-stale", 50*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
 		sum("f-warn", 30*time.Minute, ckpt.StatusInProgress, ckpt.Agent{}),
@@ -68,7 +68,7 @@ func TestStaleReportSpeaksPresence(t *testing.T) {
 	alive := func(p *ckpt.Process) (bool, bool) { return p.PID != 7, true }
 	r := testsupport.JudgeAll(list, now, ckpt.Thresholds{}, alive)
 	if len(r.Entries) != 1 || r.Entries[0].ID != "dead" || r.Entries[0].Presence != ckpt.PresenceDead || r.Entries[0].Liveness != ckpt.Stale ||
-		r.Entries[0].Why != "process 7 on h is gone" {
+		r.Entries[0].Why != "process 7 on h is gone, last reported working (r)" {
 		t.Fatalf("entries %+v, want only dead", r.Entries)
 	}
 	if r.Live != 4 || r.Stale != 1 || r.Warn != 0 {

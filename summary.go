@@ -11,23 +11,31 @@ import (
 // state (steps, decisions, files, meta). Every backend derives it with
 // (*Checkpoint).Summary, so the same state yields the same summary anywhere.
 type Summary struct {
-	ID          string    `json:"id"`
-	Rev         int64     `json:"rev"`
-	Parent      string    `json:"parent,omitempty"`
-	Labels      []string  `json:"labels,omitempty"`
-	Agent       Agent     `json:"agent"`
-	SessionID   string    `json:"session_id,omitempty"`
-	Title       string    `json:"title,omitempty"`
-	TaskID      string    `json:"task_id,omitempty"`
-	Stage       string    `json:"stage,omitempty"`
-	Phase       string    `json:"phase,omitempty"`
-	Status      Status    `json:"status"`
-	CurrentStep string    `json:"current_step,omitempty"`
-	Progress    Progress  `json:"progress"`
-	Heartbeat   Heartbeat `json:"heartbeat"`
+	ID        string   `json:"id"`
+	Rev       int64    `json:"rev"`
+	Parent    string   `json:"parent,omitempty"`
+	Labels    []string `json:"labels,omitempty"`
+	Agent     Agent    `json:"agent"`
+	SessionID string   `json:"session_id,omitempty"`
+	Title     string   `json:"title,omitempty"`
+	TaskID    string   `json:"task_id,omitempty"`
+	Stage     string   `json:"stage,omitempty"`
+	Phase     string   `json:"phase,omitempty"`
+	Status    Status   `json:"status"`
+	// StatusReason is why it waits, failed or was abandoned.
+	StatusReason string    `json:"status_reason,omitempty"`
+	CurrentStep  string    `json:"current_step,omitempty"`
+	Progress     Progress  `json:"progress"`
+	Heartbeat    Heartbeat `json:"heartbeat"`
 	// ActiveBlockers and BlockingErrors count what stops the work now.
 	ActiveBlockers int `json:"active_blockers,omitempty"`
 	BlockingErrors int `json:"blocking_errors,omitempty"`
+	// Blockers are the texts of the active blockers, then of the blocking
+	// errors: what a blocked checkpoint waits on.
+	Blockers []string `json:"blockers,omitempty"`
+	// SessionStartedAt is when the current session began; a presence
+	// record bound before it is the previous session's (PresenceOf).
+	SessionStartedAt time.Time `json:"session_started_at,omitzero"`
 	// Partial is a done checkpoint whose acceptance criteria are not all met.
 	Partial bool `json:"partial,omitempty"`
 	// Messages counts the messages told and not yet delivered.
@@ -44,17 +52,22 @@ func (c *Checkpoint) Summary() Summary {
 	s := Summary{
 		ID: c.ID, Rev: c.Rev, Parent: c.Parent, Agent: c.Agent, SessionID: c.Session.ID,
 		Title: c.Title, TaskID: c.TaskID, Stage: c.Stage, Phase: c.Phase,
-		Status: c.Status, CurrentStep: c.CurrentStep, Progress: c.Progress,
-		Heartbeat: c.Heartbeat, Partial: c.PartiallyComplete(), Messages: len(c.Messages),
+		Status: c.Status, StatusReason: c.StatusReason, CurrentStep: c.CurrentStep, Progress: c.Progress,
+		SessionStartedAt: c.Session.StartedAt,
+		Heartbeat:        c.Heartbeat, Partial: c.PartiallyComplete(), Messages: len(c.Messages),
 		StartedAt: c.StartedAt, UpdatedAt: c.UpdatedAt,
 	}
 	if len(c.Labels) > 0 {
 		s.Labels = append([]string(nil), c.Labels...)
 	}
-	s.ActiveBlockers = len(c.ActiveBlockers())
+	for _, b := range c.ActiveBlockers() {
+		s.ActiveBlockers++
+		s.Blockers = append(s.Blockers, b.Text)
+	}
 	for _, e := range c.ActiveErrors() {
 		if e.Blocking {
 			s.BlockingErrors++
+			s.Blockers = append(s.Blockers, "error: "+e.Message)
 		}
 	}
 	if c.Archived != nil {

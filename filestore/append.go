@@ -304,12 +304,13 @@ func (s *Store) writeBackup(f files, rev int64, env []byte) error {
 	return err
 }
 
-// Beat implements ckpt.Store: it sets the modification time of the
-// checkpoint's beat file to the beat's time (see ckpt.NextBeat for the
-// clamp), creating the file if needed. A signal that reports a presence
-// state or a process rewrites the file's content, the presence record
-// (JSON), in place. No fsync, no lock, no history. A beat older than the
-// recorded one does not move the time back.
+// Beat implements ckpt.Store: it rewrites the checkpoint's beat file in
+// place with the beat's time (see ckpt.NextBeat for the clamp) and the
+// presence record (ckpt.Presence.ApplySignal), and sets the file's
+// modification time to the beat's time, the stat-only hint of listings.
+// The time lives in the content so that a store copied without
+// modification times (`cp -r`) keeps it. No fsync, no lock, no history. A
+// beat older than the recorded one does not move the time back.
 func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := s.begin(ctx, id); err != nil {
 		return err
@@ -330,34 +331,13 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 		}
 	}
 	at := ckpt.NextBeat(last, sig.At, s.clock())
-	if sig.State != "" || sig.Process != nil {
-		// A signal that changes nothing but the time (the same tool again,
-		// the same process) is a plain beat: the record as read is the
-		// record, and the time is the file's modification time.
-		if next := seen.ApplySignal(sig, at); !samePresence(next, seen) {
-			if err := s.writePresence(f, next); err != nil {
-				return err
-			}
-		}
-	} else if !last.IsZero() && !at.After(last) {
+	next := seen.ApplySignal(sig, at)
+	if !last.IsZero() && !at.After(last) && samePresence(next, seen) {
 		return nil
 	}
-	err := setTimes(f.beat(), at)
-	if err == nil {
-		s.hintBeat(id, at)
-		return nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
+	if err := s.writeBeat(f, at, next); err != nil {
 		return err
 	}
-	if size, err := fileSize(f.history()); err != nil || size == 0 {
-		return notFound(id)
-	}
-	b, err := openNoFollow(f.beat(), os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("filestore: %s: creating beat file: %w", id, err)
-	}
-	b.Close()
 	if err := setTimes(f.beat(), at); err != nil {
 		return err
 	}
@@ -365,16 +345,16 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	return nil
 }
 
-// writePresence rewrites the beat file's presence record in place (no
-// fsync: liveness, not history), for a checkpoint that exists.
-func (s *Store) writePresence(f files, p ckpt.Presence) error {
-	if err := realFile(f.history()); err != nil {
+// writeBeat rewrites the beat file's record in place (no fsync: liveness,
+// not history), for a checkpoint that exists.
+func (s *Store) writeBeat(f files, at time.Time, p ckpt.Presence) error {
+	if size, err := fileSize(f.history()); err != nil || size == 0 {
 		return notFound(f.id)
 	}
-	b, ok := appendPresence(nil, p)
+	b, ok := appendBeat(nil, at, p)
 	if !ok {
 		var err error
-		if b, err = json.Marshal(p); err != nil {
+		if b, err = json.Marshal(beatRecord{Seen: at, Presence: p}); err != nil {
 			return fmt.Errorf("filestore: %s: presence: %w", f.id, err)
 		}
 	}
@@ -387,7 +367,8 @@ func (s *Store) writePresence(f files, p ckpt.Presence) error {
 // samePresence reports whether a and b are the same record: writing a over
 // a file that reads as b would change nothing.
 func samePresence(a, b ckpt.Presence) bool {
-	if a.State != b.State || a.Reason != b.Reason || !a.Since.Equal(b.Since) || (a.Process == nil) != (b.Process == nil) {
+	if a.State != b.State || a.Reason != b.Reason || a.For != b.For || a.Session != b.Session ||
+		!a.Since.Equal(b.Since) || !a.At.Equal(b.At) || !a.Bound.Equal(b.Bound) || (a.Process == nil) != (b.Process == nil) {
 		return false
 	}
 	return a.Process == nil || *a.Process == *b.Process

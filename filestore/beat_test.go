@@ -10,61 +10,71 @@ import (
 	"github.com/ckpt-dev/ckpt"
 )
 
-// TestBeatKeepsAnUnchangedPresenceRecord: a signal that changes nothing
-// but the time (a hook reporting the same tool again) moves the beat file's
-// time and leaves its record as it is; a signal that changes the record
-// rewrites it, keeping since while the state holds.
-func TestBeatKeepsAnUnchangedPresenceRecord(t *testing.T) {
+// TestBeatTimeLivesInTheContent: the last beat is the time the beat file
+// holds, not its modification time, which `cp -r` resets to the copy's
+// time (a stale agent would look alive); a record written before the time
+// was kept reads by the file's time. Since holds while the state does.
+func TestBeatTimeLivesInTheContent(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})
-	if _, err := s.Append(ctx, "job", ckpt.Event{Type: ckpt.EventCreated, Data: json.RawMessage(`{"title":"t"}`)}, ckpt.AppendOptions{}); err != nil {
+	t0 := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Second)
+	if _, err := s.Append(ctx, "job", ckpt.Event{Type: ckpt.EventCreated, At: t0, Data: json.RawMessage(`{"title":"t"}`)}, ckpt.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	proc := &ckpt.Process{Host: "h", PID: 42, Start: "7"}
-	t0 := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 	busy := ckpt.Signal{At: t0, State: ckpt.PresenceBusy, Reason: "Bash: make", Process: proc}
 	if err := s.Beat(ctx, "job", busy); err != nil {
 		t.Fatal(err)
 	}
+	plain := ckpt.Signal{At: t0.Add(10 * time.Second)}
+	if err := s.Beat(ctx, "job", plain); err != nil {
+		t.Fatal(err)
+	}
 	path := s.files("job").beat()
-	// The same record as the store wrote it, laid out differently: a
-	// rewrite would lay it out again.
-	var rec ckpt.Presence
-	if err := json.Unmarshal(readBytes(t, path), &rec); err != nil {
+	now := time.Now()
+	if err := os.Chtimes(path, now, now); err != nil { // what cp -r leaves
 		t.Fatal(err)
 	}
-	pretty, _ := json.MarshalIndent(rec, "", "  ")
-	if err := os.WriteFile(path, pretty, 0o644); err != nil {
-		t.Fatal(err)
+	lastBeat := func() time.Time {
+		c, err := s.Get(ctx, "job", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.List(ctx, ckpt.ListOptions{})
+		if err != nil || len(page.Items) != 1 || !page.Items[0].Heartbeat.LastBeat.Equal(c.Heartbeat.LastBeat) {
+			t.Fatalf("List and Get disagree on the last beat: %+v, %v; Get %v", page.Items, err, c.Heartbeat.LastBeat)
+		}
+		return c.Heartbeat.LastBeat
 	}
-	if err := os.Chtimes(path, t0, t0); err != nil { // the beat's time, as it was
-		t.Fatal(err)
+	if got := lastBeat(); !got.Equal(plain.At) {
+		t.Fatalf("after a copy the last beat is %v; want %v from the file's content", got, plain.At)
 	}
-	again := busy
-	again.At = t0.Add(10 * time.Second)
-	if err := s.Beat(ctx, "job", again); err != nil {
-		t.Fatal(err)
+	stale, err := s.List(ctx, ckpt.ListOptions{Filter: ckpt.Filter{SeenBefore: now.Add(-time.Hour)}})
+	if err != nil || len(stale.Items) != 1 {
+		t.Fatalf("a listing of the silent ones misses the copied agent: %+v, %v", stale.Items, err)
 	}
-	if got := string(readBytes(t, path)); got != string(pretty) {
-		t.Errorf("an unchanged signal rewrote the record:\n%s\nwant it kept:\n%s", got, pretty)
-	}
-	c, err := s.Get(ctx, "job", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.Heartbeat.LastBeat.Equal(again.At) {
-		t.Errorf("last beat %v, want %v: the unchanged signal must still move the time", c.Heartbeat.LastBeat, again.At)
-	}
-	other := again
+	other := busy
 	other.At, other.Reason = t0.Add(20*time.Second), "Bash: go test"
 	if err := s.Beat(ctx, "job", other); err != nil {
 		t.Fatal(err)
 	}
+	var rec beatRecord
 	if err := json.Unmarshal(readBytes(t, path), &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec.Reason != "Bash: go test" || !rec.Since.Equal(t0) || rec.State != ckpt.PresenceBusy {
-		t.Errorf("after a new reason the record is %+v; want reason %q, state busy since %v", rec, "Bash: go test", t0)
+	if rec.Reason != "Bash: go test" || !rec.Since.Equal(t0) || rec.State != ckpt.PresenceBusy || !rec.Seen.Equal(other.At) {
+		t.Errorf("after a new reason the record is %+v; want reason %q, state busy since %v, seen %v", rec, "Bash: go test", t0, other.At)
+	}
+	// A record an older ckpt wrote (no time in it) reads by the file's time.
+	old, _ := json.Marshal(rec.Presence)
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, t0, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastBeat(); !got.Equal(t0) {
+		t.Fatalf("a record without a time reads %v; want the file's time %v", got, t0)
 	}
 }
 

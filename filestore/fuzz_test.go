@@ -172,7 +172,7 @@ func FuzzFindKey(f *testing.F) {
 
 func writeFileForTest(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
 
-// FuzzParsePresence: the beat file is rewritten in place without a lock,
+// FuzzParsePresence: the beat file (its time and presence record) is rewritten in place without a lock,
 // so a reader may meet it torn, and a store from elsewhere may hold
 // anything. Whatever it holds, reading it never panics, and what is
 // accepted encodes again.
@@ -182,8 +182,9 @@ func FuzzParsePresence(f *testing.F) {
 	f.Add([]byte(`{"state":"sleeping","process":{"pid":-1}}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte{})
+	f.Add([]byte(`{"seen":"2026-01-01T00:00:01Z","state":"ended","at":"2026-01-01T00:00:00Z","session":"s1"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := parsePresence(b)
+		_, p := parseBeat(b)
 		if _, err := json.Marshal(p); err != nil {
 			t.Fatalf("an accepted presence does not encode: %v", err)
 		}

@@ -158,6 +158,17 @@ func prefilter(f *ckpt.Filter, e *ientry) bool {
 // trustView).
 func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool, sum *ckpt.Summary) (bool, error) {
 	at, size := dir.beat(e.id)
+	var p ckpt.Presence
+	if size > 0 {
+		// Only a beat file that holds a record is read; its time wins
+		// over the file's (which a copy resets).
+		if b, err := readNoFollow(s.files(e.id).beat()); err == nil {
+			var seen time.Time
+			if seen, p = parseBeat(b); !seen.IsZero() {
+				at = seen
+			}
+		}
+	}
 	if !flt.SeenBefore.IsZero() && !at.Before(flt.SeenBefore) {
 		return false, nil // seen since: no need to read more
 	}
@@ -169,13 +180,8 @@ func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool
 		*sum = *cur
 	}
 	sum.Heartbeat.LastBeat, sum.Heartbeat.Presence = at, nil
-	if size > 0 {
-		// Only a beat file that holds a presence record is read.
-		if b, err := readNoFollow(s.files(e.id).beat()); err == nil {
-			if p := parsePresence(b); !p.IsZero() {
-				sum.Heartbeat.Presence = &p
-			}
-		}
+	if !p.IsZero() {
+		sum.Heartbeat.Presence = &p
 	}
 	return flt.MatchSummary(sum), nil
 }

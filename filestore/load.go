@@ -296,10 +296,12 @@ func replayTo(f files, data []byte, base int64, chain ckpt.Chain, st *ckpt.Check
 	return st, nil
 }
 
-// readLiveness returns the last beat (the beat file's modification time)
-// and the presence record it holds. A beat file that is empty, torn by a
-// concurrent writer or damaged reads as no presence: liveness is a hint,
-// never a reason to fail a read.
+// readLiveness returns the last beat and the presence record of the beat
+// file. The last beat is the time the record holds (content survives a
+// copy that loses modification times); a file without one (empty, written
+// by an older ckpt, torn by a concurrent writer or damaged) falls back to
+// the file's modification time, and holds no presence: liveness is a
+// hint, never a reason to fail a read.
 func readLiveness(f files) (time.Time, ckpt.Presence) {
 	at, size := beatStat(f.beat())
 	if at.IsZero() || size == 0 {
@@ -310,20 +312,25 @@ func readLiveness(f files) (time.Time, ckpt.Presence) {
 	if err != nil {
 		return at, ckpt.Presence{}
 	}
-	return at, parsePresence(b)
+	seen, p := parseBeat(b)
+	if !seen.IsZero() {
+		at = seen
+	}
+	return at, p
 }
 
-// parsePresence reads the presence record of a beat file; anything but a
-// JSON object of ckpt.Presence (empty, torn, garbage) is no presence.
-func parsePresence(b []byte) ckpt.Presence {
-	if p, ok := decodePresence(b); ok {
-		return p
+// parseBeat reads a beat file's record: the beat time it holds (zero when
+// none) and the presence; anything but a JSON object (empty, torn,
+// garbage) is neither.
+func parseBeat(b []byte) (time.Time, ckpt.Presence) {
+	if seen, p, ok := decodeBeat(b); ok {
+		return seen.UTC(), p
 	}
-	var p ckpt.Presence
-	if len(b) == 0 || json.Unmarshal(b, &p) != nil {
-		return ckpt.Presence{}
+	var r beatRecord
+	if len(b) == 0 || json.Unmarshal(b, &r) != nil {
+		return time.Time{}, ckpt.Presence{}
 	}
-	return p
+	return r.Seen.UTC(), r.Presence
 }
 
 // fillLiveness sets c's heartbeat from f's liveness record.

@@ -16,10 +16,18 @@ import (
 // for anything else, which then goes through encoding/json. FuzzPresenceCodec
 // holds both to encoding/json's results.
 
-// appendPresence appends json.Marshal(p)'s bytes to b. It reports false,
-// with b unchanged, when p holds something it does not write by hand
-// (characters JSON escapes, a year outside 0-9999).
-func appendPresence(b []byte, p ckpt.Presence) ([]byte, bool) {
+// beatRecord is what a beat file holds: the time of the last beat (kept
+// in the content, so that a store copied without its modification times,
+// `cp -r`, keeps its agents' last-seen times) and the presence record.
+type beatRecord struct {
+	Seen time.Time `json:"seen,omitzero"`
+	ckpt.Presence
+}
+
+// appendBeat appends json.Marshal(beatRecord{seen, p})'s bytes to b. It
+// reports false, with b unchanged, when the record holds something it does
+// not write by hand (characters JSON escapes, a year outside 0-9999).
+func appendBeat(b []byte, seen time.Time, p ckpt.Presence) ([]byte, bool) {
 	out := append(b, '{')
 	sep := false
 	field := func(name string) {
@@ -32,44 +40,50 @@ func appendPresence(b []byte, p ckpt.Presence) ([]byte, bool) {
 		out = append(out, '"', ':')
 	}
 	ok := true
-	str := func(s string) {
+	str := func(name, s string) {
+		if s == "" {
+			return
+		}
 		if !plainString(s) {
 			ok = false
 			return
 		}
+		field(name)
 		out = append(out, '"')
 		out = append(out, s...)
 		out = append(out, '"')
 	}
-	if p.State != "" {
-		field("state")
-		str(string(p.State))
-	}
-	if !p.Since.IsZero() {
-		if y := p.Since.Year(); y < 0 || y > 9999 || !rfc3339Offset(p.Since) {
-			return b, false
+	tm := func(name string, t time.Time) {
+		if t.IsZero() {
+			return
 		}
-		field("since")
+		if y := t.Year(); y < 0 || y > 9999 || !rfc3339Offset(t) {
+			ok = false
+			return
+		}
+		field(name)
 		out = append(out, '"')
-		out = p.Since.AppendFormat(out, time.RFC3339Nano)
+		out = t.AppendFormat(out, time.RFC3339Nano)
 		out = append(out, '"')
 	}
-	if p.Reason != "" {
-		field("reason")
-		str(p.Reason)
-	}
-	if p.Process != nil {
+	tm("seen", seen)
+	str("state", string(p.State))
+	tm("since", p.Since)
+	str("reason", p.Reason)
+	str("for", p.For)
+	tm("at", p.At)
+	if pr := p.Process; pr != nil {
 		field("process")
-		out = append(out, `{"host":`...)
-		str(p.Process.Host)
-		out = append(out, `,"pid":`...)
-		out = strconv.AppendInt(out, int64(p.Process.PID), 10)
-		if p.Process.Start != "" {
-			out = append(out, `,"start":`...)
-			str(p.Process.Start)
+		ok = ok && plainString(pr.Host) && plainString(pr.Start)
+		out = append(append(append(out, `{"host":"`...), pr.Host...), `","pid":`...)
+		out = strconv.AppendInt(out, int64(pr.PID), 10)
+		if pr.Start != "" {
+			out = append(append(append(out, `,"start":"`...), pr.Start...), '"')
 		}
 		out = append(out, '}')
 	}
+	tm("bound", p.Bound)
+	str("session", p.Session)
 	if !ok {
 		return b, false
 	}
@@ -110,29 +124,26 @@ type presenceReader struct {
 	ok  bool
 }
 
-// decodePresence reads a record in the canonical form; false means "not
+// decodeBeat reads a record in the canonical form; false means "not
 // that form" (not necessarily invalid): the caller falls back to
-// encoding/json.
-func decodePresence(b []byte) (ckpt.Presence, bool) {
+// encoding/json. A record written before the beat time was kept (a plain
+// presence record) reads with a zero seen.
+func decodeBeat(b []byte) (time.Time, ckpt.Presence, bool) {
 	r := presenceReader{b: b, ok: true}
 	var p ckpt.Presence
 	r.lit("{")
+	seen := r.time("seen")
 	if r.key("state") {
 		p.State = ckpt.PresenceState(r.str())
 	}
-	if r.key("since") {
-		s := r.str()
-		t, err := time.Parse(time.RFC3339Nano, s)
-		// Only a time that prints back as the same text: encoding/json's
-		// own parse is stricter than time.Parse.
-		if err != nil || t.Format(time.RFC3339Nano) != s || t.IsZero() {
-			return ckpt.Presence{}, false
-		}
-		p.Since = t
-	}
+	p.Since = r.time("since")
 	if r.key("reason") {
 		p.Reason = r.str()
 	}
+	if r.key("for") {
+		p.For = r.str()
+	}
+	p.At = r.time("at")
 	if r.key("process") {
 		var pr ckpt.Process
 		r.lit(`{"host":`)
@@ -145,11 +156,31 @@ func decodePresence(b []byte) (ckpt.Presence, bool) {
 		r.lit("}")
 		p.Process = &pr
 	}
+	p.Bound = r.time("bound")
+	if r.key("session") {
+		p.Session = r.str()
+	}
 	r.lit("}")
 	if !r.ok || r.pos != len(r.b) {
-		return ckpt.Presence{}, false
+		return time.Time{}, ckpt.Presence{}, false
 	}
-	return p, true
+	return seen, p, true
+}
+
+// time reads the member name, a time, when it comes next.
+func (r *presenceReader) time(name string) time.Time {
+	if !r.key(name) {
+		return time.Time{}
+	}
+	s := r.str()
+	t, err := time.Parse(time.RFC3339Nano, s)
+	// Only a time that prints back as the same text: encoding/json's own
+	// parse is stricter than time.Parse.
+	if err != nil || t.Format(time.RFC3339Nano) != s || t.IsZero() {
+		r.ok = false
+		return time.Time{}
+	}
+	return t
 }
 
 func (r *presenceReader) lit(s string) {

@@ -328,7 +328,7 @@ func decodePresence(b []byte) (*ckpt.Presence, error) {
 	if p.IsZero() {
 		return nil, nil
 	}
-	p.Since = p.Since.UTC()
+	p.Since, p.At, p.Bound = p.Since.UTC(), p.At.UTC(), p.Bound.UTC()
 	return &p, nil
 }
 

@@ -16,7 +16,8 @@ import (
 // Beat implements ckpt.Store. A beat is liveness, not history: it commits
 // without waiting for the WAL flush (synchronous_commit off, so a crash
 // may lose the last beats, never anything else) and never moves the beat
-// back (ckpt.NextBeat under the row lock, and GREATEST in SQL).
+// back (ckpt.NextBeat under the row lock), except off a time further ahead
+// of the database's clock than the skew bound, which a later beat replaces.
 func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := begin(ctx, id); err != nil {
 		return err
@@ -75,7 +76,7 @@ func (s *Store) beatOnce(ctx context.Context, conn *pgxpool.Conn, id string, sig
 		}
 	}
 	b = &pgx.Batch{}
-	b.Queue("UPDATE ckpt_checkpoints SET beat = GREATEST(beat, $2), presence = $3 WHERE id = $1", id, beat, pj)
+	b.Queue("UPDATE ckpt_checkpoints SET beat = $2, presence = $3 WHERE id = $1", id, beat, pj)
 	b.Queue("COMMIT")
 	return conn.SendBatch(ctx, b).Close()
 }

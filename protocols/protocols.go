@@ -39,7 +39,7 @@ type Format interface {
 }
 
 // Presence is the presence a seed file records for c: ckpt.PresenceOf as of
-// c's last sign of life, so working, busy, waiting or ended, with since and
+// c.s last sign of life, so working, busy, waiting, blocked or ended, with since and
 // why. A file cannot say warn, stale or dead: it is read later, and its
 // reader judges the time since the last sign of life itself, as the seeds
 // do. ok is false for a checkpoint that is not live (pending, finished,
@@ -47,7 +47,7 @@ type Format interface {
 func Presence(c *ckpt.Checkpoint) (v ckpt.PresenceView, ok bool) {
 	s := c.Summary()
 	v = ckpt.PresenceOf(&s, s.LastSeen(), ckpt.Thresholds{}, nil)
-	return v, v.State != ckpt.PresenceNone
+	return v, v.Alarm() != ckpt.NotLive
 }
 
 // PresenceJSON is Presence as the JSON seed files carry it,

@@ -204,14 +204,14 @@ func testPresence(t *testing.T, s ckpt.Store) {
 	}
 	proc := &ckpt.Process{Host: "h1", PID: 4242, Start: "12345"}
 	t1 := time.Now().Add(-time.Minute).Truncate(time.Second)
-	if err := s.Beat(ctx, "pres", ckpt.Signal{At: t1, State: ckpt.PresenceBusy, Reason: "Bash", Process: proc}); err != nil {
+	if err := s.Beat(ctx, "pres", ckpt.Signal{At: t1, State: ckpt.PresenceBusy, Reason: "Bash", Process: proc, Session: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	proc.PID = 1 // the store keeps its own copy
 	if err := s.Beat(ctx, "pres", ckpt.Signal{At: t1.Add(10 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	want := &ckpt.Presence{State: ckpt.PresenceBusy, Since: t1, Reason: "Bash", Process: &ckpt.Process{Host: "h1", PID: 4242, Start: "12345"}}
+	want := &ckpt.Presence{State: ckpt.PresenceBusy, Since: t1, At: t1, Reason: "Bash", Process: &ckpt.Process{Host: "h1", PID: 4242, Start: "12345"}, Bound: t1, Session: "s1"}
 	c := mustGet(t, s, "pres")
 	if d := cmp.Diff(want, c.Heartbeat.Presence); d != "" {
 		t.Errorf("presence after a busy signal and a plain beat (-want +got):\n%s", d)
@@ -232,6 +232,25 @@ func testPresence(t *testing.T, s ckpt.Store) {
 	}
 	if p := mustGet(t, s, "pres").Heartbeat.Presence; p == nil || p.State != ckpt.PresenceWaiting || !p.Since.Equal(t2) || p.Reason != "permission" || p.Process == nil || p.Process.PID != 4242 {
 		t.Errorf("after waiting: %+v", p)
+	}
+	// Ended holds against the late beat of its own session (StopFailure
+	// after SessionEnd); a new session replaces it.
+	t3 := t2.Add(10 * time.Second)
+	for i, sig := range []ckpt.Signal{
+		{At: t3, State: ckpt.PresenceEnded, Reason: "session ended (other)", Session: "s1"},
+		{At: t3.Add(time.Second), State: ckpt.PresenceWaiting, Reason: "turn failed: 529", Session: "s1"},
+		{At: t3.Add(2 * time.Second), State: ckpt.PresenceWaiting, Reason: "CI run", For: ckpt.WaitsThing, Session: "s2"},
+	} {
+		if err := s.Beat(ctx, "pres", sig); err != nil {
+			t.Fatal(err)
+		}
+		p := mustGet(t, s, "pres").Heartbeat.Presence
+		switch {
+		case i < 2 && (p == nil || p.State != ckpt.PresenceEnded || !p.At.Equal(t3) || p.Session != "s1"):
+			t.Errorf("after signal %d the record is %+v; want ended at %v by s1", i, p, t3)
+		case i == 2 && (p == nil || p.State != ckpt.PresenceWaiting || p.For != ckpt.WaitsThing || p.Session != "s2"):
+			t.Errorf("a new session's signal left %+v; want waiting for a thing by s2", p)
+		}
 	}
 	unchanged(t, s, "pres", 1)
 	wantErr(t, "Beat of a missing checkpoint with a state", s.Beat(ctx, "pres-missing", ckpt.Signal{State: ckpt.PresenceEnded}), ckpt.ErrNotFound)

@@ -204,7 +204,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 	case EventPermissionRequest:
 		call.presence(ckpt.PresenceWaiting, "permission: "+orDash(in.ToolName))
 	case EventStopFailure:
-		call.presence(ckpt.PresenceWaiting, "turn failed: "+orDash(firstLine(in.Error, 200)))
+		call.presence(ckpt.PresenceWaiting, ckpt.ReasonTurnFailed+": "+orDash(firstLine(in.Error, 200)))
 	default:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("ckpt does not handle the %s event", ev))
 	}
@@ -618,7 +618,7 @@ func (c *hookCall) stop() {
 	case c.res.Output != nil:
 		c.signal(ckpt.PresenceWorking, "task loop")
 	default:
-		c.signal(ckpt.PresenceWaiting, "turn ended")
+		c.signal(ckpt.PresenceWaiting, ckpt.ReasonTurnEnded)
 	}
 }
 
@@ -659,10 +659,7 @@ func (c *hookCall) final(ev Event) {
 	}
 	cp, _ = c.planCall(cp, "final checkpoint", func(p PlanTriggers) (bool, error) { return p.Final(c.ctx, cp, note) })
 	cp = c.recordCode(cp)
-	state, why := ckpt.PresenceBusy, "compacting ("+orDash(c.in.Trigger)+")"
-	if ev == EventSessionEnd {
-		state, why = ckpt.PresenceEnded, "session ended ("+orDash(c.in.Reason)+")"
-	}
+	state, why := c.finalPresence(ev)
 	c.signal(state, why)
 	for _, s := range c.h.Final {
 		if err := s.Run(c.ctx, cp); err != nil {

@@ -34,12 +34,28 @@ func (c *hookCall) signal(state ckpt.PresenceState, reason string) {
 // lateBeat bounds a beat made after the call's deadline has passed.
 const lateBeat = 200 * time.Millisecond
 
+// newSignal carries the session with the process: a store then refuses a
+// late state from a session that ended (the StopFailure beat that lands
+// after SessionEnd's, ckpt.Presence.ApplySignal).
 func (c *hookCall) newSignal(state ckpt.PresenceState, reason string) ckpt.Signal {
-	sig := ckpt.Signal{At: c.now(), State: state, Reason: reason}
+	sig := ckpt.Signal{At: c.now(), State: state, Reason: reason, Session: c.in.SessionID}
 	if c.h.Process != nil {
 		sig.Process = c.h.Process()
 	}
 	return sig
+}
+
+// finalPresence is the state PreCompact and SessionEnd report. Gemini
+// CLI fires PreCompress before every model request, compressing nothing:
+// it is a sign of work, not a compaction.
+func (c *hookCall) finalPresence(ev Event) (ckpt.PresenceState, string) {
+	switch {
+	case ev == EventSessionEnd:
+		return ckpt.PresenceEnded, "session ended (" + orDash(c.in.Reason) + ")"
+	case c.h.Client == Gemini:
+		return ckpt.PresenceWorking, "model request"
+	}
+	return ckpt.PresenceBusy, "compacting (" + orDash(c.in.Trigger) + ")"
 }
 
 // recordCode appends the code's state when it moved since cp recorded it,

@@ -11,9 +11,18 @@ import (
 
 // signal is the presence signal `ckpt beat` gives the store.
 func (o *BeatOptions) signal() (ckpt.Signal, error) {
-	sig := ckpt.Signal{At: o.Now(), State: o.State, Reason: strings.TrimSpace(o.Reason)}
+	sig := ckpt.Signal{At: o.Now(), State: o.State, Reason: strings.TrimSpace(o.Reason), Session: o.Session}
 	if sig.Reason != "" && sig.State == "" {
 		return sig, cmdutil.Usagef("--reason goes with --state: say what the agent is doing (working, busy, waiting or ended)")
+	}
+	switch f := strings.ToLower(strings.TrimSpace(o.For)); {
+	case f == "":
+	case sig.State != ckpt.PresenceWaiting:
+		return sig, cmdutil.Usagef("--for goes with --state waiting: say what the agent waits on")
+	case f == ckpt.WaitsPerson || f == ckpt.WaitsThing:
+		sig.For = f
+	default:
+		return sig, cmdutil.Usagef("--for %q: a waiting agent waits for a person or a thing (--for person, --for thing)", o.For)
 	}
 	if o.PID != 0 {
 		p := process.Of(o.PID)

@@ -96,17 +96,19 @@ type Beat struct {
 	At      time.Time          `json:"at,omitzero"`
 	State   ckpt.PresenceState `json:"state,omitempty"`
 	Reason  string             `json:"reason,omitempty"`
+	For     string             `json:"for,omitempty"`
 	Process *ckpt.Process      `json:"process,omitempty"`
+	Session string             `json:"session,omitempty"`
 }
 
 // Signal returns the signal the beat carries.
 func (b Beat) Signal() ckpt.Signal {
-	return ckpt.Signal{At: b.At, State: b.State, Reason: b.Reason, Process: b.Process}
+	return ckpt.Signal{At: b.At, State: b.State, Reason: b.Reason, For: b.For, Process: b.Process, Session: b.Session}
 }
 
 // BeatOf returns sig as it travels.
 func BeatOf(sig ckpt.Signal) Beat {
-	return Beat{At: sig.At, State: sig.State, Reason: sig.Reason, Process: sig.Process}
+	return Beat{At: sig.At, State: sig.State, Reason: sig.Reason, For: sig.For, Process: sig.Process, Session: sig.Session}
 }
 
 // Lifecycle is the body of a lifecycle call: ckpt.Lifecycle plus the

@@ -66,8 +66,9 @@ type Options struct {
 }
 
 // Transition is one change of a checkpoint's presence (ckpt.PresenceOf:
-// working, waiting, ended, dead, warn, stale; busy counts as working, since
-// a tool call is not news) or its being marked abandoned. It is what the
+// working, waiting, blocked, ended, dead, warn, stale, and once done or
+// failed; busy counts as working, since a tool call is not news) or its
+// being marked abandoned. It is what the
 // webhook receives and what the command reads on its standard input.
 type Transition struct {
 	ID     string             `json:"id"`
@@ -90,7 +91,12 @@ func (t Transition) String() string {
 		who += " (" + t.Agent + ")"
 	}
 	to := string(t.To)
-	if t.Why != "" && (t.To == ckpt.PresenceWaiting || t.To == ckpt.PresenceDead) {
+	switch t.To {
+	case ckpt.PresenceWaiting, ckpt.PresenceDead, ckpt.PresenceBlocked, ckpt.PresenceFailed:
+	default:
+		t.Why = ""
+	}
+	if t.Why != "" {
 		to += " (" + t.Why + ")"
 	}
 	return fmt.Sprintf("%s %s: %s → %s, silent %s", t.At.Format(time.RFC3339), who, t.From, to, t.Silent.Round(time.Second))

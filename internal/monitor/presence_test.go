@@ -64,7 +64,7 @@ func TestPresenceTransitionsWithFakeClock(t *testing.T) {
 	gone[2] = true
 	step(48 * time.Hour) // ended: never stale, never dead
 	if !strings.Contains(log.String(), "b (b-agent): working → waiting (permission_prompt: Claude needs your permission to use Bash), silent 1m30s") ||
-		!strings.Contains(log.String(), "a (a-agent): working → dead (process 1 on h is gone), silent 15m0s") {
+		!strings.Contains(log.String(), "a (a-agent): working → dead (process 1 on h is gone, last reported busy (Bash: make e2e)), silent 15m0s") {
 		t.Errorf("log:\n%s", log.String())
 	}
 }

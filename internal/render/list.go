@@ -39,14 +39,19 @@ func ListTable(w io.Writer, list []ckpt.Summary, now time.Time, alive ckpt.Alive
 }
 
 // ListPresence is c's presence at now when a listing should say it: not
-// working, not "-", not the ended that a waiting status (ckpt wait)
-// already says; "" otherwise.
+// working, not "-", not what the status column says already (done,
+// failed, blocked, the waiting of `ckpt wait`); "" otherwise.
 func ListPresence(c *ckpt.Summary, now time.Time, alive ckpt.AliveFunc) ckpt.PresenceState {
-	p := ckpt.PresenceOf(c, now, ckpt.Thresholds{}, alive).State
-	if p == ckpt.PresenceWorking || p == ckpt.PresenceNone || (p == ckpt.PresenceEnded && c.Status == ckpt.StatusWaiting) {
+	v := ckpt.PresenceOf(c, now, ckpt.Thresholds{}, alive)
+	switch v.State {
+	case ckpt.PresenceWorking, ckpt.PresenceNone, ckpt.PresenceDone, ckpt.PresenceFailed, ckpt.PresenceBlocked:
 		return ""
+	case ckpt.PresenceWaiting:
+		if c.Status == ckpt.StatusWaiting {
+			return ""
+		}
 	}
-	return p
+	return v.State
 }
 
 // listStatus is the status, with "(archived)" for an archive.

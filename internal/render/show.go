@@ -28,7 +28,7 @@ func NewShown(c *ckpt.Checkpoint, latest bool, now time.Time, th ckpt.Thresholds
 	out := Shown{Checkpoint: c}
 	if latest {
 		s := c.Summary()
-		if v := ckpt.PresenceOf(&s, now, th, alive); v.State != ckpt.PresenceNone {
+		if v := ckpt.PresenceOf(&s, now, th, alive); v.Alarm() != ckpt.NotLive {
 			out.Presence = &v
 		}
 	}
@@ -374,7 +374,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func presenceText(c *ckpt.Checkpoint, now time.Time, alive ckpt.AliveFunc) string {
 	s := c.Summary()
 	v := ckpt.PresenceOf(&s, now, ckpt.Thresholds{}, alive)
-	if v.State == ckpt.PresenceNone {
+	if v.Alarm() == ckpt.NotLive { // the status says it: done, failed, pending
 		return ""
 	}
 	t := string(v.State)

@@ -64,7 +64,10 @@ const presenceWidth = 48
 // shortened with "…".
 func PresenceCell(v ckpt.PresenceView, now time.Time) string {
 	s := string(v.State)
-	if !v.Since.IsZero() {
+	if v.State == ckpt.PresenceNone {
+		return s
+	}
+	if !v.Since.IsZero() && !v.Since.After(now) {
 		s += " " + Span(now.Sub(v.Since))
 	}
 	if v.Why != "" {
@@ -249,15 +252,16 @@ func seedStatusWord(c *ckpt.Checkpoint, v ckpt.PresenceView) string {
 	}
 	switch v.State {
 	case ckpt.PresenceWaiting:
-		status += " (waiting for a person"
+		if c.Status == ckpt.StatusWaiting && v.Why == c.StatusReason {
+			break // the seed's word says it already
+		}
+		status += " (waiting for a " + v.For
 		if v.Why != "" {
 			status += ": " + v.Why
 		}
 		status += ")"
 	case ckpt.PresenceEnded:
-		if c.Status != ckpt.StatusWaiting { // the seed's word says it already
-			status += " (session ended)"
-		}
+		status += " (session ended)"
 	case ckpt.PresenceWarn:
 		status += " (warning)"
 	case ckpt.PresenceStale:

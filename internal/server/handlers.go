@@ -259,6 +259,9 @@ func (s *Server) beat(w http.ResponseWriter, r *http.Request) error {
 	if b.State != "" && !b.State.Valid() {
 		return fmt.Errorf("%w: presence state %q: use working, busy, waiting or ended", ckpt.ErrInvalid, b.State)
 	}
+	if b.For != "" && b.For != ckpt.WaitsPerson && b.For != ckpt.WaitsThing {
+		return fmt.Errorf("%w: presence for %q: a waiting state waits for a %s or a %s", ckpt.ErrInvalid, b.For, ckpt.WaitsPerson, ckpt.WaitsThing)
+	}
 	if err := s.storeFor(r.Context()).Beat(r.Context(), r.PathValue("id"), b.Signal()); err != nil {
 		return err
 	}

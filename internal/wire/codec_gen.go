@@ -453,6 +453,10 @@ func (w *writer) writeSummary(v *ckpt.Summary) {
 	}
 	w.raw(`,"status":`)
 	w.str(string(v.Status))
+	if v.StatusReason != "" {
+		w.raw(`,"status_reason":`)
+		w.str(string(v.StatusReason))
+	}
 	if v.CurrentStep != "" {
 		w.raw(`,"current_step":`)
 		w.str(string(v.CurrentStep))
@@ -468,6 +472,25 @@ func (w *writer) writeSummary(v *ckpt.Summary) {
 	if v.BlockingErrors != 0 {
 		w.raw(`,"blocking_errors":`)
 		w.int(int64(v.BlockingErrors))
+	}
+	if len(v.Blockers) != 0 {
+		w.raw(`,"blockers":`)
+		if v.Blockers == nil {
+			w.raw(`null`)
+		} else {
+			w.raw(`[`)
+			for i0 := range v.Blockers {
+				if i0 > 0 {
+					w.raw(`,`)
+				}
+				w.str(string(v.Blockers[i0]))
+			}
+			w.raw(`]`)
+		}
+	}
+	if !v.SessionStartedAt.IsZero() {
+		w.raw(`,"session_started_at":`)
+		w.time(v.SessionStartedAt)
 	}
 	if v.Partial {
 		w.raw(`,"partial":`)
@@ -500,7 +523,7 @@ func (w *writer) writeSummary(v *ckpt.Summary) {
 	w.close(n, '}')
 }
 
-var fieldsSummary = []string{"id", "rev", "parent", "labels", "agent", "session_id", "title", "task_id", "stage", "phase", "status", "current_step", "progress", "heartbeat", "active_blockers", "blocking_errors", "partial", "messages", "archived", "started_at", "updated_at", "completed_at"}
+var fieldsSummary = []string{"id", "rev", "parent", "labels", "agent", "session_id", "title", "task_id", "stage", "phase", "status", "status_reason", "current_step", "progress", "heartbeat", "active_blockers", "blocking_errors", "blockers", "session_started_at", "partial", "messages", "archived", "started_at", "updated_at", "completed_at"}
 
 func (r *reader) readSummary(v *ckpt.Summary) {
 	r.object(fieldsSummary, func(k string) {
@@ -534,6 +557,8 @@ func (r *reader) readSummary(v *ckpt.Summary) {
 			v.Phase = string(r.str())
 		case "status":
 			v.Status = ckpt.Status(r.str())
+		case "status_reason":
+			v.StatusReason = string(r.str())
 		case "current_step":
 			v.CurrentStep = string(r.str())
 		case "progress":
@@ -544,6 +569,17 @@ func (r *reader) readSummary(v *ckpt.Summary) {
 			v.ActiveBlockers = int(r.intBits(64))
 		case "blocking_errors":
 			v.BlockingErrors = int(r.intBits(64))
+		case "blockers":
+			if !r.null() {
+				v.Blockers = []string{}
+				r.array(func() {
+					var e0 string
+					e0 = string(r.str())
+					v.Blockers = append(v.Blockers, e0)
+				})
+			}
+		case "session_started_at":
+			v.SessionStartedAt = r.time()
 		case "partial":
 			v.Partial = bool(r.bool())
 		case "messages":
@@ -2231,16 +2267,20 @@ func (w *writer) writeSignal(v *ckpt.Signal) {
 	w.str(string(v.State))
 	w.raw(`,"Reason":`)
 	w.str(string(v.Reason))
+	w.raw(`,"For":`)
+	w.str(string(v.For))
 	w.raw(`,"Process":`)
 	if v.Process == nil {
 		w.raw(`null`)
 	} else {
 		w.writeProcess(v.Process)
 	}
+	w.raw(`,"Session":`)
+	w.str(string(v.Session))
 	w.close(n, '}')
 }
 
-var fieldsSignal = []string{"At", "State", "Reason", "Process"}
+var fieldsSignal = []string{"At", "State", "Reason", "For", "Process", "Session"}
 
 func (r *reader) readSignal(v *ckpt.Signal) {
 	r.object(fieldsSignal, func(k string) {
@@ -2251,12 +2291,16 @@ func (r *reader) readSignal(v *ckpt.Signal) {
 			v.State = ckpt.PresenceState(r.str())
 		case "Reason":
 			v.Reason = string(r.str())
+		case "For":
+			v.For = string(r.str())
 		case "Process":
 			if !r.null() {
 				e0 := new(ckpt.Process)
 				r.readProcess(e0)
 				v.Process = e0
 			}
+		case "Session":
+			v.Session = string(r.str())
 		}
 	})
 }
@@ -2276,6 +2320,14 @@ func (w *writer) writePresence(v *ckpt.Presence) {
 		w.raw(`,"reason":`)
 		w.str(string(v.Reason))
 	}
+	if v.For != "" {
+		w.raw(`,"for":`)
+		w.str(string(v.For))
+	}
+	if !v.At.IsZero() {
+		w.raw(`,"at":`)
+		w.time(v.At)
+	}
 	if v.Process != nil {
 		w.raw(`,"process":`)
 		if v.Process == nil {
@@ -2284,10 +2336,18 @@ func (w *writer) writePresence(v *ckpt.Presence) {
 			w.writeProcess(v.Process)
 		}
 	}
+	if !v.Bound.IsZero() {
+		w.raw(`,"bound":`)
+		w.time(v.Bound)
+	}
+	if v.Session != "" {
+		w.raw(`,"session":`)
+		w.str(string(v.Session))
+	}
 	w.close(n, '}')
 }
 
-var fieldsPresence = []string{"state", "since", "reason", "process"}
+var fieldsPresence = []string{"state", "since", "reason", "for", "at", "process", "bound", "session"}
 
 func (r *reader) readPresence(v *ckpt.Presence) {
 	r.object(fieldsPresence, func(k string) {
@@ -2298,12 +2358,20 @@ func (r *reader) readPresence(v *ckpt.Presence) {
 			v.Since = r.time()
 		case "reason":
 			v.Reason = string(r.str())
+		case "for":
+			v.For = string(r.str())
+		case "at":
+			v.At = r.time()
 		case "process":
 			if !r.null() {
 				e0 := new(ckpt.Process)
 				r.readProcess(e0)
 				v.Process = e0
 			}
+		case "bound":
+			v.Bound = r.time()
+		case "session":
+			v.Session = string(r.str())
 		}
 	})
 }
@@ -2321,10 +2389,49 @@ func (w *writer) writePresenceView(v *ckpt.PresenceView) {
 		w.raw(`,"why":`)
 		w.str(string(v.Why))
 	}
+	if v.For != "" {
+		w.raw(`,"for":`)
+		w.str(string(v.For))
+	}
+	if len(v.Blockers) != 0 {
+		w.raw(`,"blockers":`)
+		if v.Blockers == nil {
+			w.raw(`null`)
+		} else {
+			w.raw(`[`)
+			for i0 := range v.Blockers {
+				if i0 > 0 {
+					w.raw(`,`)
+				}
+				w.str(string(v.Blockers[i0]))
+			}
+			w.raw(`]`)
+		}
+	}
+	if v.Rule != 0 {
+		w.raw(`,"rule":`)
+		w.int(int64(v.Rule))
+	}
+	if v.Signal != "" {
+		w.raw(`,"signal":`)
+		w.str(string(v.Signal))
+	}
+	if v.Process != nil {
+		w.raw(`,"process":`)
+		if v.Process == nil {
+			w.raw(`null`)
+		} else {
+			w.writeProcess(&(*v.Process))
+		}
+	}
+	if v.Suspect {
+		w.raw(`,"suspect":`)
+		w.bool(bool(v.Suspect))
+	}
 	w.close(n, '}')
 }
 
-var fieldsPresenceView = []string{"state", "since", "why"}
+var fieldsPresenceView = []string{"state", "since", "why", "for", "blockers", "rule", "signal", "process", "suspect"}
 
 func (r *reader) readPresenceView(v *ckpt.PresenceView) {
 	r.object(fieldsPresenceView, func(k string) {
@@ -2335,6 +2442,29 @@ func (r *reader) readPresenceView(v *ckpt.PresenceView) {
 			v.Since = r.time()
 		case "why":
 			v.Why = string(r.str())
+		case "for":
+			v.For = string(r.str())
+		case "blockers":
+			if !r.null() {
+				v.Blockers = []string{}
+				r.array(func() {
+					var e0 string
+					e0 = string(r.str())
+					v.Blockers = append(v.Blockers, e0)
+				})
+			}
+		case "rule":
+			v.Rule = int(r.intBits(64))
+		case "signal":
+			v.Signal = string(r.str())
+		case "process":
+			if !r.null() {
+				e0 := new(ckpt.Process)
+				r.readProcess(&(*e0))
+				v.Process = e0
+			}
+		case "suspect":
+			v.Suspect = bool(r.bool())
 		}
 	})
 }
