@@ -52,6 +52,10 @@ type Signal struct {
 	// it). With Process it tells a late signal of a session that ended
 	// from a new session (ApplySignal).
 	Session string
+	// Begins marks the signal that starts a client's life (SessionStart,
+	// a resume included): it replaces ended whatever process and session
+	// it names.
+	Begins bool
 }
 
 // What a waiting state waits on (Signal.For, PresenceView.For).
@@ -86,7 +90,8 @@ type Presence struct {
 // neither, so StopFailure's "waiting" may land after "ended". A signal from
 // another process (a resumed session) or another session (/clear's new
 // session in the same process) replaces ended; so does one that names
-// neither (a person's `ckpt beat --state working`).
+// neither (a person's `ckpt beat --state working`), and so does a signal
+// that Begins a life (SessionStart).
 func (p Presence) ApplySignal(sig Signal, at time.Time) Presence {
 	if sig.State != "" && !p.keepsEnded(sig) {
 		if sig.State != p.State || p.Since.IsZero() {
@@ -112,7 +117,7 @@ func (p Presence) ApplySignal(sig Signal, at time.Time) Presence {
 // tell (a new process, or a new session in the same process, is a new
 // life).
 func (p Presence) keepsEnded(sig Signal) bool {
-	if p.State != PresenceEnded || sig.State == PresenceEnded {
+	if p.State != PresenceEnded || sig.State == PresenceEnded || sig.Begins {
 		return false
 	}
 	sameSession := sig.Session != "" && p.Session != "" && sig.Session == p.Session

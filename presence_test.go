@@ -103,6 +103,7 @@ func TestApplySignalEndedIsMonotonic(t *testing.T) {
 		{"same session, no process", Signal{State: PresenceWaiting, Session: "s1"}, PresenceEnded},
 		{"a new process, no session", Signal{State: PresenceWorking, Process: p2}, PresenceWorking},
 		{"a person's beat naming neither", Signal{State: PresenceWorking}, PresenceWorking},
+		{"SessionStart of the same process and session (claude --resume)", Signal{State: PresenceWorking, Process: p1, Session: "s1", Begins: true}, PresenceWorking},
 	} {
 		got := ended.ApplySignal(tc.sig, t0.Add(time.Second))
 		if got.State != tc.want {

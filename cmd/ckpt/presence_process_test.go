@@ -121,7 +121,7 @@ func TestPresenceDeadClientKilled(t *testing.T) {
 	}
 	client.Wait()
 	want := "dead since "
-	if got := presenceLine(t, bin, store, id); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, fmt.Sprintf(": process %d on %s is gone", client.Process.Pid, process.Host())) {
+	if got := presenceLine(t, bin, store, id); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, fmt.Sprintf(": process %d on %s is gone, last reported busy (Bash: go test ./...)", client.Process.Pid, process.Host())) {
 		t.Fatalf("presence right after the client was killed: %q", got)
 	}
 }

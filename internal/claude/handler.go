@@ -176,7 +176,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	call := &hookCall{h: h, ctx: ctx, in: in, id: res.ID, res: &res}
+	call := &hookCall{h: h, ctx: ctx, in: in, id: res.ID, res: &res, begins: ev == EventSessionStart}
 	switch ev {
 	case EventSessionStart:
 		call.sessionStart()
@@ -221,6 +221,8 @@ type hookCall struct {
 	in  Input
 	id  string
 	res *Result
+	// begins: the call's signal starts a client's life (SessionStart).
+	begins bool
 }
 
 func (c *hookCall) warn(format string, args ...any) {

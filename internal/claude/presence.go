@@ -38,7 +38,7 @@ const lateBeat = 200 * time.Millisecond
 // late state from a session that ended (the StopFailure beat that lands
 // after SessionEnd's, ckpt.Presence.ApplySignal).
 func (c *hookCall) newSignal(state ckpt.PresenceState, reason string) ckpt.Signal {
-	sig := ckpt.Signal{At: c.now(), State: state, Reason: reason, Session: c.in.SessionID}
+	sig := ckpt.Signal{At: c.now(), State: state, Reason: reason, Session: c.in.SessionID, Begins: c.begins}
 	if c.h.Process != nil {
 		sig.Process = c.h.Process()
 	}

@@ -270,6 +270,7 @@ func TestVerbsCoverEveryField(t *testing.T) {
 	h.now = t0.Add(time.Minute)
 	h.ok("beat", id)
 	h.ok("beat", id, "--state", "busy", "--reason", "make test", "--pid", strconv.Itoa(os.Getpid()))
+	h.ok("beat", id, "--state", "waiting", "--for", "thing", "--reason", "CI run")
 	h.ok("done", id, "--reason", "all criteria met")
 	c := h.get(id)
 	missing := zeroFields(reflect.ValueOf(*c), "")

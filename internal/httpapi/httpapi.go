@@ -32,6 +32,7 @@ const (
 	PathStale       = "/v1/stale"          // GET: the silent checkpoints
 	PathInbox       = "/v1/inbox"          // GET: what needs a person
 	PathTell        = "/v1/tell/"          // {id}: POST a message for the agent
+	PathWhy         = "/v1/why/"           // {id}: GET why it shows its presence
 	PathInfo        = "/v1/info"           // GET: version and capabilities
 	PathOpenAPI     = "/openapi.json"      // GET: this API in OpenAPI 3.1
 	PathMCP         = "/mcp"               // the MCP server (streamable HTTP)
@@ -99,16 +100,17 @@ type Beat struct {
 	For     string             `json:"for,omitempty"`
 	Process *ckpt.Process      `json:"process,omitempty"`
 	Session string             `json:"session,omitempty"`
+	Begins  bool               `json:"begins,omitempty"`
 }
 
 // Signal returns the signal the beat carries.
 func (b Beat) Signal() ckpt.Signal {
-	return ckpt.Signal{At: b.At, State: b.State, Reason: b.Reason, For: b.For, Process: b.Process, Session: b.Session}
+	return ckpt.Signal{At: b.At, State: b.State, Reason: b.Reason, For: b.For, Process: b.Process, Session: b.Session, Begins: b.Begins}
 }
 
 // BeatOf returns sig as it travels.
 func BeatOf(sig ckpt.Signal) Beat {
-	return Beat{At: sig.At, State: sig.State, Reason: sig.Reason, For: sig.For, Process: sig.Process, Session: sig.Session}
+	return Beat{At: sig.At, State: sig.State, Reason: sig.Reason, For: sig.For, Process: sig.Process, Session: sig.Session, Begins: sig.Begins}
 }
 
 // Lifecycle is the body of a lifecycle call: ckpt.Lifecycle plus the

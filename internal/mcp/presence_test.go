@@ -49,4 +49,12 @@ func TestToolsSpeakPresence(t *testing.T) {
 	if stale.Count != 1 || stale.Checkpoints[0].ID != "d" || stale.Checkpoints[0].Presence != "dead" {
 		t.Errorf("ckpt_stale: %+v", stale)
 	}
+	// ckpt_why names the rule, the process and what would change it.
+	if why := ok[WhyOutput](t, f, "ckpt_why", map[string]any{"id": "d"}); why.Presence != "dead" || why.Rule != 10 || why.ProcessIs != "gone" ||
+		why.Process != reused.String() || why.Change == "" {
+		t.Errorf("ckpt_why d: %+v", why)
+	}
+	if why := ok[WhyOutput](t, f, "ckpt_why", map[string]any{"id": "w"}); why.Presence != "waiting" || why.For != "person" || why.Why != "idle_prompt" || why.Rule != 12 {
+		t.Errorf("ckpt_why w: %+v", why)
+	}
 }

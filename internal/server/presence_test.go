@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/server"
 )
 
@@ -75,6 +77,20 @@ func TestStaleAndMetricsSpeakPresence(t *testing.T) {
 	}
 	if len(rep.Items) != 1 || rep.Items[0].ID != "dead" {
 		t.Errorf("/v1/stale?warn=1d&stale=2d: %+v, want the dead one alone", rep.Items)
+	}
+	// /v1/why explains each state by its rule, as `ckpt why --json` does.
+	for id, want := range map[string]string{"dead": "dead:10:4242", "busy": "busy:11:", "ended": "ended:8:", "quiet": "warn:14:"} {
+		var w render.Why
+		if err := json.Unmarshal([]byte(get(httpapi.PathWhy+id)), &w); err != nil {
+			t.Fatal(err)
+		}
+		pid := ""
+		if w.Presence.Process != nil {
+			pid = strconv.Itoa(w.Presence.Process.PID)
+		}
+		if got := string(w.Presence.State) + ":" + strconv.Itoa(w.Rule.N) + ":" + pid; got != want || w.Rule.Change == "" || w.ID != id {
+			t.Errorf("/v1/why/%s: %s (%+v), want %s with what changes it", id, got, w, want)
+		}
 	}
 	req, _ := http.NewRequest("GET", f.http.URL+httpapi.PathStale+"?warn=2h&stale=1h", nil)
 	req.Header.Set("Authorization", "Bearer "+f.admin)

@@ -206,3 +206,20 @@ func (s *Server) tokens() (TokenStore, error) {
 	}
 	return s.opts.Tokens, nil
 }
+
+// why: GET /v1/why/{id}?warn=&stale=: why the checkpoint shows its
+// presence (render.NewWhy, as `ckpt why --json`), judged at the server's
+// now with its process probe.
+func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	t, err := request.ParseThresholds(s.opts.Thresholds, "warn", q.Get("warn"), "stale", q.Get("stale"))
+	if err != nil {
+		return err
+	}
+	c, err := s.store.Get(r.Context(), r.PathValue("id"), 0)
+	if err != nil {
+		return err
+	}
+	sum := c.Summary()
+	return writeJSON(w, http.StatusOK, render.NewWhy(&sum, s.now(), t, s.opts.Alive))
+}

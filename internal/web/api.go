@@ -310,6 +310,8 @@ type checkpointOut struct {
 	State  *ckpt.Checkpoint `json:"state"`
 	Prompt string           `json:"prompt"`
 	CanAct bool             `json:"can_act"`
+	// Why explains the presence as `ckpt why` does (render.NewWhy).
+	Why render.Why `json:"why"`
 }
 
 // checkpoint returns everything the checkpoint page shows but the timeline.
@@ -320,8 +322,9 @@ func (h *Handler) checkpoint(r *http.Request, p Principal) (any, error) {
 		return nil, err
 	}
 	s := c.Summary()
-	return checkpointOut{Me: h.me(p), Now: h.opts.Now(), Cursor: cursor, Row: h.rowOf(&s, h.opts.Now()), State: c,
-		Prompt: render.NewPrompt(c).Markdown(), CanAct: p.may(c.ID)}, nil
+	now := h.opts.Now()
+	return checkpointOut{Me: h.me(p), Now: now, Cursor: cursor, Row: h.rowOf(&s, now), State: c,
+		Prompt: render.NewPrompt(c).Markdown(), CanAct: p.may(c.ID), Why: render.NewWhy(&s, now, h.opts.Thresholds, h.opts.Alive)}, nil
 }
 
 // history returns a page of a checkpoint's events.

@@ -147,6 +147,11 @@ func TestDashboardInChromium(t *testing.T) {
 	if code := browsertest.Eval[string](t, ctx, `document.querySelector('section[aria-label="Code"]').textContent`); !strings.Contains(code, "feat/schedule") || !strings.Contains(code, "3f2a9c1d0e4b") {
 		t.Errorf("the code card says %q, want the branch and commit", code)
 	}
+	// The page says why it is dead, as ckpt why does: the rule, the process.
+	if why := browsertest.Eval[string](t, ctx, `document.querySelector('section[aria-label="Why dead"]')?.textContent ?? ""`); !strings.Contains(why, "10: the bound process is gone") ||
+		!strings.Contains(why, fmt.Sprintf("%d on ", agent.Process.Pid)) || !strings.Contains(why, "What changes it") {
+		t.Errorf("the why card says %q, want the rule, the process and what changes it", why)
+	}
 	browsertest.Screenshot(t, ctx, "checkpoint")
 	checkAccessibleNames(t, ctx)
 	err := chromedp.Run(ctx,

@@ -7,9 +7,9 @@ import (
 )
 
 // Row is one checkpoint as the overview shows it: its summary, the
-// presence word (working, busy, waiting, blocked, ended, dead, warn, stale; for work
-// that is not live, its status: pending, done, failed, abandoned, or
-// archived) with since when and why, and when it was last seen.
+// presence word (ckpt.PresenceOf: working, busy, waiting, blocked, failed,
+// ended, dead, warn, stale, done; for "-", its status: pending, abandoned,
+// or archived) with since when and why, and when it was last seen.
 type Row struct {
 	ckpt.Summary
 	Presence string    `json:"presence"`

@@ -2277,10 +2277,12 @@ func (w *writer) writeSignal(v *ckpt.Signal) {
 	}
 	w.raw(`,"Session":`)
 	w.str(string(v.Session))
+	w.raw(`,"Begins":`)
+	w.bool(bool(v.Begins))
 	w.close(n, '}')
 }
 
-var fieldsSignal = []string{"At", "State", "Reason", "For", "Process", "Session"}
+var fieldsSignal = []string{"At", "State", "Reason", "For", "Process", "Session", "Begins"}
 
 func (r *reader) readSignal(v *ckpt.Signal) {
 	r.object(fieldsSignal, func(k string) {
@@ -2301,6 +2303,8 @@ func (r *reader) readSignal(v *ckpt.Signal) {
 			}
 		case "Session":
 			v.Session = string(r.str())
+		case "Begins":
+			v.Begins = bool(r.bool())
 		}
 	})
 }
@@ -2421,7 +2425,7 @@ func (w *writer) writePresenceView(v *ckpt.PresenceView) {
 		if v.Process == nil {
 			w.raw(`null`)
 		} else {
-			w.writeProcess(&(*v.Process))
+			w.writeProcess(v.Process)
 		}
 	}
 	if v.Suspect {
@@ -2460,7 +2464,7 @@ func (r *reader) readPresenceView(v *ckpt.PresenceView) {
 		case "process":
 			if !r.null() {
 				e0 := new(ckpt.Process)
-				r.readProcess(&(*e0))
+				r.readProcess(e0)
 				v.Process = e0
 			}
 		case "suspect":

@@ -289,6 +289,7 @@ async function detail(id) {
       progress(c.progress)),
     out.can_act ? actions(c) : null,
     h("div", { class: "grid" },
+      card("Why " + out.why.presence.state, why(out.why)),
       card("Steps", stepsChart(c)),
       card("Signs of life", h("div", { id: "life" }, h("p", { class: "muted" }, "Loading…"))),
       card("Blockers and errors", problems(c, out.can_act)),
@@ -302,6 +303,21 @@ async function detail(id) {
       h("button", { type: "button", id: "older", hidden: true, onclick: olderEvents }, "Older events"))));
   state.detail = { id, c, oldest: c.rev + 1, events: [] };
   await olderEvents();
+}
+
+// why explains the checkpoint's presence as `ckpt why` does: the rule and
+// signal that decided it, since when, the process, what would change it.
+function why(w) {
+  const v = w.presence;
+  const rows = [
+    ["State", v.state + (v.for ? " for a " + v.for : "") + (v.since ? " since " + v.since : "")],
+    ["Why", v.why], ["Rule", w.rule.n + ": " + w.rule.when], ["Signal", w.rule.signal],
+    ["Last seen", w.last_seen ? w.last_seen + (v.suspect ? " (ahead of the server's clock: suspect)" : "") : ""],
+    ["Process", v.process ? `${v.process.pid} on ${v.process.host || "?"} (${w.process_is})` : ""],
+    ["Session", w.session], ["What changes it", w.rule.change],
+  ].filter(([, text]) => text);
+  return h("dl", { class: "why", id: "why" }, rows.map(([k, text]) => [h("dt", {}, k), h("dd", {}, text)]),
+    (v.blockers || []).map((b) => [h("dt", {}, "Blocker"), h("dd", {}, b)]));
 }
 
 function card(title, ...body) { return h("section", { class: "card", "aria-label": title }, h("h2", {}, title), ...body); }
