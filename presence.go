@@ -91,9 +91,11 @@ type Presence struct {
 // another process (a resumed session) or another session (/clear's new
 // session in the same process) replaces ended; so does one that names
 // neither (a person's `ckpt beat --state working`), and so does a signal
-// that Begins a life (SessionStart).
+// that Begins a life (SessionStart). A state the same process reported
+// before the recorded one (a slow hook overtaken by a later one) is
+// refused too: a signal never moves the record back.
 func (p Presence) ApplySignal(sig Signal, at time.Time) Presence {
-	if sig.State != "" && !p.keepsEnded(sig) {
+	if sig.State != "" && !p.keepsEnded(sig) && !p.newerThan(sig) {
 		if sig.State != p.State || p.Since.IsZero() {
 			p.Since = at
 		}
@@ -110,6 +112,13 @@ func (p Presence) ApplySignal(sig Signal, at time.Time) Presence {
 		p.Session = sig.Session
 	}
 	return p
+}
+
+// newerThan reports whether p's state was reported after sig's by the
+// same process (one clock): sig is a slow hook's, overtaken by a later one
+// (a permission Notification landing after the PostToolUse of the answer).
+func (p Presence) newerThan(sig Signal) bool {
+	return !sig.At.IsZero() && sig.At.Before(p.At) && sig.Process != nil && p.Process.Same(sig.Process)
 }
 
 // keepsEnded reports whether p, ended, refuses sig's state: sig comes from

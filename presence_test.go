@@ -34,8 +34,8 @@ func TestPresenceOf(t *testing.T) {
 		{"failed says why", with(sum(StatusFailed, nil, t0), func(s *Summary) { s.StatusReason = "tests red" }), 0, nil, PresenceFailed, "tests red", 4},
 		{"a beat from 2100 is suspect, never live", sum(StatusInProgress, rep(PresenceWorking, ""), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)), 0, running, PresenceWarn,
 			"last seen 2100-01-01T00:00:00Z, ahead of this clock by more than 2m: a clock is wrong; liveness cannot be judged until the agent beats with a sane clock", 5},
-		{"blocked shows its blockers, not working", with(sum(StatusBlocked, rep(PresenceWorking, ""), t0), func(s *Summary) { s.Blockers = []string{"need DB creds", "error: disk full"} }),
-			time.Minute, running, PresenceBlocked, "blocked by: need DB creds; error: disk full", 6},
+		{"blocked shows its blockers, not working", with(sum(StatusBlocked, rep(PresenceWorking, ""), t0), func(s *Summary) { s.Blockers = []string{"b1: need DB creds", "error: disk full"} }),
+			time.Minute, running, PresenceBlocked, "b1: need DB creds; error: disk full", 6},
 		{"blocked, silent: still blocked", sum(StatusBlocked, nil, time.Time{}), 61 * time.Minute, nil, PresenceBlocked, "status blocked", 6},
 		{"ckpt wait --reason waits for a person", with(sum(StatusWaiting, nil, time.Time{}), func(s *Summary) { s.StatusReason = "approve the schema change" }),
 			5 * time.Hour, nil, PresenceWaiting, "approve the schema change", 7},
@@ -112,6 +112,22 @@ func TestApplySignalEndedIsMonotonic(t *testing.T) {
 		if got.State == PresenceEnded && (got.Reason != "session ended (other)" || !got.At.Equal(t0)) {
 			t.Errorf("%s: a refused state changed the record: %+v", tc.name, got)
 		}
+	}
+}
+
+func TestApplySignalRefusesAnOvertakenReport(t *testing.T) {
+	t0 := time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
+	p1 := &Process{Host: "h", PID: 42, Start: "7"}
+	p2 := &Process{Host: "h2", PID: 9, Start: "1"}
+	answered := Presence{}.ApplySignal(Signal{At: t0.Add(time.Second), State: PresenceWorking, Process: p1}, t0.Add(time.Second))
+	late := Signal{At: t0, State: PresenceWaiting, Reason: "permission_prompt", Process: p1}
+	if got := answered.ApplySignal(late, t0.Add(2*time.Second)); got.State != PresenceWorking {
+		t.Errorf("the slow Notification of the same process replaced a later report: %+v", got)
+	}
+	other := late
+	other.Process = p2 // another host's clock: no order to compare
+	if got := answered.ApplySignal(other, t0.Add(2*time.Second)); got.State != PresenceWaiting {
+		t.Errorf("another process's report was refused on its clock: %+v", got)
 	}
 }
 

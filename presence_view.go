@@ -253,11 +253,11 @@ func lastReport(p Presence) string {
 	return s
 }
 
-// blockedWhy is "blocked by: TEXT; TEXT" or the counts a summary without
-// texts (an older index) has.
+// blockedWhy is "b1: TEXT; error: MESSAGE", or the counts a summary
+// without the texts (an older index) has.
 func blockedWhy(s *Summary) string {
 	if len(s.Blockers) > 0 {
-		return "blocked by: " + strings.Join(s.Blockers, "; ")
+		return strings.Join(s.Blockers, "; ")
 	}
 	n := s.ActiveBlockers + s.BlockingErrors
 	if n == 0 {

@@ -30,8 +30,8 @@ type Summary struct {
 	// ActiveBlockers and BlockingErrors count what stops the work now.
 	ActiveBlockers int `json:"active_blockers,omitempty"`
 	BlockingErrors int `json:"blocking_errors,omitempty"`
-	// Blockers are the texts of the active blockers, then of the blocking
-	// errors: what a blocked checkpoint waits on.
+	// Blockers are the active blockers ("b1: TEXT"), then the blocking
+	// errors ("error: MESSAGE"): what a blocked checkpoint waits on.
 	Blockers []string `json:"blockers,omitempty"`
 	// SessionStartedAt is when the current session began; a presence
 	// record bound before it is the previous session's (PresenceOf).
@@ -62,7 +62,7 @@ func (c *Checkpoint) Summary() Summary {
 	}
 	for _, b := range c.ActiveBlockers() {
 		s.ActiveBlockers++
-		s.Blockers = append(s.Blockers, b.Text)
+		s.Blockers = append(s.Blockers, b.ID+": "+b.Text)
 	}
 	for _, e := range c.ActiveErrors() {
 		if e.Blocking {

@@ -421,6 +421,7 @@ func (c *hookCall) userPrompt() {
 		}
 		cp = c.recordAsk(next)
 	}
+	cp = c.answered(cp)
 	c.deliverAsContext(cp, EventUserPromptSubmit)
 	c.signal(ckpt.PresenceWorking, "")
 	if c.h.StateDir == "" {

@@ -45,6 +45,23 @@ func (c *hookCall) newSignal(state ckpt.PresenceState, reason string) ckpt.Signa
 	return sig
 }
 
+// answered puts work that waits for a person (`ckpt wait`) back in
+// progress when a person prompts the session: the prompt is the answer,
+// and waiting clears on it (docs/design.md, "Liveness and presence"). It
+// returns the checkpoint as it is then.
+func (c *hookCall) answered(cp *ckpt.Checkpoint) *ckpt.Checkpoint {
+	if cp == nil || cp.Status != ckpt.StatusWaiting {
+		return cp
+	}
+	next, err := c.append(ckpt.EventStatus, ckpt.StatusChange{Status: ckpt.StatusInProgress,
+		Reason: "answered: a prompt in session " + orDash(c.in.SessionID)}, "")
+	if err != nil {
+		c.warn("%s: back to work after the answer: %v", c.id, err)
+		return cp
+	}
+	return next
+}
+
 // finalPresence is the state PreCompact and SessionEnd report. Gemini
 // CLI fires PreCompress before every model request, compressing nothing:
 // it is a sign of work, not a compaction.

@@ -250,7 +250,7 @@ func TestDashboardActionsAreTheLibrarys(t *testing.T) {
 	var detail checkpointOut
 	f.getJSON(admin, "/ui/api/checkpoint?id=kai/a", &detail)
 	if w := detail.Why; w.Presence.State != ckpt.PresenceBlocked || w.Rule.N != 6 || len(w.Presence.Blockers) != 1 ||
-		w.Presence.Blockers[0] != "waiting for review" || w.Rule.Change == "" || detail.Row.Presence != "blocked" {
+		w.Presence.Blockers[0] != "b1: waiting for review" || w.Rule.Change == "" || detail.Row.Presence != "blocked" {
 		t.Errorf("the checkpoint page's why: %+v (row %q)", w, detail.Row.Presence)
 	}
 	if code, out := f.act(admin, map[string]any{"action": "unblock", "id": "kai/a", "blocker": "b1"}, nil); code != http.StatusOK {
