@@ -305,7 +305,7 @@ func (m *Monitor) judge(ctx context.Context, fresh []ckpt.Summary, now time.Time
 			// Finished (done, failed) or no longer live: said once, when
 			// the monitor knew it live, then forgotten.
 			if known && lv != ckpt.PresenceNone {
-				out = append(out, Transition{ID: c.ID, Agent: render.AgentName(c.Agent), Title: c.Title, Status: c.Status, From: from, To: lv, Why: v.Why, Silent: age, LastSeen: c.LastSeen(), At: now})
+				out = append(out, Transition{ID: c.ID, Agent: c.Agent.Label(), Title: c.Title, Status: c.Status, From: from, To: lv, Why: v.Why, Silent: age, LastSeen: c.LastSeen(), At: now})
 			}
 			m.forget(c.ID)
 			continue
