@@ -62,7 +62,7 @@ func InboxFrom(ctx context.Context, st Store, f Filter, now time.Time, th Thresh
 	in := Inbox{Entries: []InboxEntry{}, Counts: map[PresenceState]int{}}
 	err := EachPage(ctx, st, f, func(page []Summary) error {
 		for i := range page {
-			if e, ok := inboxEntry(&page[i], now, th, alive); ok {
+			if e, ok := inboxEntry(ctx, st, &page[i], now, th, alive); ok {
 				in.Entries = append(in.Entries, e)
 			}
 		}
@@ -104,8 +104,8 @@ func InboxFrom(ctx context.Context, st Store, f Filter, now time.Time, th Thresh
 }
 
 // inboxEntry is s's entry when its state needs a person.
-func inboxEntry(s *Summary, now time.Time, th Thresholds, alive AliveFunc) (InboxEntry, bool) {
-	v := PresenceOf(s, now, th, alive)
+func inboxEntry(ctx context.Context, st Store, s *Summary, now time.Time, th Thresholds, alive AliveFunc) (InboxEntry, bool) {
+	v := RejudgeDead(ctx, st, s.ID, PresenceOf(s, now, th, alive), now, th, alive)
 	state := attentionState(s, v)
 	if state == "" {
 		return InboxEntry{}, false

@@ -1,6 +1,7 @@
 package ckpt
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -125,6 +126,26 @@ func PresenceOf(s *Summary, now time.Time, t Thresholds, alive AliveFunc) Presen
 		return v.set(8, PresenceEnded, p.Since, p.Reason)
 	}
 	return v.fromReport(s, p, now, t, alive)
+}
+
+// RejudgeDead judges again, on a fresh read, a checkpoint that a view
+// judged dead (v); any other verdict is returned as it is. A view reads
+// the store, then probes the process: a session that ended cleanly in
+// between (its SessionEnd landed after the read, its process exited before
+// the probe) would read dead for that one look. A record read after the
+// probe found the process gone holds every signal the process sent. Views
+// that act on dead (the stale report, the monitor and its webhooks, the
+// inbox) confirm it so; v is kept when the checkpoint cannot be read.
+func RejudgeDead(ctx context.Context, st Store, id string, v PresenceView, now time.Time, t Thresholds, alive AliveFunc) PresenceView {
+	if v.State != PresenceDead || st == nil {
+		return v
+	}
+	c, err := st.Get(ctx, id, 0)
+	if err != nil {
+		return v
+	}
+	s := c.Summary()
+	return PresenceOf(&s, now, t, alive)
 }
 
 // set fills the view's state, when it began, why, and the rule's number

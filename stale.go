@@ -57,6 +57,7 @@ var liveStatuses = []Status{StatusInProgress, StatusWaiting, StatusBlocked}
 func StaleFrom(ctx context.Context, st Store, f Filter, now time.Time, th Thresholds, alive AliveFunc) (StaleReport, error) {
 	f.Status = liveStatuses
 	j := NewStaleJudge(now, th, alive)
+	j.confirm = func(id string, v PresenceView) PresenceView { return RejudgeDead(ctx, st, id, v, now, th, alive) }
 	err := EachPage(ctx, st, f, func(page []Summary) error {
 		j.Add(page)
 		return nil
@@ -75,6 +76,9 @@ type StaleJudge struct {
 	th    Thresholds
 	alive AliveFunc
 	r     StaleReport
+	// confirm judges a dead verdict again on a fresh read (RejudgeDead);
+	// nil keeps it.
+	confirm func(id string, v PresenceView) PresenceView
 }
 
 // NewStaleJudge returns a judge with StaleFrom's clock, thresholds and
@@ -93,6 +97,9 @@ func (j *StaleJudge) Add(list []Summary) {
 	for i := range list {
 		c := &list[i]
 		v := PresenceOf(c, j.now, j.th, j.alive)
+		if v.State == PresenceDead && j.confirm != nil {
+			v = j.confirm(c.ID, v)
+		}
 		lv, age := v.Alarm(), v.Silent
 		if lv == NotLive {
 			continue

@@ -282,7 +282,7 @@ func (m *Monitor) judge(ctx context.Context, fresh []ckpt.Summary, now time.Time
 	var out []Transition
 	for i := range fresh {
 		c := &fresh[i]
-		v := ckpt.PresenceOf(c, now, m.opts.Thresholds, m.opts.Alive)
+		v := ckpt.RejudgeDead(ctx, m.opts.Store, c.ID, ckpt.PresenceOf(c, now, m.opts.Thresholds, m.opts.Alive), now, m.opts.Thresholds, m.opts.Alive)
 		lv, age := v.State, v.Silent
 		if lv == ckpt.PresenceBusy {
 			lv = ckpt.PresenceWorking
