@@ -60,6 +60,13 @@ func runWhy(ctx context.Context, o *WhyOptions) error {
 		}
 		s := c.Summary()
 		w := render.NewWhy(&s, o.Now(), o.Thresholds, process.Alive)
+		if w.Presence.State == ckpt.PresenceDead { // confirm on a fresh read (ckpt.RejudgeDead)
+			if c, err = st.Get(ctx, o.ID, 0); err != nil {
+				return err
+			}
+			s = c.Summary()
+			w = render.NewWhy(&s, o.Now(), o.Thresholds, process.Alive)
+		}
 		if o.JSON {
 			return cmdutil.WriteJSON(o.IO.Out, w)
 		}
