@@ -53,7 +53,7 @@ func (c *hookCall) answered(cp *ckpt.Checkpoint) *ckpt.Checkpoint {
 	if cp == nil || cp.Status != ckpt.StatusWaiting {
 		return cp
 	}
-	next, err := c.append(ckpt.EventStatus, ckpt.StatusChange{Status: ckpt.StatusInProgress,
+	next, err := c.append(request.Status{Status: ckpt.StatusInProgress,
 		Reason: "answered: a prompt in session " + orDash(c.in.SessionID)}, "")
 	if err != nil {
 		c.warn("%s: back to work after the answer: %v", c.id, err)
