@@ -128,6 +128,9 @@ func inboxEntry(ctx context.Context, st Store, s *Summary, now time.Time, th Thr
 // attentionState is the state of an inbox entry (StateOf), "" when it is
 // not one of InboxStates.
 func attentionState(s *Summary, v PresenceView) PresenceState {
+	if v.State == PresenceWaiting && v.For == WaitsThing {
+		return "" // waiting for a build, a bot: nobody needs to act
+	}
 	st := stateOf(s, v)
 	for _, x := range InboxStates {
 		if st == x {
@@ -137,39 +140,14 @@ func attentionState(s *Summary, v PresenceView) PresenceState {
 	return ""
 }
 
-// StateOf is the one state of the summarised checkpoint an operator reads
-// (PresenceOf), with finished work named: "done" and "failed" for those
-// statuses (not archived), and for work whose status says it waits or is
-// blocked while the view says an agent works on it, the status's word.
-// The inbox and the webhooks judge by it.
+// StateOf is the one state of the summarised checkpoint an operator reads:
+// PresenceOf's (done and failed for finished work, blocked, waiting for a
+// ckpt wait). The inbox and the webhooks judge by it.
 func StateOf(s *Summary, now time.Time, th Thresholds, alive AliveFunc) PresenceState {
 	return stateOf(s, PresenceOf(s, now, th, alive))
 }
 
-func stateOf(s *Summary, v PresenceView) PresenceState {
-	switch v.State {
-	case "waiting", "blocked", "dead", "stale", "failed", "done":
-		return v.State
-	}
-	switch {
-	case s.Archived != nil:
-		return v.State
-	case s.Status == StatusFailed:
-		return "failed"
-	case s.Status == StatusDone:
-		return "done"
-	case v.State == PresenceEnded || v.State == PresenceNone:
-		if s.Status == StatusWaiting {
-			return "waiting"
-		}
-		return v.State
-	case s.Status == StatusBlocked || s.ActiveBlockers > 0 || s.BlockingErrors > 0:
-		return "blocked"
-	case s.Status == StatusWaiting:
-		return "waiting"
-	}
-	return v.State
-}
+func stateOf(_ *Summary, v PresenceView) PresenceState { return v.State }
 
 // readReason reads a reason the view did not give from checkpoint id.
 func readReason(ctx context.Context, st Store, id string, state PresenceState) string {

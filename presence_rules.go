@@ -23,7 +23,7 @@ var PresenceRules = []PresenceRule{
 		"`ckpt resume`, `ckpt takeover` or `ckpt restart`"},
 	{5, "last seen is ahead of the reader's clock by more than the skew bound (2m)", PresenceWarn, "clock: last seen vs the reader's now",
 		"a beat with a sane clock, or the reader's clock catching up"},
-	{6, "status blocked", PresenceBlocked, "history: blocker and blocking error events",
+	{6, "status blocked, or an active blocker or blocking error", PresenceBlocked, "history: blocker and blocking error events",
 		"`ckpt unblock` (clear the blockers and blocking errors)"},
 	{7, "status waiting (`ckpt wait --reason`), no report of work since", PresenceWaiting, "history: status (`ckpt wait`)",
 		"the answer: a report of work (a prompt, a tool) or `ckpt update ID --status in_progress`"},

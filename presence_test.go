@@ -188,3 +188,14 @@ func TestSameCode(t *testing.T) {
 		t.Error("nil handling")
 	}
 }
+
+func TestWaitingForAThingNeedsNobody(t *testing.T) {
+	thing := PresenceView{State: PresenceWaiting, For: WaitsThing}
+	person := PresenceView{State: PresenceWaiting, For: WaitsPerson}
+	if thing.NeedsPerson() || attentionState(&Summary{}, thing) != "" {
+		t.Error("waiting for a build is in the inbox")
+	}
+	if !person.NeedsPerson() || attentionState(&Summary{}, person) != PresenceWaiting {
+		t.Error("waiting for a person is not in the inbox")
+	}
+}

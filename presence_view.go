@@ -114,7 +114,7 @@ func PresenceOf(s *Summary, now time.Time, t Thresholds, alive AliveFunc) Presen
 	}
 	p := reported(s)
 	switch {
-	case s.Status == StatusBlocked:
+	case s.Status == StatusBlocked || s.ActiveBlockers > 0 || s.BlockingErrors > 0:
 		v = v.set(6, PresenceBlocked, s.UpdatedAt, blockedWhy(s))
 		v.Blockers = append([]string(nil), s.Blockers...)
 		return v
