@@ -94,7 +94,9 @@ type soakAgent struct {
 	killedAt time.Time // when its process was killed and reaped mid-turn
 	killing  bool      // its kill has begun
 	ended    bool      // it ended cleanly
+	exitedAt time.Time // when its process exited after a clean end
 	seenDead bool
+	settled  bool // nothing left to judge
 }
 
 // run keeps agent slot i busy until the deadline: one agent after another.
@@ -163,6 +165,9 @@ func (s *soak) agent(id string, codex bool) {
 			a.ended, s.stats.ends = true, s.stats.ends+1
 			s.mu.Unlock()
 			exit()
+			s.mu.Lock()
+			a.exitedAt = time.Now()
+			s.mu.Unlock()
 			return
 		case r < 11: // a pause: the process lives, nothing is said
 			s.mu.Lock()
@@ -185,6 +190,9 @@ func (s *soak) agent(id string, codex bool) {
 	a.ended = true
 	s.mu.Unlock()
 	exit()
+	s.mu.Lock()
+	a.exitedAt = time.Now()
+	s.mu.Unlock()
 }
 
 // observe looks at every checkpoint every half interval until stop.
@@ -201,41 +209,53 @@ func (s *soak) observe(stop <-chan struct{}) {
 	}
 }
 
-// look judges every checkpoint as a view does at start: a dead one must
-// be a killed agent's, and a killed agent (reaped before start) must be
-// dead.
+// look judges, as a view does at start, every agent not settled yet (a
+// death seen, or a clean end seen after its process exited): a dead one
+// must be a killed agent's, and a killed agent (reaped before start) must
+// be dead. Settled agents are no longer read, so that a look costs the
+// live fleet, not every agent the run ever had.
 func (s *soak) look(start time.Time) {
-	all, err := ckpt.ListAll(context.Background(), s.store, ckpt.Filter{Prefix: "soak/"})
-	if err != nil {
-		s.t.Error(err)
-		return
-	}
+	ctx := context.Background()
 	th := ckpt.Thresholds{Warn: 2 * s.iv, Stale: 4 * s.iv}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.stats.looks++
-	for i := range all {
-		a := s.agents[all[i].ID]
-		if a == nil {
-			continue // created, not registered yet
+	var ids []string
+	for id, a := range s.agents {
+		if !a.settled {
+			ids = append(ids, id)
 		}
-		killed, ended := a.killedAt, a.ended // as of before the judgement
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		c, err := s.store.Get(ctx, id, 0)
+		if err != nil {
+			s.t.Error(err)
+			return
+		}
+		sum := c.Summary()
+		s.mu.Lock()
+		a := s.agents[id]
+		killed, ended, exited := a.killedAt, a.ended, a.exitedAt // as of before the judgement
 		s.mu.Unlock()
 		now := time.Now()
-		v := ckpt.RejudgeDead(context.Background(), s.store, all[i].ID, ckpt.PresenceOf(&all[i], now, th, process.Alive), now, th, process.Alive)
+		v := ckpt.RejudgeDead(ctx, s.store, id, ckpt.PresenceOf(&sum, now, th, process.Alive), now, th, process.Alive)
 		s.mu.Lock()
 		s.stats.judged++
 		switch {
 		case v.State == ckpt.PresenceDead && killed.IsZero() && a.killing:
 			// killed while judged: no verdict either way
 		case v.State == ckpt.PresenceDead && (killed.IsZero() || ended):
-			s.stats.falseDead = append(s.stats.falseDead, fmt.Sprintf("%s: %s (ended %v, killed %v, record %+v, beat %v, updated %v, now %v)", all[i].ID, v.Why, ended, killed, all[i].Heartbeat.Presence, all[i].Heartbeat.LastBeat, all[i].UpdatedAt, now))
-		case v.State == ckpt.PresenceDead && !a.seenDead:
-			a.seenDead = true
-			s.stats.latencies = append(s.stats.latencies, time.Since(killed))
-		case v.State != ckpt.PresenceDead && !killed.IsZero() && killed.Before(start):
-			s.stats.missed = append(s.stats.missed, all[i].ID+" reads "+string(v.State)+": "+v.Why)
+			s.stats.falseDead = append(s.stats.falseDead, fmt.Sprintf("%s: %s (ended %v, killed %v, record %+v, beat %v, updated %v, now %v)",
+				id, v.Why, ended, killed, sum.Heartbeat.Presence, sum.Heartbeat.LastBeat, sum.UpdatedAt, now))
+		case v.State == ckpt.PresenceDead:
+			a.seenDead, a.settled = true, true
+			s.stats.latencies = append(s.stats.latencies, now.Sub(killed))
+		case !killed.IsZero() && killed.Before(start):
+			s.stats.missed = append(s.stats.missed, id+" reads "+string(v.State)+": "+v.Why)
+		case ended && !exited.IsZero() && exited.Before(start):
+			a.settled = true // ended, its process gone, and not dead: done with it
 		}
+		s.mu.Unlock()
 	}
 }
 
