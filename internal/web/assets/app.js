@@ -316,7 +316,7 @@ function why(w) {
     ["Process", v.process ? `${v.process.pid} on ${v.process.host || "?"} (${w.process_is})` : ""],
     ["Session", w.session], ["What changes it", w.rule.change],
   ].filter(([, text]) => text);
-  return h("dl", { class: "why", id: "why" }, rows.map(([k, text]) => [h("dt", {}, k), h("dd", {}, text)]),
+  return h("dl", { class: "why-card", id: "why" }, rows.map(([k, text]) => [h("dt", {}, k), h("dd", {}, text)]),
     (v.blockers || []).map((b) => [h("dt", {}, "Blocker"), h("dd", {}, b)]));
 }
 
