@@ -8,6 +8,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/backoff"
 )
 
 // Options configure a Notifier. Store and Targets are required.
@@ -22,9 +23,13 @@ type Options struct {
 	Thresholds ckpt.Thresholds
 	Alive      ckpt.AliveFunc
 	Now        func() time.Time
-	// Backoff are the waits before each retry; nil means 1 s, 5 s, 30 s,
-	// 2 min, 10 min (six attempts in all).
-	Backoff []time.Duration
+	// Backoff paces the retries of a failed delivery (the module's one
+	// backoff, with jitter); the zero value means from 1 s doubling up to
+	// 10 min.
+	Backoff backoff.Policy
+	// Retries bounds the retries of one delivery; 0 means 5 (six attempts
+	// in all, over about 16 minutes).
+	Retries int
 	// QueueSize bounds the transitions waiting for one target; 0 means
 	// 1000. Past it a transition is dropped and counted.
 	QueueSize int
@@ -56,8 +61,11 @@ func New(opts Options) (*Notifier, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Backoff == nil {
-		opts.Backoff = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute}
+	if opts.Backoff == (backoff.Policy{}) {
+		opts.Backoff = backoff.Policy{First: time.Second, Max: 10 * time.Minute}
+	}
+	if opts.Retries <= 0 {
+		opts.Retries = 5
 	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 1000
@@ -74,7 +82,7 @@ func New(opts Options) (*Notifier, error) {
 	n := &Notifier{opts: opts, last: map[string]ckpt.PresenceState{}}
 	for _, t := range opts.Targets {
 		n.senders = append(n.senders, &sender{t: t, queue: make(chan Event, opts.QueueSize), secret: opts.Secret,
-			client: opts.Client, backoff: opts.Backoff, count: opts.Count, warn: opts.Warn})
+			client: opts.Client, backoff: opts.Backoff, retries: opts.Retries, count: opts.Count, warn: opts.Warn})
 	}
 	return n, nil
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/backoff"
 )
 
 // States are the states a webhook is told about by default.
@@ -156,7 +157,8 @@ type sender struct {
 	queue   chan Event
 	secret  []byte
 	client  *http.Client
-	backoff []time.Duration
+	backoff backoff.Policy
+	retries int
 	count   Counter
 	warn    func(string)
 }
@@ -184,14 +186,12 @@ func (s *sender) deliver(ctx context.Context, e Event) {
 			s.count.Count("delivered")
 			return
 		}
-		if !retry || attempt >= len(s.backoff) {
+		if !retry || attempt >= s.retries {
 			break
 		}
 		s.count.Count("retried")
-		select {
-		case <-ctx.Done():
+		if s.backoff.Wait(ctx, attempt+1) != nil {
 			return
-		case <-time.After(s.backoff[attempt]):
 		}
 	}
 	s.count.Count("failed")

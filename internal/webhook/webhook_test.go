@@ -17,6 +17,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/backoff"
 	"github.com/ckpt-dev/ckpt/internal/webhook"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
@@ -129,7 +130,7 @@ func TestTransitionsAreSignedRetriedAndFiltered(t *testing.T) {
 	}
 	cnt := &counts{m: map[string]int{}}
 	n, err := webhook.New(webhook.Options{Store: st, Targets: targets, Secret: secret, Tick: 20 * time.Millisecond, Now: clk.Now,
-		Backoff: []time.Duration{10 * time.Millisecond}, Count: cnt})
+		Backoff: backoff.Policy{First: 10 * time.Millisecond, Max: 10 * time.Millisecond}, Retries: 1, Count: cnt})
 	if err != nil {
 		t.Fatal(err)
 	}
