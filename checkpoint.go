@@ -131,7 +131,7 @@ type Checkpoint struct {
 	Cycles  Cycles  `json:"cycles"`
 
 	// ReviewScores holds named review scores; a nil value is a review not yet
-	// given (seed 003 writes null).
+	// given (sitebuilder (seed 003) writes null).
 	ReviewScores map[string]*float64 `json:"review_scores,omitempty"`
 	// Meta holds anything else, verbatim, so an imported file round-trips.
 	Meta map[string]json.RawMessage `json:"meta,omitempty"`
@@ -259,7 +259,7 @@ type Files struct {
 	Modified []string `json:"modified,omitempty"`
 }
 
-// Context records where a batch of work stands (seed 003).
+// Context records where a batch of work stands (sitebuilder (seed 003)).
 type Context struct {
 	LastProcessed string `json:"last_processed,omitempty"`
 	NextToProcess string `json:"next_to_process,omitempty"`
@@ -271,8 +271,8 @@ type Context struct {
 
 // Resume tells a new session how to continue.
 type Resume struct {
-	// Resumable is false when the work must not be resumed (seed 002's
-	// can_resume, seed 003's resumable). A new checkpoint is resumable.
+	// Resumable is false when the work must not be resumed (agent-checkpoints' (seed 002)
+	// can_resume, sitebuilder's (seed 003) resumable). A new checkpoint is resumable.
 	Resumable    bool     `json:"resumable"`
 	Instructions string   `json:"instructions,omitempty"`
 	NextSteps    []string `json:"next_steps,omitempty"`
@@ -301,7 +301,7 @@ type Archive struct {
 	From   string    `json:"from,omitempty"` // the checkpoint this is a snapshot of
 }
 
-// DefaultInterval is the heartbeat interval when none is set (seed 002).
+// DefaultInterval is the heartbeat interval when none is set (agent-checkpoints (seed 002)).
 const DefaultInterval = 15 * time.Minute
 
 // LastSeen is the later of the last heartbeat and the last update.
@@ -335,7 +335,7 @@ func (c *Checkpoint) ActiveErrors() []ErrorItem {
 }
 
 // PartiallyComplete reports a checkpoint marked done whose acceptance
-// criteria are not all met (seed 003, scenario 3).
+// criteria are not all met (sitebuilder (seed 003), scenario 3).
 func (c *Checkpoint) PartiallyComplete() bool {
 	if c.Status != StatusDone {
 		return false

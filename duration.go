@@ -7,7 +7,7 @@ import (
 )
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration
-// string ("15m0s"). It also reads a bare number as seconds, as seed 003's
+// string ("15m0s"). It also reads a bare number as seconds, as sitebuilder's (seed 003)
 // interval_seconds is written.
 type Duration time.Duration
 

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrNotResumable is returned by Resume for a checkpoint that is done or
-// marked not resumable, unless forced (seed 003's rule).
+// marked not resumable, unless forced (sitebuilder's (seed 003) rule).
 var ErrNotResumable = errors.New("checkpoint not resumable")
 
 // CrashLoopResumes is how many resumes without progress make a crash loop.
@@ -305,7 +305,7 @@ const archiveSerials = 99
 const archiveSerialRoom = 3
 
 // ArchiveName is the ID an archived copy of id gets: id_<reason>_<unix time>
-// (seed 002's naming). When that would be too long to be an ID, the end of
+// (agent-checkpoints' (seed 002) naming). When that would be too long to be an ID, the end of
 // id is cut and a short hash of the whole id put in its place
 // (<start of id>-<8 hex>_<reason>_<unix>), so every valid ID can be archived
 // and two IDs share an archive name only if their hashes collide (and even

@@ -3,7 +3,7 @@ package ckpt
 import "math"
 
 // OverallProgress is the progress of several checkpoints taken together, as
-// seed 003's STATUS.md reports it: the mean of their percents (each
+// sitebuilder's (seed 003) STATUS.md reports it: the mean of their percents (each
 // clamped to 0..100, a NaN counting 0; 0 for none) and how many are done.
 func OverallProgress(cs []*Checkpoint) (percent float64, done int) {
 	sum := 0.0

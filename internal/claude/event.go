@@ -31,7 +31,7 @@ const (
 
 // PresenceOnly reports whether e only beats with the presence it means,
 // reading nothing and writing no history. SubagentStart is not: for a
-// checkpoint that tracks a plan.md it logs seed 004's subagent_started.
+// checkpoint that tracks a plan.md it logs plan.md's (seed 004) subagent_started.
 func (e Event) PresenceOnly() bool {
 	switch e {
 	case EventPreToolUse, EventNotification, EventPermissionRequest, EventStopFailure:

@@ -21,10 +21,10 @@ import (
 // Defaults of a Handler.
 const (
 	// DefaultBackupEvery: UserPromptSubmit asks for a backup every this many
-	// prompts (seed 004).
+	// prompts (plan.md (seed 004)).
 	DefaultBackupEvery = 5
 	// DefaultCompletionToken ends a task loop when the agent's last message
-	// contains it (seed 001's TASK_COMPLETE).
+	// contains it (ccc's (seed 001) TASK_COMPLETE).
 	DefaultCompletionToken = "TASK_COMPLETE"
 	// DefaultMaxBlocks is how many times in a row the task loop keeps the
 	// agent from stopping before it lets it stop.
@@ -54,7 +54,7 @@ type TaskLoop struct {
 }
 
 // FinalStep is one extra step of the final checkpoint that PreCompact and
-// SessionEnd write (seed 001's automated profile: the progress file, the
+// SessionEnd write (ccc's (seed 001) automated profile: the progress file, the
 // tracker comment). A failing step is a warning and does not stop the
 // others.
 type FinalStep struct {
@@ -97,11 +97,11 @@ type Handler struct {
 	SyncPlan func(ctx context.Context, id, path string) error
 	// Final lists the extra steps of the final checkpoint.
 	Final []FinalStep
-	// Plan, when set, runs seed 004's triggers for a checkpoint that
+	// Plan, when set, runs plan.md's (seed 004) triggers for a checkpoint that
 	// tracks a plan.md (plan.Triggers).
 	Plan PlanTriggers
 	// AtStop lists steps run at every Stop, after the turn's writes; each
-	// decides itself whether it has work (seed 001's automated profile runs
+	// decides itself whether it has work (ccc's (seed 001) automated profile runs
 	// only while .ccc-state.json awaits a gate). A failing one is a warning.
 	AtStop []FinalStep
 
@@ -525,7 +525,7 @@ func (c *hookCall) paths(p string) (abs, rec string) {
 	return abs, filepath.ToSlash(abs)
 }
 
-// isPlanFile reports a seed 004 plan file: plan.md or phase-*.md.
+// isPlanFile reports a plan.md (seed 004) plan file: plan.md or phase-*.md.
 func isPlanFile(p string) bool {
 	base := strings.ToLower(filepath.Base(p))
 	return base == "plan.md" || strings.HasPrefix(base, "phase-") && strings.HasSuffix(base, ".md")

@@ -7,7 +7,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 )
 
-// PlanTriggers are seed 004's event triggers for a checkpoint that tracks
+// PlanTriggers are plan.md's (seed 004) event triggers for a checkpoint that tracks
 // a plan.md (plan.Triggers). Each reports whether the checkpoint tracks a
 // plan; one that does not is left alone.
 type PlanTriggers interface {
@@ -55,7 +55,7 @@ func crashedBefore(cp *ckpt.Checkpoint, source string) bool {
 	return p != nil && p.State != "" && p.State != ckpt.PresenceEnded
 }
 
-// subagentStart runs seed 004's subagent_started trigger for a checkpoint
+// subagentStart runs plan.md's (seed 004) subagent_started trigger for a checkpoint
 // that exists and tracks a plan.
 func (c *hookCall) subagentStart() {
 	if c.h.Plan == nil || strings.TrimSpace(c.in.AgentType) == "" {

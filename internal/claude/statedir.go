@@ -53,7 +53,7 @@ const DefaultBackupKeep = 10
 // it, to dir/<id>/state-<rev>.json, durably, and removes all but the
 // newest DefaultBackupKeep. A snapshot of that revision already there is
 // left as it is. The snapshots are plain state files outside the store: a
-// copy a person or a script can read even if the store is lost (seed 004's
+// copy a person or a script can read even if the store is lost (plan.md's (seed 004)
 // "every 5th prompt" recovery point).
 func (h *Handler) snapshot(ctx context.Context, dir, id string) error {
 	c, err := h.Store.Get(ctx, id, 0)

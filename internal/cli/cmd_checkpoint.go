@@ -11,7 +11,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/tracker"
 )
 
-// The four-step checkpoint of seed 001 lives in package fourstep; this is
+// The four-step checkpoint of ccc (seed 001) lives in package fourstep; this is
 // its command's flag wiring.
 
 // CheckpointOptions are the inputs of `ckpt checkpoint`.

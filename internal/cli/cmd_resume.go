@@ -125,7 +125,7 @@ func runResume(ctx context.Context, o *ResumeOptions) error {
 	r := request.Resume{Agent: o.Actor.Agent, AgentType: o.AgentType, AgentName: o.AgentName, Force: o.Force}
 	return o.withStore(func(st ckpt.Store) error {
 		// The prompt's "Last update" is when the session that stopped last
-		// wrote (seed 002's "Last Update: 14:30 (45 minutes ago)"), not the
+		// wrote (agent-checkpoints' (seed 002) "Last Update: 14:30 (45 minutes ago)"), not the
 		// resume's own time.
 		var before time.Time
 		if prev, err := st.Get(ctx, o.ID, 0); err == nil {

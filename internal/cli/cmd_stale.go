@@ -23,7 +23,7 @@ type StaleOptions struct {
 	Prefix     string
 	Parent     string
 	JSON       bool
-	// Seed002 prints seed 002's check_stale_agents lines and judges by its
+	// Seed002 prints agent-checkpoints' (seed 002) check_stale_agents lines and judges by its
 	// whole minutes (more than 30 warns, more than 60 is stale).
 	Seed002 bool
 }

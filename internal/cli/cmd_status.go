@@ -20,8 +20,8 @@ import (
 )
 
 // Views of checkpoints for people and for the seeds' files: `ckpt status`
-// (the table of every checkpoint, seed 003's STATUS.md) and `ckpt progress`
-// (seed 001's progress file).
+// (the table of every checkpoint, sitebuilder's (seed 003) STATUS.md) and `ckpt progress`
+// (ccc's (seed 001) progress file).
 
 // StatusViewOptions are the inputs of `ckpt status`.
 type StatusViewOptions struct {

@@ -45,7 +45,7 @@ func withMirrors(f *cmdutil.Factory, st ckpt.Store) ckpt.Store {
 }
 
 // Escalator returns the seed protocols' escalations over st's mirrors
-// (mirror.Store.Escalate: seed 002's warning message and stale line, seed
+// (mirror.Store.Escalate: agent-checkpoints' (seed 002) warning message and stale line, seed
 // 003's STATUS.md), or nil when st has no mirrors. ckpt serve runs it
 // every minute, as ckpt monitor does on every look.
 func Escalator(f *cmdutil.Factory, st ckpt.Store) func(ctx context.Context, now time.Time) {

@@ -25,7 +25,7 @@ type Auto struct {
 }
 
 // Run runs the automated profile for checkpoint c in a project that uses
-// seed 001 (OptedIn; the mirror list is the store's when it is a
+// ccc (seed 001) (OptedIn; the mirror list is the store's when it is a
 // *mirror.Store), and does nothing elsewhere: it writes .ccc-progress.md
 // (step 1) and, when a tracker is configured (.ccc-state.json linearIssue
 // with LINEAR_API_KEY), upserts the issue's status comment (step 3). It
@@ -69,7 +69,7 @@ func (a Auto) Run(ctx context.Context, c *ckpt.Checkpoint) error {
 }
 
 // AtGate runs the automated profile (Run) when the project's
-// .ccc-state.json awaits a gate (awaitingGate set): seed 001's stop hook
+// .ccc-state.json awaits a gate (awaitingGate set): ccc's (seed 001) stop hook
 // checkpoints at gate boundaries, not at every turn's end. Without a gate,
 // or without a readable state file, it does nothing.
 func (a Auto) AtGate(ctx context.Context, c *ckpt.Checkpoint) error {

@@ -1,4 +1,4 @@
-// Package fourstep is seed 001's four-step checkpoint (docs/checkpoint.md)
+// Package fourstep is ccc's (seed 001) four-step checkpoint (docs/checkpoint.md)
 // over any ckpt.Store: persist .ccc-progress.md, take a scoped git snapshot
 // (package gitsnap), upsert the issue tracker's status comment (package
 // tracker), print the continuation prompt. Each step fails forward, and a
@@ -45,7 +45,7 @@ const (
 	EnvLinearAPIURL = "LINEAR_API_URL"
 )
 
-// OptedIn reports whether the project in dir uses seed 001, so that an
+// OptedIn reports whether the project in dir uses ccc (seed 001), so that an
 // automatic checkpoint (the Claude hooks' final one) may write
 // .ccc-progress.md there, and says why: the project keeps the seed's own
 // .ccc-state.json, or its mirror list has a ccc mirror rooted at dir. A
@@ -69,7 +69,7 @@ func OptedIn(dir string, mirrors mirror.List) (bool, string) {
 
 // stateUpdatedKey is the .ccc-state.json field where the checkpoint records
 // when it last wrote the status comment, so the next comment lists the
-// decisions made since (seed 001's "key decisions since last checkpoint").
+// decisions made since (ccc's (seed 001) "key decisions since last checkpoint").
 const stateUpdatedKey = "checkpointUpdatedAt"
 
 // Tracker configures step 3. At most one tracker: GitHub (repo and issue)
@@ -192,7 +192,7 @@ func (o *Options) check() error {
 	return nil
 }
 
-// Run runs seed 001's four steps for checkpoint o.ID with
+// Run runs ccc's (seed 001) four steps for checkpoint o.ID with
 // o.Profile and prints their lines and the completion report on o.Out.
 // Steps fail forward: each one's failure is a warning line and a "Failed:"
 // line in the report, never an error. The error is for what stops the
@@ -386,7 +386,7 @@ func upsertStatus(ctx context.Context, out io.Writer, o Options, c *ckpt.Checkpo
 	return s, comment.ID
 }
 
-// The box seed 001 prints the continuation prompt in.
+// The box ccc (seed 001) prints the continuation prompt in.
 const (
 	promptBox = "╔══════════════════════════════════════════════════╗\n" +
 		"║  CONTINUATION PROMPT                             ║\n" +

@@ -1,4 +1,4 @@
-// Package gitsnap is step 2 of seed 001's four-step checkpoint: a scoped git
+// Package gitsnap is step 2 of ccc's (seed 001) four-step checkpoint: a scoped git
 // snapshot. It drives the real git binary, commits only the files a
 // checkpoint is working on (never `git add -A` or `git add .`), and skips
 // gracefully, with the document's messages, when there is nothing to do or a
@@ -53,7 +53,7 @@ type Result struct {
 // contains repoDir, with message (see CommitMessage).
 //
 // scope lists the checkpoint's files (its created and modified files, or
-// seed 001's activeTaskFiles): paths relative to repoDir, or absolute. A
+// ccc's (seed 001) activeTaskFiles): paths relative to repoDir, or absolute. A
 // directory covers the files below it. Only scope files that git status
 // shows as changed, deleted or untracked are committed; ignored files never
 // are; other dirty files are left alone, staged or not.

@@ -222,7 +222,7 @@ func (f Fields) Status(k, seed string) ckpt.Status {
 
 // ReadStatus maps word, the value of field, onto a Status by StatusFromWord
 // and, when that had to guess, notes that the word is not one of the
-// statuses of seed (e.g. "seed 002") and what it was read as.
+// statuses of seed (e.g. "agent-checkpoints (seed 002)") and what it was read as.
 func ReadStatus(n *Notes, field, word, seed string) ckpt.Status {
 	s, guessed := StatusFromWord(word)
 	if guessed {

@@ -150,7 +150,7 @@ func merge3(base, ours, theirs json.RawMessage) json.RawMessage {
 }
 
 // mergeByID merges arrays whose elements are all objects with a string "id"
-// (seed 003's subtask items): element by element, in ours' order, then the
+// (sitebuilder's (seed 003) subtask items): element by element, in ours' order, then the
 // elements only theirs has and base never had.
 func mergeByID(base, ours, theirs json.RawMessage) (json.RawMessage, bool) {
 	oo, ok := idArray(ours)

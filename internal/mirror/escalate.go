@@ -24,15 +24,15 @@ const (
 	SeedStaleMinutes = render.AgentCheckStaleMinutes
 )
 
-// SitebuilderThresholds are seed 003's supervisor thresholds: warning
+// SitebuilderThresholds are sitebuilder's (seed 003) supervisor thresholds: warning
 // after 10 minutes without a heartbeat, stalled after 30. STATUS.md is
 // judged with them.
 var SitebuilderThresholds = ckpt.Thresholds{Warn: 10 * time.Minute, Stale: 30 * time.Minute}
 
-// EpicReadme is seed 002's epic file, in the mirror's root.
+// EpicReadme is agent-checkpoints' (seed 002) epic file, in the mirror's root.
 const EpicReadme = "EPIC_README.md"
 
-// InboxPath is where seed 002's Primary writes to the agent whose
+// InboxPath is where agent-checkpoints' (seed 002) Primary writes to the agent whose
 // checkpoint file is name (secondary_a.json): agent_comms/primary_to_<stem>.md,
 // as the document's projects name their message files.
 func InboxPath(root, name string) string {
@@ -40,11 +40,11 @@ func InboxPath(root, name string) string {
 }
 
 // Escalate writes the seeds' own escalations as of now, for the mirrors
-// configured, as the seeds' Primary and supervisor would: for seed 002
+// configured, as the seeds' Primary and supervisor would: for agent-checkpoints (seed 002)
 // (agent-checkpoints) the "CHECKPOINT WARNING" message in an agent's inbox
 // once it has been silent more than 30 whole minutes, and its
 // "<agent>: STALE (likely crashed)" line in EPIC_README.md past 60; for
-// seed 003 (sitebuilder) STATUS.md rewritten, so a row turns "(warning)"
+// sitebuilder (seed 003) (sitebuilder) STATUS.md rewritten, so a row turns "(warning)"
 // at 10 minutes and "(stalled)" at 30 without any write to the store.
 // Each is written once per silence (a message and a line name the last
 // checkpoint they are about). It returns how many files it wrote; failures
@@ -102,7 +102,7 @@ func (m *Store) Escalate(ctx context.Context, now time.Time) int {
 	return wrote
 }
 
-// silentMinutes is seed 002's AGE_MINUTES: whole minutes since the file's
+// silentMinutes is agent-checkpoints' (seed 002) AGE_MINUTES: whole minutes since the file's
 // last_checkpoint (the later of the last change and the last beat).
 func silentMinutes(c *ckpt.Checkpoint, now time.Time) (int, time.Time) {
 	s := c.Summary()
@@ -110,7 +110,7 @@ func silentMinutes(c *ckpt.Checkpoint, now time.Time) (int, time.Time) {
 	return int(now.Sub(last) / time.Minute), last
 }
 
-// escalateAgent writes seed 002's warning message and stale line for c.
+// escalateAgent writes agent-checkpoints' (seed 002) warning message and stale line for c.
 func escalateAgent(root string, c *ckpt.Checkpoint, now time.Time) (int, error) {
 	if c.Status.Final() || c.Status == ckpt.StatusPending || strings.EqualFold(c.Agent.Type, "primary") {
 		return 0, nil // the Primary checks the secondaries (secondary_*.json), not itself

@@ -104,7 +104,7 @@ func (m *Store) leftovers(e Entry, c *ckpt.Checkpoint, seen map[string]bool) []P
 	return out
 }
 
-// staleLock reports seed 000's .metadata.lock beside c's metadata.json
+// staleLock reports superpowers' (seed 000) .metadata.lock beside c's metadata.json
 // when it is older than superpowers.StaleLockAge: a tool died holding it,
 // and every mirror write of the track fails until it is removed.
 func (m *Store) staleLock(e Entry, c *ckpt.Checkpoint) *Problem {

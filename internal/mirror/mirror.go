@@ -124,8 +124,8 @@ func (m *Store) RunLifecycle(ctx context.Context, op ckpt.LifecycleOp) (ckpt.Lif
 }
 
 // Beat records the heartbeat and rewrites the mirrors, whose files carry
-// the last sign of life the seed systems' own stale checks read (seed 002's
-// last_checkpoint, seed 003's heartbeat.last_beat).
+// the last sign of life the seed systems' own stale checks read (agent-checkpoints' (seed 002)
+// last_checkpoint, sitebuilder's (seed 003) heartbeat.last_beat).
 func (m *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := m.Store.Beat(ctx, id, sig); err != nil {
 		return err
@@ -202,7 +202,7 @@ func (m *Store) writeEntry(ctx context.Context, entry Entry, c *ckpt.Checkpoint)
 		return err
 	}
 	if isArchiveCopy(c) {
-		// An archived copy made by takeover or restart: only seed 002 names
+		// An archived copy made by takeover or restart: only agent-checkpoints (seed 002) names
 		// such a file; the other systems keep one file per task, which is
 		// the live checkpoint's.
 		if entry.Format != agentcheckpoints.Name {
@@ -233,7 +233,7 @@ func isArchiveCopy(c *ckpt.Checkpoint) bool {
 	return c.Archived != nil && c.Archived.From != "" && c.Archived.From != c.ID
 }
 
-// archiveCopyPath is where seed 002 keeps an archived agent file:
+// archiveCopyPath is where agent-checkpoints (seed 002) keeps an archived agent file:
 // agent_checkpoints/<live file stem>_<reason>_<unix>.json. Two archives of
 // one checkpoint made in the same second (IDs ending _2, _3…) keep that
 // ending, so each has a file of its own.
@@ -313,7 +313,7 @@ func (m *Store) sitebuilderRows(ctx context.Context, entry Entry, c *ckpt.Checkp
 	return out
 }
 
-// writeSitebuilder writes seed 003's files for c: its checkpoint file (the
+// writeSitebuilder writes sitebuilder's (seed 003) files for c: its checkpoint file (the
 // format's Mirror), the "## Active Checkpoints" table of progress/STATUS.md
 // over every checkpoint the entry selects, and, when the progress changed
 // since the file was last written, the outbox line

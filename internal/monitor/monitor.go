@@ -61,7 +61,7 @@ type Options struct {
 	Alive ckpt.AliveFunc
 	// Escalate, when set, runs at the end of every look with its time: the
 	// seed protocols' own escalations (mirror.Store.Escalate writes seed
-	// 002's warning message and stale line, seed 003's STATUS.md).
+	// 002's warning message and stale line, sitebuilder's (seed 003) STATUS.md).
 	Escalate func(ctx context.Context, now time.Time)
 }
 

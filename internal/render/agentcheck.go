@@ -16,7 +16,7 @@ const (
 	AgentCheckStaleMinutes = 60
 )
 
-// AgentCheckLines writes seed 002's check_stale_agents lines for the live
+// AgentCheckLines writes agent-checkpoints' (seed 002) check_stale_agents lines for the live
 // checkpoints of sums, by ID, as the document's script prints them:
 //
 //	❌ Secondary-A: STALE (75 min) - Likely crashed

@@ -4,7 +4,7 @@
 // LogText, ReportText, PruneText, and the one-line SummaryLine of a write)
 // with their --json forms (NewShown, SummariesJSON, StatusJSON, LogJSON,
 // ReportJSON), the stale table and the inbox (StaleTable and WriteInbox,
-// of the verdicts ckpt.StaleFrom and ckpt.InboxFrom make) and seed 003's
+// of the verdicts ckpt.StaleFrom and ckpt.InboxFrom make) and sitebuilder's (seed 003)
 // STATUS.md aggregate (StatusMarkdown). Seed 001's
 // .ccc-progress.md is rendered by package protocols/ccc.
 //

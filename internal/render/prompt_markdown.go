@@ -195,7 +195,7 @@ func agentText(a ckpt.Agent) string {
 // progressText renders progress as "66% (19 of 29 steps done)", the
 // percentage rounded as every other view rounds it (percentText). Work that
 // is not done never reads as 100%: when every recorded step is done but the
-// checkpoint is not (seed 002's files list only the steps completed so
+// checkpoint is not (agent-checkpoints' (seed 002) files list only the steps completed so
 // far), it says so instead of a percentage.
 func progressText(pr ckpt.Progress, steps bool, status ckpt.Status) string {
 	if steps && pr.Total > 0 && pr.Done >= pr.Total && status != ckpt.StatusDone {

@@ -79,7 +79,7 @@ func ReportText(w io.Writer, rep *ckpt.Report, repair bool) error {
 }
 
 // PartialProblem is the warning `ckpt check` gives for c when it is marked
-// done with acceptance criteria unmet (seed 003, scenario 3): the store is
+// done with acceptance criteria unmet (sitebuilder (seed 003), scenario 3): the store is
 // sound, the work is not finished. ok is false for any other checkpoint.
 func PartialProblem(c *ckpt.Checkpoint) (p ckpt.Problem, ok bool) {
 	if !c.PartiallyComplete() {

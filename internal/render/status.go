@@ -122,7 +122,7 @@ func statusWord(c *ckpt.Checkpoint) string {
 	return string(c.Status)
 }
 
-// seedStatus is the word seed 003's STATUS.md uses for a status.
+// seedStatus is the word sitebuilder's (seed 003) STATUS.md uses for a status.
 var seedStatus = map[ckpt.Status]string{
 	ckpt.StatusPending:    "not started",
 	ckpt.StatusInProgress: "in_progress",
@@ -133,7 +133,7 @@ var seedStatus = map[ckpt.Status]string{
 	ckpt.StatusAbandoned:  "abandoned",
 }
 
-// StatusMarkdown renders seed 003's progress/STATUS.md aggregate of cs:
+// StatusMarkdown renders sitebuilder's (seed 003) progress/STATUS.md aggregate of cs:
 //
 //	# Orchestration Status
 //

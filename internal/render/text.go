@@ -12,7 +12,7 @@ import (
 // ellipsis marks text that was shortened. It is one rune, three bytes.
 const ellipsis = "…"
 
-// Age renders how long ago something happened, as seed 003's STATUS.md does:
+// Age renders how long ago something happened, as sitebuilder's (seed 003) STATUS.md does:
 // "just now" under a minute, then "N min ago", "N h ago" and "N d ago",
 // rounded down. A negative duration (a clock a little ahead) is "just now".
 func Age(d time.Duration) string {

@@ -8,7 +8,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 )
 
-// The status words of seed 001's comment, and the ones ckpt adds for work
+// The status words of ccc's (seed 001) comment, and the ones ckpt adds for work
 // that has ended.
 const (
 	StateInProgress = "In Progress"
@@ -36,7 +36,7 @@ type StatusUpdate struct {
 	Next        string    // the specific next action
 }
 
-// StatusComment renders u as seed 001's comment body:
+// StatusComment renders u as ccc's (seed 001) comment body:
 //
 //	## Checkpoint Status
 //
@@ -93,7 +93,7 @@ func StatusComment(u StatusUpdate) string {
 // else (every step finished) the last; M is the number of steps. Without steps, N and M come from c.Progress and
 // the description is c.CurrentStep or c.Title. State is Blocked for a
 // blocked checkpoint or one with active blockers, Resuming for one a new
-// session resumed and has not changed since (seed 001's handoff picked up
+// session resumed and has not changed since (ccc's (seed 001) handoff picked up
 // by /ccc:go), In Progress for one in progress or waiting (at a gate, for
 // a person: the work is not blocked), and Pending, Done, Failed or
 // Abandoned otherwise. Next is the first of c.Resume.NextSteps, else

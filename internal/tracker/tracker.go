@@ -1,4 +1,4 @@
-// Package tracker is step 3 of seed 001's four-step checkpoint: the
+// Package tracker is step 3 of ccc's (seed 001) four-step checkpoint: the
 // issue-tracker status. A checkpoint keeps one "Checkpoint Status" comment
 // per issue, created once and then updated in place by its stored ID (an
 // upsert), so an issue does not fill up with one comment per checkpoint.
@@ -67,7 +67,7 @@ const (
 )
 
 // ErrUnreachable matches (with errors.Is) an *Error of kind KindUnreachable
-// or KindTimeout: the tracker could not be reached, which seed 001 says to
+// or KindTimeout: the tracker could not be reached, which ccc (seed 001) says to
 // skip with a warning.
 var ErrUnreachable = errors.New("issue tracker unreachable")
 

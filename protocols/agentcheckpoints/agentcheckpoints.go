@@ -1,4 +1,4 @@
-// Package agentcheckpoints reads and writes seed 002's per-agent checkpoint
+// Package agentcheckpoints reads and writes agent-checkpoints' (seed 002) per-agent checkpoint
 // files, agent_checkpoints/<agent>.json, used to recover parallel agents
 // that crashed or lost their context.
 //
@@ -32,10 +32,10 @@ const Name = "agent-checkpoints"
 // Dir is the directory, under a project root, that holds the files.
 const Dir = "agent_checkpoints"
 
-// Format is seed 002's file format. The zero value is not ready: use New.
+// Format is agent-checkpoints' (seed 002) file format. The zero value is not ready: use New.
 // A Format is safe for concurrent use as long as its fields are not changed.
 type Format struct {
-	// Keep is how many backups of each file Mirror keeps (seed 002: 10).
+	// Keep is how many backups of each file Mirror keeps (agent-checkpoints (seed 002): 10).
 	Keep int
 	// Now gives the time that names a backup; it is time.Now by default.
 	Now func() time.Time
@@ -43,13 +43,13 @@ type Format struct {
 
 var _ protocols.Format = (*Format)(nil)
 
-// New returns the format with seed 002's settings: 10 backups per file.
+// New returns the format with agent-checkpoints' (seed 002) settings: 10 backups per file.
 func New() *Format { return &Format{Keep: 10, Now: time.Now} }
 
 // Name returns "agent-checkpoints".
 func (*Format) Name() string { return Name }
 
-// Import reads an agent checkpoint: the JSON file of seed 002, its Markdown
+// Import reads an agent checkpoint: the JSON file of agent-checkpoints (seed 002), its Markdown
 // variant, or a feature STATUS file (KEY: VALUE lines). It fails only when
 // the file holds none of the document's fields.
 func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
@@ -74,7 +74,7 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
 }
 
-// readDocument turns the file into the JSON document of seed 002 and gives
+// readDocument turns the file into the JSON document of agent-checkpoints (seed 002) and gives
 // the name of the JSON file it stands for.
 func readDocument(path string, data []byte, n *jsondoc.Notes) (*jsondoc.Object, string, error) {
 	base := filepath.Base(path)
@@ -287,7 +287,7 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 	return jsondoc.Merge(render(s0, src), ours, src).Indented(), nil
 }
 
-// statusWords are the seed 002 words written for each status.
+// statusWords are the agent-checkpoints (seed 002) words written for each status.
 var statusWords = map[ckpt.Status]string{
 	ckpt.StatusPending:    "NOT_STARTED",
 	ckpt.StatusInProgress: "IN_PROGRESS",

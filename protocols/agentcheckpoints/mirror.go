@@ -53,7 +53,7 @@ func checkFileName(name string) error {
 
 // Mirror writes c to <root>/agent_checkpoints/<file>.json durably. Before it
 // replaces a file whose content differs, it copies the old content to
-// agent_checkpoints/backups/<name>_YYYYMMDD_HHMMSS.json (seed 002's naming,
+// agent_checkpoints/backups/<name>_YYYYMMDD_HHMMSS.json (agent-checkpoints' (seed 002) naming,
 // in UTC) and deletes all but the newest Keep backups of that file. Old
 // content that is not JSON is saved as <name>_YYYYMMDD_HHMMSS.json.damaged
 // instead, never as a backup.
@@ -215,7 +215,7 @@ func latestBackup(root, file string) (string, error) {
 	return filepath.Join(bdir, list[len(list)-1].name), nil
 }
 
-// ArchiveName returns the name seed 002 gives a checkpoint file it archives
+// ArchiveName returns the name agent-checkpoints (seed 002) gives a checkpoint file it archives
 // on takeover or restart: "agent_checkpoints/secondary_a.json", "crashed" →
 // "agent_checkpoints/secondary_a_crashed_<unix seconds>.json" (reason
 // "aborted" for a restart from scratch). The directory of file is kept; a

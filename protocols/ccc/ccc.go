@@ -1,4 +1,4 @@
-// Package ccc reads and writes seed 001's session files: the handoff file
+// Package ccc reads and writes ccc's (seed 001) session files: the handoff file
 // .ccc-progress.md (its exact sections, with the "## Continuation Prompt" a
 // resume command reads) and the runtime state .ccc-state.json
 // (checkpointCommentId, activeTaskFiles and the stop hook's loop fields).
@@ -29,7 +29,7 @@ import (
 // Checkpoint.Meta.
 const Name = "ccc"
 
-// Format is seed 001's file pair. It has no settings; New returns it.
+// Format is ccc's (seed 001) file pair. It has no settings; New returns it.
 type Format struct{}
 
 var _ protocols.Format = (*Format)(nil)

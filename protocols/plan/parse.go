@@ -1,4 +1,4 @@
-// Package plan speaks seed 004's "plan.md as source of truth" protocol: a
+// Package plan speaks plan.md's (seed 004) "plan.md as source of truth" protocol: a
 // Markdown plan whose HTML-comment markers name phases, tasks, acceptance
 // criteria, decisions and blockers, with a .checkpoint directory beside it
 // holding state.json (version 2), history.jsonl and recovery.json.

@@ -9,7 +9,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 )
 
-// Triggers are seed 004's event triggers for a checkpoint that tracks a
+// Triggers are plan.md's (seed 004) event triggers for a checkpoint that tracks a
 // plan.md (its plan meta names it, as ckpt plan sync records it), as the
 // hooks call them:
 //

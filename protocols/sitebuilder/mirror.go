@@ -28,14 +28,14 @@ func FileName(c *ckpt.Checkpoint) (string, error) {
 	return stem + ".json", nil
 }
 
-// archiveName returns the name seed 003 gives a completed task's archived
+// archiveName returns the name sitebuilder (seed 003) gives a completed task's archived
 // checkpoint: "<agent>-<task>-complete.json".
 func archiveName(agent, task string) string { return agent + "-" + task + "-complete.json" }
 
 // Mirror writes c to <root>/progress/checkpoints/<agent>-<task>.json
 // durably. A checkpoint archived as complete is written to
 // <agent>-<task>-complete.json instead, and the live file is then removed,
-// as seed 003 moves a finished task's checkpoint to its archive.
+// as sitebuilder (seed 003) moves a finished task's checkpoint to its archive.
 func (*Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	name, err := FileName(c)
 	if err != nil {

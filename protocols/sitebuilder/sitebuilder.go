@@ -1,4 +1,4 @@
-// Package sitebuilder reads and writes seed 003's task checkpoints:
+// Package sitebuilder reads and writes sitebuilder's (seed 003) task checkpoints:
 // progress/checkpoints/<agent>-<task>.json with subtasks, acceptance
 // criteria, errors, review scores, batch context, resume instructions and a
 // heartbeat; the -complete archive; the outbox line an agent posts on
@@ -33,10 +33,10 @@ const Name = "sitebuilder"
 // Dir is where the checkpoint files live under a project root.
 var Dir = filepath.Join("progress", "checkpoints")
 
-// DefaultInterval is seed 003's heartbeat interval (interval_seconds 300).
+// DefaultInterval is sitebuilder's (seed 003) heartbeat interval (interval_seconds 300).
 const DefaultInterval = 5 * time.Minute
 
-// Format is seed 003's checkpoint file. It has no settings; New returns it.
+// Format is sitebuilder's (seed 003) checkpoint file. It has no settings; New returns it.
 type Format struct{}
 
 var _ protocols.Format = (*Format)(nil)
@@ -420,7 +420,7 @@ func document(c *ckpt.Checkpoint) (*jsondoc.Object, error) {
 }
 
 // carryCounts keeps a file's subtask counts right when its items list only
-// some of the subtasks (seed 003's example lists 4 of 29): ckpt counts the
+// some of the subtasks (sitebuilder's (seed 003) example lists 4 of 29): ckpt counts the
 // listed ones, so the file's counts move by what changed among them.
 func carryCounts(doc, src *jsondoc.Object, s0, c *ckpt.Checkpoint) {
 	if len(s0.Steps) == 0 || len(c.Steps) == 0 || c.Progress == s0.Progress {
@@ -465,7 +465,7 @@ func carryCounts(doc, src *jsondoc.Object, s0, c *ckpt.Checkpoint) {
 	}
 }
 
-// statusWords are the seed 003 words written for each status.
+// statusWords are the sitebuilder (seed 003) words written for each status.
 var statusWords = map[ckpt.Status]string{
 	ckpt.StatusPending:    "pending",
 	ckpt.StatusInProgress: "in_progress",
@@ -537,7 +537,7 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 	if ctx.Len() > 0 {
 		o.Set("context", ctx.Raw())
 	}
-	// Complete work is not resumed (seed 003: resumable is false once the
+	// Complete work is not resumed (sitebuilder (seed 003): resumable is false once the
 	// task is complete).
 	o.Put("resumable", c.Resume.Resumable && c.Status != ckpt.StatusDone)
 	if c.Resume.Instructions != "" {
@@ -643,7 +643,7 @@ func orEmpty(list []string) []string {
 	return list
 }
 
-// checkpointID is seed 003's checkpoint_id, stable for the task run:
+// checkpointID is sitebuilder's (seed 003) checkpoint_id, stable for the task run:
 // <agent>-<task>-<start as YYYYMMDD-HHMMSS> from when the checkpoint
 // started (a resume's new session does not change it; a file imported with
 // its own checkpoint_id keeps it), else the session ID.
@@ -654,7 +654,7 @@ func checkpointID(c *ckpt.Checkpoint) string {
 	return c.Agent.ID + "-" + c.TaskID + "-" + c.StartedAt.UTC().Format("20060102-150405")
 }
 
-// OutboxLine returns the message seed 003 posts to the outbox on progress,
+// OutboxLine returns the message sitebuilder (seed 003) posts to the outbox on progress,
 // exactly "@orchestrator: Task {task_id} progress: {percent}%", with the
 // task ID and percentage the exported file holds (the percentage a whole
 // number unless the file says otherwise). The task ID falls back to c.ID.

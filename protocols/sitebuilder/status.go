@@ -14,7 +14,7 @@ import (
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
-// StatusRow is one agent's row of a STATUS.md aggregate: seed 003's
+// StatusRow is one agent's row of a STATUS.md aggregate: sitebuilder's (seed 003)
 // "## Active Checkpoints" table (Agent, Task, Progress, Last Update, Status)
 // or the "## Active Agents" table real orchestrators write (Agent, Status,
 // Current Task, Last Checkpoint). Cells are kept as written, without

@@ -166,7 +166,7 @@ func StaleLock(lockDir string, now time.Time) (since time.Time, stale bool) {
 	return fi.ModTime(), now.Sub(fi.ModTime()) > StaleLockAge
 }
 
-// lock takes seed 000's directory lock and returns its release. A lock
+// lock takes superpowers' (seed 000) directory lock and returns its release. A lock
 // older than StaleLockAge fails at once instead of after LockTimeout.
 func (f *Format) lock(lockDir string) (func(), error) {
 	timeout, poll := f.LockTimeout, f.LockPoll

@@ -8,7 +8,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/jsondoc"
 )
 
-// StepMetaPrefix starts the meta key that carries one step's own seed 000
+// StepMetaPrefix starts the meta key that carries one step's own superpowers (seed 000)
 // fields, those ckpt's model has no place for: "superpowers.EXECUTE" holds
 // {"tasks_total": 35, "tasks_completed": 5, "last_commit": "4f2a9c1"},
 // "superpowers.FIX" {"issues_total": 2, "issues_fixed": 1, "current_issue":
@@ -189,7 +189,7 @@ func shownStep(c *ckpt.Checkpoint) int {
 	return -1
 }
 
-// missingRequired names the fields seed 000 requires of a step entry
+// missingRequired names the fields superpowers (seed 000) requires of a step entry
 // (status, started_at, agent, last_updated) that e lacks; a step that has
 // not started needs only its status.
 func missingRequired(e *jsondoc.Object, status string) []string {

@@ -1,10 +1,10 @@
-// Package superpowers reads and writes seed 000's loop checkpoints: the
+// Package superpowers reads and writes superpowers' (seed 000) loop checkpoints: the
 // Conductor track file conductor/tracks/<track-id>/metadata.json whose
 // loop_state records the current step, its status, the fix cycles and one
 // checkpoint per step (PLAN, EVALUATE_PLAN, EXECUTE, FIX, BRAINSTORM, …).
 //
 // Steps of the loop become ckpt steps, fix cycles become ckpt cycles, and the
-// last task an executing step finished (seed 000's last_task, the value of
+// last task an executing step finished (superpowers' (seed 000) last_task, the value of
 // the orchestrator's --resume-from) is the checkpoint's
 // context.last_processed. Everything the model has no place for is kept with the whole
 // file in the checkpoint's meta, so Export writes back every field. Mirror
@@ -30,12 +30,12 @@ import (
 // Checkpoint.Meta, where the file as read is kept.
 const Name = "superpowers"
 
-// Format is seed 000's metadata.json. Use New for the document's settings.
+// Format is superpowers' (seed 000) metadata.json. Use New for the document's settings.
 // A Format is safe for concurrent use as long as its fields are not changed.
 type Format struct {
 	// LockTimeout bounds how long Mirror waits for .metadata.lock.
 	LockTimeout time.Duration
-	// LockPoll is how often Mirror tries the lock again (seed 000: 0.1 s).
+	// LockPoll is how often Mirror tries the lock again (superpowers (seed 000): 0.1 s).
 	LockPoll time.Duration
 }
 
@@ -452,7 +452,7 @@ var trackWords = map[ckpt.Status]string{
 	ckpt.StatusAbandoned:  "abandoned",
 }
 
-// stepWordOf returns seed 000's status word for step s of c.
+// stepWordOf returns superpowers' (seed 000) status word for step s of c.
 func stepWordOf(c *ckpt.Checkpoint, s ckpt.Step) string {
 	switch s.Status {
 	case ckpt.StepDone:
@@ -643,7 +643,7 @@ func unchangedLastTask(c *ckpt.Checkpoint, doc *jsondoc.Object) (step string, in
 
 // lastTaskPlace says where last_task is written: where the imported file had
 // it, else at the level of the current step (else the last step), beside
-// last_commit as seed 000's executing-plans update has it.
+// last_commit as superpowers' (seed 000) executing-plans update has it.
 func lastTaskPlace(c *ckpt.Checkpoint, src *jsondoc.Object) (step string, inProgress bool) {
 	if src != nil {
 		if ls, ok := jsondoc.AsObject(src.Get("loop_state")); ok {
