@@ -22,7 +22,6 @@ var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/presence 
 type cstep struct {
 	line replayLine
 	want string
-	note string
 }
 
 // scenario is one trace of the corpus.
