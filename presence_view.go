@@ -148,6 +148,34 @@ func RejudgeDead(ctx context.Context, st Store, id string, v PresenceView, now t
 	return PresenceOf(&s, now, t, alive)
 }
 
+// RereadDead puts in place of each checkpoint of list that reads dead at
+// now (PresenceOf under t and alive) the record read again from st, for
+// the one-off views (ckpt status, show) that RejudgeDead explains. A
+// checkpoint that cannot be read again is kept as it was.
+func RereadDead(ctx context.Context, st Store, list []*Checkpoint, now time.Time, t Thresholds, alive AliveFunc) {
+	for i, c := range list {
+		s := c.Summary()
+		if PresenceOf(&s, now, t, alive).State != PresenceDead {
+			continue
+		}
+		if fresh, err := st.Get(ctx, c.ID, 0); err == nil {
+			list[i] = fresh
+		}
+	}
+}
+
+// RereadDeadSummaries is RereadDead for a list of summaries.
+func RereadDeadSummaries(ctx context.Context, st Store, list []Summary, now time.Time, t Thresholds, alive AliveFunc) {
+	for i := range list {
+		if PresenceOf(&list[i], now, t, alive).State != PresenceDead {
+			continue
+		}
+		if fresh, err := st.Get(ctx, list[i].ID, 0); err == nil {
+			list[i] = fresh.Summary()
+		}
+	}
+}
+
 // set fills the view's state, when it began, why, and the rule's number
 // and signal.
 func (v PresenceView) set(rule int, st PresenceState, since time.Time, why string) PresenceView {

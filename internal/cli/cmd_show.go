@@ -58,6 +58,11 @@ func runShow(ctx context.Context, o *ShowOptions) error {
 		if err != nil {
 			return err
 		}
+		if o.Rev == 0 {
+			one := []*ckpt.Checkpoint{c}
+			ckpt.RereadDead(ctx, st, one, o.Now(), ckpt.Thresholds{}, process.Alive)
+			c = one[0]
+		}
 		if o.JSON {
 			return cmdutil.WriteJSON(o.IO.Out, render.NewShown(c, o.Rev == 0, o.Now(), ckpt.Thresholds{}, process.Alive))
 		}

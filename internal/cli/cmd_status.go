@@ -191,6 +191,7 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 		if err != nil {
 			return nil, nil, err
 		}
+		ckpt.RereadDeadSummaries(ctx, st, list, now, o.Thresholds, process.Alive)
 		if err := render.StatusJSON(&b, list, now, o.Thresholds, process.Alive); err != nil {
 			return nil, nil, err
 		}
@@ -202,6 +203,7 @@ func (o *StatusViewOptions) view(ctx context.Context, st ckpt.Store) (_ []byte, 
 	if err != nil {
 		return nil, nil, err
 	}
+	ckpt.RereadDead(ctx, st, list, now, o.Thresholds, process.Alive)
 	if o.Markdown {
 		b.WriteString(render.StatusMarkdown(list, now, o.Thresholds, process.Alive))
 	} else if err := render.StatusTable(&b, list, now, o.Thresholds, process.Alive); err != nil {
