@@ -44,6 +44,7 @@ type Notifier struct {
 	opts    Options
 	senders []*sender
 	last    map[string]ckpt.PresenceState
+	lease   leadership // whether this process tells (lease.go)
 }
 
 type nopCounter struct{}
@@ -80,6 +81,7 @@ func New(opts Options) (*Notifier, error) {
 		opts.Warn = func(string) {}
 	}
 	n := &Notifier{opts: opts, last: map[string]ckpt.PresenceState{}}
+	n.lease.init(opts.Store)
 	for _, t := range opts.Targets {
 		n.senders = append(n.senders, &sender{t: t, queue: make(chan Event, opts.QueueSize), secret: opts.Secret,
 			client: opts.Client, backoff: opts.Backoff, retries: opts.Retries, count: opts.Count, warn: opts.Warn})
@@ -94,11 +96,14 @@ var liveStatuses = []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt
 // what was true before the server started is not a transition), then
 // follows the change feed and looks at the live checkpoints on every tick,
 // until ctx is done. A feed or listing that fails is retried at the next
-// tick; Run returns only when ctx is done.
+// tick; Run returns only when ctx is done. Over a store shared by several
+// servers (a ckpt.Leader) every server judges, and only the one holding
+// the "webhooks" lease tells (lease.go).
 func (n *Notifier) Run(ctx context.Context) error {
 	for _, s := range n.senders {
 		go s.run(ctx)
 	}
+	gained := n.lease.run(ctx, n.opts.Tick, n.opts.Warn)
 	head, err := n.opts.Store.Head(ctx)
 	for err != nil {
 		n.opts.Warn("webhooks: reading the change feed's end: " + err.Error())
@@ -122,6 +127,8 @@ func (n *Notifier) Run(ctx context.Context) error {
 			n.read(ctx, id)
 		case <-tick.C:
 			n.look(ctx, ckpt.Filter{Status: liveStatuses}, true)
+		case <-gained:
+			n.tellHeld(n.opts.Now().UTC())
 		}
 	}
 }
@@ -194,13 +201,22 @@ func (n *Notifier) judge(ctx context.Context, s *ckpt.Summary, c *ckpt.Checkpoin
 	}
 	v := ckpt.PresenceOf(s, now, n.opts.Thresholds, n.opts.Alive)
 	e := Event{Type: "transition", ID: s.ID, Title: s.Title, Agent: s.Agent.Label(), Parent: s.Parent,
-		Status: s.Status, From: from, To: st, Reason: v.Why, Rev: s.Rev, At: now}
+		Status: s.Status, From: from, To: st, Reason: v.Why, Rev: s.Rev, At: now, Delivery: DeliveryID(s.ID, st, s.Rev, v.Since)}
 	if e.Reason == "" && c == nil {
 		c, _ = n.opts.Store.Get(ctx, s.ID, 0) // a listing's summary has no blockers
 	}
 	if e.Reason == "" && c != nil {
 		e.Reason = ckpt.ReasonOf(c, st)
 	}
+	if !n.lease.leading.Load() {
+		n.lease.hold(e)
+		return
+	}
+	n.queue(e)
+}
+
+// queue hands e to every target that wants it. A full queue drops it.
+func (n *Notifier) queue(e Event) {
 	for _, snd := range n.senders {
 		if !snd.t.wants(e) {
 			continue

@@ -112,6 +112,17 @@ type Event struct {
 	Reason string             `json:"reason,omitempty"`
 	Rev    int64              `json:"rev"`
 	At     time.Time          `json:"at"`
+	// Delivery names the transition the same on every server that judges
+	// it (DeliveryID), also sent as X-Ckpt-Delivery: a receiver that must
+	// act once drops a delivery it has seen (see the lease's hold window).
+	Delivery string `json:"delivery"`
+}
+
+// DeliveryID is the Delivery of checkpoint id's transition to state to at
+// revision rev, in the state that began at since.
+func DeliveryID(id string, to ckpt.PresenceState, rev int64, since time.Time) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%d", id, to, rev, since.UnixNano()))
+	return hex.EncodeToString(h[:16])
 }
 
 // body encodes e for t.
@@ -208,6 +219,7 @@ func (s *sender) post(ctx context.Context, body []byte, e Event) (retry bool, er
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "ckpt-webhook")
 	req.Header.Set("X-Ckpt-Event", "transition")
+	req.Header.Set("X-Ckpt-Delivery", e.Delivery)
 	if len(s.secret) > 0 {
 		req.Header.Set(HeaderSignature, Sign(s.secret, body))
 	}
