@@ -189,11 +189,15 @@ type Takeover struct {
 
 // Restart starts the work from scratch: steps go back to pending, progress,
 // decisions, blockers, errors, files and context are cleared. The old state
-// was archived as ArchivedAs.
+// was archived as ArchivedAs. Stage, when set, is the stage the work starts
+// over from (RestartStage); the phase, which names the old stage, is
+// cleared with it. A restart without one keeps the stage, as restarts
+// recorded before the field did.
 type Restart struct {
 	ArchivedAs string  `json:"archived_as,omitempty"`
 	Session    Session `json:"session"`
 	Reason     string  `json:"reason,omitempty"`
+	Stage      string  `json:"stage,omitempty"`
 }
 
 // Snapshot replaces the whole state (restore to a revision, import from a

@@ -618,6 +618,9 @@ func restart(c *Checkpoint, r Restart, at time.Time) {
 	c.CurrentStep, c.StatusReason = "", ""
 	c.Status, c.StartedAt, c.CompletedAt, c.Archived = StatusInProgress, at, nil, nil
 	c.Session = nextSession(c.Session, r.Session, at)
+	if r.Stage != "" && r.Stage != c.Stage {
+		c.Stage, c.Phase = r.Stage, ""
+	}
 }
 
 // validateState checks a snapshot's enumerations.

@@ -447,7 +447,8 @@ func TakeOverCheckpoint(ctx context.Context, s Store, id string, to Agent, l Lif
 
 // RestartCheckpoint starts checkpoint id over from scratch: the old state is
 // archived as id_aborted_<unix> (or the given reason), then a restarted
-// event resets the work. It refuses an archive, and done work unless
+// event resets the work, from the first phase of a seed 002 stage
+// (RestartStage). It refuses an archive, and done work unless
 // l.Force; it retries under concurrent writers like TakeOverCheckpoint.
 func RestartCheckpoint(ctx context.Context, s Store, id string, l Lifecycle) (*Checkpoint, string, error) {
 	if out, ok, err := runElsewhere(ctx, s, LifecycleOp{Verb: OpRestart, ID: id, Lifecycle: l}); ok {
@@ -459,9 +460,31 @@ func RestartCheckpoint(ctx context.Context, s Store, id string, l Lifecycle) (*C
 	session := l.session()
 	return handOver(ctx, s, id, l,
 		func(c *Checkpoint) error { return checkRestart(c, l.Force) },
-		func(_ *Checkpoint, archive string) Event {
-			return MustEvent(EventRestarted, l.at(), l.Actor, Restart{ArchivedAs: archive, Session: session, Reason: l.Reason})
+		func(c *Checkpoint, archive string) Event {
+			return MustEvent(EventRestarted, l.at(), l.Actor, Restart{ArchivedAs: archive, Session: session, Reason: l.Reason, Stage: RestartStage(c.Stage)})
 		})
+}
+
+// RestartStage is the stage a restart from scratch starts over from: for a
+// stage in agent-checkpoints' (seed 002) form "S2.P2", its stage's first
+// phase, "S2.P1" (the document's Scenario 3: "New agent starts from
+// S2.P1"); "" (the stage is kept) for any other, whose first stage ckpt
+// cannot know.
+func RestartStage(stage string) string {
+	s, p, ok := strings.Cut(stage, ".P")
+	if !ok || len(s) < 2 || s[0] != 'S' || !allDigits(s[1:]) || !allDigits(p) {
+		return ""
+	}
+	return s + ".P1"
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ArchiveCheckpoint archives checkpoint id (an archived event with reason,

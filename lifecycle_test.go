@@ -110,6 +110,32 @@ func TestRestartAndRestore(t *testing.T) {
 	}
 }
 
+// TestRestartStartsFromTheStagesFirstPhase: a restart from scratch of work
+// at seed 002's stage S2.P2 starts over from S2.P1 (its phase, which named
+// S2.P2, is cleared); a stage of any other form is kept, and a restarted
+// event recorded without a stage replays as before.
+func TestRestartStartsFromTheStagesFirstPhase(t *testing.T) {
+	for stage, want := range map[string]string{"S2.P2": "S2.P1", "S10.P3": "S10.P1", "S2.P1": "S2.P1", "design": "", "S2.Px": "", "S.P2": "", "S2.P": "", "": ""} {
+		if got := ckpt.RestartStage(stage); got != want {
+			t.Errorf("RestartStage(%q) = %q, want %q", stage, got, want)
+		}
+	}
+	s, ctx := lifecycleStore(t)
+	if _, err := s.Append(ctx, "kai-7/a", ckpt.MustEvent(ckpt.EventUpdate, t0.Add(time.Minute), ckpt.Actor{}, ckpt.Patch{Stage: ptr("S2.P2"), Phase: ptr("Specification")}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := ckpt.RestartCheckpoint(ctx, s, "kai-7/a", ckpt.Lifecycle{At: t0.Add(time.Hour)})
+	if err != nil || c.Stage != "S2.P1" || c.Phase != "" {
+		t.Fatalf("restart at S2.P2: %v, stage %q phase %q; want S2.P1 and no phase", err, c.Stage, c.Phase)
+	}
+	e := ckpt.MustEvent(ckpt.EventRestarted, t0, ckpt.Actor{}, ckpt.Restart{Reason: "aborted"})
+	e.Seq = 4
+	old, err := ckpt.Apply("x", &ckpt.Checkpoint{ID: "x", Rev: 3, Stage: "S2.P2", Phase: "Specification"}, e)
+	if err != nil || old.Stage != "S2.P2" || old.Phase != "Specification" {
+		t.Fatalf("a restart recorded without a stage must keep it: %v, %+v", err, old)
+	}
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // FuzzArchiveName checks that every valid ID and reason give a valid

@@ -14,7 +14,8 @@ func newRestartCmd(f *cmdutil.Factory) *cobra.Command {
 state is first stored as a new, archived checkpoint named
 ID_<reason>_<unix time> (ID_aborted_1768487400 by default); then a restarted
 event puts every step back to pending and clears progress, decisions,
-blockers, errors, files and context, in a new session. The plan (steps,
+blockers, errors, files and context, in a new session; a seed 002 stage
+S<n>.P<m> goes back to its first phase, S<n>.P1. The plan (steps,
 acceptance criteria) and the history stay. It prints the archive's name and
 the fresh continuation prompt (--json: as data).
 

@@ -2018,10 +2018,14 @@ func (w *writer) writeRestart(v *ckpt.Restart) {
 		w.raw(`,"reason":`)
 		w.str(string(v.Reason))
 	}
+	if v.Stage != "" {
+		w.raw(`,"stage":`)
+		w.str(string(v.Stage))
+	}
 	w.close(n, '}')
 }
 
-var fieldsRestart = []string{"archived_as", "session", "reason"}
+var fieldsRestart = []string{"archived_as", "session", "reason", "stage"}
 
 func (r *reader) readRestart(v *ckpt.Restart) {
 	r.object(fieldsRestart, func(k string) {
@@ -2032,6 +2036,8 @@ func (r *reader) readRestart(v *ckpt.Restart) {
 			r.readSession(&v.Session)
 		case "reason":
 			v.Reason = string(r.str())
+		case "stage":
+			v.Stage = string(r.str())
 		}
 	})
 }
