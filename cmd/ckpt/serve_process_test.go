@@ -37,8 +37,14 @@ type serveProcess struct {
 // store and waits until it listens.
 func startServe(t testing.TB, bin, store, addr string, extra ...string) *serveProcess {
 	t.Helper()
+	return startServeEnv(t, bin, store, addr, nil, extra...)
+}
+
+// startServeEnv is startServe with more environment variables.
+func startServeEnv(t testing.TB, bin, store, addr string, env []string, extra ...string) *serveProcess {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--store", store}, extra...)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

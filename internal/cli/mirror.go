@@ -44,14 +44,13 @@ func withMirrors(f *cmdutil.Factory, st ckpt.Store) ckpt.Store {
 	return mirror.Wrap(st, mirrorList(f, st), mirrorOptions(f.Env.ErrOut, f.Now))
 }
 
-// Escalator returns the seed protocols' escalations over st's mirrors
-// (mirror.Store.Escalate: agent-checkpoints' (seed 002) warning message and stale line, seed
-// 003's STATUS.md), or nil when st has no mirrors. ckpt serve runs it
-// every minute, as ckpt monitor does on every look.
-func Escalator(f *cmdutil.Factory, st ckpt.Store) func(ctx context.Context, now time.Time) {
-	ms, ok := withMirrors(f, st).(*mirror.Store)
-	if !ok {
-		return nil
-	}
-	return func(ctx context.Context, now time.Time) { ms.Escalate(ctx, now) }
+// KeepMirrors returns what keeps st's mirrors current in a long-running
+// server (mirror.Keep): every selected checkpoint's files written, then
+// each change followed, the seeds' escalations (agent-checkpoints' (seed
+// 002) warning message and stale line, sitebuilder's (seed 003) STATUS.md)
+// written at once and every minute, and the mirror list re-read whenever
+// its file changes. It runs until ctx ends. ckpt serve runs it.
+func KeepMirrors(f *cmdutil.Factory, st ckpt.Store) func(ctx context.Context) {
+	list, opts := mirrorList(f, st), mirrorOptions(f.Env.ErrOut, f.Now)
+	return func(ctx context.Context) { mirror.Keep(ctx, st, list, opts, mirror.KeepOptions{Now: f.Now}) }
 }

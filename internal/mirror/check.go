@@ -74,7 +74,7 @@ func (m *Store) SyncAll(ctx context.Context, ids []string) (written, failed int,
 			if !e.Selects(c.ID) {
 				continue
 			}
-			if err := m.writeEntry(ctx, e, c); err != nil {
+			if err := m.writeEntry(ctx, e, c, nil); err != nil {
 				warn(m.opts, fmt.Sprintf("mirror %s of %s under %s not written: %v", e.Format, c.ID, m.list.RootDir(e), err))
 				ok = false
 			}

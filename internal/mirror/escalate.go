@@ -92,10 +92,13 @@ func (m *Store) Escalate(ctx context.Context, now time.Time) int {
 			continue
 		}
 		for _, c := range live {
-			n, err := escalateAgent(root, c, now)
+			n, epic, err := escalateAgent(root, c, now)
 			wrote += n
 			if err != nil {
 				warn(m.opts, fmt.Sprintf("escalation for %s under %s not written: %v", c.ID, root, err))
+			}
+			if epic {
+				wrote += m.recordEpicUpdate(root, c, now)
 			}
 		}
 	}
@@ -110,40 +113,59 @@ func silentMinutes(c *ckpt.Checkpoint, now time.Time) (int, time.Time) {
 	return int(now.Sub(last) / time.Minute), last
 }
 
-// escalateAgent writes agent-checkpoints' (seed 002) warning message and stale line for c.
-func escalateAgent(root string, c *ckpt.Checkpoint, now time.Time) (int, error) {
+// recordEpicUpdate rewrites c's agent file with last_epic_readme_update
+// now, the time its EPIC_README.md line was written; it returns the files
+// written (0 or 1).
+func (m *Store) recordEpicUpdate(root string, c *ckpt.Checkpoint, now time.Time) int {
+	f, err := m.format(agentcheckpoints.Name)
+	af, ok := f.(*agentcheckpoints.Format)
+	if err != nil || !ok {
+		return 0
+	}
+	m.agentFiles.Lock()
+	err = af.MirrorCoordinated(root, c, agentcheckpoints.Coordination{EpicReadmeUpdate: now})
+	m.agentFiles.Unlock()
+	if err != nil {
+		warn(m.opts, fmt.Sprintf("EPIC_README.md updated for %s, but its last_epic_readme_update not written: %v", c.ID, err))
+		return 0
+	}
+	return 1
+}
+
+// escalateAgent writes agent-checkpoints' (seed 002) warning message and
+// stale line for c; epic reports that the stale line was written now.
+func escalateAgent(root string, c *ckpt.Checkpoint, now time.Time) (wrote int, epic bool, err error) {
 	if c.Status.Final() || c.Status == ckpt.StatusPending || strings.EqualFold(c.Agent.Type, "primary") {
-		return 0, nil // the Primary checks the secondaries (secondary_*.json), not itself
+		return 0, false, nil // the Primary checks the secondaries (secondary_*.json), not itself
 	}
 	age, last := silentMinutes(c, now)
 	if age <= SeedWarnMinutes {
-		return 0, nil
+		return 0, false, nil
 	}
 	name, err := agentcheckpoints.FileName(c)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	agent := c.Agent.Label()
 	if agent == "" {
 		agent = strings.TrimSuffix(name, ".json")
 	}
 	marker := fmt.Sprintf("<!-- ckpt: %s silent since %s -->", c.ID, last.UTC().Format(time.RFC3339))
-	wrote := 0
 	if age > SeedStaleMinutes {
 		line := agent + ": STALE (likely crashed)"
 		ok, err := appendOnce(filepath.Join(root, EpicReadme), marker, "\n"+line+" — no checkpoint since "+last.UTC().Format("2006-01-02 15:04")+" UTC ("+fmt.Sprint(age)+" min) "+marker+"\n")
 		if err != nil {
-			return wrote, err
+			return wrote, false, err
 		}
 		if ok {
-			wrote++
+			wrote, epic = wrote+1, true
 		}
 	}
 	ok, err := appendOnce(InboxPath(root, name), marker, warningMessage(c, agent, last, now, marker, InboxPath(root, name)))
 	if ok {
 		wrote++
 	}
-	return wrote, err
+	return wrote, epic, err
 }
 
 var messageHeading = regexp.MustCompile(`(?m)^## Message (\d+)`)

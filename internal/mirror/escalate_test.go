@@ -62,11 +62,17 @@ func TestEscalateWritesSeed002sWarningAndStaleLine(t *testing.T) {
 	if n := m.Escalate(ctx, t0.Add(45*time.Minute)); n != 0 || strings.Count(read(t, inbox), "CHECKPOINT WARNING") != 1 {
 		t.Errorf("the warning was sent again for the same silence (%d files)", n)
 	}
-	if n := m.Escalate(ctx, t0.Add(61*time.Minute)); n != 1 {
-		t.Fatalf("at 61 minutes: wrote %d files, want EPIC_README.md", n)
+	if n := m.Escalate(ctx, t0.Add(61*time.Minute)); n != 2 {
+		t.Fatalf("at 61 minutes: wrote %d files, want EPIC_README.md and the agent's file", n)
 	}
 	if got := read(t, epic); !strings.Contains(got, "Secondary-A: STALE (likely crashed)") {
 		t.Errorf("EPIC_README.md:\n%s", got)
+	}
+	// The agent's file records when EPIC_README.md was updated about it;
+	// its last_checkpoint still shows the silence.
+	file := read(t, env.path(agentcheckpoints.Dir, "secondary_a.json"))
+	if !strings.Contains(file, `"last_epic_readme_update": "2026-01-15T15:31:00Z"`) || !strings.Contains(file, `"last_checkpoint": "2026-01-15T14:30:00Z"`) {
+		t.Errorf("agent file after the stale line:\n%s", file)
 	}
 	m.Escalate(ctx, t0.Add(90*time.Minute))
 	if strings.Count(read(t, epic), "STALE") != 1 {

@@ -20,6 +20,9 @@ type FollowOptions struct {
 	// Written, when set, is told each checkpoint whose mirrors were
 	// written (after the first full sync: every selected one).
 	Written func(id string)
+	// Synced, when set, is called once the first full sync is written,
+	// before any change is followed.
+	Synced func()
 }
 
 // Follow keeps the mirror files current with changes made anywhere to the
@@ -46,6 +49,9 @@ func (m *Store) Follow(ctx context.Context, o FollowOptions) error {
 	seen, err := m.followSync(ctx, o)
 	if err != nil {
 		return err
+	}
+	if o.Synced != nil {
+		o.Synced()
 	}
 	if hasFeed {
 		err = w.Watch(ctx, head, func(ch ckpt.Change) error { return m.followChange(ctx, ch, o) })
@@ -95,23 +101,28 @@ func (m *Store) followChange(ctx context.Context, ch ckpt.Change, o FollowOption
 		warn(m.opts, fmt.Sprintf("mirror of %s not written: %v", ch.ID, err))
 		return nil
 	}
-	m.Write(ctx, c, m.planSource(ctx, ch))
+	m.Write(ctx, c, m.changeEvent(ctx, ch))
 	if o.Written != nil {
 		o.Written(ch.ID)
 	}
 	return nil
 }
 
-// planSource returns the event of a synced or imported change when it came
-// from a plan sync (so Write does not mirror it back to its plan), else nil.
-// A change of unknown type (a poll's) is looked up too.
-func (m *Store) planSource(ctx context.Context, ch ckpt.Change) *ckpt.Event {
-	if ch.Type != "" && ch.Type != ckpt.EventSynced && ch.Type != ckpt.EventImported {
+// changeEvent returns the event of a change when Write needs it: a
+// delivery (agent-checkpoints' (seed 002) last_inbox_check is its time),
+// and a synced or imported change that came from a plan sync (so Write
+// does not mirror it back to its plan); else nil. A change of unknown type
+// (a poll's) is looked up too.
+func (m *Store) changeEvent(ctx context.Context, ch ckpt.Change) *ckpt.Event {
+	if ch.Type != "" && ch.Type != ckpt.EventSynced && ch.Type != ckpt.EventImported && ch.Type != ckpt.EventDelivered {
 		return nil
 	}
 	events, err := m.Store.History(ctx, ch.ID, ch.Rev, 1)
 	if err != nil || len(events) == 0 || events[0].Seq != ch.Rev {
 		return nil
+	}
+	if events[0].Type == ckpt.EventDelivered {
+		return &events[0]
 	}
 	var s struct {
 		Source string `json:"source"`

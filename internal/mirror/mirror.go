@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -41,6 +43,10 @@ type Store struct {
 	list    List
 	entries []Entry
 	opts    Options
+	// agentFiles serializes this process's rewrites of agent-checkpoints
+	// files, each of which carries the coordination times of the one it
+	// replaces (a follow and the escalations write the same file).
+	agentFiles sync.Mutex
 }
 
 // New returns the mirrors of entries (of list) over st. Unlike Wrap it
@@ -157,7 +163,7 @@ func (m *Store) Write(ctx context.Context, c *ckpt.Checkpoint, e *ckpt.Event) {
 			warn(m.opts, fmt.Sprintf("mirror %s under %s not written for %s: it selects %s, and each would overwrite the others' file; %s", entry.Format, m.list.RootDir(entry), c.ID, entry.Selector(), entry.unboundHint()))
 			continue
 		}
-		if err := m.writeEntry(ctx, entry, c); err != nil {
+		if err := m.writeEntry(ctx, entry, c, e); err != nil {
 			warn(m.opts, fmt.Sprintf("mirror %s of %s under %s not written: %v", entry.Format, c.ID, m.list.RootDir(entry), err))
 		}
 	}
@@ -188,8 +194,9 @@ func (m *Store) format(name string) (protocols.Format, error) {
 	return NewFormat(name)
 }
 
-// writeEntry writes c's files of one mirror entry.
-func (m *Store) writeEntry(ctx context.Context, entry Entry, c *ckpt.Checkpoint) error {
+// writeEntry writes c's files of one mirror entry; e is the event that
+// made c, nil when not known.
+func (m *Store) writeEntry(ctx context.Context, entry Entry, c *ckpt.Checkpoint, e *ckpt.Event) error {
 	if climbsOut(entry.Root) {
 		return entry.Check()
 	}
@@ -221,10 +228,57 @@ func (m *Store) writeEntry(ctx context.Context, entry Entry, c *ckpt.Checkpoint)
 		}
 		return atomicfile.WriteFile(path, data, 0o644)
 	}
+	if af, ok := f.(*agentcheckpoints.Format); ok {
+		co := m.inboxCheck(ctx, root, c, e)
+		m.agentFiles.Lock()
+		defer m.agentFiles.Unlock()
+		return af.MirrorCoordinated(root, c, co)
+	}
 	if entry.Format != sitebuilder.Name {
 		return f.Mirror(root, c)
 	}
 	return m.writeSitebuilder(ctx, f, entry, root, c)
+}
+
+// inboxCheck is the coordination a change brings to c's agent-checkpoints
+// (seed 002) file: last_inbox_check is when ckpt last delivered the agent's
+// messages into its context, the time of e when it is a delivery. Other
+// changes carry the file's time (agentcheckpoints.Format.Mirror), except
+// that a file not written yet takes the last delivery in c's history.
+func (m *Store) inboxCheck(ctx context.Context, root string, c *ckpt.Checkpoint, e *ckpt.Event) agentcheckpoints.Coordination {
+	if e != nil && e.Type == ckpt.EventDelivered {
+		return agentcheckpoints.Coordination{InboxCheck: e.At}
+	}
+	name, err := agentcheckpoints.FileName(c)
+	if err != nil {
+		return agentcheckpoints.Coordination{}
+	}
+	if _, err := os.Stat(filepath.Join(root, agentcheckpoints.Dir, name)); !errors.Is(err, fs.ErrNotExist) {
+		return agentcheckpoints.Coordination{}
+	}
+	return agentcheckpoints.Coordination{InboxCheck: lastDelivery(ctx, m.Store, c.ID, c.Rev)}
+}
+
+// lastDelivery is the time of the last delivered event of checkpoint id up
+// to revision rev, zero when there is none or the history cannot be read.
+func lastDelivery(ctx context.Context, st ckpt.Store, id string, rev int64) time.Time {
+	const page = 500
+	var last time.Time
+	for from := int64(1); from <= rev; from += page {
+		events, err := st.History(ctx, id, from, page)
+		if err != nil {
+			return time.Time{}
+		}
+		for _, ev := range events {
+			if ev.Type == ckpt.EventDelivered && ev.Seq <= rev {
+				last = ev.At
+			}
+		}
+		if len(events) < page {
+			break
+		}
+	}
+	return last
 }
 
 // isArchiveCopy reports a checkpoint that is an archived snapshot of another

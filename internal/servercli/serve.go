@@ -35,18 +35,20 @@ type ServeOptions struct {
 	Interrupt func(ctx context.Context) (context.Context, context.CancelFunc)
 	// OpenLocal opens the local file store (--store, CKPT_STORE, or found).
 	OpenLocal func() (ckpt.Store, string, error)
-	// Escalator gives the seed escalations over the served store's mirrors
-	// (cli.Escalator), run every minute; nil or a nil result: none.
-	Escalator func(ckpt.Store) func(ctx context.Context, now time.Time)
-	Addr      string
-	PG        string // --pg: a PostgreSQL URL instead of the local store
-	Tokens    string // --tokens: the token file; default: in the store dir, or the config dir for --pg
-	TLSCert   string
-	TLSKey    string
-	Insecure  bool     // --insecure-dev: no tokens, loopback only
-	Hosts     []string // --host: more Host names to answer to
-	Origins   []string // --origin: browser origins allowed to call the API
-	Grace     time.Duration
+	// Mirrors keeps the served store's seed-format mirrors current until
+	// its context ends (cli.KeepMirrors: writes through the server
+	// followed, the seed escalations, the list re-read on change); nil:
+	// none.
+	Mirrors  func(ckpt.Store) func(ctx context.Context)
+	Addr     string
+	PG       string // --pg: a PostgreSQL URL instead of the local store
+	Tokens   string // --tokens: the token file; default: in the store dir, or the config dir for --pg
+	TLSCert  string
+	TLSKey   string
+	Insecure bool     // --insecure-dev: no tokens, loopback only
+	Hosts    []string // --host: more Host names to answer to
+	Origins  []string // --origin: browser origins allowed to call the API
+	Grace    time.Duration
 	// Webhooks are --webhook URLs (with #options, package webhook);
 	// WebhookSecret the file of the secret that signs their bodies.
 	Webhooks      []string
@@ -100,7 +102,7 @@ tokens, on a loopback address only, for development.`,
 			}
 			return st, st.Dir(), nil
 		}
-		o.Escalator = func(st ckpt.Store) func(context.Context, time.Time) { return cli.Escalator(f, st) }
+		o.Mirrors = func(st ckpt.Store) func(context.Context) { return cli.KeepMirrors(f, st) }
 		return runServe(ctx, o)
 	})
 	fl := cmd.Flags()
@@ -188,36 +190,18 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		ctx, stop = o.Interrupt(ctx)
 		defer stop()
 	}
-	if o.Escalator != nil {
-		if esc := o.Escalator(st); esc != nil {
-			escCtx, stopEsc := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() { defer close(done); escalateEvery(escCtx, esc, o.Now) }()
-			defer func() { stopEsc(); <-done }() // no file left half-written
-		}
+	if o.Mirrors != nil {
+		keep := o.Mirrors(st)
+		keepCtx, stopKeep := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); keep(keepCtx) }()
+		defer func() { stopKeep(); <-done }() // no file left half-written
 	}
 	hookCtx, stopHooks := context.WithCancel(ctx)
 	wait := runWebhooks(hookCtx, notifier)
 	defer wait()
 	defer stopHooks()
 	return srv.Serve(ctx, ln, tlsConfig, o.Grace)
-}
-
-// escalateEvery runs esc at once and then every minute until ctx ends.
-func escalateEvery(ctx context.Context, esc func(context.Context, time.Time), now func() time.Time) {
-	if now == nil {
-		now = time.Now
-	}
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		esc(ctx, now())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // serveURL is the URL to print for a server listening on a: on all

@@ -367,9 +367,11 @@ func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 	}
 	if src == nil {
 		// The document's coordination block, for a checkpoint that did not
-		// come from a file (one that did keeps its own).
+		// come from a file (one that did keeps its own): unread_messages
+		// are the messages told and not yet delivered. The times of the
+		// agent's coordination are the mirror's (ExportCoordinated).
 		co := jsondoc.NewObject()
-		co.Put("unread_messages", 0)
+		co.Put("unread_messages", len(c.Messages))
 		if last := c.LastSeen(); !last.IsZero() {
 			co.Put("last_status_update", jsondoc.FormatTime(last))
 		}

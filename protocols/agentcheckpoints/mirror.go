@@ -57,12 +57,18 @@ func checkFileName(name string) error {
 // in UTC) and deletes all but the newest Keep backups of that file. Old
 // content that is not JSON is saved as <name>_YYYYMMDD_HHMMSS.json.damaged
 // instead, never as a backup.
+//
+// The coordination times the old file records (ReadCoordination) are
+// carried into the new one.
 func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
+	return f.MirrorCoordinated(root, c, Coordination{})
+}
+
+// MirrorCoordinated is Mirror with co's times written into
+// coordination_state (ExportCoordinated); a zero time carries the old
+// file's.
+func (f *Format) MirrorCoordinated(root string, c *ckpt.Checkpoint, co Coordination) error {
 	name, err := FileName(c)
-	if err != nil {
-		return err
-	}
-	data, err := f.Export(c)
 	if err != nil {
 		return err
 	}
@@ -72,6 +78,19 @@ func (f *Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	}
 	path := filepath.Join(dir, name)
 	old, err := os.ReadFile(path)
+	if err == nil {
+		was := ReadCoordination(old)
+		if co.InboxCheck.IsZero() {
+			co.InboxCheck = was.InboxCheck
+		}
+		if co.EpicReadmeUpdate.IsZero() {
+			co.EpicReadmeUpdate = was.EpicReadmeUpdate
+		}
+	}
+	data, xerr := f.ExportCoordinated(c, co)
+	if xerr != nil {
+		return xerr
+	}
 	switch {
 	case err == nil && bytes.Equal(old, data):
 		return nil
