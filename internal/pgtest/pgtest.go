@@ -61,6 +61,7 @@ type Cluster struct {
 	logFile string
 	cred    *syscall.Credential // the user the server runs as, nil for the current one
 	seq     atomic.Int64        // database name counter
+	killed  bool                // Kill ended the server: Close only removes the files
 
 	tmplMu    sync.Mutex
 	templates map[string]error // made by Template, with setup's error
@@ -297,7 +298,10 @@ func (c *Cluster) Close() error {
 	if c.dir == "" {
 		return nil
 	}
-	err := c.Stop()
+	var err error
+	if !c.killed {
+		err = c.Stop()
+	}
 	if rmErr := os.RemoveAll(c.dir); err == nil {
 		err = rmErr
 	}
