@@ -133,6 +133,9 @@ type connectError struct {
 }
 
 func (e *connectError) Error() string {
+	if msg, ok := e.multiHostError(); ok {
+		return msg
+	}
 	where := e.cfg.Host
 	if !strings.HasPrefix(where, "/") {
 		where += ":" + strconv.Itoa(int(e.cfg.Port))
