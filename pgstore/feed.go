@@ -157,11 +157,12 @@ func parseSnapshot(s string) (xmin, xmax uint64, err error) {
 
 // Head implements ckpt.Watcher. The cursor is the current snapshot: the
 // changes it sees are behind it, those of transactions in flight or not
-// yet begun are ahead.
+// yet begun are ahead. It stays valid across a failover to a synchronous
+// standby (see headSnapshot).
 func (s *Store) Head(ctx context.Context) (string, error) {
-	var snap string
-	if err := s.pool.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&snap); err != nil {
-		return "", classify(err)
+	snap, err := s.headSnapshot(ctx)
+	if err != nil {
+		return "", err
 	}
 	c, err := headCursor(snap)
 	if err != nil {
@@ -255,9 +256,9 @@ func (s *Store) watchConn(ctx context.Context, c *cursor, progressed *bool, fn f
 		if s.closed.Load() {
 			return errClosed
 		}
-		changes, err := s.readFeed(ctx, conn, *c)
+		changes, err := s.readFeedWithin(ctx, conn, *c)
 		if err != nil {
-			return classify(err)
+			return err
 		}
 		for _, ch := range changes {
 			if err := fn(ch.Change); err != nil {

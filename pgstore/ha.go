@@ -1,12 +1,16 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -21,6 +25,52 @@ import (
 // reconnects the same way and resumes from its cursor, read from the
 // ckpt_changes table, so the feed has no gap and no repeat across it.
 // docs/deploy.md describes the deployment.
+
+// headSnapshot returns the current snapshot, for Head, read by a statement
+// that also writes (one row of ckpt_meta, unchanged) and so commits with a
+// transaction ID and a WAL record of its own: on a primary with a
+// synchronous standby the commit returns only once the standby has flushed
+// every WAL record before it, so every transaction the snapshot counts as
+// ended is known to the standby too. Without it a snapshot may count as
+// ended a transaction that committed asynchronously (a beat, a wake-up) or
+// rolled back, whose record the standby never got: the promoted standby
+// would hand that transaction ID out again, and a reader at the cursor
+// would skip the new transaction's changes, or be refused a cursor naming
+// a transaction the database has not started. It costs one commit; while
+// the standby confirms nothing (it is down: docs/deploy.md) it fails after
+// headWait with ckpt.ErrUnavailable, as a write would.
+func (s *Store) headSnapshot(ctx context.Context) (string, error) {
+	var snap string
+	wctx, cancel := context.WithTimeout(ctx, headWait)
+	defer cancel()
+	err := s.pool.QueryRow(wctx, `WITH touch AS (UPDATE ckpt_meta SET value = value WHERE key = 'store_id' RETURNING 1)
+		SELECT pg_current_snapshot()::text FROM touch`).Scan(&snap)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return "", unavailable(fmt.Errorf("the feed's head: the database did not commit within %v (is a synchronous standby down?): %w", headWait, err))
+	}
+	return snap, classify(err)
+}
+
+// headWait bounds headSnapshot's commit.
+const headWait = 10 * time.Second
+
+// feedReadWait bounds one read of the feed: a connection to a host that
+// vanished without closing it (a lost machine, a partition) answers
+// nothing, and the watch must give it up and connect to the primary there
+// is now.
+const feedReadWait = 30 * time.Second
+
+// readFeedWithin is readFeed bounded by feedReadWait; a read that took too
+// long is ckpt.ErrUnavailable, so Watch connects again.
+func (s *Store) readFeedWithin(ctx context.Context, conn *pgxpool.Conn, c cursor) ([]feedChange, error) {
+	rctx, cancel := context.WithTimeout(ctx, feedReadWait)
+	defer cancel()
+	changes, err := s.readFeed(rctx, conn, c)
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return nil, unavailable(fmt.Errorf("reading the change feed took over %v: %w", feedReadWait, err))
+	}
+	return changes, classify(err)
+}
 
 // hostNames lists the hosts a configuration tries, in order, as a person
 // writes them (host:port, or the socket directory).

@@ -136,6 +136,31 @@ func (h *HA) StallPrimary() (waiting int, err error) {
 	return waiting, p.waitFor("SELECT count(*) FROM pg_stat_replication WHERE flush_lsn >= '" + lsn + "'::pg_lsn")
 }
 
+// PauseStandby freezes (SIGSTOP) the standby's WAL receiver: it gets and
+// confirms nothing more, so the primary's synchronous commits wait, while
+// asynchronous ones go on. resume lets it go on (SIGCONT).
+func (h *HA) PauseStandby() (resume func(), err error) {
+	if !h.standby {
+		return nil, fmt.Errorf("pgtest: no standby to pause")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := h.nodes[1-h.primary]
+	conn, err := pgx.Connect(ctx, s.DSN("postgres"))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	var pid int
+	if err := conn.QueryRow(ctx, "SELECT pid FROM pg_stat_wal_receiver").Scan(&pid); err != nil {
+		return nil, fmt.Errorf("pgtest: the standby's WAL receiver: %w", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, err
+	}
+	return func() { _ = syscall.Kill(pid, syscall.SIGCONT) }, nil
+}
+
 // Promote makes the standby the primary (pg_ctl promote, waiting until it
 // takes writes). It then runs alone, without a synchronous standby, until
 // Rebuild gives it one.
