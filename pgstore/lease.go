@@ -19,7 +19,12 @@ const leaseClass = 0x636b7074
 
 // leaseProbe is how often a held lease checks that its connection is
 // alive: a lease held on a broken connection is already free for others.
-const leaseProbe = 2 * time.Second
+// leaseIdle is how long the server keeps a lease's session that sends no
+// probe (idle_session_timeout).
+const (
+	leaseProbe = 2 * time.Second
+	leaseIdle  = "10s"
+)
 
 // Lead holds the lease called name as a session advisory lock on a
 // connection of its own, for as long as that connection lives (see
@@ -40,7 +45,13 @@ func (s *Store) Lead(ctx context.Context, name string) (<-chan struct{}, func(),
 		}
 		return nil, nil, classify(err)
 	}
-	l := &lease{conn: conn, name: name, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	// A holder whose machine vanished leaves a session behind that
+	// PostgreSQL would keep for the TCP keepalive time (hours): past
+	// leaseIdle without a probe the server ends it, freeing the lease.
+	// (Before PostgreSQL 14 the setting does not exist; the lease then
+	// waits for the keepalive.)
+	conn.Exec(ctx, "SELECT set_config('idle_session_timeout', $1, false)", leaseIdle)
+	l := &lease{conn: conn, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.probe()
 	return l.lost, l.release, nil
 }
@@ -49,7 +60,6 @@ func (s *Store) Lead(ctx context.Context, name string) (<-chan struct{}, func(),
 // it (probe) until release.
 type lease struct {
 	conn *pgxpool.Conn
-	name string
 	lost chan struct{} // closed when the connection broke
 	stop chan struct{} // closed by release
 	done chan struct{} // closed when probe returned
@@ -76,22 +86,15 @@ func (l *lease) probe() {
 	}
 }
 
-// release stops the probe, unlocks and gives the connection back (or
-// closes it when the unlock fails: closing a session frees its locks).
+// release stops the probe and closes the lease's connection: ending the
+// session frees its lock, and no pooled connection keeps the lease's
+// idle_session_timeout.
 func (l *lease) release() {
 	l.once.Do(func() {
 		close(l.stop)
 		<-l.done
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		select {
-		case <-l.lost:
-		default:
-			if _, err := l.conn.Exec(ctx, "SELECT pg_advisory_unlock($1, hashtext($2))", int32(leaseClass), l.name); err == nil {
-				l.conn.Release()
-				return
-			}
-		}
 		l.conn.Conn().Close(ctx)
 		l.conn.Release()
 	})
