@@ -75,7 +75,7 @@ func TestFailover(t *testing.T) {
 	feeds := make([]*feedLog, watchers)
 	for i := range feeds {
 		feeds[i] = &feedLog{}
-		c := haClient(t, servers[i%2].url, token, &http.Client{Transport: countResumes{http.DefaultTransport}})
+		c := haClient(t, servers[i%2].url, token, &http.Client{Transport: countResumes{http.DefaultTransport, &feeds[i].resumes}})
 		go feeds[i].follow(ctx, c)
 	}
 	stop := make(chan struct{})
@@ -133,6 +133,20 @@ func TestFailover(t *testing.T) {
 		f.check(t, i, ws, total)
 	}
 	step("feeds checked")
+	var resumed int64
+	for i, f := range feeds {
+		n := f.resumes.Load()
+		resumed += n
+		// Server a lived through every failover: its one store watch
+		// reconnected to the new primary and caught up from the table,
+		// so its streams never broke. b's streams died with it.
+		if i%2 == 0 && n != 0 {
+			t.Errorf("feed client %d, on the server that stayed up, reconnected %d times: its stream broke in the failover", i, n)
+		}
+		if i%2 == 1 && n == 0 {
+			t.Errorf("feed client %d, on the server that was killed, never resumed with Last-Event-ID", i)
+		}
+	}
 	for _, w := range ws {
 		before += w.since(time.Time{}) - w.since(lastKill)
 	}
@@ -154,9 +168,9 @@ func TestFailover(t *testing.T) {
 	}
 	slices.Sort(gaps)
 	slices.Sort(sincePromote)
-	t.Logf("%d failover(s): %d appends acknowledged, 0 lost, 0 doubled (%d commits waiting for the standby at the kill, %d retries answered by replaying a write whose answer was lost); %d changes written before the last kill, %d after, each seen once by %d clients (%d resumed with Last-Event-ID); "+
+	t.Logf("%d failover(s): %d appends acknowledged, 0 lost, 0 doubled (%d commits waiting for the standby at the kill, %d retries answered by replaying a write whose answer was lost); %d changes written before the last kill, %d after, each seen once by %d clients (those on the killed server resumed with Last-Event-ID, %d requests; those on the other never reconnected); "+
 		"primary killed to standby promoted %v (the test's checks); promotion to a writer's first acknowledgement: median %v, max %v; a writer's longest wait between acknowledgements: median %v, max %v",
-		rounds, total, waiting, replayed, before, total-before, watchers, resumes.Load(), lastPromote.Sub(lastKill).Round(time.Millisecond),
+		rounds, total, waiting, replayed, before, total-before, watchers, resumed, lastPromote.Sub(lastKill).Round(time.Millisecond),
 		sincePromote[len(sincePromote)/2].Round(time.Millisecond), sincePromote[len(sincePromote)-1].Round(time.Millisecond),
 		gaps[len(gaps)/2].Round(time.Millisecond), gaps[len(gaps)-1].Round(time.Millisecond))
 }
@@ -203,22 +217,23 @@ func startServePG(t *testing.T, bin, pgURL, addr string, first bool) *serveProce
 	}
 }
 
-// resumes counts the change-feed requests that carried Last-Event-ID.
-var resumes atomic.Int64
-
-// countResumes is a transport that counts them.
-type countResumes struct{ http.RoundTripper }
+// countResumes is a transport that counts the change-feed requests that
+// carry Last-Event-ID.
+type countResumes struct {
+	http.RoundTripper
+	n *atomic.Int64
+}
 
 func (c countResumes) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Path == httpapi.PathChanges && r.Header.Get(httpapi.HeaderLastEventID) != "" {
-		resumes.Add(1)
+		c.n.Add(1)
 	}
 	return c.RoundTripper.RoundTrip(r)
 }
 
 func haClient(t *testing.T, url, token string, hc *http.Client) *remote.Store {
 	t.Helper()
-	c, err := remote.New(url, remote.Options{Token: token, HTTPClient: hc, Backoff: 20 * time.Millisecond, StreamIdle: 10 * time.Second})
+	c, err := remote.New(url, remote.Options{Token: token, HTTPClient: hc, Backoff: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,6 +415,7 @@ type feedLog struct {
 	mu      sync.Mutex
 	changes []ckpt.Change
 	err     error
+	resumes atomic.Int64 // requests with Last-Event-ID
 }
 
 func (f *feedLog) follow(ctx context.Context, c *remote.Store) {
