@@ -185,7 +185,12 @@ func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 	var body []byte
 	if c.body != nil {
 		var err error
-		if body, err = json.Marshal(c.body); err != nil {
+		if e, ok := c.body.(bodyEncoder); ok {
+			body, err = e.encodeBody()
+		} else {
+			body, err = json.Marshal(c.body)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: encoding the request: %v", ckpt.ErrInvalid, err)
 		}
 	}
@@ -241,7 +246,11 @@ func (s *Store) attempt(ctx context.Context, c call, body []byte) (*http.Respons
 		return nil, httpapi.DecodeError(resp.StatusCode, data)
 	}
 	if c.out != nil && resp.StatusCode != http.StatusNoContent {
-		if err := json.Unmarshal(data, c.out); err != nil {
+		decode := func() error { return json.Unmarshal(data, c.out) }
+		if d, ok := c.out.(answerDecoder); ok {
+			decode = func() error { return d.decodeAnswer(data) }
+		}
+		if err := decode(); err != nil {
 			return nil, fmt.Errorf("%w: the server's answer to %s %s is not the API's JSON: %v", ckpt.ErrUnavailable, c.method, c.path, err)
 		}
 	}
@@ -360,11 +369,15 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if opts.IfRev > 0 {
 		h.Set(httpapi.HeaderIfMatch, strconv.Quote(strconv.FormatInt(opts.IfRev, 10)))
 	}
-	var out httpapi.AppendResult
-	if _, err := s.do(ctx, call{method: http.MethodPost, path: path, header: h, body: httpapi.WireEvent(e), out: &out}); err != nil {
+	minimal := withoutState(ctx)
+	if minimal {
+		h.Set("Prefer", "return=minimal")
+	}
+	var out appendAnswer
+	if _, err := s.do(ctx, call{method: http.MethodPost, path: path, header: h, body: eventBody(httpapi.WireEvent(e)), out: &out}); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	if out.State == nil {
+	if out.State == nil && !minimal {
 		return ckpt.AppendResult{}, fmt.Errorf("%w: the server's append answer has no state", ckpt.ErrUnavailable)
 	}
 	return ckpt.AppendResult{State: out.State, Event: out.Event.Store(), Replayed: out.Replayed, Warnings: out.Warnings}, nil

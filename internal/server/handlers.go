@@ -46,15 +46,24 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // (a second object smuggled past a proxy that reads the first) and
 // invalid UTF-8 (which encoding/json would store mangled) are refused.
 func readJSON(r *http.Request, v any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads the request body whole, within the server's limit.
+func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return fmt.Errorf("%w: the request body is over the server's %d-byte limit", ckpt.ErrInvalid, tooBig.Limit)
+			return nil, fmt.Errorf("%w: the request body is over the server's %d-byte limit", ckpt.ErrInvalid, tooBig.Limit)
 		}
-		return fmt.Errorf("%w: reading the request body: %v", ckpt.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: reading the request body: %v", ckpt.ErrUnavailable, err)
 	}
-	return decodeBody(body, v)
+	return body, nil
 }
 
 // decodeBody is readJSON's parser, over the body's bytes.
@@ -195,15 +204,21 @@ func ifMatch(r *http.Request) (int64, error) {
 }
 
 // append: POST /v1/events/{id}. 201 with the result for a new event, 200
-// and Idempotent-Replayed: true for a repeated key.
+// and Idempotent-Replayed: true for a repeated key. Prefer:
+// return=minimal leaves the state out of the answer (null; the event's
+// seq and the ETag are its revision).
 func (s *Server) append(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	rev, err := ifMatch(r)
 	if err != nil {
 		return err
 	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
 	var in httpapi.Event
-	if err := readJSON(r, &in); err != nil {
+	if err := decodeEvent(body, &in); err != nil {
 		return err
 	}
 	e := in.Store()
@@ -221,7 +236,19 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set(httpapi.HeaderReplayed, "true")
 	}
 	w.Header().Set("ETag", strconv.Quote(strconv.FormatInt(res.State.Rev, 10)))
-	return writeJSON(w, status, httpapi.AppendResult{State: res.State, Event: httpapi.WireEvent(res.Event), Replayed: res.Replayed, Warnings: res.Warnings})
+	out := httpapi.AppendResult{State: res.State, Event: httpapi.WireEvent(res.Event), Replayed: res.Replayed, Warnings: res.Warnings}
+	if wantsMinimal(r) {
+		out.State = nil
+		w.Header().Set("Preference-Applied", preferMinimal)
+	}
+	data, err := appendAnswer(out)
+	if err != nil {
+		return writeJSON(w, status, out)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err = w.Write(data)
+	return err
 }
 
 // history: GET /v1/events/{id}?from=&limit=.

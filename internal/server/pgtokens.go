@@ -15,10 +15,21 @@ import (
 
 // PGTokens is a TokenStore in a PostgreSQL database, the one a server's
 // store is in (table ckpt_tokens): every replica over the database sees a
-// token created or revoked through any of them at its next request, with
-// no shared file. Only the SHA-256 of a secret is kept, as in FileTokens.
+// token created through any of them at its next request, and one revoked
+// through any of them as soon as the revocation's notification reaches it
+// (milliseconds; through this PGTokens, at once), with no shared file.
+// Only the SHA-256 of a secret is kept, as in FileTokens.
+//
+// Lookup keeps the tokens it found (see pgTokenCache), so a request does
+// not cost a query: a Revoke notifies every PGTokens over the database
+// (NOTIFY ckpt_tokens), each of which listens on a connection of its own
+// and forgets the token. While that connection is down nothing is kept,
+// and every Lookup asks the database, as it would without the cache.
 type PGTokens struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	cache pgTokenCache
+	stop  context.CancelFunc
+	done  chan struct{}
 }
 
 const pgTokensTable = `CREATE TABLE IF NOT EXISTS ckpt_tokens (
@@ -55,11 +66,18 @@ func OpenPGTokens(ctx context.Context, dsn string) (*PGTokens, error) {
 			return nil, pgTokenError(err)
 		}
 	}
-	return &PGTokens{pool: pool}, nil
+	lctx, stop := context.WithCancel(context.Background())
+	p := &PGTokens{pool: pool, stop: stop, done: make(chan struct{})}
+	go p.listen(lctx)
+	return p, nil
 }
 
-// Close releases the connections.
-func (p *PGTokens) Close() { p.pool.Close() }
+// Close stops listening and releases the connections.
+func (p *PGTokens) Close() {
+	p.stop()
+	<-p.done
+	p.pool.Close()
+}
 
 // Where says where the tokens are, for messages.
 func (p *PGTokens) Where() string { return "the database's ckpt_tokens table" }
@@ -107,8 +125,13 @@ func scanToken(row pgx.Row) (Token, error) {
 	return t, nil
 }
 
-// Lookup implements TokenStore.
+// Lookup implements TokenStore: from what it keeps when it can (see
+// PGTokens), else from the database.
 func (p *PGTokens) Lookup(ctx context.Context, id string) (Token, error) {
+	if t, ok := p.cache.get(id); ok {
+		return t, nil
+	}
+	gen := p.cache.generation()
 	t, err := scanToken(p.pool.QueryRow(ctx, `SELECT `+pgTokenColumns+` FROM ckpt_tokens WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Token{}, fmt.Errorf("%w: token %s", ckpt.ErrNotFound, id)
@@ -116,6 +139,7 @@ func (p *PGTokens) Lookup(ctx context.Context, id string) (Token, error) {
 	if err != nil {
 		return Token{}, pgTokenError(err)
 	}
+	p.cache.put(t, gen)
 	return t, nil
 }
 
@@ -140,13 +164,23 @@ func (p *PGTokens) List(ctx context.Context) ([]Token, error) {
 	return out, nil
 }
 
-// Revoke implements TokenStore.
+// Revoke implements TokenStore. The deletion and its notification to
+// every PGTokens over the database commit together.
 func (p *PGTokens) Revoke(ctx context.Context, id string) error {
-	tag, err := p.pool.Exec(ctx, `DELETE FROM ckpt_tokens WHERE id = $1`, id)
+	var n int64
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM ckpt_tokens WHERE id = $1`, id)
+		if n = tag.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify('`+pgTokensChannel+`', $1)`, id)
+		return err
+	})
+	p.cache.forget(id)
 	if err != nil {
 		return pgTokenError(err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("%w: token %s (ckpt token ls lists them)", ckpt.ErrNotFound, id)
 	}
 	return nil

@@ -1,0 +1,89 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/wire"
+)
+
+// answerDecoder is an answer that reads itself from the server's bytes
+// (instead of encoding/json's reflection).
+type answerDecoder interface {
+	decodeAnswer(data []byte) error
+}
+
+// appendAnswer is the answer to an append, its state (the largest part)
+// read by the generated codec of package wire.
+type appendAnswer struct {
+	httpapi.AppendResult
+}
+
+func (a *appendAnswer) decodeAnswer(data []byte) error {
+	var raw struct {
+		State    json.RawMessage `json:"state"`
+		Event    json.RawMessage `json:"event"`
+		Replayed bool            `json:"replayed"`
+		Warnings []string        `json:"warnings"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	a.AppendResult = httpapi.AppendResult{Replayed: raw.Replayed, Warnings: raw.Warnings}
+	if len(raw.State) > 0 && !bytes.Equal(raw.State, []byte("null")) {
+		a.State = new(ckpt.Checkpoint)
+		if err := wire.Unmarshal(raw.State, a.State); err != nil {
+			return err
+		}
+	}
+	if len(raw.Event) == 0 || bytes.Equal(raw.Event, []byte("null")) {
+		return nil
+	}
+	// The event is small, and its "sum" is no field of ckpt.Event's, which
+	// the codec leaves to encoding/json anyway.
+	return json.Unmarshal(raw.Event, &a.Event)
+}
+
+type minimalKey struct{}
+
+// WithoutState returns ctx under which an Append asks the server to leave
+// the checkpoint's state out of its answer (Prefer: return=minimal): the
+// server then encodes, and this client decodes, only the stored event.
+// The AppendResult of such an append has a nil State; its Event.Seq is the
+// checkpoint's new revision. For writers that do not read the state back
+// (hooks, beats of progress, bulk imports); a server that does not know
+// the preference answers with the state as before.
+func WithoutState(ctx context.Context) context.Context {
+	return context.WithValue(ctx, minimalKey{}, true)
+}
+
+func withoutState(ctx context.Context) bool {
+	v, _ := ctx.Value(minimalKey{}).(bool)
+	return v
+}
+
+// bodyEncoder is a request body that writes itself (instead of
+// encoding/json's reflection).
+type bodyEncoder interface {
+	encodeBody() ([]byte, error)
+}
+
+// eventBody is an append's body: json.Marshal(httpapi.Event)'s bytes, the
+// event written by the generated codec.
+type eventBody httpapi.Event
+
+func (e eventBody) encodeBody() ([]byte, error) {
+	b, err := wire.Append(make([]byte, 0, 256+len(e.Data)), &e.Event)
+	if err != nil || e.Sum == "" {
+		return b, err
+	}
+	// The embedded event's members come first, then the wire event's sum.
+	sum, err := json.Marshal(e.Sum)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(b[:len(b)-1], `,"sum":`...), sum...), '}'), nil
+}
