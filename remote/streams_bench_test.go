@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -27,8 +28,10 @@ import (
 // change). Rounds alternate b.N appends alone and b.N appends watched;
 // every stream must have seen the round's last change before the next
 // round. It reports the median over rounds of the watched throughput over
-// the alone one (x-alone: 1 is free; the goal is at least 0.8) and both
-// rates.
+// the alone one (x-alone: 1 is free; the goal is at least 0.8), both
+// rates, and this process's CPU per write alone and watched (the server
+// and the writer; the streams' clients run in the helper process): the
+// streams' cost in the server, steadier than rates on a loaded machine.
 //
 //	go test -run '^$' -bench WritesWithOpenStreams -benchtime 300x ./remote
 func BenchmarkWritesWithOpenStreams(b *testing.B) {
@@ -47,8 +50,14 @@ func BenchmarkWritesWithOpenStreams(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	// Updates of the current step: the state stays one size, so a later
+	// round costs what an earlier one did (notes would pile up in it).
+	update := func() ckpt.Event {
+		step := "a step of a typical length, a line or so " + strconv.Itoa(rand.IntN(1000))
+		return ckpt.MustEvent(ckpt.EventUpdate, time.Now(), ckpt.Actor{Agent: "bench"}, ckpt.Patch{CurrentStep: &step})
+	}
 	write := func() string {
-		e := ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{Agent: "bench"}, ckpt.Note{Text: "a note of a typical length, a line or so"})
+		e := update()
 		if _, err := c.Append(ctx, "bench/writer", e, ckpt.AppendOptions{}); err != nil {
 			b.Fatal(err)
 		}
@@ -65,7 +74,7 @@ func BenchmarkWritesWithOpenStreams(b *testing.B) {
 	run := func() (rate float64, last string) {
 		start := time.Now()
 		for range b.N {
-			e := ckpt.MustEvent(ckpt.EventNote, time.Now(), ckpt.Actor{Agent: "bench"}, ckpt.Note{Text: "a note of a typical length, a line or so"})
+			e := update()
 			if _, err := c.Append(ctx, "bench/writer", e, ckpt.AppendOptions{}); err != nil {
 				b.Fatal(err)
 			}
@@ -78,11 +87,18 @@ func BenchmarkWritesWithOpenStreams(b *testing.B) {
 		return rate, h
 	}
 	var ratios, alone, watched []float64
+	var cpuAlone, cpuWatched time.Duration
 	b.ResetTimer()
 	for range rounds {
+		c0 := processCPU(b)
 		r, _ := run()
+		cpuAlone += processCPU(b) - c0
 		alone = append(alone, r)
-		r = openStreamsWhile(b, hs.URL, admin, streams, write, run)
+		r = openStreamsWhile(b, hs.URL, admin, streams, write, func() (float64, string) {
+			c0 := processCPU(b)
+			defer func() { cpuWatched += processCPU(b) - c0 }()
+			return run()
+		})
 		watched = append(watched, r)
 		ratios = append(ratios, watched[len(watched)-1]/alone[len(alone)-1])
 	}
@@ -90,6 +106,9 @@ func BenchmarkWritesWithOpenStreams(b *testing.B) {
 	b.ReportMetric(median(ratios), "x-alone")
 	b.ReportMetric(median(alone), "writes/s-alone")
 	b.ReportMetric(median(watched), "writes/s-200-streams")
+	n := float64(rounds * b.N)
+	b.ReportMetric(float64(cpuAlone.Microseconds())/n, "cpu-us/write-alone")
+	b.ReportMetric(float64(cpuWatched.Microseconds())/n, "cpu-us/write-200-streams")
 }
 
 // openStreamsWhile starts the streams in a helper process (this test

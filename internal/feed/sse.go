@@ -137,20 +137,12 @@ type Stream struct {
 func (s Stream) Run(ctx context.Context, w *Writer) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	batches := make(chan []byte, 4)
 	done := make(chan error, 1)
 	go func() {
+		// The stream's own goroutine encodes and writes each batch (w is
+		// safe for concurrent use): no hand-off per batch to Run's.
 		done <- s.Hub.Follow(ctx, s.From, func(items []*Item) error {
-			b := s.Encode(items)
-			if len(b) == 0 {
-				return nil
-			}
-			select {
-			case batches <- b:
-				return nil
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
+			return w.Write(s.Encode(items))
 		})
 	}()
 	keep := time.NewTicker(s.Keepalive)
@@ -158,8 +150,6 @@ func (s Stream) Run(ctx context.Context, w *Writer) error {
 	var err error
 	for err == nil {
 		select {
-		case b := <-batches:
-			err = w.Write(b)
 		case b := <-s.Other:
 			err = w.Write(b)
 		case <-keep.C:
