@@ -191,6 +191,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event, in Input) (res Result) {
 	case EventPreCompact, EventSessionEnd:
 		call.final(ev)
 	case EventPreToolUse:
+		call.noteSpawn()
 		call.presence(ckpt.PresenceBusy, toolReason(in))
 	case EventPostToolUseFailure:
 		call.toolFailed()

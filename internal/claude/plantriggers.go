@@ -14,8 +14,10 @@ type PlanTriggers interface {
 	// SessionStart verifies plan.md against the checksum (re-parsing a
 	// plan changed outside the session); crashed logs session_crash first.
 	SessionStart(ctx context.Context, c *ckpt.Checkpoint, crashed bool) (bool, error)
-	// SubagentStarted logs subagent_started and saves recovery.json.
-	SubagentStarted(ctx context.Context, c *ckpt.Checkpoint, agentType string) (bool, error)
+	// SubagentStarted logs subagent_started with the tasks brief (what the
+	// subagent was told) names, assigns them to it, and saves
+	// recovery.json.
+	SubagentStarted(ctx context.Context, c *ckpt.Checkpoint, agentType, brief string) (bool, error)
 	// SubagentStopped credits what the subagent ticked in plan.md to
 	// subagent:<type> and logs subagent_stopped.
 	SubagentStopped(ctx context.Context, c *ckpt.Checkpoint, agentType string) (bool, error)
@@ -65,7 +67,68 @@ func (c *hookCall) subagentStart() {
 	if err != nil {
 		return
 	}
+	kind := strings.TrimSpace(c.in.AgentType)
+	brief := c.takeSpawn(kind)
 	c.planCall(cp, "subagent start", func(p PlanTriggers) (bool, error) {
-		return p.SubagentStarted(c.ctx, cp, strings.TrimSpace(c.in.AgentType))
+		return p.SubagentStarted(c.ctx, cp, kind, brief)
 	})
+}
+
+// maxSpawns bounds the subagents remembered between their Task call and
+// their start; maxBrief what is kept of each one's brief.
+const (
+	maxSpawns = 8
+	maxBrief  = 16 << 10
+)
+
+// noteSpawn remembers, at the PreToolUse of Claude Code's Task (or Agent)
+// tool, the subagent it asks for and what it tells it (description and
+// prompt): SubagentStart, whose payload names only the type, takes it to
+// tell which of plan.md's tasks the subagent was given. PreToolUse is a
+// presence-only call (no plan triggers are wired): the brief is kept
+// whether or not the checkpoint tracks a plan, at most maxSpawns of them.
+func (c *hookCall) noteSpawn() {
+	if c.h.StateDir == "" || c.in.ToolName != "Task" && c.in.ToolName != "Agent" {
+		return
+	}
+	args, ok := objectMembers(c.in.ToolInput)
+	if !ok {
+		return
+	}
+	field := func(k string) string { raw, _ := args.get(k); return lenientString(raw) }
+	kind := strings.TrimSpace(field("subagent_type"))
+	if kind == "" {
+		return
+	}
+	brief := field("description") + "\n" + field("prompt")
+	if len(brief) > maxBrief {
+		brief = brief[:maxBrief]
+	}
+	st := loadState(c.h.counterDir(), c.id)
+	st.Spawns = append(st.Spawns, spawn{Type: kind, Brief: brief})
+	if n := len(st.Spawns) - maxSpawns; n > 0 {
+		st.Spawns = st.Spawns[n:]
+	}
+	if err := saveState(c.h.counterDir(), c.id, st); err != nil {
+		c.warn("%s: %v", c.id, err)
+	}
+}
+
+// takeSpawn returns and forgets the brief of the oldest subagent of kind
+// asked for and not started yet, "" when there is none.
+func (c *hookCall) takeSpawn(kind string) string {
+	if c.h.StateDir == "" {
+		return ""
+	}
+	st := loadState(c.h.counterDir(), c.id)
+	for i, s := range st.Spawns {
+		if s.Type == kind {
+			st.Spawns = append(st.Spawns[:i], st.Spawns[i+1:]...)
+			if err := saveState(c.h.counterDir(), c.id, st); err != nil {
+				c.warn("%s: %v", c.id, err)
+			}
+			return s.Brief
+		}
+	}
+	return ""
 }

@@ -16,6 +16,15 @@ import (
 type hookState struct {
 	Prompts    int `json:"prompts"`
 	StopBlocks int `json:"stop_blocks"`
+	// Spawns are subagents asked for (the Task tool's PreToolUse) and not
+	// started yet (SubagentStart), oldest first, at most maxSpawns.
+	Spawns []spawn `json:"spawns,omitempty"`
+}
+
+// spawn is one subagent asked for: its type and what it was told to do.
+type spawn struct {
+	Type  string `json:"type"`
+	Brief string `json:"brief"`
 }
 
 // statePath is the file holding id's hook state in dir. A '/' in the ID

@@ -43,9 +43,16 @@ type deriveInput struct {
 	// now is the time of the checkpoint being made; the zero time derives a
 	// state for reading only: nothing newly seen gets a time and the
 	// checkpoint count does not move.
-	now   time.Time
-	by    string  // completedBy of newly checked tasks
-	notes *string // new session notes, or nil to keep the previous
+	now    time.Time
+	by     string     // completedBy of newly checked tasks
+	notes  *string    // new session notes, or nil to keep the previous
+	assign assignment // tasks given to an agent by this checkpoint
+}
+
+// assignment is tasks given to an agent (AssignTo).
+type assignment struct {
+	agent string
+	tasks []string
 }
 
 // derive computes the state plan.md describes, keeping from the previous
@@ -373,6 +380,21 @@ func deriveAgents(s *State, in deriveInput, ch changes) {
 	}
 	for _, a := range s.Agents {
 		a.CompletedTasks = slices.DeleteFunc(a.CompletedTasks, func(id string) bool { return slices.Contains(ch.reopened, id) })
+	}
+	if in.assign.agent != "" && len(in.assign.tasks) > 0 {
+		a := s.Agents[in.assign.agent]
+		if a == nil {
+			a = &AgentState{Type: agentType(in.assign.agent), AssignedTasks: []string{}, CompletedTasks: []string{}}
+			s.Agents[in.assign.agent] = a
+		}
+		for _, id := range in.assign.tasks {
+			if !slices.Contains(a.AssignedTasks, id) {
+				a.AssignedTasks = append(a.AssignedTasks, id)
+			}
+		}
+		if in.now.After(a.LastActive) {
+			a.LastActive = in.now
+		}
 	}
 }
 

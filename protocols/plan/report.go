@@ -84,6 +84,9 @@ type SyncStoreOptions struct {
 	By       string // who completed newly checked tasks (CheckBy)
 	Notes    string // state.json's session notes; "" leaves them
 	Recovery string // write recovery.json now, for this reason; "" when due
+	// AssignTo and Assigned add tasks to an agent's assignedTasks.
+	AssignTo string
+	Assigned []string
 	Now      time.Time
 	Actor    ckpt.Actor
 	Key      string
@@ -115,6 +118,9 @@ func SyncStore(ctx context.Context, st ckpt.Store, o SyncStoreOptions) (Report, 
 	}
 	if o.Recovery != "" {
 		opts = append(opts, RecoveryPoint(o.Recovery))
+	}
+	if o.AssignTo != "" {
+		opts = append(opts, AssignTo(o.AssignTo, o.Assigned))
 	}
 	res, err := Sync(o.Path, o.Now, opts...)
 	if err != nil {

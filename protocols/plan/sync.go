@@ -31,6 +31,7 @@ type syncConfig struct {
 	by          string
 	notes       *string
 	recovery    string
+	assign      assignment
 	hint        *ckpt.Checkpoint
 	lockTimeout time.Duration
 }
@@ -38,6 +39,12 @@ type syncConfig struct {
 // CompletedBy sets who is credited with the tasks this sync finds newly
 // checked: "main" (the default), "subagent:{type}" or "team:{id}".
 func CompletedBy(who string) Option { return func(c *syncConfig) { c.by = who } }
+
+// AssignTo adds tasks to agent's assignedTasks in state.json's agents
+// ("subagent:{type}" for a subagent given them; see TasksNamedIn).
+func AssignTo(agent string, tasks []string) Option {
+	return func(c *syncConfig) { c.assign = assignment{agent, tasks} }
+}
 
 // SessionNotes replaces state.json's sessionNotes (the document's
 // SessionEnd/Compact checkpoint "with session notes").
@@ -241,7 +248,7 @@ func syncLocked(abs string, now time.Time, cfg syncConfig) (*SyncResult, error) 
 	if p.state == nil && !p.lost {
 		res.Events = append(res.Events, Event{TS: now, Event: EventCheckpointCreated, PlanID: filepath.Base(dir)})
 	}
-	in := deriveInput{plan: plan, planID: filepath.Base(dir), planPath: abs, checksum: sum, prev: p.state, now: now, by: cfg.by, notes: cfg.notes}
+	in := deriveInput{plan: plan, planID: filepath.Base(dir), planPath: abs, checksum: sum, prev: p.state, now: now, by: cfg.by, notes: cfg.notes, assign: cfg.assign}
 	in.known, in.logged = knownTimes(cdir, p, cfg, res)
 	state, ch := derive(in)
 	res.State = state

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,17 +83,79 @@ func (t Triggers) SessionStart(ctx context.Context, c *ckpt.Checkpoint, crashed 
 }
 
 // SubagentStarted logs subagent_started for a subagent of agentType and
-// saves recovery.json (the document's "pre_subagent_spawn").
-func (t Triggers) SubagentStarted(ctx context.Context, c *ckpt.Checkpoint, agentType string) (bool, error) {
+// saves recovery.json (the document's "pre_subagent_spawn"). brief is what
+// the subagent was told to do (the Task tool's description and prompt):
+// the open tasks of plan.md it names (TasksNamedIn) are the line's "tasks"
+// and are added to the subagent's assignedTasks in state.json's agents.
+func (t Triggers) SubagentStarted(ctx context.Context, c *ckpt.Checkpoint, agentType, brief string) (bool, error) {
 	path := t.planFile(c)
 	if path == "" {
 		return false, nil
 	}
-	if err := appendEvents(path, Event{TS: t.now(), Event: EventSubagentStarted, AgentType: agentType}); err != nil {
+	var tasks []string
+	if data, err := os.ReadFile(path); err == nil && strings.TrimSpace(brief) != "" {
+		if p, err := Parse(data); err == nil {
+			tasks = TasksNamedIn(p, brief)
+		}
+	}
+	if err := appendEvents(path, Event{TS: t.now(), Event: EventSubagentStarted, AgentType: agentType, Tasks: tasks}); err != nil {
 		return true, err
 	}
-	_, ok, err := t.sync(ctx, c, SyncStoreOptions{Recovery: "pre_subagent_spawn"})
+	o := SyncStoreOptions{Recovery: "pre_subagent_spawn"}
+	if len(tasks) > 0 {
+		o.AssignTo, o.Assigned = subagentBy(agentType), tasks
+	}
+	_, ok, err := t.sync(ctx, c, o)
 	return ok, err
+}
+
+// subagentBy is the completedBy and agents key of a subagent of agentType.
+func subagentBy(agentType string) string {
+	by := "subagent:" + agentType
+	if CheckBy("subagent", by) != nil {
+		by = "subagent:" + sanitizeType(agentType)
+	}
+	return by
+}
+
+// TasksNamedIn returns the IDs of plan.md's open (unchecked) tasks that
+// text names, in plan order: by its ID (a whole word: "auth" is not named
+// by "auth-middleware"), or by its title (case aside; a title shorter than
+// six characters only by its ID).
+func TasksNamedIn(p *Plan, text string) []string {
+	lower := strings.ToLower(text)
+	var out []string
+	for _, it := range p.Tasks() {
+		if it.Checked || it.ID == "" || slices.Contains(out, it.ID) {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(it.Title))
+		if namesWord(text, it.ID) || len(title) >= 6 && strings.Contains(lower, title) {
+			out = append(out, it.ID)
+		}
+	}
+	return out
+}
+
+// namesWord reports whether text holds id with no ID character ([A-Za-z0-9_-])
+// right before or after it.
+func namesWord(text, id string) bool {
+	for from := 0; ; {
+		i := strings.Index(text[from:], id)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(id)
+		if (i == 0 || !idChar(text[i-1])) && (end == len(text) || !idChar(text[end])) {
+			return true
+		}
+		from = i + 1
+	}
+}
+
+func idChar(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '-'
 }
 
 // SubagentStopped re-parses plan.md after a subagent of agentType ended:
@@ -104,10 +168,7 @@ func (t Triggers) SubagentStopped(ctx context.Context, c *ckpt.Checkpoint, agent
 	if path == "" {
 		return false, nil
 	}
-	by := "subagent:" + agentType
-	if CheckBy("subagent", by) != nil {
-		by = "subagent:" + sanitizeType(agentType)
-	}
+	by := subagentBy(agentType)
 	rep, _, err := t.sync(ctx, c, SyncStoreOptions{By: by})
 	if err != nil {
 		return true, err
