@@ -1,0 +1,317 @@
+package pgstore_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/pgstore"
+)
+
+// BenchmarkPeer compares, in one run against one PostgreSQL (the package's
+// throwaway cluster, durable defaults), at 1, 16 and 64 concurrent writers:
+//
+//   - floor: one INSERT+COMMIT per write (an autocommitted single-row
+//     INSERT of 200 bytes) by N pgx connections: what any durable write
+//     costs at least;
+//   - stores: ckpt with one Store per writer (N agent processes with --pg,
+//     N long-lived `ckpt mcp`), each appending to its own checkpoint;
+//   - shared: ckpt with one Store shared by the N writers (ckpt serve --pg);
+//   - langgraph: LangGraph.js's PostgresSaver.put
+//     (@langchain/langgraph-checkpoint-postgres) by N concurrent writers
+//     in one node process, each on its own thread, when CKPT_PEER_LANGGRAPH
+//     names an npm prefix holding it (bench/peer installs it and sets it).
+//
+// b.N is the writes each writer makes per round; the contenders run one
+// after the other in CKPT_PEER_ROUNDS rounds (default 3), interleaved so
+// that a change of the machine's load falls on all of them. Each reports
+// its rate as a ratio to the floor's over the same rounds (x/floor),
+// the server's CPU per write, and the load average. The whole comparison:
+//
+//	bench/peer
+//
+// which is go test -run '^$' -bench Peer -benchtime 40x ./pgstore with
+// LangGraph installed (CKPT_PEER_WRITERS=1,16 picks writer counts).
+func BenchmarkPeer(b *testing.B) {
+	counts := []int{1, 16, 64}
+	if v := os.Getenv("CKPT_PEER_WRITERS"); v != "" {
+		counts = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("CKPT_PEER_WRITERS=%q: want writer counts like 1,16,64", v)
+			}
+			counts = append(counts, n)
+		}
+	}
+	for _, n := range counts {
+		b.Run(fmt.Sprintf("writers=%d", n), func(b *testing.B) { benchPeer(b, n) })
+	}
+}
+
+// contender is one way of writing, set up afresh for each round (so that
+// only one holds connections at a time) and then timed.
+type contender struct {
+	name string
+	// setup prepares a round and returns its timed part (perWriter writes
+	// by each of the n writers) and what ends the round. A timed part may
+	// measure its own client CPU (another process): then it returns it.
+	setup func(b *testing.B, n int) (run func(perWriter int) (clientCPU time.Duration, err error), teardown func())
+
+	writes             int
+	elapsed            time.Duration
+	serverCPU, cpuSelf time.Duration
+}
+
+func benchPeer(b *testing.B, n int) {
+	ctx := context.Background()
+	s, dsn := openStore(b)
+	s.Close()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE TABLE floor (w int, i int, body text)"); err != nil {
+		b.Fatal(err)
+	}
+	pool.Close()
+	contenders := []*contender{
+		{name: "floor", setup: peerFloor(dsn)},
+		{name: "stores", setup: peerStores(dsn, true)},
+		{name: "shared", setup: peerStores(dsn, false)},
+	}
+	if prefix := os.Getenv("CKPT_PEER_LANGGRAPH"); prefix != "" {
+		lg, stop := peerLangGraph(b, dsn, prefix, n)
+		defer stop()
+		contenders = append(contenders, &contender{name: "langgraph", setup: lg})
+	} else {
+		b.Log("LangGraph left out: CKPT_PEER_LANGGRAPH is not set (bench/peer sets it)")
+	}
+	rounds := 3
+	if v, err := strconv.Atoi(os.Getenv("CKPT_PEER_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	load := loadAverage()
+	b.ResetTimer()
+	for range rounds {
+		for _, c := range contenders {
+			run, teardown := c.setup(b, n)
+			var cpu cpuUse
+			done := measureCPU(b, &cpu)
+			start := time.Now()
+			own, err := run(b.N)
+			elapsed := time.Since(start)
+			done()
+			teardown()
+			if err != nil {
+				b.Fatalf("%s: %v", c.name, err)
+			}
+			c.writes += n * b.N
+			c.elapsed += elapsed
+			c.serverCPU += cpu.server
+			if own > 0 {
+				cpu.client = own
+			}
+			c.cpuSelf += cpu.client
+		}
+	}
+	b.StopTimer()
+	floor := contenders[0]
+	rate := func(c *contender) float64 { return float64(c.writes) / c.elapsed.Seconds() }
+	for _, c := range contenders {
+		b.ReportMetric(rate(c), c.name+"-writes/s")
+		if c != floor {
+			b.ReportMetric(rate(c)/rate(floor), c.name+"/floor")
+		}
+		b.ReportMetric(float64(c.serverCPU.Microseconds())/float64(c.writes), c.name+"-server-cpu-µs/write")
+		b.ReportMetric(float64(c.cpuSelf.Microseconds())/float64(c.writes), c.name+"-client-cpu-µs/write")
+	}
+	if len(contenders) == 4 {
+		lg := contenders[3]
+		b.ReportMetric(rate(contenders[1])/rate(lg), "stores/langgraph")
+		b.ReportMetric(rate(contenders[2])/rate(lg), "shared/langgraph")
+	}
+	b.ReportMetric(load, "load1-before")
+	b.ReportMetric(loadAverage(), "load1-after")
+}
+
+// loadAverage is the machine's one-minute load average (0 when unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// writeAll runs n writers, each making perWriter calls of op, and returns
+// the first error.
+func writeAll(n, perWriter int, op func(w, i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for w := range n {
+		wg.Go(func() {
+			for i := range perWriter {
+				if err := op(w, i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// peerFloor is the floor: n connections, each autocommitting single-row
+// INSERTs. A warm-up write per connection is not timed.
+func peerFloor(dsn string) func(b *testing.B, n int) (func(int) (time.Duration, error), func()) {
+	return func(b *testing.B, n int) (func(int) (time.Duration, error), func()) {
+		ctx := context.Background()
+		pool, err := pgxpool.New(ctx, fmt.Sprintf("%s pool_max_conns=%d pool_min_conns=%d", dsn, n, n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body := strings.Repeat("x", 200)
+		insert := func(w, i int) error {
+			_, err := pool.Exec(ctx, "INSERT INTO floor VALUES ($1, $2, $3)", w, i, body)
+			return err
+		}
+		if err := writeAll(n, 1, insert); err != nil {
+			b.Fatal(err)
+		}
+		return func(perWriter int) (time.Duration, error) { return 0, writeAll(n, perWriter, insert) }, pool.Close
+	}
+}
+
+// peerStores is ckpt: with perWriter, one Store per writer (opened as a
+// process opens it: the default pool); else one Store for all n writers
+// (pool_max_conns=n, as ckpt serve would size it). Each writer appends
+// notes to its own checkpoint; one untimed append per writer first, so
+// that a Store's first append (the locking path) is not timed, as in a
+// long-lived process.
+func peerStores(dsn string, perWriter bool) func(b *testing.B, n int) (func(int) (time.Duration, error), func()) {
+	round := 0
+	return func(b *testing.B, n int) (func(int) (time.Duration, error), func()) {
+		ctx := context.Background()
+		round++
+		stores := make([]*pgstore.Store, n)
+		for w := range n {
+			if perWriter || w == 0 {
+				conf := dsn
+				if !perWriter {
+					conf = fmt.Sprintf("%s pool_max_conns=%d", dsn, n)
+				}
+				s, err := pgstore.Open(ctx, conf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				stores[w] = s
+			} else {
+				stores[w] = stores[0]
+			}
+		}
+		kind := map[bool]string{true: "stores", false: "shared"}[perWriter]
+		id := func(w int) string { return fmt.Sprintf("peer/%s-r%d-w%02d", kind, round, w) }
+		if err := writeAll(n, 1, func(w, _ int) error {
+			_, err := stores[w].Append(ctx, id(w), created("peer"), ckpt.AppendOptions{})
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		appendNote := func(w, i int) error {
+			_, err := stores[w].Append(ctx, id(w), note(fmt.Sprint("step ", i)), ckpt.AppendOptions{})
+			return err
+		}
+		if err := writeAll(n, 1, appendNote); err != nil {
+			b.Fatal(err)
+		}
+		return func(k int) (time.Duration, error) { return 0, writeAll(n, k, appendNote) }, func() {
+			for w, s := range stores {
+				if perWriter || w == 0 {
+					s.Close()
+				}
+			}
+		}
+	}
+}
+
+// peerLangGraph starts testdata/peer/langgraph.mjs with node for n
+// writers, keeping it (and its pool) for all rounds.
+func peerLangGraph(b *testing.B, dsn, prefix string, n int) (func(b *testing.B, n int) (func(int) (time.Duration, error), func()), func()) {
+	script, err := filepath.Abs("testdata/peer/langgraph.mjs")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := osexec.Command("node", script)
+	cmd.Env = append(os.Environ(), "PEER_LANGGRAPH="+prefix, "PEER_WRITERS="+strconv.Itoa(n),
+		"PEER_PG_HOST="+cfg.ConnConfig.Host, "PEER_PG_USER="+cfg.ConnConfig.User, "PEER_PG_DB="+cfg.ConnConfig.Database)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("node (LangGraph): %v", err)
+	}
+	out := bufio.NewScanner(outPipe)
+	stop := func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("node (LangGraph): %v", err)
+		}
+	}
+	run := func(k int) (time.Duration, error) {
+		if _, err := fmt.Fprintf(in, "run %d\n", k); err != nil {
+			return 0, err
+		}
+		if !out.Scan() {
+			return 0, fmt.Errorf("node (LangGraph) answered nothing: %v", out.Err())
+		}
+		var res struct {
+			Puts       int     `json:"puts"`
+			CPUSeconds float64 `json:"cpu_seconds"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			return 0, fmt.Errorf("node (LangGraph): %q: %v", out.Text(), err)
+		}
+		if res.Puts != n*k {
+			return 0, fmt.Errorf("node (LangGraph) made %d puts, not %d", res.Puts, n*k)
+		}
+		return time.Duration(res.CPUSeconds * float64(time.Second)), nil
+	}
+	// A warm-up round: connections, the saver's prepared statements.
+	if _, err := run(1); err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return func(*testing.B, int) (func(int) (time.Duration, error), func()) { return run, func() {} }, stop
+}
