@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // withConn runs fn on a pooled connection. fn drives its own transaction
@@ -68,13 +68,21 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 			return res, err
 		}
 	}
-	return retry(ctx, func() (res ckpt.AppendResult, err error) {
+	res, err := retry(ctx, func() (res ckpt.AppendResult, err error) {
 		err = s.withConn(ctx, func(conn *pgxpool.Conn) error {
 			res, err = s.appendOnce(ctx, conn, id, e, opts)
 			return err
 		})
 		return res, err
 	})
+	if err == nil && !res.Replayed {
+		// Only now, with the connection back in the pool: the notifier
+		// takes that one instead of opening a second (a process that
+		// appends once, as ckpt update does, would start a second
+		// database backend for its NOTIFY).
+		s.wake()
+	}
+	return res, err
 }
 
 func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
@@ -111,7 +119,6 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 		}
 		return ckpt.AppendResult{}, err
 	}
-	s.wake()
 	s.cache.put(id, known{rev: stored.Seq, lastSum: stored.Sum, state: next.Clone()})
 	if err := fillLiveness(next, cur.beat, cur.presence); err != nil {
 		return ckpt.AppendResult{}, err
@@ -278,12 +285,12 @@ type stateRow struct {
 func encodeRow(c *ckpt.Checkpoint) (stateRow, error) {
 	bare := *c
 	bare.Heartbeat.LastBeat, bare.Heartbeat.Presence = time.Time{}, nil
-	state, err := json.Marshal(&bare)
+	state, err := wire.Marshal(&bare)
 	if err != nil {
 		return stateRow{}, fmt.Errorf("pgstore: encoding the state of %s: %w", c.ID, err)
 	}
 	sum := bare.Summary()
-	summary, err := json.Marshal(&sum)
+	summary, err := wire.Marshal(&sum)
 	if err != nil {
 		return stateRow{}, fmt.Errorf("pgstore: encoding the summary of %s: %w", c.ID, err)
 	}
@@ -300,7 +307,7 @@ func encodeRow(c *ckpt.Checkpoint) (stateRow, error) {
 // decodeState decodes a state row's state.
 func decodeState(id string, b []byte) (*ckpt.Checkpoint, error) {
 	var c ckpt.Checkpoint
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := wire.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("%w: the state row of %s does not decode: %v (run ckpt repair %s)", ckpt.ErrCorrupt, id, err, id)
 	}
 	return &c, nil
@@ -322,7 +329,7 @@ func decodePresence(b []byte) (*ckpt.Presence, error) {
 		return nil, nil
 	}
 	var p ckpt.Presence
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := wire.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%w: a presence record does not decode: %v", ckpt.ErrCorrupt, err)
 	}
 	if p.IsZero() {

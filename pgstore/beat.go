@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // Beat implements ckpt.Store. A beat is liveness, not history: it commits
@@ -71,7 +71,7 @@ func (s *Store) beatOnce(ctx context.Context, conn *pgxpool.Conn, id string, sig
 	next := was.ApplySignal(sig, beat)
 	var pj []byte
 	if !next.IsZero() {
-		if pj, err = json.Marshal(next); err != nil {
+		if pj, err = wire.Marshal(next); err != nil {
 			return fmt.Errorf("pgstore: encoding presence: %w", err)
 		}
 	}
@@ -91,6 +91,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	_, err := retry(ctx, func() (struct{}, error) {
 		return struct{}{}, s.withConn(ctx, func(conn *pgxpool.Conn) error { return s.deleteOnce(ctx, conn, id) })
 	})
+	if err == nil {
+		s.wake() // with the connection back in the pool, for the notifier to take
+	}
 	return err
 }
 
@@ -133,6 +136,5 @@ func (s *Store) deleteOnce(ctx context.Context, conn *pgxpool.Conn, id string) e
 		return err
 	}
 	s.cache.forget(id, false)
-	s.wake()
 	return nil
 }

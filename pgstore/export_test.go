@@ -60,3 +60,12 @@ func FastAppends(s *Store) int64 { return s.fast.Load() }
 
 // FastStatements is how many batch statements s ran for its fast appends.
 func FastStatements(s *Store) int64 { return s.fastStatements.Load() }
+
+// FastPlans says how the connections of s (give it pool_max_conns=1) ran
+// the one-row fast-path statement: generic plans (planned once) and
+// custom ones (planned per call), from pg_prepared_statements.
+func FastPlans(ctx context.Context, s *Store) (generic, custom int64, err error) {
+	err = s.pool.QueryRow(ctx, "SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0) FROM pg_prepared_statements WHERE statement = $1",
+		oneSQL).Scan(&generic, &custom)
+	return generic, custom, err
+}

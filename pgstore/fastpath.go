@@ -84,6 +84,10 @@ func (c *stateCache) take(id string) (known, bool) {
 func (c *stateCache) put(id string, k known) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(id, k)
+}
+
+func (c *stateCache) putLocked(id string, k known) {
 	if c.m == nil {
 		c.m = make(map[string]cached)
 	}
@@ -94,6 +98,19 @@ func (c *stateCache) put(id string, k known) {
 		}
 	}
 	c.m[id] = cached{known: k}
+}
+
+// offer remembers k for id, with its state copied by clone, unless an
+// entry for id is in use or at least as new (a state read, as by Get,
+// must not replace a newer one this Store wrote).
+func (c *stateCache) offer(id string, k known, clone func() *ckpt.Checkpoint) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[id]; ok && (e.busy || e.rev >= k.rev) {
+		return
+	}
+	k.state = clone()
+	c.putLocked(id, k)
 }
 
 // forget drops id's entry (a fast attempt that missed, Delete, Repair);

@@ -191,10 +191,21 @@ func TestFastPathBatches(t *testing.T) {
 		t.Fatal("no fast statement ran")
 	}
 	t.Logf("fast appends %d+%d in %d+%d statements", pgstore.FastAppends(s1), pgstore.FastAppends(s2), pgstore.FastStatements(s1), pgstore.FastStatements(s2))
+	checkConcurrent(t, s1, "b/%02d", ids, total, acked, <-feed)
+}
+
+// checkConcurrent checks the outcome of concurrent keyed appends to the
+// checkpoints named by format and 0…ids-1: total events in all, each key
+// once per history, every acknowledged event in its history as
+// acknowledged, histories and Check clean, and the feed's changes every
+// revision exactly once, in revision order per checkpoint.
+func checkConcurrent(t *testing.T, s *pgstore.Store, format string, ids, total int, acked map[string][]ckpt.Event, got []ckpt.Change) {
+	t.Helper()
+	ctx := context.Background()
 	n := 0
 	for i := range ids {
-		id := fmt.Sprintf("b/%02d", i)
-		h, err := s1.History(ctx, id, 1, 0)
+		id := fmt.Sprintf(format, i)
+		h, err := s.History(ctx, id, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,12 +224,11 @@ func TestFastPathBatches(t *testing.T) {
 				t.Errorf("%s: acknowledged event %d is not in the history as acknowledged", id, a.Seq)
 			}
 		}
-		verified(t, s1, id)
+		verified(t, s, id)
 	}
 	if n != total {
 		t.Fatalf("%d events in all, want %d", n, total)
 	}
-	got := <-feed
 	last := map[string]int64{}
 	for _, c := range got {
 		if c.Rev != last[c.ID]+1 {
@@ -228,5 +238,125 @@ func TestFastPathBatches(t *testing.T) {
 	}
 	if len(got) != total {
 		t.Fatalf("feed delivered %d changes, want %d", len(got), total)
+	}
+}
+
+// TestFastPathStorePerWriter: six Stores with one writer each (six agent
+// processes) append concurrently, with keys, to three shared checkpoints,
+// so every fast append is a batch of one (the one-row statement, which
+// takes the append lock inside itself) and many find that another Store
+// moved the checkpoint while they waited for its lock. The outcome is what
+// TestFastPathBatches checks; above all the feed keeps each checkpoint's
+// revisions in order, which holds only if the statement takes the lock
+// before its first write.
+func TestFastPathStorePerWriter(t *testing.T) {
+	ctx := context.Background()
+	s0, dsn := openStore(t)
+	defer s0.Close()
+	const ids, writers, rounds = 3, 6, 12
+	head, err := s0.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ids {
+		mustAppend(t, s0, fmt.Sprintf("p/%d", i), created("shared"))
+	}
+	total := ids + writers*rounds
+	feed := watchInBackground(t, s0, head, total)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		acked = map[string][]ckpt.Event{}
+		fast  int64
+	)
+	for w := range writers {
+		s := openSecond(t, dsn)
+		wg.Go(func() {
+			for r := range rounds {
+				id := fmt.Sprintf("p/%d", (w+r/4)%ids) // a few appends in a row each: some fast
+				e := note(fmt.Sprint(w, "-", r))
+				e.Key = fmt.Sprint("k-", w, "-", r)
+				res, err := s.Append(ctx, id, e, ckpt.AppendOptions{})
+				if err != nil {
+					t.Errorf("writer %d: %s: %v", w, id, err)
+					return
+				}
+				mu.Lock()
+				acked[id] = append(acked[id], res.Event)
+				mu.Unlock()
+			}
+			mu.Lock()
+			fast += pgstore.FastAppends(s)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if fast == 0 {
+		t.Fatal("no fast append")
+	}
+	t.Logf("%d of %d appends fast", fast, writers*rounds)
+	checkConcurrent(t, s0, "p/%d", ids, total, acked, <-feed)
+}
+
+// TestFastPathPlannedOnce: the one-row fast statement is prepared once per
+// connection and, after PostgreSQL's five trial custom plans, runs its
+// generic plan without planning again (planning it per call cost more
+// than running it).
+func TestFastPathPlannedOnce(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openStore(t, "pool_max_conns=1")
+	defer s.Close()
+	mustAppend(t, s, "plan", created("plan"))
+	const n = 20
+	for i := range n {
+		mustAppend(t, s, "plan", note(fmt.Sprint("n", i)))
+	}
+	if f := pgstore.FastAppends(s); f != n {
+		t.Fatalf("%d of %d appends fast", f, n)
+	}
+	generic, custom, err := pgstore.FastPlans(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if generic+custom != n || custom > 5 {
+		t.Fatalf("the fast statement ran %d generic and %d custom plans, want %d calls with at most 5 planned each time", generic, custom, n)
+	}
+}
+
+// TestFastPathAfterGet: a fresh Store (a `ckpt update` process) that read
+// a checkpoint's latest state appends after it by the fast path, and
+// ckpt.Update's compare-and-swap stays exact: a write by another Store
+// between the read and the append makes the append a conflict, and the
+// retry inside ckpt.Update lands after it.
+func TestFastPathAfterGet(t *testing.T) {
+	ctx := context.Background()
+	s1, dsn := openStore(t)
+	defer s1.Close()
+	mustAppend(t, s1, "g", created("read first"))
+	s2 := openSecond(t, dsn)
+	res, err := ckpt.Update(ctx, s2, "g", func(c *ckpt.Checkpoint) (ckpt.Event, error) { return note("after a read"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State.Rev != 2 || pgstore.FastAppends(s2) != 1 {
+		t.Fatalf("ckpt.Update on a fresh Store: rev %d, %d fast appends; want rev 2 by the fast path", res.State.Rev, pgstore.FastAppends(s2))
+	}
+	s3 := openSecond(t, dsn)
+	c, err := s3.Get(ctx, "g", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s1, "g", note("in between"))
+	_, err = s3.Append(ctx, "g", note("stale"), ckpt.AppendOptions{IfRev: c.Rev})
+	var conflict *ckpt.ConflictError
+	if !errors.As(err, &conflict) || conflict.Have != 3 {
+		t.Fatalf("append after a stale read: %v, want a conflict at revision 3", err)
+	}
+	if _, err := ckpt.Update(ctx, s3, "g", func(c *ckpt.Checkpoint) (ckpt.Event, error) { return note("retried"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	got := verified(t, s1, "g")
+	if got.Rev != 4 || got.Context.Notes != "after a read\nin between\nretried" {
+		t.Fatalf("rev %d notes %q", got.Rev, got.Context.Notes)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -52,6 +53,7 @@ type Store struct {
 	batches batcher // fast appends waiting for a statement (batch.go)
 
 	kick         chan struct{} // wakes the notifier (see wake)
+	closing      chan struct{} // closed by Close: the notifier stops waiting
 	notifierDone chan struct{}
 	closeOnce    sync.Once
 	closed       atomic.Bool // Close was called: watchers give their connections back
@@ -78,22 +80,57 @@ func IsURL(s string) bool {
 // settings may be given in it), brings its schema up to date (Migrate) and
 // returns the store. A schema newer than this build knows is refused with
 // a *SchemaError.
+//
+// Against an up-to-date database Open is one round trip after the
+// connection's own start: one query reads the schema version and the
+// store's identity (a short-lived process, ckpt update, pays for every
+// round trip).
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	pool, err := connect(ctx, dsn)
+	pool, cfg, err := newPool(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := migrate(ctx, pool); err != nil {
+	id, err := openQuery(ctx, pool, cfg)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, kick: make(chan struct{}, 1), notifierDone: make(chan struct{})}
-	if err := pool.QueryRow(ctx, "SELECT value FROM ckpt_meta WHERE key = 'store_id'").Scan(&s.storeID); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("pgstore: reading the store's identity: %w", classify(err))
-	}
+	s := &Store{pool: pool, storeID: id, kick: make(chan struct{}, 1), closing: make(chan struct{}), notifierDone: make(chan struct{})}
 	go s.notifier()
 	return s, nil
+}
+
+// openQuery reads the schema version and the store's identity in one
+// simple-protocol query (nothing to prepare), migrating first when the
+// schema is missing or older, and returns the identity. Its failure to
+// reach the database is a *connectError, as a ping's would be.
+func openQuery(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config) (string, error) {
+	const q = `SELECT coalesce((SELECT max(version) FROM ckpt_schema), 0), (SELECT value FROM ckpt_meta WHERE key = 'store_id')`
+	var (
+		version int
+		id      *string
+	)
+	err := pool.QueryRow(ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&version, &id)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "42P01": // undefined_table: no schema yet
+	case err != nil:
+		var ce *pgconn.ConnectError
+		if errors.As(err, &ce) || errors.Is(classify(err), ckpt.ErrUnavailable) {
+			return "", &connectError{cfg: &cfg.ConnConfig.Config, err: classify(err)}
+		}
+		return "", fmt.Errorf("pgstore: reading the schema version: %w", classify(err))
+	case version == SchemaVersion() && id != nil:
+		return *id, nil
+	}
+	if _, err := migrate(ctx, pool); err != nil {
+		return "", err
+	}
+	var sid string
+	if err := pool.QueryRow(ctx, "SELECT value FROM ckpt_meta WHERE key = 'store_id'", pgx.QueryExecModeSimpleProtocol).Scan(&sid); err != nil {
+		return "", fmt.Errorf("pgstore: reading the store's identity: %w", classify(err))
+	}
+	return sid, nil
 }
 
 // Migrate brings the schema of the database dsn names up to date and says
@@ -109,19 +146,28 @@ func Migrate(ctx context.Context, dsn string) (MigrateResult, error) {
 }
 
 func connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	pool, cfg, err := newPool(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: PostgreSQL connection string: %v (give a URL like postgres://user@host/db)", ckpt.ErrInvalid, err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", classify(err))
+		return nil, err
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, &connectError{cfg: &cfg.ConnConfig.Config, err: classify(err)}
 	}
 	return pool, nil
+}
+
+// newPool makes the pool dsn describes; it connects on first use.
+func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, *pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: PostgreSQL connection string: %v (give a URL like postgres://user@host/db)", ckpt.ErrInvalid, err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: %w", classify(err))
+	}
+	return pool, cfg, nil
 }
 
 // connectError is a database that could not be reached, said once in a
@@ -197,6 +243,7 @@ func (s *Store) clock(db time.Time) time.Time {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		close(s.closing)
 		close(s.kick)
 		<-s.notifierDone
 		s.pool.Close()

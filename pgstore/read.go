@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 func notFound(id string) error {
@@ -19,7 +19,12 @@ func notFound(id string) error {
 }
 
 // Get implements ckpt.Store. The latest state is one row; an older
-// revision is folded from the history.
+// revision is folded from the history. The latest state read is also
+// remembered for the fast path (fastpath.go), unless this Store remembers
+// as new a state already: ckpt.Update's append after its Get (every
+// `ckpt update`, a process with a fresh Store) is then one statement
+// instead of the locking path's two round trips. The remembered state was
+// committed before Get's snapshot, as the fast path requires.
 func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint, error) {
 	if err := begin(ctx, id); err != nil {
 		return nil, err
@@ -29,11 +34,14 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 	}
 	var (
 		have     int64
+		lastSum  string
 		state    []byte
 		beat     *time.Time
 		presence []byte
+		dbNow    time.Time
 	)
-	err := s.pool.QueryRow(ctx, "SELECT rev, state, beat, presence FROM ckpt_checkpoints WHERE id = $1", id).Scan(&have, &state, &beat, &presence)
+	err := s.pool.QueryRow(ctx, "SELECT rev, last_sum, state, beat, presence, clock_timestamp() FROM ckpt_checkpoints WHERE id = $1", id).
+		Scan(&have, &lastSum, &state, &beat, &presence, &dbNow)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -46,6 +54,8 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 		if c, err = decodeState(id, state); err != nil {
 			return nil, err
 		}
+		s.dbNow.set(dbNow)
+		s.cache.offer(id, known{rev: have, lastSum: lastSum, state: c}, c.Clone)
 	case rev > have:
 		return nil, fmt.Errorf("%w: %s has %d revisions, not %d", ckpt.ErrNotFound, id, have, rev)
 	default:
@@ -158,7 +168,7 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	var damaged *ckpt.DamagedError
 	for _, l := range all {
 		var sum ckpt.Summary
-		err := json.Unmarshal(l.summary, &sum)
+		err := wire.Unmarshal(l.summary, &sum)
 		if err == nil {
 			sum.Heartbeat.LastBeat = time.Time{}
 			if l.beat != nil {
