@@ -312,6 +312,8 @@ type checkpointOut struct {
 	CanAct bool             `json:"can_act"`
 	// Why explains the presence as `ckpt why` does (render.NewWhy).
 	Why render.Why `json:"why"`
+	// Family links the parent and the children (family.go).
+	Family family `json:"family"`
 }
 
 // checkpoint returns everything the checkpoint page shows but the timeline.
@@ -323,7 +325,11 @@ func (h *Handler) checkpoint(r *http.Request, p Principal) (any, error) {
 	}
 	s := c.Summary()
 	now := h.opts.Now()
-	return checkpointOut{Me: h.me(p), Now: now, Cursor: cursor, Row: h.rowOf(&s, now), State: c,
+	fam, err := h.familyOf(r.Context(), p, c)
+	if err != nil {
+		return nil, err
+	}
+	return checkpointOut{Me: h.me(p), Now: now, Cursor: cursor, Row: h.rowOf(&s, now), State: c, Family: fam,
 		Prompt: render.NewPrompt(c).Markdown(), CanAct: p.may(c.ID), Why: render.NewWhy(&s, now, h.opts.Thresholds, h.opts.Alive)}, nil
 }
 

@@ -153,7 +153,7 @@ func TestInboxInChromium(t *testing.T) {
 	browsertest.Run(t, ctx, "a laptop screen", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/c/kai-7/api"))
 	// One sentence per event, as ckpt log says it, the raw JSON behind a
 	// toggle. (The page redraws on every change: poll for the text.)
-	browsertest.WaitFor(t, ctx, "the timeline as sentences", `(document.getElementById("timeline")?.textContent || "").includes("#2 blocker b1: Waiting for DISCOVERY.md by seed raw") &&
+	browsertest.WaitFor(t, ctx, "the timeline as sentences", `(document.getElementById("timeline")?.textContent || "").includes("#2 blocker b1: Waiting for DISCOVERY.md by seed preview raw") &&
 	  document.getElementById("timeline").textContent.includes("#1 started by seed")`)
 	// A message typed on the checkpoint page survives an update of it.
 	browsertest.Run(t, ctx, "typing a message", chromedp.SendKeys(`//label[contains(., "Message")]/input`, "use the staging key"))

@@ -2,28 +2,15 @@
 // goes into the page through textContent or attributes, never as HTML.
 
 import { initInbox, inboxSection, refreshInbox, refreshInboxSoon } from "./inbox.js";
+import { h, clock, now, ago, badge, progress, agentName, presenceClass, rank, PRESENCE_ORDER } from "./dom.js";
+import { initRows, resetRows, drawSoon, drawNow } from "./rows.js";
+import { initRevision, previewSlot, showPreview, reopenPreview } from "./revision.js";
+import { entered } from "./announce.js";
 
-const PRESENCE_ORDER = ["waiting", "blocked", "dead", "stale", "failed", "warn", "busy", "working", "ended"];
 const FILTERS = ["status", "presence", "agent", "parent", "label", "prefix", "q"];
 
-const state = { me: null, rows: new Map(), next: "", filters: {}, view: null, skew: 0 };
-
-// h builds an element: h("a", {href: "/"}, "text", child…).
-function h(tag, attrs, ...kids) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (k === "class") el.className = v;
-    else if (k === "style") el.style.cssText = v; // CSSOM: allowed by the page's CSP
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const kid of kids.flat(Infinity)) {
-    if (kid === undefined || kid === null || kid === false) continue;
-    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
-  }
-  return el;
-}
+const state = { me: null, rows: new Map(), next: "", filters: {}, view: null };
+initRows(state.rows);
 
 function csrf() {
   const m = document.cookie.match(/(?:^|;\s*)ckpt_csrf=([^;]+)/);
@@ -45,38 +32,6 @@ async function api(path, body) {
   if (!res.ok) throw new Error(out.message || res.statusText);
   return out;
 }
-
-// now is the server's clock, so "last seen" does not depend on this machine's.
-function now() { return Date.now() + state.skew; }
-
-function ago(iso) {
-  if (!iso) return "never";
-  const s = Math.max(0, Math.round((now() - Date.parse(iso)) / 1000));
-  if (s < 60) return s + " s ago";
-  if (s < 3600) return Math.floor(s / 60) + " min ago";
-  if (s < 86400) return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min ago";
-  return Math.floor(s / 86400) + " d ago";
-}
-
-function presenceClass(p) {
-  return ["working", "busy", "waiting", "blocked", "ended", "dead", "warn", "stale", "failed", "done"].includes(p) ? "p-" + p : "p-other";
-}
-
-function badge(row) {
-  const title = row.presence_why ? row.presence + ": " + row.presence_why : row.presence;
-  return h("span", { class: "badge " + presenceClass(row.presence), title }, row.presence);
-}
-
-function progress(p) {
-  const pct = Math.round(p.percent || 0);
-  return h("div", { class: "progress" },
-    h("div", { class: "track", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct,
-      "aria-label": `${p.done} of ${p.total} done` },
-      h("div", { class: "fill", style: `width:${pct}%` })),
-    h("span", { class: "num" }, `${p.done}/${p.total} ${pct}%`));
-}
-
-function agentName(a) { return (a && (a.name || a.id)) || "-"; }
 
 function setLive(on, text) {
   const el = document.getElementById("live");
@@ -125,10 +80,12 @@ function matches(row, f) {
 
 async function overview() {
   state.view = "overview";
+  state.detail = null;
   state.filters = readFilters();
   state.rows.clear();
+  resetRows();
   const out = await api("/ui/api/overview?" + filterQuery(state.filters));
-  state.skew = Date.parse(out.now) - Date.now();
+  clock.skew = Date.parse(out.now) - Date.now();
   connect(out.cursor);
   showMe(out.me);
   const main = document.getElementById("main");
@@ -139,10 +96,10 @@ async function overview() {
     h("ul", { class: "counts", id: "counts", "aria-label": "Checkpoints by presence" }),
     filtersForm(),
     h("p", { id: "damaged", class: "error", role: "alert", hidden: true }),
-    h("table", { class: "rows", id: "rows" },
-      h("caption", { class: "sr-only" }, "Checkpoints, grouped by parent"),
-      h("thead", {}, h("tr", {}, ["Presence", "Checkpoint", "Agent", "Progress", "Current step", "Last seen"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {})),
+    // The roles are the table's own: its CSS lays it out as a grid.
+    h("table", { class: "rows", id: "rows", role: "table", "aria-label": "Checkpoints, grouped by parent" },
+      h("thead", { role: "rowgroup" }, h("tr", { role: "row" }, ["Presence", "Checkpoint", "Agent", "Progress", "Current step", "Last seen"].map((t) => h("th", { scope: "col", role: "columnheader" }, t)))),
+      h("tbody", { role: "rowgroup" })),
     h("div", { class: "more" }, h("button", { id: "more", type: "button", hidden: true, onclick: loadMore }, "Load more")));
   showCounts(out.counts || {});
   addRows(out);
@@ -183,8 +140,6 @@ function showCounts(counts) {
   if (words.length === 0) ul.replaceChildren(h("li", { class: "muted" }, "No checkpoints match."));
 }
 
-function rank(w) { const i = PRESENCE_ORDER.indexOf(w); return i < 0 ? 100 : i; }
-
 function addRows(out) {
   for (const row of out.rows) state.rows.set(row.id, row);
   if (!performance.getEntriesByName("ckpt-first-rows").length) performance.mark("ckpt-first-rows");
@@ -195,47 +150,19 @@ function addRows(out) {
     d.hidden = false;
     d.textContent = `Could not read ${out.damaged.join(", ")}: run ckpt check, then ckpt repair.`;
   }
-  drawRows();
+  drawNow();
 }
 
+let loading = false;
 async function loadMore() {
-  const out = await api("/ui/api/overview?" + filterQuery(state.filters, { after: state.next }));
-  addRows(out);
-}
-
-function drawRows(flashID) {
-  const tbody = document.querySelector("#rows tbody");
-  if (!tbody) return;
-  // Attention first: what needs a person leads each group, then by ID.
-  const rows = [...state.rows.values()].sort((a, b) => rank(a.presence) - rank(b.presence) || (a.id < b.id ? -1 : 1));
-  const groups = new Map();
-  for (const r of rows) {
-    const g = r.parent || "";
-    if (!groups.has(g)) groups.set(g, []);
-    groups.get(g).push(r);
+  if (loading) return; // a second press while the first loads
+  loading = true;
+  try {
+    const out = await api("/ui/api/overview?" + filterQuery(state.filters, { after: state.next }));
+    addRows(out);
+  } finally {
+    loading = false;
   }
-  const trs = [];
-  for (const [parent, rs] of groups) {
-    if (groups.size > 1 || parent) {
-      trs.push(h("tr", { class: "group" }, h("th", { colspan: 6, scope: "colgroup" }, parent ? `Parent: ${parent}` : "No parent")));
-    }
-    for (const r of rs) trs.push(rowElement(r, r.id === flashID));
-  }
-  if (trs.length === 0) trs.push(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No checkpoints match these filters.")));
-  tbody.replaceChildren(...trs);
-}
-
-function rowElement(r, flash) {
-  const callouts = [];
-  if (r.active_blockers) callouts.push(h("span", { class: "callout" }, `⚠ ${r.active_blockers} blocker${r.active_blockers > 1 ? "s" : ""}`));
-  if (r.blocking_errors) callouts.push(h("span", { class: "callout" }, `⚠ ${r.blocking_errors} blocking error${r.blocking_errors > 1 ? "s" : ""}`));
-  return h("tr", { "data-id": r.id, class: flash ? "flash" : "" },
-    h("td", { "data-label": "Presence" }, badge(r), r.presence_why ? h("div", { class: "muted why" }, r.presence_why) : null),
-    h("td", { "data-label": "Checkpoint" }, h("a", { href: "/c/" + r.id }, r.id), r.title ? h("div", { class: "muted" }, r.title) : null, callouts),
-    h("td", { "data-label": "Agent" }, agentName(r.agent)),
-    h("td", { "data-label": "Progress" }, progress(r.progress)),
-    h("td", { "data-label": "Current step" }, r.current_step || "-"),
-    h("td", { "data-label": "Last seen" }, h("time", { datetime: r.last_seen, "data-ago": r.last_seen }, ago(r.last_seen))));
 }
 
 let countsTimer = null;
@@ -252,7 +179,7 @@ function refreshCountsSoon() {
 async function onChangeOverview(c) {
   refreshCountsSoon();
   if (c.kind === "deleted") {
-    if (state.rows.delete(c.id)) drawRows();
+    if (state.rows.delete(c.id)) drawSoon();
     return;
   }
   const known = state.rows.has(c.id);
@@ -266,7 +193,7 @@ async function onChangeOverview(c) {
   }
   if (matches(row, state.filters)) state.rows.set(row.id, row);
   else state.rows.delete(row.id);
-  drawRows(row.id);
+  drawSoon(row.id);
 }
 
 // ---- one checkpoint ----
@@ -274,11 +201,12 @@ async function onChangeOverview(c) {
 async function detail(id) {
   state.view = "detail:" + id;
   const out = await api("/ui/api/checkpoint?id=" + encodeURIComponent(id));
-  state.skew = Date.parse(out.now) - Date.now();
+  clock.skew = Date.parse(out.now) - Date.now();
   connect(out.cursor);
   showMe(out.me);
   const c = out.state;
   document.title = `${c.id} · ckpt`;
+  if (state.detail && state.detail.id === id && state.detail.presence !== out.row.presence) entered(id, out.row.presence, out.row.presence_why);
   const main = document.getElementById("main");
   main.replaceChildren(h("div", { class: "detail" },
     h("p", {}, h("a", { href: "/" }, "← All checkpoints")),
@@ -287,7 +215,9 @@ async function detail(id) {
       h("span", {}, "agent " + agentName(c.agent)), h("span", {}, `revision ${c.rev}`),
       h("span", {}, "last seen ", h("time", { datetime: out.row.last_seen, "data-ago": out.row.last_seen }, ago(out.row.last_seen))),
       progress(c.progress)),
+    familyNav(c, out.family),
     out.can_act ? actions(c) : null,
+    previewSlot(),
     h("div", { class: "grid" },
       card("Why " + out.why.presence.state, why(out.why)),
       card("Steps", stepsChart(c)),
@@ -301,8 +231,24 @@ async function detail(id) {
       card("Continuation prompt", promptBox(out.prompt))),
     card("Timeline", h("ol", { class: "timeline", id: "timeline", "aria-label": "Events, newest first" }),
       h("button", { type: "button", id: "older", hidden: true, onclick: olderEvents }, "Older events"))));
-  state.detail = { id, c, oldest: c.rev + 1, events: [] };
+  state.detail = { id, c, oldest: c.rev + 1, events: [], presence: out.row.presence };
+  reopenPreview(id);
   await olderEvents();
+}
+
+// familyNav links the checkpoint's parent and its children (checkpoints
+// created with --parent ID): a parent that is only a group name links to
+// the overview filtered by it.
+function familyNav(c, fam) {
+  if (!fam || (!fam.parent && !fam.children.length)) return null;
+  const link = (l) => [h("a", { href: "/c/" + l.id }, l.id), " ", l.presence ? badge({ presence: l.presence }) : null, l.title ? h("span", { class: "muted" }, " " + l.title) : null];
+  const parent = fam.parent && (fam.parent.exists ? link(fam.parent)
+    : [h("a", { href: "/?parent=" + encodeURIComponent(fam.parent.id) }, fam.parent.id), h("span", { class: "muted" }, " (a group, not a checkpoint: its checkpoints)")]);
+  return h("nav", { class: "family", id: "family", "aria-label": "Parent and children" },
+    parent ? h("p", { id: "parent-link" }, h("strong", {}, "Parent: "), parent) : null,
+    fam.children.length ? h("div", {}, h("strong", { id: "children-title" }, `Children (${fam.children.length}${fam.more_children ? "+" : ""}):`),
+      h("ul", { id: "children", "aria-labelledby": "children-title" }, fam.children.map((l) => h("li", {}, link(l)))),
+      fam.more_children ? h("a", { href: "/?parent=" + encodeURIComponent(c.id) }, "All children in the overview") : null) : null);
 }
 
 // why explains the checkpoint's presence as `ckpt why` does: the rule and
@@ -439,14 +385,9 @@ async function olderEvents() {
 function eventItem(e) {
   return h("li", {}, h("time", { class: "when", datetime: e.at }, new Date(e.at).toLocaleString()), " ",
     h("strong", {}, `#${e.seq}`), " ", e.sentence || e.type, " ", h("span", { class: "muted" }, "by " + ((e.actor && e.actor.agent) || "?")), " ",
+    h("button", { type: "button", class: "link", "aria-label": `Preview revision ${e.seq}`, onclick: () => showPreview(state.detail.id, e.seq) }, "preview"), " ",
     e.data === undefined || e.data === null ? null :
       h("details", { class: "raw" }, h("summary", {}, "raw"), h("code", {}, JSON.stringify(e.data))));
-}
-
-function summarizeData(d) {
-  if (d === undefined || d === null) return "";
-  const s = JSON.stringify(d);
-  return s.length > 160 ? s.slice(0, 157) + "…" : s;
 }
 
 function actions(c) {
@@ -457,21 +398,24 @@ function actions(c) {
     form("Take over", [input("agent", "New agent", { size: 14 })],
       (f) => act({ action: "takeover", id: c.id, agent: f.get("agent") }, `Hand ${c.id} to ${f.get("agent")}? The current state is archived.`), true),
     form("Mark abandoned", [], () => act({ action: "abandon", id: c.id }, `Mark ${c.id} abandoned?`), true),
-    form("Restore", [input("rev", "Revision", { type: "number", min: 1, max: c.rev, size: 5 })],
-      (f) => act({ action: "restore", id: c.id, rev: Number(f.get("rev")) }, `Bring ${c.id} back to revision ${f.get("rev")}?`)),
+    form("Preview restore", [input("rev", "Revision", { type: "number", min: 1, max: c.rev, size: 5 })],
+      (f) => showPreview(c.id, Number(f.get("rev")))),
     form("Add note", [input("text", "Note", { size: 24 })], (f) => act({ action: "note", id: c.id, text: f.get("text") }, "Add this note?")),
     form("Tell the agent", [input("text", "Message (delivered at its next hook)", { size: 28, maxlength: 4000 })],
       (f) => act({ action: "tell", id: c.id, text: f.get("text") }, `Send this message to the agent working on ${c.id}?`)));
 }
 
+// act confirms, then runs an action; it says whether it was done.
 async function act(body, question) {
-  if (!confirm(question)) return;
+  if (!confirm(question)) return false;
   try {
     const out = await api("/ui/api/action", body);
     setLive(true, out.archived_as ? `done; archived as ${out.archived_as}` : "done");
     if (state.view === "detail:" + body.id) await detail(body.id);
+    return true;
   } catch (err) {
     alert(err.message);
+    return false;
   }
 }
 
@@ -517,16 +461,40 @@ function route() {
 // refresh reads the page's data again without redrawing the filters.
 async function refresh() {
   try {
-    if (state.view === "overview") {
-      const out = await api("/ui/api/overview?" + filterQuery(state.filters, { limit: String(Math.max(state.rows.size, 100)) }));
-      state.rows.clear();
-      showCounts(out.counts || {});
-      addRows(out);
-      await refreshInbox();
-    } else if (state.detail) {
-      await detail(state.detail.id);
-    }
+    if (state.view === "overview") await refreshRows();
+    else if (state.detail) await detail(state.detail.id);
   } catch { /* the next change or open tries again */ }
+}
+
+// refreshRows reads every row the page has loaded again, a page of 500 at a
+// time up to the last one loaded ("Load more" may have loaded thousands),
+// and then swaps them in at once: after a reconnect every row stays and is
+// brought up to date, as are the counts and the inbox.
+async function refreshRows() {
+  const until = state.next; // "": the page had loaded every row
+  const fresh = new Map();
+  let after = "", counts = null, next = "", damaged = [];
+  const limit = String(Math.min(500, Math.max(100, state.rows.size)));
+  for (;;) {
+    const out = await api("/ui/api/overview?" + filterQuery(state.filters, { limit, after }));
+    if (state.view !== "overview") return;
+    if (counts === null) counts = out.counts || {};
+    for (const row of out.rows) fresh.set(row.id, row);
+    damaged = damaged.concat(out.damaged || []);
+    next = out.next || "";
+    if (!next || (until && next >= until)) break;
+    after = next;
+  }
+  if (until && state.next !== until && next) {
+    // "Load more" ran meanwhile: keep what it loaded past what was read.
+    for (const [id, row] of state.rows) if (id > next) fresh.set(id, row);
+    next = state.next;
+  }
+  state.rows.clear();
+  for (const [id, row] of fresh) state.rows.set(id, row);
+  showCounts(counts);
+  addRows({ rows: [], next, damaged });
+  await refreshInbox();
 }
 
 // connect opens the event stream once, from the cursor of the first data
@@ -566,7 +534,11 @@ document.addEventListener("click", (e) => {
 });
 window.addEventListener("popstate", route);
 initInbox({ h, api, ago, filters: () => state.filters });
+initRevision({ api, act });
 setInterval(() => {
-  for (const t of document.querySelectorAll("time[data-ago]")) t.textContent = ago(t.dataset.ago);
+  for (const t of document.querySelectorAll("time[data-ago]")) {
+    const text = ago(t.dataset.ago);
+    if (t.textContent !== text) t.textContent = text; // no layout for a text that stays
+  }
 }, 5000);
 route();

@@ -4,14 +4,19 @@
 // updated in place: items are matched by ID, so a reply being typed, the
 // focus and the scroll survive every update.
 
+import { entered } from "./announce.js";
+
 let deps = null;
 let notified = null; // IDs already seen in the inbox, for notifications
+let states = null;   // id → state at the last draw, for announcements
 
 // initInbox takes the page's helpers: h, api, ago and the current filters.
 export function initInbox(d) { deps = d; }
 
 export function inboxSection() {
   const { h } = deps;
+  states = null; // a new list (filters may differ): announce only what changes after it
+
   const notify = "Notification" in window ? h("button", { type: "button", id: "notify", class: "notify", onclick: askNotify },
     Notification.permission === "granted" && localStorage.getItem("ckpt-notify") === "1" ? "Notifications on" : "Notify me") : null;
   return h("section", { class: "inbox", id: "inbox-section", "aria-labelledby": "inbox-title" },
@@ -67,6 +72,16 @@ function draw(out) {
   document.getElementById("inbox-counts").replaceChildren(...["waiting", "blocked", "dead", "stale", "failed"]
     .filter((s) => counts[s]).map((s) => h("li", {}, h("span", { class: "badge p-" + s }, `${counts[s]} ${s}`))));
   notifyNew(out.items);
+  announceEntered(out.items);
+}
+
+// announceEntered says which checkpoints entered a state that needs a
+// person since the last draw (announce.js coalesces them).
+function announceEntered(items) {
+  const prev = states;
+  states = new Map(items.map((it) => [it.id, it.state]));
+  if (!prev) return;
+  for (const it of items) if (prev.get(it.id) !== it.state) entered(it.id, it.state, it.reason);
 }
 
 function notifyNew(items) {
