@@ -141,8 +141,20 @@ func Screenshot(t testing.TB, ctx context.Context, name string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A page may skip rendering what is off the screen (content-visibility:
+	// auto), which a person scrolling never sees but a capture of the whole
+	// page would, as blank space: everything is rendered for the capture.
+	var ok bool
+	Run(t, ctx, "rendering the whole page", chromedp.Evaluate(`(() => {
+	  const s = document.createElement("style");
+	  s.id = "ckpt-screenshot";
+	  s.textContent = "* { content-visibility: visible !important; }";
+	  document.head.append(s);
+	  return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))));
+	})()`, &ok, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	var buf []byte
 	Run(t, ctx, "screenshot "+name, chromedp.FullScreenshot(&buf, 100))
+	Run(t, ctx, "rendering as before", chromedp.Evaluate(`document.getElementById("ckpt-screenshot")?.remove(); true`, &ok))
 	path := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(path, buf, 0o644); err != nil {
 		t.Fatal(err)
