@@ -63,6 +63,10 @@ type Request struct {
 	// are acted on, and each only if the selection still picks it.
 	IDs    []string `json:"ids,omitempty"`
 	DryRun bool     `json:"dry_run,omitempty"`
+	// From is the actor an HTTP request asks to be recorded as (the
+	// sender of a tell); a token bound to an agent records its agent.
+	// Other callers set Env.Actor.
+	From string `json:"from,omitempty"`
 }
 
 // Outcomes of an item.

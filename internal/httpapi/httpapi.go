@@ -32,6 +32,7 @@ const (
 	PathStale       = "/v1/stale"          // GET: the silent checkpoints
 	PathInbox       = "/v1/inbox"          // GET: what needs a person
 	PathTell        = "/v1/tell/"          // {id}: POST a message for the agent
+	PathBulk        = "/v1/bulk"           // POST: one action on the checkpoints a filter picks
 	PathWhy         = "/v1/why/"           // {id}: GET why it shows its presence
 	PathInfo        = "/v1/info"           // GET: version and capabilities
 	PathOpenAPI     = "/openapi.json"      // GET: this API in OpenAPI 3.1

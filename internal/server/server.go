@@ -218,6 +218,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", httpapi.PathStale, s.stale},
 		{"GET", httpapi.PathInbox, s.inbox},
 		{"POST", httpapi.PathTell + "{id...}", s.tell},
+		{"POST", httpapi.PathBulk, s.bulk},
 		{"GET", httpapi.PathWhy + "{id...}", s.why},
 		{"GET", httpapi.PathInfo, s.info},
 		{"GET", httpapi.PathTokens, s.listTokens},

@@ -160,6 +160,7 @@ func New(opts Options) *Handler {
 	h.mux.HandleFunc("GET /ui/api/history", h.api(h.history))
 	h.mux.HandleFunc("GET /ui/api/revision", h.api(h.revision))
 	h.mux.HandleFunc("POST /ui/api/action", h.api(h.action))
+	h.mux.HandleFunc("POST /ui/api/bulk", h.api(h.bulk))
 	h.mux.HandleFunc("GET /ui/api/inbox", h.api(h.inbox))
 	h.mux.HandleFunc("GET /ui/api/events", h.events)
 	return h

@@ -6,6 +6,7 @@ import { h, clock, now, ago, badge, progress, agentName, presenceClass, rank, PR
 import { initRows, resetRows, drawSoon, drawNow } from "./rows.js";
 import { initRevision, previewSlot, showPreview, reopenPreview } from "./revision.js";
 import { entered } from "./announce.js";
+import { initBulk, bulkSection } from "./bulk.js";
 
 const FILTERS = ["status", "presence", "agent", "parent", "label", "prefix", "q"];
 
@@ -95,6 +96,7 @@ async function overview() {
     h("h2", { class: "fleet-title" }, "All checkpoints"),
     h("ul", { class: "counts", id: "counts", "aria-label": "Checkpoints by presence" }),
     filtersForm(),
+    out.me.write ? bulkSection() : null,
     h("p", { id: "damaged", class: "error", role: "alert", hidden: true }),
     // The roles are the table's own: its CSS lays it out as a grid.
     h("table", { class: "rows", id: "rows", role: "table", "aria-label": "Checkpoints, grouped by parent" },
@@ -535,6 +537,7 @@ document.addEventListener("click", (e) => {
 window.addEventListener("popstate", route);
 initInbox({ h, api, ago, filters: () => state.filters });
 initRevision({ api, act });
+initBulk({ api, filters: () => state.filters, refresh: () => refresh() });
 setInterval(() => {
   for (const t of document.querySelectorAll("time[data-ago]")) {
     const text = ago(t.dataset.ago);
