@@ -52,6 +52,7 @@ func Verbs() []Verb {
 		{"migrate", "store", serverVerb("migrate")}, {"serve", "store", serverVerb("serve")}, {"token", "store", serverVerb("token")},
 		{"resume", "lifecycle", newResumeCmd}, {"takeover", "lifecycle", newTakeoverCmd}, {"restart", "lifecycle", newRestartCmd},
 		{"archive", "lifecycle", newArchiveCmd}, {"restore", "lifecycle", newRestoreCmd}, {"prune", "lifecycle", newPruneCmd},
+		{"bulk", "lifecycle", newBulkCmd},
 		{"inbox", "watch", newInboxCmd}, {"status", "watch", newStatusViewCmd}, {"progress", "watch", newProgressCmd}, {"stale", "watch", newStaleCmd},
 		{"monitor", "watch", newMonitorCmd},
 		{"import", "protocols", newImportCmd}, {"export", "protocols", newExportCmd}, {"mirror", "protocols", newMirrorCmd},
