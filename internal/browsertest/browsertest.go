@@ -134,13 +134,7 @@ func SignIn(t testing.TB, ctx context.Context, base, token string) {
 // directory under the system's temporary one) for a reviewer to look at.
 func Screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
-	dir := os.Getenv("CKPT_SCREENSHOTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "ckpt-dashboard-screenshots")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := screenshotDir(t)
 	// A page may skip rendering what is off the screen (content-visibility:
 	// auto), which a person scrolling never sees but a capture of the whole
 	// page would, as blank space: everything is rendered for the capture.
@@ -155,8 +149,35 @@ func Screenshot(t testing.TB, ctx context.Context, name string) {
 	var buf []byte
 	Run(t, ctx, "screenshot "+name, chromedp.FullScreenshot(&buf, 100))
 	Run(t, ctx, "rendering as before", chromedp.Evaluate(`document.getElementById("ckpt-screenshot")?.remove(); true`, &ok))
+	save(t, dir, name, buf)
+}
+
+// ScreenshotViewport saves what is on the screen now, as the page renders
+// it, as name.png beside Screenshot's.
+func ScreenshotViewport(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	dir := screenshotDir(t)
+	var buf []byte
+	Run(t, ctx, "screenshot "+name, chromedp.CaptureScreenshot(&buf))
+	save(t, dir, name, buf)
+}
+
+func screenshotDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("CKPT_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "ckpt-dashboard-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func save(t testing.TB, dir, name string, png []byte) {
+	t.Helper()
 	path := filepath.Join(dir, name+".png")
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
+	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)

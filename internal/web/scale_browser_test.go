@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,14 @@ func TestBurstAtThousandsOfRows(t *testing.T) {
 	if !order {
 		t.Error("after the bursts the rows are not the 3,100 in ID order")
 	}
+	// Scrolled to the middle, the rows on the screen are drawn (the rows
+	// off it are skipped by the browser, content-visibility: auto).
+	browsertest.Await[bool](t, ctx, `(() => { document.querySelector('tr[data-id="fleet/01550"]').scrollIntoView({ block: "center" });
+	  return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true)))); })()`)
+	if hit := browsertest.Eval[string](t, ctx, `document.elementFromPoint(300, innerHeight / 2)?.closest("tr")?.dataset.id || ""`); !strings.HasPrefix(hit, "fleet/015") {
+		t.Errorf("in the middle of the screen, scrolled to fleet/01550, is %q", hit)
+	}
+	browsertest.ScreenshotViewport(t, ctx, "overview-3100-scrolled")
 }
 
 // burst writes 20 updates, to every step-th of the first rows loaded, and
