@@ -22,7 +22,15 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a duration string or a number of seconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
+	// The common form, as MarshalJSON writes it, has no escapes to undo:
+	// no decoder then (a listing reads one per checkpoint).
+	isString := plainJSONString(b)
+	if isString {
+		s = string(b[1 : len(b)-1])
+	} else {
+		isString = json.Unmarshal(b, &s) == nil
+	}
+	if isString {
 		v, err := time.ParseDuration(s)
 		if err != nil {
 			return fmt.Errorf("%w: duration %q: use a form such as 90s, 15m or 1h30m", ErrInvalid, s)
@@ -36,4 +44,18 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(secs * float64(time.Second))
 	return nil
+}
+
+// plainJSONString reports whether b is a JSON string of printable ASCII
+// without escapes: its value is the bytes between the quotes.
+func plainJSONString(b []byte) bool {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

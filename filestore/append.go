@@ -133,6 +133,14 @@ func (s *Store) sealAndApply(f files, cur current, e ckpt.Event) ([]byte, ckpt.E
 // error means the update was not acknowledged; the markers stay for whoever
 // resolves them.
 func (s *Store) writeEvent(f files, cur current, line []byte, stored ckpt.Event, next *ckpt.Checkpoint, warnings []string) (int64, []string, error) {
+	if cur.end == 0 {
+		// A new checkpoint has no beat, whatever the liveness log holds
+		// of an earlier one of its ID; its first beat comes after its
+		// history, so after this line.
+		if err := s.logLive(f.id, nil); err != nil {
+			return 0, warnings, fmt.Errorf("filestore: %s: journal/live: %w (nothing was written)", f.id, err)
+		}
+	}
 	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeEvent, ID: f.id, Rev: stored.Seq, Sum: stored.Sum})
 	if err != nil {
 		return 0, warnings, err
@@ -338,15 +346,13 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := s.writeBeat(f, at, next); err != nil {
 		return err
 	}
-	if err := setTimes(f.beat(), at); err != nil {
-		return err
-	}
-	s.hintBeat(id, at)
-	return nil
+	return setTimes(f.beat(), at)
 }
 
-// writeBeat rewrites the beat file's record in place (no fsync: liveness,
-// not history), for a checkpoint that exists.
+// writeBeat logs the beat's record in the liveness log and then rewrites
+// the beat file's record in place (no fsync: liveness, not history), for
+// a checkpoint that exists. The log comes first, so that it is never
+// behind the beat file (see livelog.go).
 func (s *Store) writeBeat(f files, at time.Time, p ckpt.Presence) error {
 	if size, err := fileSize(f.history()); err != nil || size == 0 {
 		return notFound(f.id)
@@ -357,6 +363,9 @@ func (s *Store) writeBeat(f files, at time.Time, p ckpt.Presence) error {
 		if b, err = json.Marshal(beatRecord{Seen: at, Presence: p}); err != nil {
 			return fmt.Errorf("filestore: %s: presence: %w", f.id, err)
 		}
+	}
+	if err := s.logLive(f.id, b); err != nil {
+		return fmt.Errorf("filestore: %s: logging the beat in journal/live (nothing was written): %w", f.id, err)
 	}
 	if err := overwrite(f.beat(), b); err != nil {
 		return fmt.Errorf("filestore: %s: writing the beat file: %w", f.id, err)
@@ -430,6 +439,10 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		os.Remove(trash)
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}
+	// Its beats leave the liveness log's next fold (best effort: a record
+	// of a checkpoint the journal does not hold is never read, and a
+	// create logs a tombstone again).
+	s.logLive(id, nil)
 	if err := atomicfile.SyncDir(filepath.Dir(f.dir)); err != nil {
 		return fmt.Errorf("filestore: deleting %s: %w", id, err)
 	}

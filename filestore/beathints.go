@@ -4,49 +4,22 @@ import (
 	"bytes"
 	"os"
 	"strconv"
-	"syscall"
-	"time"
 )
 
-// Beat hints: every Beat, after setting the beat file, appends
-// "\n<id> <Unix ns>\n" to journal/beats (O_APPEND, one write, no lock, no
-// fsync). A listing that filters on last seen (a stale report) reads the
-// hints and skips the beat file of every checkpoint whose hint already
-// shows it seen since; the others it stats as before. The beat file is
-// written first and only moves forward, so a hint never claims a later
-// beat than the file holds (but for a crash losing the file's update and
-// keeping the line, which liveness, a hint, tolerates). The leading
-// newline keeps a torn line from joining the next one. Past beatsMax the
-// file is renamed to beats.old (the previous one goes): hints older than
-// two generations are lost, which only costs their checkpoints a stat.
+// Beat hints: a ckpt before the liveness log (livelog.go) appended
+// "\n<id> <Unix ns>\n" to journal/beats at every Beat, after setting the
+// beat file, renaming it to beats.old past 4 MiB. This ckpt writes none,
+// but reads them: a checkpoint such a ckpt beat later than the liveness
+// log shows is read from its beat file (liveView.lookup), and a short
+// listing filtering on last seen skips the checkpoints they show seen
+// since. A hint never claims a later beat than the file holds.
 const (
 	beatsName    = "beats"
 	beatsOldName = "beats.old"
 )
 
-var beatsMax int64 = 4 << 20
-
 func (j journal) beats() string    { return j.dir + sep + beatsName }
 func (j journal) beatsOld() string { return j.dir + sep + beatsOldName }
-
-// hintBeat appends the hint of a beat of id at at. Failures are ignored:
-// a missing hint costs a stat, nothing else.
-func (s *Store) hintBeat(id string, at time.Time) {
-	j := s.journal()
-	fd, err := openFile(j.beats(), syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT)
-	if err != nil {
-		return
-	}
-	line := make([]byte, 0, len(id)+24)
-	line = append(append(append(line, '\n'), id...), ' ')
-	line = append(strconv.AppendInt(line, at.UnixNano(), 10), '\n')
-	syscall.Write(fd, line)
-	var st syscall.Stat_t
-	if syscall.Fstat(fd, &st) == nil && st.Size > beatsMax {
-		os.Rename(j.beats(), j.beatsOld())
-	}
-	syscall.Close(fd)
-}
 
 // beatHints returns the latest hinted beat of each checkpoint, Unix ns.
 func (j journal) beatHints() map[string]int64 {

@@ -79,13 +79,14 @@ type Store struct {
 	dir string
 	cfg config
 
-	mu      sync.Mutex
-	written map[string]*written // this Store's last write per checkpoint
-	wake    chan struct{}       // closed at this Store's next journal write
-	markers *procMarkers        // this Store's pending-marker file, once it wrote
-	listed  *view               // the last List's view, which the next continues (loadViewAfter)
-	jmu     sync.Mutex          // guards jf
-	jf      jfast               // cached journal files of Append's hot path
+	mu       sync.Mutex
+	written  map[string]*written // this Store's last write per checkpoint
+	wake     chan struct{}       // closed at this Store's next journal write
+	markers  *procMarkers        // this Store's pending-marker file, once it wrote
+	listed   *view               // the last List's view, which the next continues (loadViewAfter)
+	liveBase *liveBase           // the last bulk listing's liveness, which the next continues (loadLive)
+	jmu      sync.Mutex          // guards jf
+	jf       jfast               // cached journal files of Append's hot path
 
 	now func() time.Time // the store's clock; see SetClock
 

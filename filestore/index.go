@@ -57,6 +57,10 @@ type ientry struct {
 	// unknown marks a journal line that did not decode after all: the
 	// checkpoint is read from its files (no size matches -1).
 	unknown bool
+	// bulk says beat holds the checkpoint's liveness record from the
+	// liveness log (nil: never beat), so its beat file is not read.
+	bulk bool
+	beat []byte
 }
 
 // lazyEntry returns the view entry of a journal line (an event's) with

@@ -214,10 +214,10 @@ func TestJournalCompactsAndPrunes(t *testing.T) {
 	storetest.Verify(t, s)
 }
 
-// TestStaleListingWithAndWithoutBeatHints lists the checkpoints not seen
-// for a minute: the beat hints skip those that beat, and with the hints
-// gone the beat files give the same answer.
-func TestStaleListingWithAndWithoutBeatHints(t *testing.T) {
+// TestStaleListingWithAndWithoutTheLivenessIndex lists the checkpoints
+// not seen for a minute: the liveness log skips those that beat, and with
+// its index gone (rebuilt from the beat files) the answer is the same.
+func TestStaleListingWithAndWithoutTheLivenessIndex(t *testing.T) {
 	s := newStore(t, Options{})
 	ctx := context.Background()
 	old := time.Now().Add(-2 * time.Hour)
@@ -241,11 +241,11 @@ func TestStaleListingWithAndWithoutBeatHints(t *testing.T) {
 		return ids
 	}
 	if got := stale(); len(got) != 1 || got[0] != "s/silent" {
-		t.Errorf("stale with hints: %v, want s/silent", got)
+		t.Errorf("stale with the liveness log: %v, want s/silent", got)
 	}
-	os.Remove(s.journal().beats())
+	os.Remove(s.journal().liveIndex())
 	if got := stale(); len(got) != 1 || got[0] != "s/silent" {
-		t.Errorf("stale without hints: %v, want s/silent", got)
+		t.Errorf("stale with the liveness index rebuilt: %v, want s/silent", got)
 	}
 	if err := s.Beat(ctx, "s/silent", ckpt.Signal{State: ckpt.PresenceWaiting}); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,9 @@ func (s *Store) examineJournal(repair bool) []ckpt.Problem {
 			err = s.repairJournal()
 			jl.unlock()
 		}
+		if err == nil {
+			err = s.rebuildLive()
+		}
 	}
 	for i := range found {
 		found[i].Fixed = err == nil
@@ -103,6 +106,7 @@ func (s *Store) journalProblems() []ckpt.Problem {
 			out = append(out, p)
 		}
 	}
+	out = append(out, s.liveProblems(ids)...)
 	return append(out, s.unjournaledDeletes(v, onDisk)...)
 }
 

@@ -47,15 +47,27 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	s.mu.Lock()
 	s.listed = v
 	s.mu.Unlock()
-	page, err = s.listView(ctx, v, opts, settled)
+	// A listing of many reads every checkpoint's liveness from the
+	// liveness log at once; a short page reads its few beat files.
+	var live *liveView
+	if settled && (opts.Limit <= 0 || opts.Limit >= bulkLiveness) {
+		live = s.loadLive(v)
+	}
+	page, err = s.listView(ctx, v, opts, settled, live)
 	if v.tailN > compactLines && err == nil {
 		s.compact(v) // best effort: a failure leaves a longer tail
 	}
 	return page, err
 }
 
-// listView is List over v.
-func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, settled bool) (ckpt.Page, error) {
+// bulkLiveness is the page size from which a listing reads liveness from
+// the liveness log instead of the beat files (ckpt.EachPage and ListAll
+// list ckpt.MaxPageSize at a time; `ckpt ls` shows 50).
+const bulkLiveness = 200
+
+// listView is List over v; live, when not nil, is every checkpoint's
+// liveness (else each beat file is read).
+func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, settled bool, live *liveView) (ckpt.Page, error) {
 	batch := max(opts.Limit+1, 256)
 	// A full page's room at once: growing it by appends moved every
 	// summary of a 1,000-row page several times.
@@ -68,8 +80,12 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 	// A checkpoint whose beat hint shows it seen since SeenBefore cannot
 	// match: its index line is not even parsed.
 	var seen func(id string) bool
-	if !flt.SeenBefore.IsZero() {
-		hints, before := s.journal().beatHints(), flt.SeenBefore.UnixNano()
+	switch before := flt.SeenBefore.UnixNano(); {
+	case flt.SeenBefore.IsZero():
+	case live != nil:
+		seen = func(id string) bool { return live.seenSince(id, before) && strings.HasPrefix(id, flt.Prefix) }
+	default:
+		hints := s.journal().beatHints()
 		seen = func(id string) bool { return hints[id] >= before && strings.HasPrefix(id, flt.Prefix) }
 	}
 	var damaged *ckpt.DamagedError
@@ -89,6 +105,10 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 				return false
 			}
 			if prefilter(&flt, &e) && (seen == nil || !seen(e.id)) {
+				if live != nil {
+					rec, readFile := live.lookup(e.id)
+					e.bulk, e.beat = !readFile, rec
+				}
 				res.add(e)
 				added++
 			}
@@ -104,6 +124,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 		})
 		cands, sums, found, errs := res.wait()
 		if err := ctx.Err(); err != nil {
+			res.release()
 			return ckpt.Page{Items: []ckpt.Summary{}}, err
 		}
 		for i := range cands {
@@ -121,6 +142,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 			}
 			page.Items = append(page.Items, sums[i])
 		}
+		res.release()
 		done = done || end
 	}
 	if damaged != nil {
@@ -155,8 +177,19 @@ func prefilter(f *ckpt.Filter, e *ientry) bool {
 
 // summaryFor sets *sum to e's summary with liveness and reports whether
 // f matches it. settled says the listing's settle succeeded (see
-// trustView).
+// trustView). When e carries its liveness from the liveness log (bulk), a
+// settled listing reads nothing for it (see "Liveness in bulk").
 func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool, sum *ckpt.Summary) (bool, error) {
+	if e.bulk {
+		var at time.Time
+		var p ckpt.Presence
+		if e.beat != nil {
+			at, p = parseBeat(e.beat)
+		}
+		// A record stands for the beat file trustView asks for: the
+		// checkpoint beat, so its view is trusted once settled.
+		return s.summaryWith(dir, e, flt, settled && e.beat != nil, at, p, sum)
+	}
 	at, size := dir.beat(e.id)
 	var p ckpt.Presence
 	if size > 0 {
@@ -169,10 +202,16 @@ func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool
 			}
 		}
 	}
+	return s.summaryWith(dir, e, flt, settled && !at.IsZero(), at, p, sum)
+}
+
+// summaryWith is summaryFor once e's liveness is known (at, p); trusted
+// says the view's summary may be used without a stat (see trustView).
+func (s *Store) summaryWith(dir listDir, e ientry, flt *ckpt.Filter, trusted bool, at time.Time, p ckpt.Presence, sum *ckpt.Summary) (bool, error) {
 	if !flt.SeenBefore.IsZero() && !at.Before(flt.SeenBefore) {
 		return false, nil // seen since: no need to read more
 	}
-	if !trustView(e, settled && !at.IsZero(), sum) {
+	if !trustView(e, trusted, sum) {
 		cur, err := s.currentSummary(dir, e)
 		if err != nil || cur == nil {
 			return false, err

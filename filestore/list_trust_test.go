@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -113,18 +115,47 @@ func TestListAfterMachineCrash(t *testing.T) {
 	}
 }
 
-// TestListLeavesOutCheckpointRemovedByHand: removing a checkpoint's
-// directory by hand (not ckpt prune) leaves its line in the view; its beat
-// file is gone with it, so the listing looks and leaves it out.
-func TestListLeavesOutCheckpointRemovedByHand(t *testing.T) {
+// TestCheckpointRemovedByHand: removing a checkpoint's directory by hand
+// (not ckpt prune) leaves its line in the view and its beats in the
+// liveness log. A short page looks at its beat file and leaves it out; a
+// full listing reads no file of a checkpoint that beat (see "Liveness in
+// bulk") and lists it until ckpt check reports it and ckpt repair
+// journals its deletion.
+func TestCheckpointRemovedByHand(t *testing.T) {
 	s := newStore(t, Options{})
+	ctx := context.Background()
 	beatingCheckpoint(t, s, "trust/a")
 	beatingCheckpoint(t, s, "trust/b")
 	if err := os.RemoveAll(s.files("trust/a").dir); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.List(context.Background(), ckpt.ListOptions{Filter: ckpt.Filter{Prefix: "trust/"}})
-	if err != nil || len(p.Items) != 1 || p.Items[0].ID != "trust/b" {
-		t.Errorf("listing after trust/a was removed by hand: %+v, %v; want trust/b alone", p.Items, err)
+	ids := func(opts ckpt.ListOptions) []string {
+		t.Helper()
+		opts.Filter.Prefix = "trust/"
+		p, err := s.List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range p.Items {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	if got := ids(ckpt.ListOptions{Limit: ckpt.DefaultPageSize}); !slices.Equal(got, []string{"trust/b"}) {
+		t.Errorf("first page after trust/a was removed by hand: %v, want trust/b alone", got)
+	}
+	if got := ids(ckpt.ListOptions{}); !slices.Equal(got, []string{"trust/a", "trust/b"}) {
+		t.Errorf("full listing after trust/a was removed by hand: %v, want both until a repair", got)
+	}
+	ps := checkProblems(t, s)
+	if len(ps) != 1 || ps[0].ID != "trust/a" || !strings.Contains(ps[0].What, "gone") {
+		t.Fatalf("check after trust/a was removed by hand: %+v, want trust/a reported gone", ps)
+	}
+	if _, err := s.Repair(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(ckpt.ListOptions{}); !slices.Equal(got, []string{"trust/b"}) {
+		t.Errorf("full listing after repair: %v, want trust/b alone", got)
 	}
 }

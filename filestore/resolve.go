@@ -24,26 +24,43 @@ type resolver struct {
 	flt     *ckpt.Filter
 	settled bool
 
-	cands []ientry // fixed length: workers index it while add fills it
-	n     int      // candidates added
-	sent  int      // candidates handed to the workers
-	work  chan [2]int
-	wg    sync.WaitGroup
+	slots
+	n    int // candidates added
+	sent int // candidates handed to the workers
+	work chan [2]int
+	wg   sync.WaitGroup
+}
 
+// slots are a resolver's fixed-length arrays: workers index them while
+// add fills cands.
+type slots struct {
+	cands []ientry
 	sums  []ckpt.Summary
 	found []bool
 	errs  []error
 }
 
+var resolverSlots sync.Pool
+
+// release hands the slots back for the next batch; the results wait
+// returned must no longer be used.
+func (r *resolver) release() {
+	clear(r.cands[:r.n]) // drop the references to index bytes
+	resolverSlots.Put(&r.slots)
+}
+
 // newResolver starts a resolver for up to capacity candidates.
 func (s *Store) newResolver(ctx context.Context, dir listDir, flt *ckpt.Filter, settled bool, capacity int) *resolver {
-	r := &resolver{
-		ctx: ctx, s: s, dir: dir, flt: flt, settled: settled,
-		cands: make([]ientry, capacity),
-		work:  make(chan [2]int, capacity/resolveChunk+1),
-		sums:  make([]ckpt.Summary, capacity),
-		found: make([]bool, capacity),
-		errs:  make([]error, capacity),
+	r := &resolver{ctx: ctx, s: s, dir: dir, flt: flt, settled: settled, work: make(chan [2]int, capacity/resolveChunk+1)}
+	// The slots of the last batch, reused: a listing of 100,000 in
+	// batches of 1,000 would otherwise fault in a fresh megabyte of
+	// summaries per batch (their contents are copied out by listView).
+	if b, ok := resolverSlots.Get().(*slots); ok && len(b.cands) >= capacity {
+		r.slots = *b
+		clear(r.sums[:capacity])
+		clear(r.errs[:capacity])
+	} else {
+		r.slots = slots{make([]ientry, capacity), make([]ckpt.Summary, capacity), make([]bool, capacity), make([]error, capacity)}
 	}
 	for range runtime.GOMAXPROCS(0) {
 		r.wg.Go(r.run)
