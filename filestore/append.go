@@ -36,16 +36,17 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	f := s.files(id)
 	creating := e.Type == ckpt.EventCreated || e.Type == ckpt.EventImported
-	unlock, err := s.lockCheckpoint(ctx, f, creating)
+	held, err := s.lockHeld(ctx, f, creating)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	defer unlock()
+	defer held.unlock()
 
 	cur, warnings, err := s.loadForAppend(f)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
+	defer cur.closeHistory()
 	if e.Key != "" && cur.state != nil {
 		if res, ok, err := s.replay(f, cur, e.Key); err != nil || ok {
 			res.Warnings = append(warnings, res.Warnings...)
@@ -59,7 +60,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	end, warnings, err := s.writeEvent(f, cur, line, stored, next, warnings)
+	end, warnings, err := s.writeEvent(f, held.lockFD, cur, line, stored, next, warnings)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
@@ -132,7 +133,7 @@ func (s *Store) sealAndApply(f files, cur current, e ckpt.Event) ([]byte, ckpt.E
 // history's new end and warnings with any journal failure appended. An
 // error means the update was not acknowledged; the markers stay for whoever
 // resolves them.
-func (s *Store) writeEvent(f files, cur current, line []byte, stored ckpt.Event, next *ckpt.Checkpoint, warnings []string) (int64, []string, error) {
+func (s *Store) writeEvent(f files, lockFD int, cur current, line []byte, stored ckpt.Event, next *ckpt.Checkpoint, warnings []string) (int64, []string, error) {
 	if cur.end == 0 {
 		// A new checkpoint has no beat, whatever the liveness log holds
 		// of an earlier one of its ID; its first beat comes after its
@@ -141,11 +142,11 @@ func (s *Store) writeEvent(f files, cur current, line []byte, stored ckpt.Event,
 			return 0, warnings, fmt.Errorf("filestore: %s: journal/live: %w (nothing was written)", f.id, err)
 		}
 	}
-	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeEvent, ID: f.id, Rev: stored.Seq, Sum: stored.Sum})
+	mark, err := s.markPending(f, lockFD, marker{Kind: ckpt.ChangeEvent, ID: f.id, Rev: stored.Seq, Sum: stored.Sum})
 	if err != nil {
 		return 0, warnings, err
 	}
-	if err := appendLine(f, line, cur.end == 0); err != nil {
+	if err := appendLine(f, cur.historyFD(), line, cur.end == 0); err != nil {
 		// The markers stay: whoever resolves them checks the history.
 		mark.leave()
 		return 0, warnings, err
@@ -252,10 +253,16 @@ func seal(e ckpt.Event, rev int64, sum string, now time.Time) ([]byte, ckpt.Even
 }
 
 // appendLine appends line to f's history with one write and makes it
-// durable. first says the history is new: its directory entries are synced
-// too.
-func appendLine(f files, line []byte, first bool) error {
-	if err := appendSync(f.history(), line); err != nil {
+// durable, through hfd (the history, open O_APPEND) if it is not -1.
+// first says the history is new: its directory entries are synced too.
+func appendLine(f files, hfd int, line []byte, first bool) error {
+	var err error
+	if hfd >= 0 {
+		err = writeSync(hfd, f.history(), line)
+	} else {
+		err = appendSync(f.history(), line)
+	}
+	if err != nil {
 		return fmt.Errorf("filestore: %s: appending to history (the update is not acknowledged; a partial line is cut by the next writer): %w", f.id, err)
 	}
 	if first {

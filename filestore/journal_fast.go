@@ -20,6 +20,7 @@ type jfast struct {
 	actDev  uint64
 	start   int64
 	hlen    int64
+	end     int64 // the segment's end after this Store's last line in it
 	started bool
 }
 
@@ -78,10 +79,12 @@ func (s *Store) appendActive(c *jfast, line []byte) error {
 			syscall.Close(fd)
 			return err
 		}
-		c.actFD, c.actIno, c.actDev, c.start, c.hlen = fd, st.Ino, uint64(st.Dev), h.Start, hlen
+		c.actFD, c.actIno, c.actDev, c.start, c.hlen, c.end = fd, st.Ino, uint64(st.Dev), h.Start, hlen, -1
 	}
 	size := st.Size
-	if size > c.hlen {
+	// A segment that ends where this Store's own last line ended ends in
+	// its newline: only another writer's tail can be torn.
+	if size > c.hlen && size != c.end {
 		last := []byte{0}
 		if _, err := syscall.Pread(c.actFD, last, size-1); err == nil && last[0] != '\n' {
 			if size, err = cutTorn(c.actFD, c.hlen, size); err != nil {
@@ -89,7 +92,12 @@ func (s *Store) appendActive(c *jfast, line []byte) error {
 			}
 		}
 	}
-	return pwriteAll(c.actFD, j.active(), line, size)
+	if err := pwriteAll(c.actFD, j.active(), line, size); err != nil {
+		c.end = -1
+		return err
+	}
+	c.end = size + int64(len(line))
+	return nil
 }
 
 func (c *jfast) closeActive() {

@@ -98,17 +98,23 @@ var afterHistorySync func()
 type pending struct {
 	s      *Store
 	lockFD int
+	ownFD  bool // lockFD was opened for the marker (else it is the held lock's)
 	slot   int
 }
 
-// markPending records m for checkpoint f, whose lock the caller holds. A
-// marker already in the lock file is a dead writer's: it is resolved first.
-func (s *Store) markPending(f files, m marker) (*pending, error) {
-	fd, err := openFile(f.lock(), syscall.O_RDWR|syscall.O_NOFOLLOW)
-	if err != nil {
-		return nil, fmt.Errorf("filestore: %s: %w", f.id, err)
+// markPending records m for checkpoint f, whose lock the caller holds
+// (lockFD: the lock file it holds, or -1 to open it). A marker already in
+// the lock file is a dead writer's: it is resolved first.
+func (s *Store) markPending(f files, lockFD int, m marker) (*pending, error) {
+	fd, own := lockFD, false
+	if fd < 0 {
+		var err error
+		if fd, err = openFile(f.lock(), syscall.O_RDWR|syscall.O_NOFOLLOW); err != nil {
+			return nil, fmt.Errorf("filestore: %s: %w", f.id, err)
+		}
+		own = true
 	}
-	p := &pending{s: s, lockFD: fd, slot: -1}
+	p := &pending{s: s, lockFD: fd, ownFD: own, slot: -1}
 	old := make([]byte, markerSize)
 	if n, _ := syscall.Pread(fd, old, 0); n > 0 {
 		if dead, ok := parseMarker(old[:n]); ok && dead.ID == f.id {
@@ -119,6 +125,7 @@ func (s *Store) markPending(f files, m marker) (*pending, error) {
 		}
 	}
 	b := m.encode()
+	var err error
 	if p.slot, err = s.procMarkers().take(b); err != nil {
 		p.done()
 		return nil, err
@@ -134,17 +141,19 @@ func (s *Store) markPending(f files, m marker) (*pending, error) {
 // place, for whoever resolves them (a write that failed between its marker
 // and its journal line).
 func (p *pending) leave() {
-	if p.lockFD >= 0 {
+	if p.lockFD >= 0 && p.ownFD {
 		syscall.Close(p.lockFD)
-		p.lockFD = -1
 	}
+	p.lockFD = -1
 }
 
 // done blanks the markers and lets go of them.
 func (p *pending) done() {
 	if p.lockFD >= 0 {
 		syscall.Pwrite(p.lockFD, blankMarker, 0)
-		syscall.Close(p.lockFD)
+		if p.ownFD {
+			syscall.Close(p.lockFD)
+		}
 		p.lockFD = -1
 	}
 	if p.slot >= 0 {
@@ -175,7 +184,7 @@ func (s *Store) journalChange(e jentry) error {
 // latest event) and move's error returned. The pending marker covers a
 // kill in between (resolve).
 func (s *Store) journalDelete(f files, cur current, move func() error) error {
-	mark, err := s.markPending(f, marker{Kind: ckpt.ChangeDeleted, ID: f.id, Rev: cur.rev(), Sum: cur.sum})
+	mark, err := s.markPending(f, -1, marker{Kind: ckpt.ChangeDeleted, ID: f.id, Rev: cur.rev(), Sum: cur.sum})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
@@ -28,6 +29,25 @@ type current struct {
 	// ino is the history's inode number when known (from this Store's
 	// memory of its own last write), else 0.
 	ino uint64
+	// hfd is the history open for appending when hasFD (this Store's
+	// memory served, takeWritten); the zero value holds none.
+	hfd   int
+	hasFD bool
+}
+
+// historyFD returns the open history descriptor, or -1.
+func (c current) historyFD() int {
+	if !c.hasFD {
+		return -1
+	}
+	return c.hfd
+}
+
+// closeHistory closes the history descriptor takeWritten opened.
+func (c current) closeHistory() {
+	if c.hasFD {
+		syscall.Close(c.hfd)
+	}
 }
 
 func (c current) rev() int64 {

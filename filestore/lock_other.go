@@ -21,6 +21,11 @@ func isLinkErr(error) bool { return false }
 // lockCheckpoint takes f's exclusive lock (its lock file) and returns its
 // release; see lock_unix.go for the contract. Where directories cannot be
 // locked, the lock file is all there is.
+func (s *Store) lockHeld(ctx context.Context, f files, create bool) (heldLock, error) {
+	unlock, err := s.lockCheckpoint(ctx, f, create)
+	return heldLock{lockFD: -1, release: unlock}, err
+}
+
 func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(), error) {
 	for {
 		if create {

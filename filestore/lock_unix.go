@@ -36,10 +36,19 @@ func isLinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }
 // is opened without following a link, so a symlinked checkpoint directory
 // is refused before anything is created through it.
 func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(), error) {
+	h, err := s.lockHeld(ctx, f, create)
+	if err != nil {
+		return nil, err
+	}
+	return h.unlock, nil
+}
+
+// lockHeld is lockCheckpoint returning the descriptors it holds.
+func (s *Store) lockHeld(ctx context.Context, f files, create bool) (heldLock, error) {
 	for {
 		if create {
 			if err := os.MkdirAll(f.dir, 0o755); err != nil {
-				return nil, fmt.Errorf("filestore: %s: %w", f.id, err)
+				return heldLock{}, fmt.Errorf("filestore: %s: %w", f.id, err)
 			}
 		}
 		dfd, err := openDir(f.dir)
@@ -47,10 +56,10 @@ func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(
 			if create {
 				continue // the directory was moved away meanwhile
 			}
-			return nil, notFound(f.id)
+			return heldLock{}, notFound(f.id)
 		}
 		if err != nil {
-			return nil, err
+			return heldLock{}, err
 		}
 		lfd, err := openFile(f.lock(), syscall.O_RDWR|syscall.O_CREAT)
 		if err != nil {
@@ -58,34 +67,34 @@ func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // moved away after we opened it; look again
 			}
-			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
+			return heldLock{}, fmt.Errorf("filestore: locking %s: %w", f.id, err)
 		}
 		if err := waitFlock(ctx, lfd); err != nil {
 			syscall.Close(lfd)
 			syscall.Close(dfd)
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return heldLock{}, ctx.Err()
 			}
-			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
+			return heldLock{}, fmt.Errorf("filestore: locking %s: %w", f.id, err)
 		}
 		if err := waitFlock(ctx, dfd); err != nil {
 			syscall.Close(lfd)
 			syscall.Close(dfd)
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return heldLock{}, ctx.Err()
 			}
-			return nil, fmt.Errorf("filestore: locking %s: %w", f.id, err)
+			return heldLock{}, fmt.Errorf("filestore: locking %s: %w", f.id, err)
 		}
 		// A Delete may have moved the directory away while we waited: then
 		// we hold the lock of a directory no one else will look at.
 		same, err := isDirAt(dfd, f.dir)
 		if same {
-			return func() { syscall.Close(dfd); syscall.Close(lfd) }, nil
+			return heldLock{lockFD: lfd, release: func() { syscall.Close(dfd); syscall.Close(lfd) }}, nil
 		}
 		syscall.Close(dfd)
 		syscall.Close(lfd)
 		if !create && errors.Is(err, fs.ErrNotExist) {
-			return nil, notFound(f.id)
+			return heldLock{}, notFound(f.id)
 		}
 	}
 }

@@ -186,3 +186,13 @@ func (p *procMarkers) close() {
 	syscall.Close(p.fd)
 	p.fd = -1
 }
+
+// heldLock is a checkpoint's lock as lockHeld took it. lockFD, when not
+// -1, is the lock file, open for reading and writing and flock'ed: the
+// writer's pending marker goes there (no second open of it per append).
+type heldLock struct {
+	lockFD  int
+	release func()
+}
+
+func (h heldLock) unlock() { h.release() }

@@ -66,24 +66,55 @@ func appendSync(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAll(fd, path, data); err != nil {
+	if err := writeSync(fd, path, data); err != nil {
 		syscall.Close(fd)
 		return err
-	}
-	for {
-		err = syscall.Fdatasync(fd)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		syscall.Close(fd)
-		return &os.PathError{Op: "fdatasync", Path: path, Err: err}
 	}
 	if err := syscall.Close(fd); err != nil {
 		return &os.PathError{Op: "close", Path: path, Err: err}
 	}
 	return nil
+}
+
+// openAsLeft opens the history at path for appending if it is exactly as
+// this Store left it: the same inode (opened without following a link),
+// size bytes long, ending with tail. The descriptor serves both the check
+// and the append (one open instead of two). fd is -1 when it is not.
+func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
+	if int64(len(tail)) > size {
+		return -1, false
+	}
+	fd, err := openFile(path, syscall.O_RDWR|syscall.O_APPEND)
+	if err != nil {
+		return -1, false
+	}
+	var st syscall.Stat_t
+	buf := make([]byte, len(tail))
+	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Ino == ino && st.Size == size {
+		if n, err := syscall.Pread(fd, buf, size-int64(len(tail))); err == nil && n == len(buf) && string(buf) == string(tail) {
+			return fd, true
+		}
+	}
+	syscall.Close(fd)
+	return -1, false
+}
+
+// writeSync writes data to fd (of the file at path) with one write and
+// makes it durable (fdatasync). fd stays open.
+func writeSync(fd int, path string, data []byte) error {
+	if err := writeAll(fd, path, data); err != nil {
+		return err
+	}
+	for {
+		err := syscall.Fdatasync(fd)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "fdatasync", Path: path, Err: err}
+		}
+		return nil
+	}
 }
 
 // fileIdentity returns the inode number and size of the file at path. A

@@ -52,6 +52,23 @@ func appendSync(path string, data []byte) error {
 	return f.Close()
 }
 
+// openAsLeft reports whether the history at path is exactly as this
+// Store left it (see the Linux version); it keeps no descriptor here.
+func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
+	got, n, err := fileIdentity(path)
+	return -1, err == nil && got == ino && n == size && endsWith(path, size, tail)
+}
+
+// writeSync writes data to fd and syncs it; unused where openAsLeft keeps
+// no descriptor.
+func writeSync(fd int, path string, data []byte) error {
+	f := os.NewFile(uintptr(fd), path)
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
 // fileIdentity returns 0 for the inode number where it is not portable to
 // read it, which turns off the Store's cache of its own writes.
 func fileIdentity(path string) (ino uint64, size int64, err error) {

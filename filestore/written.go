@@ -32,11 +32,11 @@ func (s *Store) takeWritten(f files) (current, bool) {
 	if w == nil {
 		return current{}, false
 	}
-	ino, size, err := fileIdentity(f.history())
-	if err != nil || ino != w.ino || size != w.size || !endsWith(f.history(), size, w.last) {
+	fd, ok := openAsLeft(f.history(), w.ino, w.size, w.last)
+	if !ok {
 		return current{}, false
 	}
-	return current{state: w.state, sum: w.sum, end: size, size: size, cached: true, ino: ino}, true
+	return current{state: w.state, sum: w.sum, end: w.size, size: w.size, cached: true, ino: w.ino, hfd: fd, hasFD: fd >= 0}, true
 }
 
 // remember records this Store's write of line, which made the history of f
