@@ -91,9 +91,13 @@ func runLs(ctx context.Context, o *LsOptions) error {
 			damaged error
 			err     error
 		)
-		if limit == 0 && o.After == "" {
+		switch {
+		case limit == 0 && o.After == "" && o.JSON:
+			// Page by page: --json over 100,000 holds one page of them.
+			return streamJSON(ctx, st, filter, render.NewSummariesJSON(o.IO.Out))
+		case limit == 0 && o.After == "":
 			list, damaged, err = listSummaries(ctx, st, filter)
-		} else {
+		default:
 			list, next, damaged, err = listPage(ctx, st, ckpt.ListOptions{Filter: filter, Limit: limit, After: o.After})
 		}
 		if err != nil {
@@ -107,6 +111,21 @@ func runLs(ctx context.Context, o *LsOptions) error {
 		}
 		return damaged
 	})
+}
+
+// streamJSON writes every checkpoint f matches as ls --json's array, one
+// page at a time. A *ckpt.DamagedError comes after the whole array (the
+// readable checkpoints are printed); any other error may cut the array
+// short.
+func streamJSON(ctx context.Context, st ckpt.Store, f ckpt.Filter, js *render.SummariesJSONWriter) error {
+	err := ckpt.EachPage(ctx, st, f, js.Add)
+	if d := (*ckpt.DamagedError)(nil); err != nil && !errors.As(err, &d) {
+		return err
+	}
+	if cerr := js.Close(); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // listPage lists one page; see listSummaries for damaged.

@@ -66,24 +66,51 @@ func listStatus(c *ckpt.Summary) string {
 // line (so a listing of thousands stays fast and greppable), "[]" when
 // empty. The only error is w's.
 func SummariesJSON(w io.Writer, list []ckpt.Summary) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if len(list) == 0 {
-		bw.WriteString("[]\n")
-		return bw.Flush()
+	js := NewSummariesJSON(w)
+	if err := js.Add(list); err != nil {
+		return err
 	}
-	bw.WriteString("[\n")
-	var b []byte
+	return js.Close()
+}
+
+// SummariesJSONWriter writes SummariesJSON's array page by page, so that a
+// listing of 100,000 (ckpt.EachPage) never holds more than a page.
+type SummariesJSONWriter struct {
+	bw *bufio.Writer
+	n  int
+	b  []byte
+}
+
+// NewSummariesJSON starts an array on w; Close ends it.
+func NewSummariesJSON(w io.Writer) *SummariesJSONWriter {
+	return &SummariesJSONWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Add writes list's summaries. The only error is w's (or a summary's that
+// cannot be encoded).
+func (js *SummariesJSONWriter) Add(list []ckpt.Summary) error {
 	for i := range list {
 		var err error
-		if b, err = wire.Append(b[:0], &list[i]); err != nil {
+		if js.b, err = wire.Append(js.b[:0], &list[i]); err != nil {
 			return err
 		}
-		bw.Write(b)
-		if i < len(list)-1 {
-			bw.WriteString(",")
+		if js.n == 0 {
+			js.bw.WriteString("[\n")
+		} else {
+			js.bw.WriteString(",\n")
 		}
-		bw.WriteString("\n")
+		js.n++
+		js.bw.Write(js.b)
 	}
-	bw.WriteString("]\n")
-	return bw.Flush()
+	return nil
+}
+
+// Close ends the array ("[]" when nothing was added) and flushes it.
+func (js *SummariesJSONWriter) Close() error {
+	if js.n == 0 {
+		js.bw.WriteString("[]\n")
+	} else {
+		js.bw.WriteString("\n]\n")
+	}
+	return js.bw.Flush()
 }

@@ -72,6 +72,33 @@ func TestSummariesJSONIsOneSummaryPerLine(t *testing.T) {
 	}
 }
 
+// TestSummariesJSONPageByPage: the array written page by page (ls --json
+// over ckpt.EachPage) is byte for byte the one written at once, empty
+// pages included.
+func TestSummariesJSONPageByPage(t *testing.T) {
+	list := []ckpt.Summary{{ID: "a", Status: ckpt.StatusPending}, {ID: "b", Status: ckpt.StatusDone}, {ID: "c", Status: ckpt.StatusBlocked}}
+	var whole, paged bytes.Buffer
+	if err := SummariesJSON(&whole, list); err != nil {
+		t.Fatal(err)
+	}
+	js := NewSummariesJSON(&paged)
+	for _, page := range [][]ckpt.Summary{nil, list[:1], nil, list[1:]} {
+		if err := js.Add(page); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := js.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if paged.String() != whole.String() {
+		t.Errorf("page by page:\n%s\nat once:\n%s", paged.String(), whole.String())
+	}
+	paged.Reset()
+	if err := NewSummariesJSON(&paged).Close(); err != nil || paged.String() != "[]\n" {
+		t.Errorf("no pages = %q, %v; want []", paged.String(), err)
+	}
+}
+
 func TestStaleTableRowsAndAllQuiet(t *testing.T) {
 	now := ts("2026-01-15T16:00:00Z")
 	var b bytes.Buffer
