@@ -135,22 +135,6 @@ func fileIdentity(path string) (ino uint64, size int64, err error) {
 	}
 }
 
-// endsWith reports whether the file at path, of the given size, ends with
-// tail.
-func endsWith(path string, size int64, tail []byte) bool {
-	if int64(len(tail)) > size {
-		return false
-	}
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return false
-	}
-	defer syscall.Close(fd)
-	buf := make([]byte, len(tail))
-	n, err := syscall.Pread(fd, buf, size-int64(len(tail)))
-	return err == nil && n == len(buf) && string(buf) == string(tail)
-}
-
 // modTime returns the modification time of the regular file at path, or
 // zero (a symbolic link is not followed: zero).
 func modTime(path string) time.Time {
