@@ -16,7 +16,13 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // MarshalJSON writes d as a duration string.
 func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
+	// A duration's string holds digits, '.', '-' and the units (µ
+	// included, which JSON keeps as it is): nothing to escape, so the
+	// quotes around it are what json.Marshal writes, without its
+	// reflection (the state and index encoders call this per write).
+	s := time.Duration(d).String()
+	b := make([]byte, 0, len(s)+2)
+	return append(append(append(b, '"'), s...), '"'), nil
 }
 
 // UnmarshalJSON reads a duration string or a number of seconds.

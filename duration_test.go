@@ -57,3 +57,18 @@ func FuzzDurationUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDurationMarshal holds MarshalJSON's hand-quoted string to
+// json.Marshal of the same string.
+func FuzzDurationMarshal(f *testing.F) {
+	for _, d := range []int64{0, 1, 999, 1500, int64(time.Millisecond), int64(90 * time.Minute), -1, 1<<63 - 1, -1 << 63} {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, d int64) {
+		got, err := ckpt.Duration(d).MarshalJSON()
+		want, _ := json.Marshal(time.Duration(d).String())
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%d: %s, %v; json.Marshal writes %s", d, got, err, want)
+		}
+	})
+}
