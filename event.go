@@ -223,7 +223,7 @@ type Note struct {
 func NewEvent(t EventType, at time.Time, actor Actor, data any) (Event, error) {
 	e := Event{Type: t, At: at.UTC(), Actor: actor}
 	if data != nil {
-		b, err := json.Marshal(data)
+		b, err := marshalJSON(data)
 		if err != nil {
 			return Event{}, fmt.Errorf("ckpt: encoding %s event: %w", t, err)
 		}

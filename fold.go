@@ -234,7 +234,7 @@ func decode(e Event, v any) error {
 	if len(e.Data) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(e.Data, v); err != nil {
+	if err := unmarshalJSON(e.Data, v); err != nil {
 		return fmt.Errorf("%w: %s event data: %v", ErrInvalid, e.Type, err)
 	}
 	return nil

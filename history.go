@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 )
 
@@ -27,7 +26,7 @@ const (
 // EncodeLine returns e's history line, newline included, and its checksum.
 // The caller sets e.Seq and e.Prev first; e.Sum is ignored.
 func EncodeLine(e Event) (line []byte, sum string, err error) {
-	body, err := json.Marshal(e)
+	body, err := marshalJSON(e)
 	if err != nil {
 		return nil, "", fmt.Errorf("ckpt: encoding event %d: %w", e.Seq, err)
 	}
@@ -64,7 +63,7 @@ func DecodeLine(line []byte) (Event, error) {
 		return Event{}, fmt.Errorf("%w: history line checksum is %s, the line says %s (edited or damaged)", ErrCorrupt, got, sum)
 	}
 	var e Event
-	if err := json.Unmarshal(body, &e); err != nil {
+	if err := unmarshalJSON(body, &e); err != nil {
 		return Event{}, fmt.Errorf("%w: history line: %v", ErrCorrupt, err)
 	}
 	if e.Seq < 1 || e.Type == "" {

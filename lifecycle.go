@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -412,7 +411,7 @@ func handOver(ctx context.Context, s Store, id string, l Lifecycle, check func(*
 		var ref struct {
 			ArchivedAs string `json:"archived_as"`
 		}
-		if err := json.Unmarshal(r.Event.Data, &ref); err != nil || ref.ArchivedAs == "" {
+		if err := unmarshalJSON(r.Event.Data, &ref); err != nil || ref.ArchivedAs == "" {
 			return nil, "", fmt.Errorf("%w: key %q was used by a %s event, not a hand-over", ErrInvalid, l.Key, r.Event.Type)
 		}
 		name = ref.ArchivedAs

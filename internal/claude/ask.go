@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/request"
@@ -31,23 +33,30 @@ type Ask struct {
 // secretPatterns are strings that look like credentials. Whatever matches
 // is replaced before a prompt, a message or a command's output is stored:
 // an agent's history is shared, printed and sent to other sessions.
-var secretPatterns = []struct {
+//
+// They are compiled on first use, not at start-up: every hook process links
+// this package, and most never redact anything.
+var secretPatterns = sync.OnceValue(func() []secretPattern {
+	return []secretPattern{
+		{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`), Redacted},
+		{regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}`), Redacted}, // OpenAI, Anthropic, Stripe
+		{regexp.MustCompile(`\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}`), Redacted},
+		{regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`), Redacted},
+		{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), Redacted}, // Slack
+		{regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), Redacted},     // AWS access key
+		{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`), Redacted},        // Google API key
+		{regexp.MustCompile(`\blin_(api|oauth)_[A-Za-z0-9]{20,}`), Redacted},
+		{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), Redacted}, // JWT
+		{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}`), Redacted},
+		// name = value: the name stays
+		{regexp.MustCompile(`(?i)([a-z0-9_]*(api[_-]?key|secret|token|passw(or)?d|credential)[a-z0-9_]*\s*[:=]\s*)("[^"\s]{6,}"|'[^'\s]{6,}'|[^\s"']{6,})`), "${1}" + Redacted},
+		{regexp.MustCompile(`://[^/\s:@]+:[^/\s@]{3,}@`), "://" + Redacted + "@"}, // a password in a URL
+	}
+})
+
+type secretPattern struct {
 	re   *regexp.Regexp
 	repl string
-}{
-	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`), Redacted},
-	{regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}`), Redacted}, // OpenAI, Anthropic, Stripe
-	{regexp.MustCompile(`\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}`), Redacted},
-	{regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`), Redacted},
-	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), Redacted}, // Slack
-	{regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), Redacted},     // AWS access key
-	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{30,}`), Redacted},        // Google API key
-	{regexp.MustCompile(`\blin_(api|oauth)_[A-Za-z0-9]{20,}`), Redacted},
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), Redacted}, // JWT
-	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}`), Redacted},
-	// name = value: the name stays
-	{regexp.MustCompile(`(?i)([a-z0-9_]*(api[_-]?key|secret|token|passw(or)?d|credential)[a-z0-9_]*\s*[:=]\s*)("[^"\s]{6,}"|'[^'\s]{6,}'|[^\s"']{6,})`), "${1}" + Redacted},
-	{regexp.MustCompile(`://[^/\s:@]+:[^/\s@]{3,}@`), "://" + Redacted + "@"}, // a password in a URL
 }
 
 // Redacted is what replaces a string that looks like a secret.
@@ -58,13 +67,46 @@ const Redacted = "[redacted]"
 // with [redacted], keeping the name of an assignment ("API_KEY=…" becomes
 // "API_KEY=[redacted]").
 func Redact(s string) string {
-	if s == "" {
+	if !mayHoldSecret(s) {
 		return s
 	}
-	for _, p := range secretPatterns {
+	return redactAll(s)
+}
+
+// redactAll runs every pattern over s.
+func redactAll(s string) string {
+	for _, p := range secretPatterns() {
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
 	return s
+}
+
+// secretHints are substrings, in lower case, one of which each secret
+// pattern needs to match (in pattern order): a string holding none of them
+// holds no secret, and most tool calls' commands are redacted without a
+// pattern compiled or run (FuzzRedact holds Redact to redactAll).
+var secretHints = []string{
+	"-----begin ", "sk-", "pk-", "rk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox",
+	"akia", "asia", "aiza", "lin_api_", "lin_oauth_", "eyj", "bearer", "basic",
+	"api", "secret", "token", "passw", "credential", "://",
+}
+
+// mayHoldSecret reports whether a secret pattern could match s. Outside
+// ASCII it says yes: the case-insensitive patterns fold some other
+// letters to ASCII ones (the Kelvin sign to k), which lower-casing does not.
+func mayHoldSecret(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	lower := strings.ToLower(s)
+	for _, h := range secretHints {
+		if strings.Contains(lower, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // askTitle makes a checkpoint's title from a session's first prompt: its

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/request"
@@ -59,7 +60,22 @@ func (in Input) errorType() string {
 	return "tool: " + orDash(in.ToolName)
 }
 
-var exitCodeLine = regexp.MustCompile(`(?im)^\s*(?:exit code|exit status|exited with code)[:\s]+(-?\d+)`)
+// exitCodeLine is compiled on first use: most hook events never read a
+// shell call's output.
+var exitCodeLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?im)^\s*(?:exit code|exit status|exited with code)[:\s]+(-?\d+)`)
+})
+
+// findExitCodeLine is exitCodeLine's first match in s, nil for none. Each
+// of the pattern's phrases starts with "exit", whose letters fold only to
+// their ASCII capitals, so text without it is not searched: a shell
+// call's usual output (Claude Code's stdout and stderr) costs no pattern.
+func findExitCodeLine(s string) []string {
+	if !strings.Contains(strings.ToLower(s), "exit") {
+		return nil
+	}
+	return exitCodeLine().FindStringSubmatch(s)
+}
 
 // exitCode finds a shell call's exit code in its response: a number
 // member (exit_code, exitCode, returncode), or a line "Exit code: N"
@@ -79,7 +95,7 @@ func exitCode(resp json.RawMessage) (code int, ok bool) {
 		}
 		return 0, false
 	}
-	m := exitCodeLine.FindStringSubmatch(lenientString(resp))
+	m := findExitCodeLine(lenientString(resp))
 	if m == nil {
 		return 0, false
 	}
@@ -130,7 +146,7 @@ func (in Input) failure(failed bool) *toolFailure {
 			return nil
 		}
 		text = responseText(in.ToolResponse)
-		if !exitCodeLine.MatchString(text) {
+		if !exitCodeLine().MatchString(text) {
 			text = "Exit code " + strconv.Itoa(code) + "\n" + text
 		}
 	}
@@ -154,7 +170,7 @@ func outputTail(s string) string {
 		}
 	}
 	head := ""
-	if len(lines) > failTailLines && exitCodeLine.MatchString(lines[0]) {
+	if len(lines) > failTailLines && exitCodeLine().MatchString(lines[0]) {
 		head, lines = strings.TrimSpace(lines[0])+"\n…\n", lines[1:]
 	}
 	if len(lines) > failTailLines {

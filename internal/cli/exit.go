@@ -160,15 +160,17 @@ func errorLine(err error) string {
 
 // suggestion is cobra's "Did you mean this?" block under an unknown
 // command: a blank line, the question, then one tab-indented verb a line.
-var suggestion = regexp.MustCompile(`\n+Did you mean this\?\n((?:\t[^\n]*\n?)+)`)
+var suggestion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n+Did you mean this\?\n((?:\t[^\n]*\n?)+)`) })
 
 // oneLine puts a multi-line message on one line: cobra's suggestions become
 // "did you mean show?", other lines are joined with "; ", blank ones dropped.
 func oneLine(msg string) string {
-	msg = suggestion.ReplaceAllStringFunc(msg, func(block string) string {
-		verbs := strings.Fields(suggestion.FindStringSubmatch(block)[1])
-		return "; did you mean " + strings.Join(verbs, " or ") + "?"
-	})
+	if strings.Contains(msg, "Did you mean this?") {
+		msg = suggestion().ReplaceAllStringFunc(msg, func(block string) string {
+			verbs := strings.Fields(suggestion().FindStringSubmatch(block)[1])
+			return "; did you mean " + strings.Join(verbs, " or ") + "?"
+		})
+	}
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
 		if l = strings.Join(strings.Fields(l), " "); l != "" {

@@ -3,7 +3,7 @@ package cmdutil
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
+	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -28,14 +28,21 @@ type Opener func(f *Factory, loc string) (ckpt.Store, error)
 // refused (CheckLocation).
 type Stores map[string]Opener
 
-// urlScheme matches a value that is written as a URL (SCHEME://…), which
-// is never meant as a relative directory.
-var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
-
-// Scheme is the URL scheme loc is written with ("https"), "" for a path.
+// Scheme is the URL scheme loc is written with ("https"), "" for a path: a
+// value written as a URL (SCHEME://…, the scheme a letter then letters,
+// digits, + . or -) is never meant as a relative directory. Every command
+// asks, so it is a loop, not a regular expression compiled at start-up.
 func Scheme(loc string) string {
-	if m := urlScheme.FindStringSubmatch(loc); m != nil {
-		return m[1]
+	for i := 0; i < len(loc); i++ {
+		c := loc[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '.' || c == '-'):
+		case i > 0 && c == ':' && strings.HasPrefix(loc[i:], "://"):
+			return loc[:i]
+		default:
+			return ""
+		}
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -87,4 +88,50 @@ func TestOpenStoreWraps(t *testing.T) {
 	if st, err := f.OpenRawStore(); err != nil || st != inner {
 		t.Errorf("OpenRawStore = %v, %v; want the store itself", st, err)
 	}
+}
+
+// schemeOracle is the definition Scheme implements by hand.
+var schemeOracle = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+
+func schemeWant(loc string) string {
+	if m := schemeOracle.FindStringSubmatch(loc); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// TestScheme: a store location written as a URL names its scheme; a path
+// (relative, absolute, or with a colon that is not "://") names none.
+func TestScheme(t *testing.T) {
+	for loc, want := range map[string]string{
+		"https://ckpt.example:8080/x": "https",
+		"postgres://u@h/db":           "postgres",
+		"postgresql+x.y-z://h":        "postgresql+x.y-z",
+		"HTTP://h":                    "HTTP",
+		".ckpt":                       "",
+		"/srv/ckpt":                   "",
+		"c:/ckpt":                     "",
+		"1http://h":                   "",
+		"://h":                        "",
+		"http:/h":                     "",
+		"ht tp://h":                   "",
+		"":                            "",
+	} {
+		if got := Scheme(loc); got != want || got != schemeWant(loc) {
+			t.Errorf("Scheme(%q) = %q, want %q", loc, got, want)
+		}
+	}
+}
+
+// FuzzScheme holds Scheme to the regular expression it replaces, on any
+// location a flag or CKPT_STORE may hold.
+func FuzzScheme(f *testing.F) {
+	for _, s := range []string{"https://h", "postgres://u@h/db", ".ckpt", "a+b.c-d://", "a:/", "é://"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, loc string) {
+		if got, want := Scheme(loc), schemeWant(loc); got != want {
+			t.Fatalf("Scheme(%q) = %q, the pattern says %q", loc, got, want)
+		}
+	})
 }

@@ -85,3 +85,10 @@ func Compact(raw json.RawMessage) ([]byte, error) {
 	}
 	return json.Marshal(raw)
 }
+
+// The root package's events (NewEvent's payload, Apply's decoding, a
+// history line's body) go through this codec in every program that links
+// the wire: the bytes and values are encoding/json's, the cost is not.
+func init() {
+	ckpt.SetJSONCodec(ckpt.JSONCodec{Marshal: Marshal, Unmarshal: Unmarshal})
+}
