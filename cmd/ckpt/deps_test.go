@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,7 +27,11 @@ var heavyPackages = []string{
 	"github.com/google/jsonschema-go/",
 	"google.golang.org/protobuf/",
 	"github.com/chromedp/",
-	"github.com/yuin/goldmark/extension", // GFM; ckpt needs only the parser and the task-list AST
+	// goldmark builds a Unicode case-folding map and compiles regular
+	// expressions at package initialisation; plan.md is read with the copy
+	// in protocols/plan/internal/markdown, which does that on first use.
+	"github.com/yuin/goldmark",
+	"github.com/yuin/goldmark/",
 	"encoding/gob",
 	"expvar",
 	"html/template",
@@ -48,5 +54,45 @@ func TestLeanBinary(t *testing.T) {
 				t.Errorf("ckpt links %s: keep it in ckpt-server (internal/servercli); see which package imports it with go list -deps -f '{{.ImportPath}}: {{.Imports}}' .", dep)
 			}
 		}
+	}
+}
+
+// initBudget is the most any one package's initialisation may allocate in
+// ckpt: the largest now is the standard library's unicode tables (11 KB).
+// goldmark's case-folding map and internal/claude's secret patterns were
+// 139 KB and 109 KB before they moved to first use.
+const initBudget = 16 << 10
+
+// TestLightInit fails when a package linked into ckpt does real work at
+// start-up (a map built, a regular expression compiled in a package
+// variable or an init function), which every hook and agent call would pay
+// whether it uses it or not: do it on first use (sync.OnceValue) instead.
+// Go reports each package's initialisation under GODEBUG=inittrace=1; its
+// allocation counts are exact, unlike its times.
+func TestLightInit(t *testing.T) {
+	cmd := exec.Command(ckptBinary(t), "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ckpt version: %v\n%s", err, out)
+	}
+	inits := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		// init PKG @0.5 ms, 0.01 ms clock, 2392 bytes, 4 allocs
+		f := strings.Fields(line)
+		if len(f) != 11 || f[0] != "init" || f[8] != "bytes," {
+			continue
+		}
+		inits++
+		n, err := strconv.Atoi(f[7])
+		if err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		}
+		if n > initBudget {
+			t.Errorf("package %s allocates %d bytes at start-up in every ckpt process (budget %d): build it on first use", f[1], n, initBudget)
+		}
+	}
+	if inits < 50 {
+		t.Fatalf("GODEBUG=inittrace=1 reported %d package initialisations; the test no longer reads them:\n%s", inits, out)
 	}
 }

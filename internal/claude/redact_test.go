@@ -26,8 +26,8 @@ func FuzzRedact(f *testing.F) {
 // secret comes back as it is, and one with a secret is still redacted.
 func TestRedactLeavesPlainCommands(t *testing.T) {
 	for in, want := range map[string]string{
-		"go test -race ./internal/claude": "go test -race ./internal/claude",
-		"git push origin main":            "git push origin main",
+		"go test -race ./internal/claude":                          "go test -race ./internal/claude",
+		"git push origin main":                                     "git push origin main",
 		"export GH_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789": "export GH_TOKEN=[redacted]",
 		"psql postgres://kai:s3cr3tpw@db/app":                      "psql postgres://[redacted]@db/app",
 	} {

@@ -5,8 +5,7 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/yuin/goldmark/ast"
-	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/ckpt-dev/ckpt/protocols/plan/internal/markdown/ast"
 )
 
 // markerKind is the keyword of a marker comment.
@@ -206,7 +205,7 @@ func nodesText(nodes []ast.Node, src []byte) string {
 			b.WriteByte('`')
 		case *ast.AutoLink:
 			b.Write(n.Label(src))
-		case *ast.RawHTML, *extast.TaskCheckBox:
+		case *ast.RawHTML, *taskCheckBox:
 		default:
 			children(n)
 		}

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark/ast"
-	extast "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
+	"github.com/ckpt-dev/ckpt/protocols/plan/internal/markdown/ast"
+	"github.com/ckpt-dev/ckpt/protocols/plan/internal/markdown/text"
 )
 
 // MaxPlanSize is the largest plan.md Parse accepts, in bytes.
@@ -253,7 +252,7 @@ func (w *walker) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 			all = append(all, n.Segments.At(i))
 		}
 		w.comments(n, all)
-	case *extast.TaskCheckBox:
+	case *taskCheckBox:
 		w.checkbox(n)
 	}
 	return ast.WalkContinue, nil
@@ -281,7 +280,7 @@ func (w *walker) warnf(line int, format string, args ...any) {
 
 // checkbox records a GFM task-list item. Its marker, if any, comes later in
 // the walk.
-func (w *walker) checkbox(cb *extast.TaskCheckBox) {
+func (w *walker) checkbox(cb *taskCheckBox) {
 	block := cb.Parent()
 	li, ok := block.Parent().(*ast.ListItem)
 	if !ok {

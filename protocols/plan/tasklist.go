@@ -1,13 +1,13 @@
 package plan
 
 import (
+	"strconv"
 	"sync"
 
-	"github.com/yuin/goldmark/ast"
-	extast "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
+	"github.com/ckpt-dev/ckpt/protocols/plan/internal/markdown/ast"
+	"github.com/ckpt-dev/ckpt/protocols/plan/internal/markdown/parser"
+	"github.com/ckpt-dev/ckpt/protocols/plan/internal/markdown/text"
+	"github.com/ckpt-dev/ckpt/protocols/plan/internal/markdown/util"
 )
 
 // markdownParser is the one parser configuration: CommonMark plus GFM's
@@ -58,7 +58,7 @@ func (taskCheckBoxParser) Parse(parent ast.Node, block text.Reader, pc parser.Co
 	}
 	checked := line[1] == 'x' || line[1] == 'X'
 	block.Advance(n)
-	return extast.NewTaskCheckBox(checked)
+	return &taskCheckBox{IsChecked: checked}
 }
 
 func (taskCheckBoxParser) CloseBlock(parent ast.Node, pc parser.Context) {}
@@ -66,4 +66,19 @@ func (taskCheckBoxParser) CloseBlock(parent ast.Node, pc parser.Context) {}
 // isSpace is RE2's \s: space, \t, \n, \f, \r.
 func isSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\f' || b == '\r'
+}
+
+// taskCheckBox is GFM's checkbox at the start of a task-list item
+// (goldmark's extension/ast TaskCheckBox, MIT licence).
+type taskCheckBox struct {
+	ast.BaseInline
+	IsChecked bool
+}
+
+var kindTaskCheckBox = ast.NewNodeKind("TaskCheckBox")
+
+func (n *taskCheckBox) Kind() ast.NodeKind { return kindTaskCheckBox }
+
+func (n *taskCheckBox) Dump(source []byte, level int) {
+	ast.DumpHelper(n, source, level, map[string]string{"Checked": strconv.FormatBool(n.IsChecked)}, nil)
 }
