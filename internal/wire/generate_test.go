@@ -16,28 +16,74 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/wire/wiregen"
 )
 
-var update = flag.Bool("update", false, "rewrite codec_gen.go (go generate ./internal/wire)")
+var update = flag.Bool("update", false, "rewrite the generated codec files (go generate ./internal/wire)")
 
-// TestGeneratedCodeIsCurrent: codec_gen.go is what wiregen writes for
-// wire.Roots now, so a field added to a domain type (or retagged) cannot
-// ship with a stale codec. Run `go generate ./internal/wire` to update it.
-func TestGeneratedCodeIsCurrent(t *testing.T) {
-	src, err := wiregen.Source(wire.Roots()...)
+// generated lists the generated files in this directory.
+func generated(t *testing.T) []string {
+	t.Helper()
+	names, err := filepath.Glob("codec*_gen.go")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return names
+}
+
+// TestGeneratedCodeIsCurrent: the codec_*gen.go files are what wiregen
+// writes for wire.Roots now, no more and no fewer, so a field added to a
+// domain type (or retagged) cannot ship with a stale codec. Run `go
+// generate ./internal/wire` to update them.
+func TestGeneratedCodeIsCurrent(t *testing.T) {
+	files, err := wiregen.Files(wire.Roots()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, f := range files {
+		want[f.Name] = true
+	}
 	if *update {
-		if err := os.WriteFile("codec_gen.go", src, 0o644); err != nil {
-			t.Fatal(err)
+		for _, name := range generated(t) {
+			if !want[name] {
+				if err := os.Remove(name); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, f := range files {
+			if err := os.WriteFile(f.Name, f.Src, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return
 	}
-	have, err := os.ReadFile("codec_gen.go")
+	const rerun = "(a domain type changed): run `go generate ./internal/wire` and commit the result"
+	for _, name := range generated(t) {
+		if !want[name] {
+			t.Errorf("internal/wire/%s is no longer generated %s", name, rerun)
+		}
+	}
+	for _, f := range files {
+		have, err := os.ReadFile(f.Name)
+		if err != nil || !bytes.Equal(have, f.Src) {
+			t.Errorf("internal/wire/%s is stale or missing %s", f.Name, rerun)
+		}
+	}
+}
+
+// TestGeneratedFilesAreShort: no generated file is longer than the
+// repository's rule, and the code is spread over files of types, not one.
+func TestGeneratedFilesAreShort(t *testing.T) {
+	files, err := wiregen.Files(wire.Roots()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(have, src) {
-		t.Fatal("internal/wire/codec_gen.go is stale (a domain type changed): run `go generate ./internal/wire` and commit the result")
+	if len(files) < 3 {
+		t.Fatalf("wiregen wrote %d files", len(files))
+	}
+	for _, f := range files {
+		if n := bytes.Count(f.Src, []byte("\n")); n > wiregen.MaxLines {
+			t.Errorf("%s has %d lines, more than %d", f.Name, n, wiregen.MaxLines)
+		}
 	}
 }
 

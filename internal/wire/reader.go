@@ -10,7 +10,7 @@ import (
 // reader reads JSON of the one form json.Marshal writes (members in
 // declaration order, each once, no spaces); ok turns false at anything
 // else, which is then left to encoding/json. The generated code
-// (codec_gen.go) reads each type with these.
+// (codec_*gen.go) reads each type with these.
 type reader struct {
 	b  []byte
 	i  int

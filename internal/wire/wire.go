@@ -8,7 +8,7 @@
 // json.Unmarshal reads into a zero value, with an error exactly when it
 // returns one. Only the cost differs: the root types (Roots) are written,
 // and read in the form json.Marshal writes (members in order, no spaces),
-// by code generated from their encoding/json tags (codec_gen.go, by
+// by code generated from their encoding/json tags (codec_*gen.go, by
 // package wiregen), with no reflection and none of encoding/json's
 // first-use cost, which a short-lived `ckpt update` process would pay in
 // full; anything else goes to encoding/json. The root package keeps plain

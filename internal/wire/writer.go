@@ -11,7 +11,7 @@ import (
 )
 
 // writer writes JSON as encoding/json does; ok turns false at the first
-// value it leaves to encoding/json. The generated code (codec_gen.go)
+// value it leaves to encoding/json. The generated code (codec_*gen.go)
 // writes each type with these.
 type writer struct {
 	b  []byte
