@@ -237,6 +237,19 @@ func TestMirrorWritesTheProgressFile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, StateFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Mirror must leave the stop hook's state file alone: %v", err)
 	}
+	// The document's Step 1 file: its lines in its order.
+	at := -1
+	for _, line := range []string{"# Session Progress", "**Issue:** ", "**Session:** ", "**Execution Mode:** ", "## Completed Tasks",
+		"## Current Task", "## Remaining Tasks", "## Decisions Made", "## Blockers", "## Continuation Prompt"} {
+		i := strings.Index(string(want), "\n"+line)
+		if strings.HasPrefix(string(want), line) {
+			i = 0
+		}
+		if i <= at {
+			t.Errorf("%q missing or out of the document's order:\n%s", line, want)
+		}
+		at = i
+	}
 }
 
 // TestMirrorTakesTheIssueKeyFromTheState: a checkpoint started without

@@ -64,6 +64,12 @@ func TestMirrorFollowsTheSeedsFourSteps(t *testing.T) {
 	if task(doc, "PLAN") != "Designing parameter schema" {
 		t.Errorf("PLAN's task under way: %v", doc.Loop.Checkpoints["PLAN"])
 	}
+	// Start: the step in progress, with its agent and its start, whole seconds.
+	plan := doc.Loop.Checkpoints["PLAN"]
+	if doc.Loop.CurrentStep != "PLAN" || doc.Loop.StepStatus != "IN_PROGRESS" || doc.Loop.StepStartedAt == nil || *doc.Loop.StepStartedAt != "2026-02-13T12:01:00Z" ||
+		plan["status"] != "IN_PROGRESS" || plan["agent"] != "superpowers:writing-plans" || plan["started_at"] != "2026-02-13T12:01:00Z" || plan["completed_at"] != nil {
+		t.Errorf("PLAN started: current_step %q, step_status %q, step_started_at %v, PLAN %v", doc.Loop.CurrentStep, doc.Loop.StepStatus, doc.Loop.StepStartedAt, plan)
+	}
 	doc = mirror(step(3, "PLAN", ckpt.StepDone, "superpowers:writing-plans"))
 	if doc.Loop.CurrentStep != "EVALUATE_PLAN" || doc.Loop.StepStatus != "NOT_STARTED" || doc.Loop.StepStartedAt != nil {
 		t.Errorf("after PLAN: %s %s step_started_at %v (PLAN's start is not EVALUATE_PLAN's)", doc.Loop.CurrentStep, doc.Loop.StepStatus, doc.Loop.StepStartedAt)
@@ -75,6 +81,9 @@ func TestMirrorFollowsTheSeedsFourSteps(t *testing.T) {
 		step(5, "EXECUTE", ckpt.StepInProgress, "superpowers:executing-plans"),
 		step(20, "EXECUTE", ckpt.StepDone, "superpowers:executing-plans"),
 		step(21, "FIX", ckpt.StepInProgress, "superpowers:systematic-debugging"))
+	if doc.Loop.CurrentStep != "FIX" || doc.Loop.StepStatus != "IN_PROGRESS" || doc.Loop.StepStartedAt == nil || *doc.Loop.StepStartedAt != "2026-02-13T12:21:00Z" {
+		t.Errorf("FIX under way: %s %s step_started_at %v, want FIX's own start 12:21:00", doc.Loop.CurrentStep, doc.Loop.StepStatus, doc.Loop.StepStartedAt)
+	}
 	for _, id := range []string{"EXECUTE", "FIX"} {
 		if task(doc, id) != "" {
 			t.Errorf("%s shows PLAN's task: %v", id, doc.Loop.Checkpoints[id])
@@ -164,5 +173,53 @@ func TestImportReportsMissingRequiredFields(t *testing.T) {
 	got := strings.Join(im.Warnings, "\n")
 	if !strings.Contains(got, "PLAN lacks what seed 000 requires of a step that ran: started_at, last_updated") || strings.Contains(got, "EXECUTE lacks") {
 		t.Errorf("warnings:\n%s", got)
+	}
+}
+
+// TestStepStatusWords: the per-step status words of seed 000 are written
+// for ckpt's step states (PASSED, FAILED, IN_PROGRESS, NOT_STARTED;
+// BLOCKED in TestRestartedAndBlockedSteps) and read back to them; a
+// finished step carries its output_files and notes, a failed one its
+// "ERROR: …" note.
+func TestStepStatusWords(t *testing.T) {
+	at := time.Date(2026, 2, 13, 12, 0, 0, 0, time.UTC)
+	c := adaptertest.Fold(t, "t1",
+		adaptertest.Event(ckpt.EventCreated, at, ckpt.Created{Steps: []ckpt.Step{{ID: "PLAN"}, {ID: "EVALUATE_PLAN"}, {ID: "EXECUTE"}, {ID: "FIX"}}}),
+		adaptertest.Event(ckpt.EventStep, at.Add(time.Minute), ckpt.StepChange{ID: "PLAN", Status: ckpt.StepDone, Output: "conductor/tracks/t1/plan.md\nconductor/tracks/t1/spec.md", Notes: "plan written"}),
+		adaptertest.Event(ckpt.EventStep, at.Add(2*time.Minute), ckpt.StepChange{ID: "EVALUATE_PLAN", Status: ckpt.StepFailed, Notes: "ERROR: Missing required spec.md file"}),
+		adaptertest.Event(ckpt.EventStep, at.Add(3*time.Minute), ckpt.StepChange{ID: "EXECUTE", Status: ckpt.StepInProgress}))
+	out := adaptertest.Export(t, New(), c)
+	var doc loopDoc
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"PLAN": "PASSED", "EVALUATE_PLAN": "FAILED", "EXECUTE": "IN_PROGRESS"} {
+		if got := doc.Loop.Checkpoints[id]["status"]; got != want {
+			t.Errorf("%s written as %v, want %s", id, got, want)
+		}
+	}
+	if fix := doc.Loop.Checkpoints["FIX"]; fix != nil && fix["status"] != "NOT_STARTED" {
+		t.Errorf("FIX not started written as %v", fix)
+	}
+	// On completion, output_files and notes; a failure's ERROR note.
+	plan, eval := doc.Loop.Checkpoints["PLAN"], doc.Loop.Checkpoints["EVALUATE_PLAN"]
+	if files, _ := json.Marshal(plan["output_files"]); string(files) != `["conductor/tracks/t1/plan.md","conductor/tracks/t1/spec.md"]` || plan["notes"] != "plan written" {
+		t.Errorf("PLAN's output_files and notes: %v", plan)
+	}
+	if eval["notes"] != "ERROR: Missing required spec.md file" {
+		t.Errorf("the failed step's note: %v", eval)
+	}
+	im, err := New().Import("metadata.json", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ckpt.StepStatus{}
+	for _, s := range im.State.Steps {
+		got[s.ID] = s.Status
+	}
+	for id, want := range map[string]ckpt.StepStatus{"PLAN": ckpt.StepDone, "EVALUATE_PLAN": ckpt.StepFailed, "EXECUTE": ckpt.StepInProgress, "FIX": ckpt.StepPending} {
+		if got[id] != want {
+			t.Errorf("%s read back as %q, want %q", id, got[id], want)
+		}
 	}
 }
