@@ -243,3 +243,22 @@ func TestMirrorWritesTheCheckpointAndTheCompleteArchive(t *testing.T) {
 		t.Errorf("an agent ID that leaves the folder: %v", err)
 	}
 }
+
+// TestFileKeepsTheStatusTheSeedsResumeChecks: ckpt resumes waiting and
+// failed work too, but the file says so in its status word, so the seed's
+// own --resume check ("status must be in_progress or blocked") still
+// refuses them; work in progress and blocked work it accepts.
+func TestFileKeepsTheStatusTheSeedsResumeChecks(t *testing.T) {
+	at := time.Date(2025, 12, 8, 14, 30, 0, 0, time.UTC)
+	for status, word := range map[ckpt.Status]string{
+		ckpt.StatusWaiting: "waiting", ckpt.StatusFailed: "failed", ckpt.StatusInProgress: "in_progress", ckpt.StatusBlocked: "blocked",
+	} {
+		c := adaptertest.Fold(t, "migration-T060",
+			adaptertest.Event(ckpt.EventCreated, at, ckpt.Created{Patch: ckpt.Patch{TaskID: adaptertest.Ptr("T060"), Agent: &ckpt.Agent{ID: "migration"}}}),
+			adaptertest.Event(ckpt.EventStatus, at.Add(time.Minute), ckpt.StatusChange{Status: status, Reason: "why"}))
+		doc := adaptertest.Decoded(t, adaptertest.Export(t, New(), c)).(map[string]any)
+		if doc["status"] != word {
+			t.Errorf("%s work written as status %v, want %q", status, doc["status"], word)
+		}
+	}
+}
