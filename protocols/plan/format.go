@@ -294,8 +294,29 @@ func (f Format) Mirror(root string, c *ckpt.Checkpoint) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
+	if mirroredAlready(planPath, cdir, at) {
+		return nil
+	}
 	_, err = syncLocked(planPath, at, syncConfig{by: "main", hint: c})
 	return err
+}
+
+// mirroredAlready reports a checkpoint whose change state.json records
+// already: its last checkpoint is the change's time and plan.md is what it
+// summed. Writing it again (one change mirrored by the process that made it
+// and by a server following the store) would only count a second
+// checkpoint.
+func mirroredAlready(planPath, cdir string, at time.Time) bool {
+	b, err := os.ReadFile(filepath.Join(cdir, stateFile))
+	if err != nil {
+		return false
+	}
+	s, err := DecodeState(b)
+	if err != nil || !s.LastCheckpoint.Equal(at.UTC().Truncate(time.Second)) {
+		return false
+	}
+	data, err := os.ReadFile(planPath)
+	return err == nil && Checksum(data) == s.Checksum
 }
 
 // mirrorBoxes applies the checkpoint's step and criterion states to

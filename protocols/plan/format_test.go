@@ -303,6 +303,14 @@ func TestMirrorRendersACheckpointNotFromAPlan(t *testing.T) {
 	if a := s.Phases["one"].Tasks["a"]; !a.Done || !a.CompletedAt.Equal(at) || a.CompletedBy != "subagent:db" || s.PlanID != "feature" {
 		t.Errorf("state.json: a = %+v, planId %q", a, s.PlanID)
 	}
+	// The same change mirrored again (by the process that made it and by a
+	// server following the store) is one checkpoint, not two.
+	if err := (Format{}).Mirror(root, c); err != nil {
+		t.Fatal(err)
+	}
+	if again := readStateFile(t, planPath); again.Ckpt.Checkpoints != s.Ckpt.Checkpoints {
+		t.Errorf("mirroring one change twice counted %d checkpoints, want %d", again.Ckpt.Checkpoints, s.Ckpt.Checkpoints)
+	}
 
 	later := at.Add(time.Hour)
 	c.Steps[1].Status, c.Steps[1].CompletedAt, c.Steps[1].By, c.UpdatedAt = ckpt.StepDone, &later, "main", later
