@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -63,8 +64,17 @@ func (p *procMarkers) adopt(dir string) bool {
 	if err != nil {
 		return false
 	}
+	// Every Store reads the names in the same order: starting each at its
+	// own place keeps 64 processes starting at once from all trying the
+	// same 8 files, 56 of them then creating one each (and the directory
+	// growing until a listing settles it).
+	start := 0
+	if len(names) > 0 {
+		start = int(uint(os.Getpid())+uint(adoptTurn.Add(1))) % len(names)
+	}
 	tried := 0
-	for _, name := range names {
+	for k := range names {
+		name := names[(start+k)%len(names)]
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
@@ -78,6 +88,9 @@ func (p *procMarkers) adopt(dir string) bool {
 	}
 	return false
 }
+
+// adoptTurn spreads the Stores of one process over the idle files too.
+var adoptTurn atomic.Uint32
 
 // lockIdle opens and locks the marker file at path if it is idle and
 // returns its descriptor.
