@@ -52,90 +52,128 @@ func TestFailover(t *testing.T) {
 		}
 		rounds = n
 	}
-	const writers, watchers, per = 32, 4, 15 // per: acknowledged writes per writer between two steps
-	start := time.Now()
-	step := func(what string) { t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), what) }
-	bin := ckptBinary(t)
-	step("built ckpt")
-	ha := pgtest.NewHA(t)
-	step("PostgreSQL primary and synchronous standby started")
-	db, err := ha.CreateDatabase()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(5+2*rounds)*time.Minute) // a bound on a hang, not a deadline on speed
+	defer cancel()
+	f := newFailover(t, ctx)
+	defer f.stopWriters()
+	for round := 1; round <= rounds; round++ {
+		f.round(ctx, round, round < rounds)
+	}
+	f.stopWriters()
+	total := checkHistories(t, f.ws, f.pgURL)
+	f.step("histories checked")
+	resumed := f.checkFeeds(total)
+	f.step("feeds checked")
+	f.report(rounds, total, resumed)
+}
+
+// failover is TestFailover's setup: the database pair, the two servers
+// (a stays up, b is killed in each round), the writers and the feed
+// clients.
+type failover struct {
+	t           *testing.T
+	start       time.Time
+	bin, pgURL  string
+	ha          *pgtest.HA
+	a, b        *serveProcess
+	feeds       []*feedLog
+	ws          []*haWriter
+	stopWriters func()
+
+	lastKill, lastPromote time.Time
+	waiting               int // commits waiting for the standby at the kills
+}
+
+// perStep is how many writes each writer has acknowledged between two
+// steps of a round.
+const perStep = 15
+
+func newFailover(t *testing.T, ctx context.Context) *failover {
+	const writers, watchers = 32, 4
+	f := &failover{t: t, start: time.Now()}
+	f.bin = ckptBinary(t)
+	f.step("built ckpt")
+	f.ha = pgtest.NewHA(t)
+	f.step("PostgreSQL primary and synchronous standby started")
+	db, err := f.ha.CreateDatabase()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgURL := ha.URL(db)
-	a := startServePG(t, bin, pgURL, "127.0.0.1:0", true)
-	b := startServePG(t, bin, pgURL, "127.0.0.1:0", false)
-	servers := []*serveProcess{a, b}
-	step("two ckpt serve --pg started")
-	token := a.admin
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	feeds := make([]*feedLog, watchers)
-	for i := range feeds {
-		feeds[i] = &feedLog{}
-		c := haClient(t, servers[i%2].url, token, &http.Client{Transport: countResumes{http.DefaultTransport, &feeds[i].resumes}})
-		go feeds[i].follow(ctx, c)
+	f.pgURL = f.ha.URL(db)
+	f.a = startServePG(t, f.bin, f.pgURL, "127.0.0.1:0", true)
+	f.b = startServePG(t, f.bin, f.pgURL, "127.0.0.1:0", false)
+	servers := []*serveProcess{f.a, f.b}
+	f.step("two ckpt serve --pg started")
+	f.feeds = make([]*feedLog, watchers)
+	for i := range f.feeds {
+		f.feeds[i] = &feedLog{}
+		c := haClient(t, servers[i%2].url, f.a.admin, &http.Client{Transport: countResumes{http.DefaultTransport, &f.feeds[i].resumes}})
+		go f.feeds[i].follow(ctx, c)
 	}
 	stop := make(chan struct{})
-	ws := make([]*haWriter, writers)
+	f.ws = make([]*haWriter, writers)
 	var wg sync.WaitGroup
-	for i := range ws {
-		ws[i] = &haWriter{id: fmt.Sprintf("ha/%02d", i), c: haClient(t, servers[i%2].url, token, nil)}
-		wg.Go(func() { ws[i].run(ctx, stop) })
+	for i := range f.ws {
+		f.ws[i] = &haWriter{id: fmt.Sprintf("ha/%02d", i), c: haClient(t, servers[i%2].url, f.a.admin, nil)}
+		wg.Go(func() { f.ws[i].run(ctx, stop) })
 	}
-	stopWriters := sync.OnceFunc(func() { close(stop); wg.Wait() })
-	defer stopWriters()
+	f.stopWriters = sync.OnceFunc(func() { close(stop); wg.Wait() })
+	return f
+}
 
-	var lastKill, lastPromote time.Time
-	var before, waiting int
-	for round := 1; round <= rounds; round++ {
-		waitWriters(t, ctx, ws, time.Time{}, round*per)
-		step(fmt.Sprintf("round %d: stalling the primary, then killing it and one server", round))
-		lastKill = time.Now()
-		n, err := ha.StallPrimary()
-		if err != nil {
+func (f *failover) step(what string) {
+	f.t.Logf("%v: %s", time.Since(f.start).Round(time.Millisecond), what)
+}
+
+// round lets every writer make perStep writes, loses the primary's machine
+// and server b, checks what is seen with no primary (first round),
+// promotes the standby, restarts b, lets every writer make perStep more,
+// and with rebuild makes the lost node the next standby.
+func (f *failover) round(ctx context.Context, round int, rebuild bool) {
+	t := f.t
+	waitWriters(t, ctx, f.ws, time.Time{}, round*perStep)
+	f.step(fmt.Sprintf("round %d: stalling the primary, then killing it and one server", round))
+	f.lastKill = time.Now()
+	n, err := f.ha.StallPrimary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waiting += n
+	if err := f.ha.KillPrimary(); err != nil {
+		t.Fatal(err)
+	}
+	f.b.cmd.Process.Kill()
+	f.b.cmd.Wait()
+	if round == 1 {
+		checkNoPrimary(t, f.bin, f.a.url, f.a.admin, f.pgURL)
+	}
+	if err := f.ha.Promote(); err != nil {
+		t.Fatal(err)
+	}
+	f.lastPromote = time.Now()
+	f.step("standby promoted")
+	*f.b = *startServePG(t, f.bin, f.pgURL, strings.TrimPrefix(f.b.url, "http://"), false)
+	waitWriters(t, ctx, f.ws, f.lastPromote, perStep)
+	f.step(fmt.Sprintf("every writer has %d acknowledged writes after the promotion", perStep))
+	if rebuild {
+		if err := f.ha.Rebuild(); err != nil {
 			t.Fatal(err)
-		}
-		waiting += n
-		if err := ha.KillPrimary(); err != nil {
-			t.Fatal(err)
-		}
-		b.cmd.Process.Kill()
-		b.cmd.Wait()
-		if round == 1 {
-			checkNoPrimary(t, bin, a.url, token, pgURL)
-		}
-		if err := ha.Promote(); err != nil {
-			t.Fatal(err)
-		}
-		lastPromote = time.Now()
-		step("standby promoted")
-		*b = *startServePG(t, bin, pgURL, strings.TrimPrefix(b.url, "http://"), false)
-		waitWriters(t, ctx, ws, lastPromote, per)
-		step(fmt.Sprintf("every writer has %d acknowledged writes after the promotion", per))
-		if round < rounds {
-			if err := ha.Rebuild(); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
-	stopWriters()
+}
 
-	total := checkHistories(t, ws, pgURL)
-	step("histories checked")
-	for i, f := range feeds {
-		f.wait(t, i, total)
+// checkFeeds checks every feed client (see feedLog.check), and that those
+// on server a never reconnected while those on b resumed; it returns the
+// number of resuming requests.
+func (f *failover) checkFeeds(total int) (resumed int64) {
+	t := f.t
+	for i, fl := range f.feeds {
+		fl.wait(t, i, total)
 	}
 	time.Sleep(time.Second) // a repeat would arrive by now
-	for i, f := range feeds {
-		f.check(t, i, ws, total)
-	}
-	step("feeds checked")
-	var resumed int64
-	for i, f := range feeds {
-		n := f.resumes.Load()
+	for i, fl := range f.feeds {
+		fl.check(t, i, f.ws, total)
+		n := fl.resumes.Load()
 		resumed += n
 		// Server a lived through every failover: its one store watch
 		// reconnected to the new primary and caught up from the table,
@@ -147,32 +185,38 @@ func TestFailover(t *testing.T) {
 			t.Errorf("feed client %d, on the server that was killed, never resumed with Last-Event-ID", i)
 		}
 	}
-	for _, w := range ws {
-		before += w.since(time.Time{}) - w.since(lastKill)
-	}
+	return resumed
+}
+
+// report checks that the writes whose answer was lost were replayed, and
+// logs the figures.
+func (f *failover) report(rounds, total int, resumed int64) {
+	t := f.t
 	var gaps, sincePromote []time.Duration
-	replayed := 0
-	for _, w := range ws {
-		replayed += w.replayed
+	before, replayed := 0, 0
+	for _, w := range f.ws {
 		if w.err != nil {
 			t.Errorf("%s: %v", w.id, w.err)
 		}
+		before += w.since(time.Time{}) - w.since(f.lastKill)
+		replayed += w.replayed
 		gaps = append(gaps, w.maxGap)
-		sincePromote = append(sincePromote, w.firstAckAfter(lastPromote).Sub(lastPromote))
+		sincePromote = append(sincePromote, w.firstAckAfter(f.lastPromote).Sub(f.lastPromote))
 	}
 	// Each commit that was waiting for the standby when the primary
 	// died is on the promoted standby without its writer knowing: the
 	// writer's retry must have been answered by a replay of its key.
-	if replayed < waiting {
-		t.Errorf("%d commits were waiting for the standby when the primary died, but only %d retries were answered by a replay", waiting, replayed)
+	if replayed < f.waiting {
+		t.Errorf("%d commits were waiting for the standby when the primary died, but only %d retries were answered by a replay", f.waiting, replayed)
 	}
 	slices.Sort(gaps)
 	slices.Sort(sincePromote)
-	t.Logf("%d failover(s): %d appends acknowledged, 0 lost, 0 doubled (%d commits waiting for the standby at the kill, %d retries answered by replaying a write whose answer was lost); %d changes written before the last kill, %d after, each seen once by %d clients (those on the killed server resumed with Last-Event-ID, %d requests; those on the other never reconnected); "+
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	t.Logf("%d failover(s): %d appends acknowledged, 0 lost, 0 doubled (%d commits waiting for the standby at the kill, %d retries answered by replaying a write whose answer was lost); "+
+		"%d changes written before the last kill, %d after, each seen once by %d clients (those on the killed server resumed with Last-Event-ID, %d requests; those on the other never reconnected); "+
 		"primary killed to standby promoted %v (the test's checks); promotion to a writer's first acknowledgement: median %v, max %v; a writer's longest wait between acknowledgements: median %v, max %v",
-		rounds, total, waiting, replayed, before, total-before, watchers, resumed, lastPromote.Sub(lastKill).Round(time.Millisecond),
-		sincePromote[len(sincePromote)/2].Round(time.Millisecond), sincePromote[len(sincePromote)-1].Round(time.Millisecond),
-		gaps[len(gaps)/2].Round(time.Millisecond), gaps[len(gaps)-1].Round(time.Millisecond))
+		rounds, total, f.waiting, replayed, before, total-before, len(f.feeds), resumed, ms(f.lastPromote.Sub(f.lastKill)),
+		ms(sincePromote[len(sincePromote)/2]), ms(sincePromote[len(sincePromote)-1]), ms(gaps[len(gaps)/2]), ms(gaps[len(gaps)-1]))
 }
 
 // startServePG runs `ckpt serve --pg pgURL --addr addr` and waits until it

@@ -206,6 +206,11 @@ func (h *HA) Rebuild() error {
 		return err
 	}
 	s.killed, h.standby = false, true
+	// Commits wait for a synchronous standby still catching up: make it
+	// synchronous once it streams.
+	if err := p.waitFor("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"); err != nil {
+		return err
+	}
 	if err := p.Exec("ALTER SYSTEM SET synchronous_standby_names = '*'"); err != nil {
 		return err
 	}
