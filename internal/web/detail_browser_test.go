@@ -90,6 +90,12 @@ func TestCheckpointFamilyAndRevisionPreview(t *testing.T) {
 		t.Errorf("after restoring revision 1: current step %q, research %s, code %+v", c.CurrentStep, c.Steps[0].Status, c.Code)
 	}
 
+	// The checkpoint turning blocked while its page is open is announced.
+	if _, err := st.Append(ctx0, "kai-7/spec", ckpt.MustEvent(ckpt.EventBlocker, time.Now(), ckpt.Actor{Agent: "secondary-a"}, ckpt.BlockerChange{Text: "needs the API key"}), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitFor(t, ctx, "the announcement on the checkpoint's page", `document.getElementById("announce").textContent.startsWith("kai-7/spec is now blocked")`)
+
 	// A parent that is only a group name links to its checkpoints.
 	browsertest.Eval[bool](t, ctx, `history.pushState(null, "", "/c/solo/x"); dispatchEvent(new PopStateEvent("popstate")); true`)
 	browsertest.WaitFor(t, ctx, "the group's link", `document.querySelector('#parent-link a')?.getAttribute("href") === "/?parent=epic-9"`)
