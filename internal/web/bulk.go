@@ -34,13 +34,19 @@ func (h *Handler) bulk(r *http.Request, p Principal) (any, error) {
 	}
 	f := in.Filters
 	sel := bulk.Selector{Prefix: f["prefix"], Status: f["status"], Presence: f["presence"], Agent: f["agent"], Parent: f["parent"], Label: f["label"], Text: f["q"]}
+	req := bulk.Request{Action: in.Action, Select: sel, Text: in.Text, IDs: in.IDs, DryRun: in.DryRun}
+	// Checked as asked: the prefix a tenant's view adds is not a filter
+	// the visitor chose.
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	if p.ReadPrefix {
 		prefix, ok := ckpt.NarrowPrefix(sel.Prefix, p.Prefix)
 		if !ok {
 			return bulk.Result{Action: in.Action, DryRun: in.DryRun, Counts: map[string]int{}, Items: []bulk.Item{}}, nil
 		}
-		sel.Prefix = prefix
+		req.Select.Prefix = prefix
 	}
 	env := bulk.Env{Store: h.store(p), May: p.may, Now: h.opts.Now(), Actor: p.actor(), Thresholds: h.opts.Thresholds, Alive: h.opts.Alive}
-	return bulk.Run(r.Context(), env, bulk.Request{Action: in.Action, Select: sel, Text: in.Text, IDs: in.IDs, DryRun: in.DryRun})
+	return bulk.Run(r.Context(), env, req)
 }

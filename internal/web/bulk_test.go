@@ -2,12 +2,16 @@ package web
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/bulk"
+	"github.com/ckpt-dev/ckpt/memstore"
 )
 
 // bulkPost posts a bulk request as the page does (with the CSRF header
@@ -71,5 +75,37 @@ func TestBulkFromThePage(t *testing.T) {
 	h, _ := f.store.History(t.Context(), "kai/a", 1, 10)
 	if last := h[len(h)-1]; last.Actor.Agent != "kai-bot" {
 		t.Errorf("the bulk action was recorded as %q, want the token's agent kai-bot", last.Actor.Agent)
+	}
+}
+
+// TestBulkTenantNeedsAFilterOfItsOwn: for a visitor who reads only its
+// prefix, that prefix narrows the selection but is not a filter it chose:
+// a bulk request with no filter is refused, not run on the whole tenant.
+func TestBulkTenantNeedsAFilterOfItsOwn(t *testing.T) {
+	st := memstore.New()
+	for _, id := range []string{"kai/a", "team/b"} {
+		if _, err := st.Append(t.Context(), id, ckpt.MustEvent(ckpt.EventCreated, time.Now(), ckpt.Actor{Agent: "seed"}, ckpt.Created{}), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(New(Options{Store: st, Anonymous: Principal{Name: "kai", Write: true, Prefix: "kai", ReadPrefix: true}}))
+	defer srv.Close()
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/ui/api/bulk", strings.NewReader(body))
+		req.Header.Set("Origin", srv.URL)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := post(`{"action":"done","filters":{}}`); code != http.StatusBadRequest || !strings.Contains(body, "needs a filter") {
+		t.Errorf("a tenant's bulk request with no filter: %d %s", code, body)
+	}
+	code, body := post(`{"action":"done","filters":{"q":"/"}}`)
+	if code != http.StatusOK || !strings.Contains(body, `"id":"kai/a","outcome":"done"`) || strings.Contains(body, "team/b") {
+		t.Errorf("a tenant's bulk done: %d %s, want kai/a done and team/b unseen", code, body)
 	}
 }
