@@ -30,6 +30,11 @@ type MonitorOptions struct {
 	Once          bool // one tick, then return
 	// Ticks, when set, drives the loop instead of a ticker every Every.
 	Ticks <-chan time.Time
+	// Mirrors gives the store under any mirrors and the mirror list of the
+	// store the monitor watches; the list is read again at every look, so
+	// a mirror added while the monitor runs gets its escalations. nil: the
+	// mirrors the store was opened with.
+	Mirrors func(st ckpt.Store) (ckpt.Store, mirror.List)
 }
 
 // defaultMonitorEvery is how often the monitor looks when --every is not
@@ -38,6 +43,12 @@ const defaultMonitorEvery = time.Minute
 
 func newMonitorCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &MonitorOptions{common: newCommon(f)}
+	o.Mirrors = func(st ckpt.Store) (ckpt.Store, mirror.List) {
+		if ms, ok := st.(*mirror.Store); ok {
+			return ms.Unwrap(), ms.MirrorList()
+		}
+		return st, mirrorList(f, st)
+	}
 	var th thresholdFlags
 	var every, abandon, actionTimeout string
 	cmd := &cobra.Command{
@@ -126,9 +137,7 @@ func runMonitor(ctx context.Context, o *MonitorOptions) error {
 			Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
 			Now: o.Now, Log: o.IO.Out, Warn: func(msg string) { cmdutil.PrintWarning(o.IO.ErrOut, msg) }, Alive: process.Alive,
 		}
-		if ms, ok := st.(*mirror.Store); ok {
-			opts.Escalate = func(ctx context.Context, now time.Time) { ms.Escalate(ctx, now) }
-		}
+		opts.Escalate = o.escalator(st, opts.Warn)
 		m, err := monitor.New(opts)
 		if err != nil {
 			return err
@@ -147,4 +156,33 @@ func runMonitor(ctx context.Context, o *MonitorOptions) error {
 		}
 		return m.Run(ctx, ticks)
 	})
+}
+
+// escalator is the seed escalations of each look (mirror.Store.Escalate):
+// over the mirror list read again at every look when o.Mirrors is set, so
+// a mirror added while the monitor runs is escalated at its next look,
+// else over the mirrors st was opened with; nil when there are none. A
+// list that cannot be read is warned about once per error.
+func (o *MonitorOptions) escalator(st ckpt.Store, warn func(string)) func(context.Context, time.Time) {
+	if o.Mirrors == nil {
+		if ms, ok := st.(*mirror.Store); ok {
+			return func(ctx context.Context, now time.Time) { ms.Escalate(ctx, now) }
+		}
+		return nil
+	}
+	base, list := o.Mirrors(st)
+	said := ""
+	return func(ctx context.Context, now time.Time) {
+		// The look's time names the backups, as it judges the silences.
+		ms, err := mirror.Open(base, list, mirrorOptions(o.IO.ErrOut, func() time.Time { return now }))
+		if err != nil {
+			if err.Error() != said {
+				said = err.Error()
+				warn("seed escalations not written: " + said)
+			}
+			return
+		}
+		said = ""
+		ms.Escalate(ctx, now)
+	}
 }
