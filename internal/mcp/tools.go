@@ -250,7 +250,7 @@ func add[In, Out any](srv *sdk.Server, s *server, t *sdk.Tool, h handler[In, Out
 }
 
 // ToolNames lists the server's tools, in the order they are registered.
-var ToolNames = []string{"ckpt_start", "ckpt_update", "ckpt_step", "ckpt_decision", "ckpt_blocker", "ckpt_heartbeat", "ckpt_show", "ckpt_resume", "ckpt_list", "ckpt_stale", "ckpt_tell", "ckpt_inbox", "ckpt_why"}
+var ToolNames = []string{"ckpt_start", "ckpt_update", "ckpt_step", "ckpt_decision", "ckpt_blocker", "ckpt_heartbeat", "ckpt_show", "ckpt_resume", "ckpt_list", "ckpt_stale", "ckpt_tell", "ckpt_inbox", "ckpt_why", "ckpt_bulk"}
 
 func (s *server) addTools(srv *sdk.Server) {
 	add(srv, s, &sdk.Tool{Name: "ckpt_start", Description: "Create a checkpoint for a new unit of work, with its goal and planned steps. Fails if the ID exists: use ckpt_resume to continue existing work."}, s.start)
@@ -265,6 +265,7 @@ func (s *server) addTools(srv *sdk.Server) {
 	add(srv, s, &sdk.Tool{Name: "ckpt_stale", Description: "List the live checkpoints (in_progress, waiting, blocked) whose agent has gone quiet: warn after 2x and stale after 4x the heartbeat interval, or the given thresholds."}, s.stale)
 	s.addInboxTools(srv)
 	add(srv, s, &sdk.Tool{Name: "ckpt_why", Description: "Explain a checkpoint's presence (working, busy, waiting, blocked, failed, dead, stale, warn, ended, done): the rule and signal that produced it, since when, the client process and session, and what would change it."}, s.why)
+	s.addBulkTool(srv)
 }
 
 // argName names a request's fields as the tools' arguments do.
