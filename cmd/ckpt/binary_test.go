@@ -33,7 +33,7 @@ func ckptBinary(tb testing.TB) string {
 		}
 		builtPath = filepath.Join(dir, "ckpt")
 		// go test puts the go command that runs it first on PATH.
-		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../ckpt-server")
+		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../ckpt-server", "../ckpt-pg")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

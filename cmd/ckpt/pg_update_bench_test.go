@@ -25,10 +25,10 @@ var pgBenchCluster pgtest.Cluster
 //   - hello: a hello-world Go binary, the floor of any process;
 //   - local: ckpt update on a .ckpt/ store (durable: fsync);
 //   - pg: ckpt update on PostgreSQL, as an agent runs it: ckpt hands the
-//     command to ckpt-server (exec), which connects, checks the schema
+//     command to ckpt-pg (exec), which connects, checks the schema, reads
 //     and appends;
-//   - pg-direct: the same run by ckpt-server itself (no exec hop), which
-//     says what the hop costs.
+//   - pg-direct: the same run by ckpt-pg itself (no exec hop), which says
+//     what the hop costs.
 //
 // It reports each case's median wall time (NAME-ms), pg's and pg-direct's
 // ratio to local in wall and CPU time (the client process's user+system;
@@ -41,7 +41,7 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 	b.Cleanup(func() { pgBenchCluster.Close() })
 	hello := helloBinary(b)
 	bin := ckptBinary(b)
-	server := filepath.Join(filepath.Dir(bin), "ckpt-server")
+	pg := filepath.Join(filepath.Dir(bin), "ckpt-pg")
 	dir := b.TempDir()
 	local := filepath.Join(dir, ".ckpt")
 	url := pgBenchCluster.URL(pgBenchCluster.NewDatabase(b))
@@ -71,7 +71,7 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 		{"hello", func() []string { return []string{hello} }, false},
 		{"local", update(bin, local), false},
 		{"pg", update(bin, url), true},
-		{"pg-direct", update(server, url), true},
+		{"pg-direct", update(pg, url), true},
 	}
 	wall := make([][]time.Duration, len(cases))
 	cpu := make([][]time.Duration, len(cases))

@@ -72,7 +72,7 @@ and one warning line on stderr.`,
 		// A hook must not fail on a flag a newer ckpt installed.
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := prepare(f); err != nil {
+			if err := prepare(f, cmd); err != nil {
 				o.Warnings = append(o.Warnings, errorLine(err))
 			}
 			return nil

@@ -22,6 +22,13 @@ import (
 // ServerProgram is the name of the binary that runs the server commands.
 const ServerProgram = "ckpt-server"
 
+// PGProgram is the name of the binary that runs the other commands over a
+// PostgreSQL store: ckpt with the driver and without the server's
+// libraries (cmd/ckpt-pg), so that an agent's ckpt update over PostgreSQL
+// does not start the heaviest binary. Where it is not installed,
+// ckpt-server, which has every command, runs them.
+const PGProgram = "ckpt-pg"
+
 // EnvExecutable is set by ckpt for the ckpt-server it runs: ckpt's own
 // path, which mcp install writes into a client's settings.
 const EnvExecutable = "CKPT_EXECUTABLE"
@@ -69,15 +76,23 @@ func serverVerb(verb string) func(*cmdutil.Factory) *cobra.Command {
 
 // execServer replaces the process with ckpt-server, given the same command
 // line. It returns only when that cannot be done.
-func execServer(f *cmdutil.Factory) error {
-	path, err := findServer(f.Env)
+func execServer(f *cmdutil.Factory) error { return execProgram(f, ServerProgram) }
+
+// execProgram replaces the process with the sibling program name (or
+// ckpt-server where ckpt-pg is missing), given the same command line. It
+// returns only when that cannot be done.
+func execProgram(f *cmdutil.Factory, name string) error {
+	path, err := findProgram(f.Env, name)
+	if name != ServerProgram && errors.Is(err, errNoServer) {
+		path, err = findProgram(f.Env, ServerProgram)
+	}
 	if err != nil {
 		return err
 	}
 	// A ckpt-server that is this ckpt (a link or copy installed under the
 	// name) would run the dispatcher again, forever.
 	if f.Env.Executable != "" && (f.Env.Var(EnvExecutable) == f.Env.Executable || sameFile(path, f.Env.Executable)) {
-		return fmt.Errorf("%s is ckpt itself, not ckpt-server: reinstall both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest", path)
+		return fmt.Errorf("%s is ckpt itself, not %s: reinstall the binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest", path, filepath.Base(path))
 	}
 	if f.Env.Exec == nil {
 		return fmt.Errorf("cannot start %s from here: run %s %s", path, path, strings.Join(f.Env.Args, " "))
@@ -105,10 +120,10 @@ func sameFile(a, b string) bool {
 // errNoServer says ckpt-server is not installed where ckpt looks for it.
 var errNoServer = errors.New(ServerProgram + " is not installed")
 
-// findServer finds ckpt-server: beside the running ckpt (the two are
-// installed together), else on $PATH.
-func findServer(env *cmdutil.Env) (string, error) {
-	name := ServerProgram
+// findProgram finds the sibling program name (ckpt-server, ckpt-pg):
+// beside the running ckpt (they are installed together), else on $PATH;
+// its error wraps errNoServer.
+func findProgram(env *cmdutil.Env, name string) (string, error) {
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
@@ -132,4 +147,30 @@ func findServer(env *cmdutil.Env) (string, error) {
 	}
 	return "", fmt.Errorf("%w %s: ckpt serve, mcp, token and migrate, and every command over a PostgreSQL store, are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (in a checkout: CGO_ENABLED=0 go install ./cmd/...)",
 		errNoServer, where)
+}
+
+// AsCkpt is env with the executable of ckpt rather than of program
+// (ckpt-server, ckpt-pg) when env's executable is program: what hooks
+// install and mcp install write into a client's settings, which must go
+// through ckpt. Run by ckpt's dispatcher, that is the ckpt given in
+// CKPT_EXECUTABLE; run directly, the ckpt installed beside program.
+func AsCkpt(env *cmdutil.Env, program string) *cmdutil.Env {
+	base := filepath.Base(env.Executable)
+	if strings.TrimSuffix(base, ".exe") != program {
+		return env
+	}
+	e := *env
+	e.Executable = env.Var(EnvExecutable)
+	if e.Executable == "" {
+		e.Executable = filepath.Join(filepath.Dir(env.Executable), "ckpt"+strings.TrimPrefix(base, program))
+	}
+	// Consumed: a dispatcher of this process (ckpt-pg's serve) must not
+	// take its own ckpt for a copy of itself (execProgram's check).
+	e.Getenv = func(key string) string {
+		if key == EnvExecutable {
+			return ""
+		}
+		return env.Var(key)
+	}
+	return &e
 }

@@ -195,6 +195,47 @@ func TestPostgresStoreDispatch(t *testing.T) {
 	}
 }
 
+// TestPostgresStoreDispatchToPG: with ckpt-pg installed beside ckpt, a
+// command over a PostgreSQL store goes to it (the lean binary with the
+// driver), while the server commands over one still go to ckpt-server.
+func TestPostgresStoreDispatchToPG(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{ServerProgram, PGProgram} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		to   string
+	}{
+		{[]string{"update", "a", "--current-step", "x"}, PGProgram},
+		{[]string{"hook", "PostToolUse"}, PGProgram},
+		{[]string{"ls"}, PGProgram},
+		{[]string{"serve", "--addr", "8470"}, ServerProgram},
+		{[]string{"mcp"}, ServerProgram},
+		{[]string{"migrate"}, ServerProgram},
+	} {
+		var calls [][]string
+		env := &cmdutil.Env{
+			IOStreams:  cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard},
+			Getenv:     func(k string) string { return map[string]string{cmdutil.EnvStore: "postgres://db/ckpt"}[k] },
+			WorkDir:    dir,
+			Args:       tc.args,
+			Executable: filepath.Join(dir, "ckpt"),
+			Exec: func(path string, args, env []string) error {
+				calls = append(calls, args)
+				return errors.New("stop here")
+			},
+		}
+		runOn(env, nil)
+		to := filepath.Join(dir, tc.to)
+		if len(calls) != 1 || !reflect.DeepEqual(calls[0], append([]string{to}, tc.args...)) {
+			t.Errorf("ckpt %v over PostgreSQL: exec %v, want %s", tc.args, calls, tc.to)
+		}
+	}
+}
+
 // TestPGURLIsPgstoreRule: ckpt recognises a PostgreSQL store by pgstore's
 // own rule, without linking pgstore.
 func TestPGURLIsPgstoreRule(t *testing.T) {

@@ -60,10 +60,11 @@ func run(f *cmdutil.Factory, p Program) int {
 	return ExitCode(err)
 }
 
-// prepare runs before every command: it resolves the clock, and hands a
-// command over a store this binary leaves to ckpt-server (a PostgreSQL
-// store in ckpt) to it before the command reads anything.
-func prepare(f *cmdutil.Factory) error {
+// prepare runs before every command (cmd): it resolves the clock, and
+// hands a command over a store this binary leaves to another (a
+// PostgreSQL store in ckpt) to it before the command reads anything:
+// ckpt-pg, or ckpt-server for the server commands.
+func prepare(f *cmdutil.Factory, cmd *cobra.Command) error {
 	if err := f.Prepare(); err != nil {
 		return err
 	}
@@ -71,7 +72,13 @@ func prepare(f *cmdutil.Factory) error {
 		return nil
 	}
 	f.MarkReached() // not a usage error
-	return execServer(f)
+	program := PGProgram
+	for c := cmd; c != nil && c.HasParent(); c = c.Parent() {
+		if !c.Parent().HasParent() && IsServerCommand(c.Name()) {
+			program = ServerProgram
+		}
+	}
+	return execProgram(f, program)
 }
 
 // newCommon returns the streams, clock and store every command uses.
@@ -162,7 +169,7 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return prepare(f)
+			return prepare(f, cmd)
 		},
 	}
 	// cobra's `completion bash|zsh|fish|powershell` writes the scripts;

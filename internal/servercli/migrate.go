@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/pgcli"
 	"github.com/ckpt-dev/ckpt/pgstore"
 )
 
@@ -54,7 +55,7 @@ func runMigrate(ctx context.Context, o *MigrateOptions) error {
 	if !pgstore.IsURL(o.DSN) {
 		return cmdutil.Usagef("ckpt migrate works on a PostgreSQL store: pass --store postgres://USER@HOST/DB or set %s (a local .ckpt store needs no migration)", cmdutil.EnvStore)
 	}
-	ctx, cancel := context.WithTimeout(ctx, pgConnectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, pgcli.ConnectTimeout)
 	defer cancel()
 	r, err := pgstore.Migrate(ctx, o.DSN)
 	if err != nil {

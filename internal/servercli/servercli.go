@@ -10,12 +10,10 @@
 package servercli
 
 import (
-	"path/filepath"
-	"strings"
-
 	"github.com/ckpt-dev/ckpt/internal/buildinfo"
 	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/pgcli"
 )
 
 // Verbs are ckpt-server's verbs: ckpt's (cli.Verbs), with the real
@@ -32,31 +30,14 @@ func serverVerbs() []cli.Verb {
 	}
 }
 
-// Stores are the stores ckpt-server opens: ckpt's (cli.Stores), and a
-// PostgreSQL database (pgstore), which ckpt leaves to it.
-func Stores() cmdutil.Stores {
-	s := cli.Stores()
-	s["postgres"], s["postgresql"] = openPG, openPG
-	return s
-}
+// Stores are the stores ckpt-server opens: ckpt-pg's (pgcli.Stores):
+// ckpt's and a PostgreSQL database.
+func Stores() cmdutil.Stores { return pgcli.Stores() }
 
 // serverVersion is the version the servers report to their clients
 // (/v1/info, MCP's initialize): the module version ckpt version prints.
 func serverVersion() string { return buildinfo.Read().Version }
 
-// AsCkpt is env with the executable of ckpt rather than ckpt-server:
-// what hooks install and mcp install write into a client's settings, which
-// must go through ckpt. Run by ckpt's dispatcher, that is the ckpt given in
-// CKPT_EXECUTABLE; run directly, the ckpt installed beside ckpt-server.
-func AsCkpt(env *cmdutil.Env) *cmdutil.Env {
-	base := filepath.Base(env.Executable)
-	if strings.TrimSuffix(base, ".exe") != cli.ServerProgram {
-		return env
-	}
-	e := *env
-	e.Executable = env.Var(cli.EnvExecutable)
-	if e.Executable == "" {
-		e.Executable = filepath.Join(filepath.Dir(env.Executable), "ckpt"+strings.TrimPrefix(base, cli.ServerProgram))
-	}
-	return &e
-}
+// AsCkpt is env with the executable of ckpt rather than ckpt-server
+// (cli.AsCkpt).
+func AsCkpt(env *cmdutil.Env) *cmdutil.Env { return cli.AsCkpt(env, cli.ServerProgram) }
