@@ -79,9 +79,11 @@ type keeper struct {
 
 	seen   []byte // the list's content last read; nil before the first read
 	missed bool   // the list file did not exist at the last read
-	cur    *Store
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// readErr is the last failure to read the list, warned about once.
+	readErr string
+	cur     *Store
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 // reload reads the list and, when its content changed since the last read
@@ -93,9 +95,13 @@ func (k *keeper) reload(ctx context.Context) {
 		if k.cur == nil {
 			k.cur = New(k.st, k.list, nil, k.opts)
 		}
-		warn(k.opts, "mirror list not read: "+err.Error())
+		if msg := "mirror list not read: " + err.Error(); msg != k.readErr {
+			k.readErr = msg
+			warn(k.opts, msg+"; the mirrors read before it are kept")
+		}
 		return
 	}
+	k.readErr = ""
 	if k.cur != nil && missing == k.missed && bytes.Equal(data, k.seen) {
 		return
 	}

@@ -103,3 +103,29 @@ func waitFor(t *testing.T, path, want string) {
 	}
 	t.Fatalf("%s never held %q:\n%s", path, want, data)
 }
+
+// TestKeepWarnsOnceWhenTheListCannotBeRead: a list file Keep cannot read
+// is reported once, not at every poll.
+func TestKeepWarnsOnceWhenTheListCannotBeRead(t *testing.T) {
+	env, _ := newMirrorEnv(t)
+	list := ForStoreDir(env.storeDir)
+	if err := os.Mkdir(list.File, 0o755); err != nil { // a directory where the file should be
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var warnings []string
+	opts := Options{Warn: func(msg string) { mu.Lock(); warnings = append(warnings, msg); mu.Unlock() }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); Keep(ctx, env.mem, list, opts, KeepOptions{Poll: time.Millisecond, Every: time.Hour}) }()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(warnings) }
+	for count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // twenty polls more
+	cancel()
+	<-done
+	if n := count(); n != 1 || !strings.Contains(warnings[0], "mirror list not read") {
+		t.Errorf("%d warnings, want one: %q", n, warnings)
+	}
+}
