@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -20,7 +21,8 @@ import (
 // all of them alike. For each case it reports the median wall time
 // ("NAME-ms"), its ratio to the floor's ("NAME-x") and the ratio of the
 // median CPU time, user and system, to the floor's ("NAME-cpu-x", steadier
-// than wall time when other processes compete for the cores). The binaries
+// than wall time when other processes compete for the cores), and the
+// median of its minor page faults ("NAME-faults"). The binaries
 // are built as the README installs them (CGO_ENABLED=0).
 //
 // The hot path (update, beat, step, hook) should stay within 2x of the
@@ -78,6 +80,7 @@ func BenchmarkStartup(b *testing.B) {
 	}
 	wall := make([][]time.Duration, len(cases))
 	cpu := make([][]time.Duration, len(cases))
+	faults := make([][]time.Duration, len(cases)) // minor page faults, as Durations to share median
 	for b.Loop() {
 		i++
 		for k := range cases {
@@ -95,6 +98,9 @@ func BenchmarkStartup(b *testing.B) {
 			}
 			wall[c] = append(wall[c], time.Since(t))
 			cpu[c] = append(cpu[c], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				faults[c] = append(faults[c], time.Duration(ru.Minflt))
+			}
 			if strings.HasPrefix(cases[c].name, "hook") && out.Len() > 0 {
 				b.Fatalf("ckpt %v printed %q; want nothing", args[1:], out.Bytes())
 			}
@@ -106,6 +112,9 @@ func BenchmarkStartup(b *testing.B) {
 		med := median(wall[k])
 		medians["startup-"+c.name] = med
 		b.ReportMetric(float64(med.Microseconds())/1000, c.name+"-ms")
+		if len(faults[k]) > 0 {
+			b.ReportMetric(float64(median(faults[k])), c.name+"-faults")
+		}
 		if k > 0 {
 			b.ReportMetric(float64(med)/float64(floor), c.name+"-x")
 			b.ReportMetric(float64(median(cpu[k]))/float64(floorCPU), c.name+"-cpu-x")
