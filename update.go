@@ -31,18 +31,29 @@ func Update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Eve
 }
 
 // handOverPatience is how long a lifecycle operation keeps trying after
-// conflicts once its UpdateAttempts are spent. A hand-over reads, writes
-// a whole archive and only then appends, a window that a busy writer
-// (hooks firing, over a server) lands in again and again; a person waiting
-// for a takeover would rather it tried for a couple of seconds.
-const handOverPatience = 3 * time.Second
+// conflicts once its UpdateAttempts are spent, and handOverAttempts how
+// many tries it makes at least, however long they take. A hand-over
+// reads, writes a whole archive and only then appends, a window that a
+// busy writer (hooks firing, over a server) lands in again and again; a
+// person waiting for a takeover would rather it tried for a couple of
+// seconds. Each conflict means another write succeeded, so on a slow,
+// loaded machine the tries, not the clock, are what must not run out.
+const (
+	handOverPatience = 3 * time.Second
+	handOverAttempts = 32
+)
 
 // update is Update, trying on after UpdateAttempts for as long as
-// patience allows from the first try.
+// patience allows from the first try (with patience, at least
+// handOverAttempts tries).
 func update(ctx context.Context, s Store, id string, fn func(c *Checkpoint) (Event, error), patience time.Duration) (AppendResult, error) {
 	var err error
 	deadline := time.Now().Add(patience)
-	for attempt := 0; attempt < UpdateAttempts || time.Now().Before(deadline); attempt++ {
+	tries := UpdateAttempts
+	if patience > 0 {
+		tries = handOverAttempts
+	}
+	for attempt := 0; attempt < tries || time.Now().Before(deadline); attempt++ {
 		if attempt > 0 {
 			if err := pause(ctx, attempt); err != nil {
 				return AppendResult{}, err
