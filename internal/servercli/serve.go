@@ -84,6 +84,11 @@ tokens.json inside the store directory; for --pg in the database (table
 ckpt_tokens), so every replica sees a token created or revoked through any
 of them at once, or in --tokens FILE if given.
 
+With seed-format mirrors configured (ckpt mirror add; the store
+directory's mirrors.json, or $CKPT_MIRRORS), the server writes the seed
+files of every change, and the seeds' escalations every minute; it reads
+the list again when it changes.
+
 A bare port listens on 127.0.0.1. Serve TLS with --tls-cert and --tls-key,
 or put the server behind a proxy that does. --insecure-dev serves without
 tokens, on a loopback address only, for development.`,
