@@ -232,8 +232,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/login?failed=1&next="+url.QueryEscape(localPath(r.PostFormValue("next"))), http.StatusSeeOther)
 		return
 	}
-	h.setCookie(w, tokenCookie, token, true, 0)
-	h.setCookie(w, csrfCookie, randomHex(), false, 0)
+	h.setCookie(w, r, tokenCookie, token, true, 0)
+	h.setCookie(w, r, csrfCookie, randomHex(), false, 0)
 	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
 }
 
@@ -243,14 +243,19 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sign-out without the page's CSRF value refused", http.StatusForbidden)
 		return
 	}
-	h.setCookie(w, tokenCookie, "", true, -1)
-	h.setCookie(w, csrfCookie, "", false, -1)
+	h.setCookie(w, r, tokenCookie, "", true, -1)
+	h.setCookie(w, r, csrfCookie, "", false, -1)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-func (h *Handler) setCookie(w http.ResponseWriter, name, value string, httpOnly bool, maxAge int) {
+// setCookie sets a cookie of the dashboard's, Secure when the server
+// speaks TLS or the visitor came over HTTPS through a proxy that says so
+// (X-Forwarded-Proto: a visitor who forges it only makes their own
+// cookie Secure, which a plain-HTTP connection then no longer sends).
+func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value string, httpOnly bool, maxAge int) {
+	secure := h.opts.Secure || r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge,
-		HttpOnly: httpOnly, Secure: h.opts.Secure, SameSite: http.SameSiteStrictMode})
+		HttpOnly: httpOnly, Secure: secure, SameSite: http.SameSiteStrictMode})
 }
 
 // csrfOK checks a state-changing request: same origin, and the CSRF header
