@@ -117,7 +117,10 @@ func TestKeepWarnsOnceWhenTheListCannotBeRead(t *testing.T) {
 	opts := Options{Warn: func(msg string) { mu.Lock(); warnings = append(warnings, msg); mu.Unlock() }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); Keep(ctx, env.mem, list, opts, KeepOptions{Poll: time.Millisecond, Every: time.Hour}) }()
+	go func() {
+		defer close(done)
+		Keep(ctx, env.mem, list, opts, KeepOptions{Poll: time.Millisecond, Every: time.Hour})
+	}()
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(warnings) }
 	for count() == 0 {
 		time.Sleep(time.Millisecond)
