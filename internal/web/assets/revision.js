@@ -26,7 +26,7 @@ export async function showPreview(id, rev) {
     out = await deps.api(`/ui/api/revision?id=${encodeURIComponent(id)}&rev=${rev}`);
   } catch (err) {
     slot.hidden = false;
-    slot.replaceChildren(h("h2", {}, `Revision ${rev}`), h("p", { class: "error", role: "alert" }, err.message), closeButton(slot));
+    slot.replaceChildren(h("h2", {}, `Revision ${rev}`), h("p", { class: "error", role: "alert" }, err.message), closeButton());
     return;
   }
   if (!open || open.id !== id || open.rev !== rev) return;
@@ -39,7 +39,7 @@ export async function showPreview(id, rev) {
         deps.act({ action: "restore", id, rev }, `Bring ${id} back to revision ${rev}? ${out.changes.length + (out.more || 0)} field(s) change; the history keeps everything.`)
           .then((done) => { if (done) closePreview(); });
       } }, `Restore revision ${rev}`) : null,
-      closeButton(slot)));
+      closeButton()));
 }
 
 // reopenPreview shows again, after a redraw of id's page, the preview that
