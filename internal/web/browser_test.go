@@ -179,6 +179,10 @@ func TestDashboardReadTokenCannotAct(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ctx := browsertest.New(t)
 	browsertest.SignIn(t, ctx, srv.URL, "read-secret")
+	browsertest.WaitFor(t, ctx, "the overview", `document.querySelectorAll("#rows tr[data-id]").length === 4`)
+	if bulk := browsertest.Eval[bool](t, ctx, `document.getElementById("bulk-form") !== null`); bulk {
+		t.Error("a read token sees the bulk action form")
+	}
 	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/c/kai-7/api")); err != nil {
 		t.Fatal(err)
 	}
