@@ -26,18 +26,8 @@ func TestBulkActionInChromium(t *testing.T) {
 	}
 	st := memstore.New()
 	seedFleet(t, st)
+	seedBatch(t, st)
 	ctx0 := context.Background()
-	at := time.Now().Add(-10 * time.Minute)
-	for i := range 13 {
-		status := ckpt.StatusInProgress
-		if i == 12 {
-			status = ckpt.StatusDone
-		}
-		c := ckpt.Created{Patch: ckpt.Patch{Title: ptr("nightly shard"), Status: &status, Agent: &ckpt.Agent{ID: fmt.Sprintf("worker-%d", i)}}}
-		if _, err := st.Append(ctx0, fmt.Sprintf("batch/%02d", i), ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{Agent: "seed"}, c), ckpt.AppendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	srv := httptest.NewServer(New(Options{Store: st, Authenticate: authenticate, Keepalive: time.Second}))
 	t.Cleanup(srv.Close)
 	ctx := browsertest.New(t)
@@ -103,5 +93,22 @@ func TestBulkActionInChromium(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the archive's preview", `document.getElementById("bulk-count")?.textContent === "13 checkpoints will be archived."`)
 	if w := browsertest.Eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 		t.Errorf("on a 390 px wide screen the page with a bulk preview is %v px wide", w)
+	}
+}
+
+// seedBatch adds batch/00 … batch/12, the last done, the others working,
+// each with an agent of its own.
+func seedBatch(t *testing.T, st ckpt.Store) {
+	t.Helper()
+	at := time.Now().Add(-10 * time.Minute)
+	for i := range 13 {
+		status := ckpt.StatusInProgress
+		if i == 12 {
+			status = ckpt.StatusDone
+		}
+		c := ckpt.Created{Patch: ckpt.Patch{Title: ptr("nightly shard"), Status: &status, Agent: &ckpt.Agent{ID: fmt.Sprintf("worker-%d", i)}}}
+		if _, err := st.Append(context.Background(), fmt.Sprintf("batch/%02d", i), ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{Agent: "seed"}, c), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

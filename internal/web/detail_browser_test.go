@@ -25,17 +25,8 @@ func TestCheckpointFamilyAndRevisionPreview(t *testing.T) {
 	}
 	st := memstore.New()
 	seedFleet(t, st)
+	seedFamily(t, st)
 	ctx0 := context.Background()
-	at := time.Now().Add(-20 * time.Minute)
-	for _, c := range []struct{ id, parent, title string }{{"kai-7", "", "The kai-7 plan"}, {"kai-7/spec/research", "kai-7/spec", "Read the old fetcher"}, {"solo/x", "epic-9", "Part of an epic"}} {
-		p := ckpt.Patch{Title: ptr(c.title), Agent: &ckpt.Agent{ID: "lead"}}
-		if c.parent != "" {
-			p.Parent = ptr(c.parent)
-		}
-		if _, err := st.Append(ctx0, c.id, ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{Agent: "seed"}, ckpt.Created{Patch: p}), ckpt.AppendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	update := func(step string) {
 		t.Helper()
 		e := ckpt.MustEvent(ckpt.EventUpdate, time.Now(), ckpt.Actor{Agent: "secondary-a"}, ckpt.Patch{CurrentStep: ptr(step)})
@@ -99,6 +90,22 @@ func TestCheckpointFamilyAndRevisionPreview(t *testing.T) {
 	// A parent that is only a group name links to its checkpoints.
 	browsertest.Eval[bool](t, ctx, `history.pushState(null, "", "/c/solo/x"); dispatchEvent(new PopStateEvent("popstate")); true`)
 	browsertest.WaitFor(t, ctx, "the group's link", `document.querySelector('#parent-link a')?.getAttribute("href") === "/?parent=epic-9"`)
+}
+
+// seedFamily adds to seedFleet the plan kai-7 as a checkpoint, a child of
+// kai-7/spec, and solo/x whose parent epic-9 is only a group name.
+func seedFamily(t *testing.T, st ckpt.Store) {
+	t.Helper()
+	at := time.Now().Add(-20 * time.Minute)
+	for _, c := range []struct{ id, parent, title string }{{"kai-7", "", "The kai-7 plan"}, {"kai-7/spec/research", "kai-7/spec", "Read the old fetcher"}, {"solo/x", "epic-9", "Part of an epic"}} {
+		p := ckpt.Patch{Title: ptr(c.title), Agent: &ckpt.Agent{ID: "lead"}}
+		if c.parent != "" {
+			p.Parent = ptr(c.parent)
+		}
+		if _, err := st.Append(context.Background(), c.id, ckpt.MustEvent(ckpt.EventCreated, at, ckpt.Actor{Agent: "seed"}, ckpt.Created{Patch: p}), ckpt.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func contains(list []string, s string) bool {
