@@ -3,6 +3,8 @@ package filestore
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -75,6 +77,13 @@ func liveLine(id string, rec []byte) []byte {
 func (s *Store) logLive(id string, rec []byte) error {
 	j := s.journal()
 	fd, err := openFile(j.live(), syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A store from before the journal: its first writer makes it.
+		if err := os.MkdirAll(j.pending(), 0o755); err != nil {
+			return err
+		}
+		fd, err = openFile(j.live(), syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT)
+	}
 	if err != nil {
 		return err
 	}

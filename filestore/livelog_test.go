@@ -272,3 +272,19 @@ func TestLiveLogForgetsADeletedCheckpoint(t *testing.T) {
 		t.Errorf("the new d/a is listed as seen at %v, its deleted namesake's beat", got)
 	}
 }
+
+// TestLiveLogInAStoreWithoutAJournal: a store made before the change
+// journal (no journal/) takes a new checkpoint and its beats, and lists
+// them in full.
+func TestLiveLogInAStoreWithoutAJournal(t *testing.T) {
+	s := newStore(t, Options{})
+	if err := os.RemoveAll(s.journal().dir); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, s.Dir())
+	appendOK(t, s, "old/a", createEvent())
+	if err := s.Beat(context.Background(), "old/a", ckpt.Signal{}); err != nil {
+		t.Fatal(err)
+	}
+	sameLiveness(t, s, listAllLive(t, s), "old/a")
+}
