@@ -23,28 +23,35 @@ type appendAnswer struct {
 }
 
 func (a *appendAnswer) decodeAnswer(data []byte) error {
-	var raw struct {
-		State    json.RawMessage `json:"state"`
-		Event    json.RawMessage `json:"event"`
-		Replayed bool            `json:"replayed"`
-		Warnings []string        `json:"warnings"`
+	m, ok := wire.Members(bytes.TrimRight(data, " \t\r\n"), "state", "event", "replayed", "warnings")
+	if !ok {
+		// Not in the form the server writes (another server, a proxy
+		// that re-encodes): encoding/json reads any form.
+		return json.Unmarshal(data, &a.AppendResult)
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	a.AppendResult = httpapi.AppendResult{Replayed: raw.Replayed, Warnings: raw.Warnings}
-	if len(raw.State) > 0 && !bytes.Equal(raw.State, []byte("null")) {
+	a.AppendResult = httpapi.AppendResult{}
+	if st := m[0]; st != nil && !bytes.Equal(st, []byte("null")) {
 		a.State = new(ckpt.Checkpoint)
-		if err := wire.Unmarshal(raw.State, a.State); err != nil {
+		if err := wire.Unmarshal(st, a.State); err != nil {
 			return err
 		}
 	}
-	if len(raw.Event) == 0 || bytes.Equal(raw.Event, []byte("null")) {
-		return nil
-	}
 	// The event is small, and its "sum" is no field of ckpt.Event's, which
 	// the codec leaves to encoding/json anyway.
-	return json.Unmarshal(raw.Event, &a.Event)
+	if ev := m[1]; ev != nil {
+		if err := json.Unmarshal(ev, &a.Event); err != nil {
+			return err
+		}
+	}
+	if r := m[2]; r != nil {
+		if err := json.Unmarshal(r, &a.Replayed); err != nil {
+			return err
+		}
+	}
+	if w := m[3]; w != nil {
+		return json.Unmarshal(w, &a.Warnings)
+	}
+	return nil
 }
 
 type minimalKey struct{}

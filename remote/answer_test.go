@@ -35,13 +35,16 @@ func TestAppendWireIsEncodingJSONs(t *testing.T) {
 		{Event: httpapi.WireEvent(stored)},
 	} {
 		data, _ := json.Marshal(res)
-		var want httpapi.AppendResult
-		if err := json.Unmarshal(data, &want); err != nil {
-			t.Fatal(err)
-		}
-		var got appendAnswer
-		if err := got.decodeAnswer(data); err != nil || !reflect.DeepEqual(got.AppendResult, want) {
-			t.Errorf("decodeAnswer(%s):\n got %+v (%v)\nwant %+v", data, got.AppendResult, err, want)
+		indented, _ := json.MarshalIndent(res, "", "  ") // another server's form
+		for _, in := range [][]byte{data, append(data, '\n'), indented} {
+			var want httpapi.AppendResult
+			if err := json.Unmarshal(in, &want); err != nil {
+				t.Fatal(err)
+			}
+			var got appendAnswer
+			if err := got.decodeAnswer(in); err != nil || !reflect.DeepEqual(got.AppendResult, want) {
+				t.Errorf("decodeAnswer(%s):\n got %+v (%v)\nwant %+v", in, got.AppendResult, err, want)
+			}
 		}
 	}
 }

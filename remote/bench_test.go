@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -70,7 +72,10 @@ func BenchmarkAppend64(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			hs := httptest.NewServer(srv)
+			// role=server labels the server's CPU in a -cpuprofile.
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				pprof.Do(r.Context(), serverRole, func(context.Context) { srv.ServeHTTP(w, r) })
+			}))
 			defer hs.Close()
 			c, err := remote.New(hs.URL, remote.Options{Token: admin})
 			if err != nil {

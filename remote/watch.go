@@ -13,6 +13,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/backoff"
 	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // Head implements ckpt.Watcher.
@@ -116,7 +117,7 @@ func (s *Store) dispatch(ev feed.Event, cursor *string, fn func(ckpt.Change) err
 		}
 	case httpapi.SSEChange:
 		var c ckpt.Change
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
+		if err := wire.Unmarshal([]byte(data), &c); err != nil {
 			return fmt.Errorf("%w: a change from the server is not JSON: %v", ckpt.ErrUnavailable, err)
 		}
 		if err := fn(c); err != nil {

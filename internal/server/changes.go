@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // changes: GET /v1/changes?from=CURSOR: the change feed as server-sent
@@ -67,7 +68,7 @@ func encodeChanges(g Grant, items []*feed.Item) []byte {
 	for _, it := range items {
 		if g.mayRead(it.ID) {
 			out = append(out, it.Memo(apiFrame{}, func() []byte {
-				data, _ := json.Marshal(it.Change)
+				data, _ := wire.Marshal(&it.Change)
 				return feed.Frame(it.Cursor, httpapi.SSEChange, data)
 			})...)
 		}
