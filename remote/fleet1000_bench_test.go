@@ -25,7 +25,8 @@ import (
 
 // BenchmarkFleet1000 is the fleet as deployed, time-compressed: 1,000
 // simulated agents (each a beat every 5 s and an update every 30 s,
-// divided by CKPT_FLEET_SPEEDUP, default 3) write through two ckpt serve
+// divided by CKPT_FLEET_SPEEDUP, default 3; CKPT_FLEET_BEATS=0 leaves the
+// beats out) write through two ckpt serve
 // replicas (in this process, on loopback) over one PostgreSQL database,
 // while 100 dashboards (clients of the page's event stream, half on each
 // replica) and 200 /v1/changes streams are open, for CKPT_FLEET_SECONDS
@@ -44,6 +45,9 @@ func BenchmarkFleet1000(b *testing.B) {
 	const agents, dashboards, streams = 1000, 100, 200
 	speedup, seconds := envFloat("CKPT_FLEET_SPEEDUP", 3), envFloat("CKPT_FLEET_SECONDS", 60)
 	beatEvery := time.Duration(float64(5*time.Second) / speedup)
+	if os.Getenv("CKPT_FLEET_BEATS") == "0" { // the diagnosis of docs/design.md: updates only
+		beatEvery = 24 * time.Hour
+	}
 	updateEvery := time.Duration(float64(30*time.Second) / speedup)
 	dsn := cluster.DSN(cluster.NewDatabase(b), "pool_max_conns=32")
 	var urls []string
