@@ -115,3 +115,23 @@ func TestLightInit(t *testing.T) {
 		t.Fatalf("GODEBUG=inittrace=1 reported %d package initialisations; the test no longer reads them:\n%s", inits, out)
 	}
 }
+
+// TestNoReflectMethodCalls fails when ckpt can reach reflect's
+// MethodByName (a text/template executor does, such as cobra's
+// SetVersionTemplate): the linker then keeps every exported method of
+// every type linked, 2.7 MB of ckpt, and every process's start pays for
+// the larger function and interface tables.
+func TestNoReflectMethodCalls(t *testing.T) {
+	out, err := exec.Command("go", "tool", "nm", ckptBinary(t)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool nm: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), " main.main") {
+		t.Fatalf("go tool nm listed no main.main; the test no longer reads its output:\n%.500s", out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasSuffix(line, " reflect.Value.MethodByName") || strings.HasSuffix(line, " reflect.Value.Method") {
+			t.Errorf("ckpt links %s: find its caller with go build -ldflags=-dumpdep ./cmd/ckpt 2>&1 | grep -B1 ReflectMethod", strings.TrimSpace(line))
+		}
+	}
+}
