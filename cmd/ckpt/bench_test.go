@@ -110,7 +110,9 @@ func BenchmarkSeed002Heartbeat(b *testing.B) {
 }
 
 // BenchmarkLsJSON10k runs `ckpt ls --json` as a process over a store of
-// 10,000 checkpoints. Target: median under 200 ms.
+// 10,000 checkpoints. Target: median under 200 ms; x-cat-index and
+// x-cat-index-cpu are its wall and CPU time over `cat` of the store's
+// journal/index (catIndexFloor) in the same run.
 func BenchmarkLsJSON10k(b *testing.B) {
 	const n = 10000
 	bin := ckptBinary(b)
@@ -120,7 +122,8 @@ func BenchmarkLsJSON10k(b *testing.B) {
 		p.Title = &title
 	})
 	st.Close()
-	timeLoop(b, "ls", func() error {
+	var cpus []time.Duration
+	med := timeLoop(b, "ls", func() error {
 		cmd := exec.Command(bin, "--store", store, "ls", "--json")
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		out, err := cmd.StdoutPipe()
@@ -134,11 +137,13 @@ func BenchmarkLsJSON10k(b *testing.B) {
 		if err := cmd.Wait(); err != nil {
 			return fmt.Errorf("ckpt ls --json: %v", err)
 		}
+		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 		if nb < n*100 {
 			return fmt.Errorf("ckpt ls --json printed only %d bytes for %d checkpoints", nb, n)
 		}
 		return nil
 	})
+	reportOverCatIndex(b, store, med, cpus)
 }
 
 var benchStart = time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)

@@ -67,13 +67,16 @@ func BenchmarkLifecycleResume10kEvents500Steps(b *testing.B) {
 }
 
 // BenchmarkLifecycleStale10k runs `ckpt stale --json` over 10,000
-// checkpoints, thousands of which are stale.
+// checkpoints, thousands of which are stale; x-cat-index and
+// x-cat-index-cpu are its time over `cat` of the store's journal/index in
+// the same run (catIndexFloor).
 func BenchmarkLifecycleStale10k(b *testing.B) {
 	bin := ckptBinary(b)
 	st, store := newBenchStore(b)
 	intervals := []ckpt.Duration{ckpt.Duration(5 * time.Minute), ckpt.Duration(15 * time.Minute), ckpt.Duration(time.Hour)}
 	addFeatures(b, st, 10000, func(i int, p *ckpt.Patch) { p.Interval = &intervals[i%3] })
-	timeLoop(b, "stale", func() error {
+	var cpus []time.Duration
+	med := timeLoop(b, "stale", func() error {
 		cmd := ckptCmd(bin, store, "stale", "--json")
 		cmd.Env = append(cmd.Env, "CKPT_NOW=2026-01-15T15:10:00Z")
 		var out bytes.Buffer
@@ -83,9 +86,11 @@ func BenchmarkLifecycleStale10k(b *testing.B) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 10 {
 			return fmt.Errorf("ckpt stale: %v, want exit code 10", err)
 		}
+		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 		if out.Len() < 3000*100 {
 			return fmt.Errorf("ckpt stale --json printed only %d bytes", out.Len())
 		}
 		return nil
 	})
+	reportOverCatIndex(b, store, med, cpus)
 }
