@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,10 @@ type PGTokens struct {
 	cache pgTokenCache
 	stop  context.CancelFunc
 	done  chan struct{}
+	// listening starts the listener at the first Lookup: a ckpt token
+	// command, which only adds, lists or revokes, never opens it.
+	listening sync.Once
+	lctx      context.Context
 }
 
 const pgTokensTable = `CREATE TABLE IF NOT EXISTS ckpt_tokens (
@@ -67,14 +72,13 @@ func OpenPGTokens(ctx context.Context, dsn string) (*PGTokens, error) {
 		}
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	p := &PGTokens{pool: pool, stop: stop, done: make(chan struct{})}
-	go p.listen(lctx)
-	return p, nil
+	return &PGTokens{pool: pool, stop: stop, done: make(chan struct{}), lctx: lctx}, nil
 }
 
 // Close stops listening and releases the connections.
 func (p *PGTokens) Close() {
 	p.stop()
+	p.listening.Do(func() { close(p.done) }) // never started: nothing to wait for
 	<-p.done
 	p.pool.Close()
 }
@@ -128,6 +132,7 @@ func scanToken(row pgx.Row) (Token, error) {
 // Lookup implements TokenStore: from what it keeps when it can (see
 // PGTokens), else from the database.
 func (p *PGTokens) Lookup(ctx context.Context, id string) (Token, error) {
+	p.listening.Do(func() { go p.listen(p.lctx) })
 	if t, ok := p.cache.get(id); ok {
 		return t, nil
 	}
