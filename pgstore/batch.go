@@ -200,6 +200,9 @@ SELECT $1::text, clock_timestamp(), beat, presence FROM upd`
 func (s *Store) writeBatch(rows []*fastRow) {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].id < rows[j].id })
 	sql, args := batchArgs(rows)
+	if sql == oneSQL {
+		args = append([]any{s.execMode()}, args...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	results := make(map[string]fastResult, len(rows))

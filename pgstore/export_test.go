@@ -69,3 +69,7 @@ func FastPlans(ctx context.Context, s *Store) (generic, custom int64, err error)
 		oneSQL).Scan(&generic, &custom)
 	return generic, custom, err
 }
+
+// ColdCalls is how many Gets and one-row fast statements a Store runs
+// unprepared before it prepares them.
+const ColdCalls = coldCalls

@@ -49,6 +49,7 @@ type Store struct {
 	fast  atomic.Int64 // appends the fast path made
 
 	fastStatements atomic.Int64 // batches it wrote them in
+	coldCalls      atomic.Int64 // Gets and one-row fast statements run (see execMode)
 
 	batches batcher // fast appends waiting for a statement (batch.go)
 
@@ -331,4 +332,20 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 		}
 	}
 	return v, fmt.Errorf("%w: gave up after %d attempts: %w", ckpt.ErrUnavailable, retryAttempts, err)
+}
+
+// coldCalls bounds the Gets and one-row fast statements of a Store that
+// go unprepared (pgx's exec mode: parse, bind and execute in one round
+// trip) before it prepares them (two round trips the first time on each
+// connection, one after, with a plan PostgreSQL may keep): a short-lived
+// process, ckpt update, reads once and appends once, and saves a round
+// trip on each.
+const coldCalls = 2
+
+// execMode is the query mode of a Get or a one-row fast statement.
+func (s *Store) execMode() pgx.QueryExecMode {
+	if s.coldCalls.Add(1) <= coldCalls {
+		return pgx.QueryExecModeExec
+	}
+	return pgx.QueryExecModeCacheStatement
 }

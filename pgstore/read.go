@@ -40,7 +40,7 @@ func (s *Store) Get(ctx context.Context, id string, rev int64) (*ckpt.Checkpoint
 		presence []byte
 		dbNow    time.Time
 	)
-	err := s.pool.QueryRow(ctx, "SELECT rev, last_sum, state, beat, presence, clock_timestamp() FROM ckpt_checkpoints WHERE id = $1", id).
+	err := s.pool.QueryRow(ctx, "SELECT rev, last_sum, state, beat, presence, clock_timestamp() FROM ckpt_checkpoints WHERE id = $1::text", s.execMode(), id).
 		Scan(&have, &lastSum, &state, &beat, &presence, &dbNow)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
