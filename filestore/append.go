@@ -48,6 +48,9 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	}
 	defer cur.closeHistory()
 	if e.Key != "" && cur.state != nil {
+		if cur.remembered && cur.keys == nil {
+			cur.keys = readKeyWindow(f.history(), cur.end) // this Store's second keyed append
+		}
 		if res, ok, err := s.replay(f, cur, e.Key); err != nil || ok {
 			res.Warnings = append(warnings, res.Warnings...)
 			return res, err
@@ -68,7 +71,10 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	// Copy before remembering: once remembered, next belongs to the next
 	// update of this checkpoint (in this process), which may change it.
 	out := next.Clone()
-	s.remember(f, cur.ino, end, line, stored.Sum, next)
+	if cur.keys != nil {
+		cur.keys.add(stored.Seq, stored.Key)
+	}
+	s.remember(f, cur.ino, end, line, stored.Sum, next, cur.keys)
 	fillLiveness(out, f)
 	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
 }
@@ -189,7 +195,12 @@ func (s *Store) writeCaches(f files, next *ckpt.Checkpoint, sum string, end int6
 // replay returns the result of the event with key, if one of the last
 // ckpt.KeyWindow events has it.
 func (s *Store) replay(f files, cur current, key string) (ckpt.AppendResult, bool, error) {
-	e, ok, err := findKey(f.history(), cur.end, key)
+	var e ckpt.Event
+	var ok bool
+	var err error
+	if cur.keys == nil || cur.keys.has(key) {
+		e, ok, err = findKey(f.history(), cur.end, key)
+	}
 	if err == nil && !ok {
 		// Not in the history: an event repair moved aside may have it.
 		var m movedKey

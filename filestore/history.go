@@ -89,56 +89,66 @@ func readRange(path string, from, to int64) ([]byte, error) {
 }
 
 // findKey looks for an event with key among the last ckpt.KeyWindow lines
-// of the history that end at byte end, reading backwards in growing chunks.
-// It returns the event and true if found.
+// of the history that ends at byte end. It returns the event and true if
+// found.
 func findKey(path string, end int64, key string) (ckpt.Event, bool, error) {
 	k, err := json.Marshal(key)
 	if err != nil {
 		return ckpt.Event{}, false, err
 	}
 	needle := append([]byte(`"key":`), k...)
-	f, err := openNoFollow(path, os.O_RDONLY, 0)
+	buf, start, err := readWindow(path, end)
 	if err != nil {
 		return ckpt.Event{}, false, err
 	}
-	defer f.Close()
-	chunk := int64(64 << 10)
-	var buf []byte
-	start := end
-	for {
-		// buf holds bytes [start, end); grow it until it holds KeyWindow
-		// complete lines or the whole file.
-		if start > 0 && bytes.Count(buf, []byte{'\n'}) <= ckpt.KeyWindow {
-			from := max(start-chunk, 0)
-			more := make([]byte, start-from, int(start-from)+len(buf))
-			if _, err := f.ReadAt(more, from); err != nil && err != io.EOF {
-				return ckpt.Event{}, false, err
-			}
-			buf, start = append(more, buf...), from
-			chunk *= 2
-			continue
-		}
-		break
-	}
-	// Walk lines newest first; the first partial line of buf (when start > 0)
-	// is outside the window or incomplete and is skipped.
-	seen := 0
-	stop := len(buf)
-	for seen < ckpt.KeyWindow && stop > 0 {
-		i := bytes.LastIndexByte(buf[:stop-1], '\n')
-		if i < 0 && start > 0 {
-			break
-		}
-		line := buf[i+1 : stop]
-		seen++
+	for _, line := range windowLines(buf, start) {
 		if bytes.Contains(line, needle) {
 			if e, err := ckpt.DecodeLine(line); err == nil && e.Key == key {
 				return e, true, nil
 			}
 		}
-		stop = i + 1
 	}
 	return ckpt.Event{}, false, nil
+}
+
+// readWindow reads the history that ends at byte end backwards, in growing
+// chunks, until it holds more than ckpt.KeyWindow line ends or the whole
+// file: buf holds bytes [start, end).
+func readWindow(path string, end int64) (buf []byte, start int64, err error) {
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	chunk := int64(64 << 10)
+	start = end
+	for start > 0 && bytes.Count(buf, []byte{'\n'}) <= ckpt.KeyWindow {
+		from := max(start-chunk, 0)
+		more := make([]byte, start-from, int(start-from)+len(buf))
+		if _, err := f.ReadAt(more, from); err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		buf, start = append(more, buf...), from
+		chunk *= 2
+	}
+	return buf, start, nil
+}
+
+// windowLines returns the last ckpt.KeyWindow complete lines of buf (bytes
+// [start, end) of a history), newest first. The first partial line of buf
+// (when start > 0) is outside the window or incomplete and is skipped.
+func windowLines(buf []byte, start int64) [][]byte {
+	var lines [][]byte
+	stop := len(buf)
+	for len(lines) < ckpt.KeyWindow && stop > 0 {
+		i := bytes.LastIndexByte(buf[:stop-1], '\n')
+		if i < 0 && start > 0 {
+			break
+		}
+		lines = append(lines, buf[i+1:stop])
+		stop = i + 1
+	}
+	return lines
 }
 
 // lineError describes damage at a bad line for an error message.

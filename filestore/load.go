@@ -33,6 +33,11 @@ type current struct {
 	// memory served, takeWritten); the zero value holds none.
 	hfd   int
 	hasFD bool
+	// remembered is true when the state came from this Store's memory of
+	// its own last write (takeWritten), and keys is that memory's key
+	// window, if it has one.
+	remembered bool
+	keys       *keyWindow
 }
 
 // historyFD returns the open history descriptor, or -1.

@@ -15,6 +15,7 @@ type written struct {
 	last  []byte           // the history's last line
 	sum   string           // its checksum
 	state *ckpt.Checkpoint // fold of the history; never handed out
+	keys  *keyWindow       // the window's keys (keywindow.go); nil: not read
 }
 
 // maxWritten bounds the cache; past it, it starts again empty.
@@ -36,14 +37,16 @@ func (s *Store) takeWritten(f files) (current, bool) {
 	if !ok {
 		return current{}, false
 	}
-	return current{state: w.state, sum: w.sum, end: w.size, size: w.size, cached: true, ino: w.ino, hfd: fd, hasFD: fd >= 0}, true
+	return current{state: w.state, sum: w.sum, end: w.size, size: w.size, cached: true, ino: w.ino, hfd: fd, hasFD: fd >= 0,
+		remembered: true, keys: w.keys}, true
 }
 
 // remember records this Store's write of line, which made the history of f
-// size bytes long with state st. ino is the history's inode number if known
-// (an append keeps it), else 0. The Store owns st from now on: the caller
-// must not hand it out or change it.
-func (s *Store) remember(f files, ino uint64, size int64, line []byte, sum string, st *ckpt.Checkpoint) {
+// size bytes long with state st and the window's keys keys (nil: not
+// known). ino is the history's inode number if known (an append keeps it),
+// else 0. The Store owns st and keys from now on: the caller must not hand
+// them out or change them.
+func (s *Store) remember(f files, ino uint64, size int64, line []byte, sum string, st *ckpt.Checkpoint, keys *keyWindow) {
 	if ino == 0 {
 		var got int64
 		var err error
@@ -57,7 +60,7 @@ func (s *Store) remember(f files, ino uint64, size int64, line []byte, sum strin
 	if s.written == nil || len(s.written) >= maxWritten {
 		s.written = map[string]*written{}
 	}
-	s.written[f.id] = &written{ino: ino, size: size, last: line, sum: sum, state: st}
+	s.written[f.id] = &written{ino: ino, size: size, last: line, sum: sum, state: st, keys: keys}
 }
 
 // forget drops what this Store remembers of checkpoint id.
