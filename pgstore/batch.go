@@ -73,11 +73,18 @@ func (s *Store) submit(ctx context.Context, r *fastRow) fastResult {
 	b := &s.batches
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
-	if b.running < batchesInFlight {
+	lead := b.running < batchesInFlight
+	if lead {
 		b.running++
-		go s.runBatches()
 	}
 	b.mu.Unlock()
+	if lead {
+		// The caller writes the next batch itself, its own row in it
+		// unless others came first: a lone append (every append of a
+		// Store with one writer) is not handed to another goroutine and
+		// back.
+		s.runBatches(true)
+	}
 	select {
 	case res := <-r.done:
 		return res
@@ -86,15 +93,21 @@ func (s *Store) submit(ctx context.Context, r *fastRow) fastResult {
 	}
 }
 
-// runBatches writes pending batches until none is left.
-func (s *Store) runBatches() {
+// runBatches writes pending batches until none is left; run by a caller
+// of submit (caller), it writes one and leaves the rest to a goroutine.
+func (s *Store) runBatches(caller bool) {
 	b := &s.batches
-	for {
+	for i := 0; ; i++ {
 		b.mu.Lock()
 		n := min(len(b.pending), maxBatch)
 		if n == 0 {
 			b.running--
 			b.mu.Unlock()
+			return
+		}
+		if caller && i > 0 {
+			b.mu.Unlock()
+			go s.runBatches(false) // keeps the caller's place in running
 			return
 		}
 		// One row per checkpoint in a batch: a second append to one

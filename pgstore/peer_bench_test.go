@@ -34,8 +34,9 @@ import (
 //     in one node process, each on its own thread, when CKPT_PEER_LANGGRAPH
 //     names an npm prefix holding it (bench/peer installs it and sets it).
 //
-// b.N is the writes each writer makes per round; the contenders run one
-// after the other in CKPT_PEER_ROUNDS rounds (default 3), interleaved so
+// b.N is the writes each writer makes per round (16/N times as many below
+// 16 writers); the contenders run one after the other in CKPT_PEER_ROUNDS
+// rounds (default 3), interleaved so
 // that a change of the machine's load falls on all of them. Each reports
 // its rate as a ratio to the floor's over the same rounds (x/floor),
 // the server's CPU per write, and the load average. The whole comparison:
@@ -103,6 +104,10 @@ func benchPeer(b *testing.B, n int) {
 	if v, err := strconv.Atoi(os.Getenv("CKPT_PEER_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
+	// Fewer writers write more each, so that every round has at least 16
+	// × b.N writes: one stall (a checkpoint's fsyncs) must not be a
+	// contender's whole round at one writer.
+	perWriter := b.N * max(1, 16/n)
 	load := loadAverage()
 	b.ResetTimer()
 	for range rounds {
@@ -111,14 +116,14 @@ func benchPeer(b *testing.B, n int) {
 			var cpu cpuUse
 			done := measureCPU(b, &cpu)
 			start := time.Now()
-			own, err := run(b.N)
+			own, err := run(perWriter)
 			elapsed := time.Since(start)
 			done()
 			teardown()
 			if err != nil {
 				b.Fatalf("%s: %v", c.name, err)
 			}
-			c.writes += n * b.N
+			c.writes += n * perWriter
 			c.elapsed += elapsed
 			c.serverCPU += cpu.server
 			if own > 0 {
