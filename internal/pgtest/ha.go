@@ -2,7 +2,9 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -274,11 +276,30 @@ func (c *Cluster) Kill() error {
 	// socket any more.
 	for range 500 {
 		if !running(pm) {
-			return nil
+			return c.removeSocketLocks()
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("pgtest: postmaster %d outlived SIGKILL for 5 s", pm)
+}
+
+// removeSocketLocks removes the socket, its lock file and postmaster.pid
+// that a killed postmaster left behind. A server started later in the same
+// directories refuses a lock file whose PID kill(pid, 0) still finds, and
+// a killed postmaster stays a zombie until whatever adopted it reaps it
+// (in a container, PID 1 may take its time or never do it: seen here).
+func (c *Cluster) removeSocketLocks() error {
+	left, err := filepath.Glob(filepath.Join(c.sock, ".s.PGSQL.*"))
+	if err != nil {
+		return err
+	}
+	left = append(left, filepath.Join(c.data, "postmaster.pid"))
+	for _, f := range left {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // running reports whether process pid exists and is not a zombie (the
