@@ -50,6 +50,7 @@ func TestTwoServersTellOnce(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan error)
 		go func() { done <- n.Run(ctx) }()
+		<-n.Ready() // its first look: nothing to tell
 		return func() { cancel(); <-done }
 	}
 	stopA := run(a)
@@ -58,12 +59,10 @@ func TestTwoServersTellOnce(t *testing.T) {
 			stopA()
 		}
 	}()
-	time.Sleep(300 * time.Millisecond) // a's first look: nothing to tell
 	appendEvent(t, a, "team/1", ckpt.EventBlocker, ckpt.BlockerChange{Text: "needs a key"})
 	rcv.wait(t, 1)
 	stopB := run(b)
 	defer stopB()
-	time.Sleep(300 * time.Millisecond) // b's first look
 	appendEvent(t, b, "team/2", ckpt.EventStatus, ckpt.StatusChange{Status: ckpt.StatusFailed, Reason: "tests red"})
 	rcv.wait(t, 1)
 	appendEvent(t, a, "team/3", ckpt.EventStatus, ckpt.StatusChange{Status: ckpt.StatusDone})

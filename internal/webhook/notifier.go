@@ -44,7 +44,8 @@ type Notifier struct {
 	opts    Options
 	senders []*sender
 	last    map[string]ckpt.PresenceState
-	lease   leadership // whether this process tells (lease.go)
+	lease   leadership    // whether this process tells (lease.go)
+	ready   chan struct{} // closed after Run's first look
 }
 
 type nopCounter struct{}
@@ -80,7 +81,7 @@ func New(opts Options) (*Notifier, error) {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	n := &Notifier{opts: opts, last: map[string]ckpt.PresenceState{}}
+	n := &Notifier{opts: opts, last: map[string]ckpt.PresenceState{}, ready: make(chan struct{})}
 	n.lease.init(opts.Store)
 	for _, t := range opts.Targets {
 		n.senders = append(n.senders, &sender{t: t, queue: make(chan Event, opts.QueueSize), secret: opts.Secret,
@@ -115,6 +116,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 		head, err = n.opts.Store.Head(ctx)
 	}
 	n.look(ctx, ckpt.Filter{}, false)
+	close(n.ready)
 	changed := make(chan string, 256)
 	go n.follow(ctx, head, changed)
 	tick := time.NewTicker(n.opts.Tick)
@@ -132,6 +134,11 @@ func (n *Notifier) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// Ready is closed once Run has judged every checkpoint for the first
+// time (its baseline): a change after that is a transition it tells. Run
+// may be called once.
+func (n *Notifier) Ready() <-chan struct{} { return n.ready }
 
 // follow sends the ID of every change after cursor to changed, resuming
 // after a failure.

@@ -138,7 +138,7 @@ func TestTransitionsAreSignedRetriedAndFiltered(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- n.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	time.Sleep(100 * time.Millisecond) // the first look: nothing to tell
+	<-n.Ready() // the first look: nothing to tell
 
 	appendEvent(t, st, "team/b", ckpt.EventBlocker, ckpt.BlockerChange{Text: "needs DISCOVERY.md"})
 	got := all.wait(t, 1)
