@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -151,6 +152,9 @@ func TestDashboardInChromium(t *testing.T) {
 	if why := browsertest.Eval[string](t, ctx, `document.querySelector('section[aria-label="Why dead"]')?.textContent ?? ""`); !strings.Contains(why, "10: the bound process is gone") ||
 		!strings.Contains(why, fmt.Sprintf("%d on ", agent.Process.Pid)) || !strings.Contains(why, "What changes it") {
 		t.Errorf("the why card says %q, want the rule, the process and what changes it", why)
+	}
+	if why := browsertest.Eval[string](t, ctx, `document.getElementById("why").textContent`); regexp.MustCompile(`T\d\d:\d\d:\d\d|\.\d{4}`).MatchString(why) || !strings.Contains(why, " ago (") {
+		t.Errorf("the why card says %q: want times as a person reads them (10 min ago (2026-01-15 14:30:05 UTC)), not raw RFC 3339", why)
 	}
 	browsertest.Screenshot(t, ctx, "checkpoint")
 	checkAccessibleNames(t, ctx)

@@ -258,14 +258,21 @@ function familyNav(c, fam) {
 function why(w) {
   const v = w.presence;
   const rows = [
-    ["State", v.state + (v.for ? " for a " + v.for : "") + (v.since ? " since " + v.since : "")],
+    ["State", v.state + (v.for ? " for a " + v.for : "") + (v.since ? ", since " + ago(v.since) + " (" + clockTime(v.since) + ")" : "")],
     ["Why", v.why], ["Rule", w.rule.n + ": " + w.rule.when], ["Signal", w.rule.signal],
-    ["Last seen", w.last_seen ? w.last_seen + (v.suspect ? " (ahead of the server's clock: suspect)" : "") : ""],
+    ["Last seen", w.last_seen ? ago(w.last_seen) + " (" + clockTime(w.last_seen) + ")" + (v.suspect ? ", ahead of the server's clock: suspect" : "") : ""],
     ["Process", v.process ? `${v.process.pid} on ${v.process.host || "?"} (${w.process_is})` : ""],
     ["Session", w.session], ["What changes it", w.rule.change],
   ].filter(([, text]) => text);
   return h("dl", { class: "why-card", id: "why" }, rows.map(([k, text]) => [h("dt", {}, k), h("dd", {}, text)]),
     (v.blockers || []).map((b) => [h("dt", {}, "Blocker"), h("dd", {}, b)]));
+}
+
+// clockTime is an RFC 3339 time to the second, in UTC, as a person reads
+// it ("2026-01-15 14:30:05 UTC"); the input as it is when it is not one.
+function clockTime(iso) {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : new Date(t).toISOString().slice(0, 19).replace("T", " ") + " UTC";
 }
 
 function card(title, ...body) { return h("section", { class: "card", "aria-label": title }, h("h2", {}, title), ...body); }
