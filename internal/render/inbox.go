@@ -20,15 +20,12 @@ func WriteInbox(w io.Writer, in ckpt.Inbox) error {
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "STATE\tAGE\tID\tAGENT\tREASON")
 		for _, e := range in.Entries {
-			agent := e.Agent
-			if agent == "" {
-				agent = "-"
-			}
+			agent := Dash(squeeze(e.Agent, 24))
 			reason := squeeze(e.Reason, 80)
 			if e.Messages > 0 {
 				reason += fmt.Sprintf(" [%d message(s) pending]", e.Messages)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.State, ShortDuration(time.Duration(e.AgeSeconds)*time.Second), e.ID, agent, strings.TrimSpace(reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.State, ShortDuration(time.Duration(e.AgeSeconds)*time.Second), oneLine(e.ID), agent, strings.TrimSpace(reason))
 		}
 		tw.Flush()
 		var counts []string

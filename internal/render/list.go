@@ -28,7 +28,7 @@ func ListTable(w io.Writer, list []ckpt.Summary, now time.Time, alive ckpt.Alive
 		if p := ListPresence(c, now, alive); p != "" {
 			seen += " (" + string(p) + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, listStatus(c),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(c.ID), listStatus(c),
 			fmt.Sprintf("%d/%d %.0f%%", c.Progress.Done, c.Progress.Total, c.Progress.Percent),
 			Dash(squeeze(c.Agent.Label(), 40)), Dash(squeeze(c.CurrentStep, 40)), seen)
 	}

@@ -27,7 +27,7 @@ func StaleTable(w io.Writer, r ckpt.StaleReport, now time.Time) error {
 		if !e.LastSeen.IsZero() {
 			seen = Age(now.Sub(e.LastSeen))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", e.ID, Dash(squeeze(e.Agent, 24)), e.Status, e.Presence,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\n", oneLine(e.ID), Dash(squeeze(e.Agent, 24)), e.Status, e.Presence,
 			ShortDuration(time.Duration(e.SilentSeconds)*time.Second), seen,
 			ShortDuration(e.WarnAfter.D()), ShortDuration(e.StaleAfter.D()))
 	}

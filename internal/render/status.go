@@ -43,7 +43,7 @@ func StatusTable(w io.Writer, cs []*ckpt.Checkpoint, now time.Time, th ckpt.Thre
 			seen = Age(v.Silent)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %4s\t%s\t%s\t%s\n",
-			c.ID, // never shortened: an ID is what a person copies into the next command
+			oneLine(c.ID), // never shortened: an ID is what a person copies into the next command
 			tableCell(c.Agent.Label(), agentWidth),
 			tableCell(taskText(c), taskWidth),
 			tableCell(statusWord(c), 24),
