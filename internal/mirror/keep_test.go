@@ -68,14 +68,22 @@ func TestKeepFollowsTheMirrorListAsItChanges(t *testing.T) {
 	if err := os.WriteFile(list.File, []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The damaged list is seen at the next poll; only after that does a
+	// write show the mirrors were kept (a write before it proves nothing).
+	var got string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		mu.Lock()
+		got = strings.Join(warnings, "\n")
+		mu.Unlock()
+		if strings.Contains(got, "not a mirror list") {
+			break
+		}
+	}
+	if !strings.Contains(got, "not a mirror list") || !strings.Contains(got, "the mirrors read before it are kept") {
+		t.Fatalf("a damaged list was not reported: %q", got)
+	}
 	note("Writing checklist.md")
 	waitFor(t, file, `"current_step": "Writing checklist.md"`)
-	mu.Lock()
-	got := strings.Join(warnings, "\n")
-	mu.Unlock()
-	if !strings.Contains(got, "not a mirror list") || !strings.Contains(got, "the mirrors read before it are kept") {
-		t.Errorf("a damaged list was not reported: %q", got)
-	}
 
 	if err := os.Remove(list.File); err != nil {
 		t.Fatal(err)
