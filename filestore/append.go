@@ -335,17 +335,32 @@ func (s *Store) writeBackup(f files, rev int64, env []byte) error {
 // presence record (ckpt.Presence.ApplySignal), and sets the file's
 // modification time to the beat's time, the stat-only hint of listings.
 // The time lives in the content so that a store copied without
-// modification times (`cp -r`) keeps it. No fsync, no lock, no history. A
-// beat older than the recorded one does not move the time back.
+// modification times (`cp -r`) keeps it. No fsync, no history, and not the
+// checkpoint's lock (an append's fdatasync does not hold a beat up): the
+// read, merge and write hold the beat file's own lock, so concurrent beats
+// (any processes) each build on the last one and none is lost. A beat
+// older than the recorded one does not move the time back.
 func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := s.begin(ctx, id); err != nil {
 		return err
 	}
 	f := s.files(id)
-	last, seen := readLiveness(f)
-	if last.IsZero() {
-		// No beat yet, or one ckpt will not use: never write through a
-		// link, in the checkpoint directory or at the beat file.
+	created, release, err := s.lockBeat(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var last time.Time
+	var seen ckpt.Presence
+	if !created {
+		last, seen = readLiveness(f)
+	}
+	if beatRead != nil {
+		beatRead()
+	}
+	if last.IsZero() && !created {
+		// A beat file ckpt will not use: never write through a link, in
+		// the checkpoint directory or at the beat file.
 		if err := realDir(f.dir); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return notFound(id)
@@ -362,9 +377,31 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 		return nil
 	}
 	if err := s.writeBeat(f, at, next); err != nil {
+		if created {
+			os.Remove(f.beat()) // leave no empty beat file (still locked: a waiter starts again)
+		}
 		return err
 	}
 	return setTimes(f.beat(), at)
+}
+
+// beatRead, when set (by tests only), runs in Beat after it read the
+// recorded beat and before it writes the next.
+var beatRead func()
+
+// beatable returns nil if f's checkpoint can take a first beat: its
+// directory is real and its history not empty.
+func beatable(f files) error {
+	if err := realDir(f.dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return notFound(f.id)
+		}
+		return err
+	}
+	if size, err := fileSize(f.history()); err != nil || size == 0 {
+		return notFound(f.id)
+	}
+	return nil
 }
 
 // writeBeat logs the beat's record in the liveness log and then rewrites
