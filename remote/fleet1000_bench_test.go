@@ -1,13 +1,14 @@
 package remote_test
 
 import (
+	"bufio"
 	"context"
-	"fmt"
+	"encoding/json"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -16,43 +17,39 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/feed"
 	"github.com/ckpt-dev/ckpt/internal/server"
 	"github.com/ckpt-dev/ckpt/internal/web"
-	"github.com/ckpt-dev/ckpt/remote"
 )
 
 // BenchmarkFleet1000 is the fleet as deployed, time-compressed: 1,000
 // simulated agents (each a beat every 5 s and an update every 30 s,
 // divided by CKPT_FLEET_SPEEDUP, default 3; CKPT_FLEET_BEATS=0 leaves the
-// beats out) write through two ckpt serve
-// replicas (in this process, on loopback) over one PostgreSQL database,
-// while 100 dashboards (clients of the page's event stream, half on each
-// replica) and 200 /v1/changes streams are open, for CKPT_FLEET_SECONDS
-// (default 60) after every agent has created its checkpoint (the steady
-// state, not the start-up), all in this process. It reports the p99 of an
-// update's append (append-p99-ms, goal 50) and of the delay from the start
-// of an update's append to a dashboard receiving it (browser-delay-p99-ms,
-// goal 1000), with the rates it ran at, the p99 of the append's handling
-// inside the server, and the CPU the run took in this process and in
-// PostgreSQL (cores: CPU seconds per second). With -cpuprofile, the
-// profile's role labels split this process's CPU between the servers and
-// the simulated fleet.
+// beats out) write through two ckpt serve replicas (in this process, on
+// loopback) over one PostgreSQL database, while 100 dashboards (clients
+// of the page's event stream, half on each replica) and 200 /v1/changes
+// streams are open, for CKPT_FLEET_SECONDS (default 60) after every agent
+// has created its checkpoint (the steady state, not the start-up).
+//
+// The agents, pages and streams run in a helper process (this test
+// binary, TestFleetLoadHelper), standing for the fleet's machines, so
+// that this process's CPU and the servers' timings are the servers' own.
+// It reports the p99 of an update's append as its agent sees it
+// (append-p99-ms, goal 50) and of the delay from the start of an update's
+// append to a dashboard receiving it (browser-delay-p99-ms, goal 1000),
+// with the rates it ran at, the p99 of the append's handling inside the
+// server, the CPU the run took in the servers' process, the load's
+// process and PostgreSQL (cores: CPU seconds per second), and where the
+// slow requests' time went (fleet-trace log lines: see fleetTrace).
 //
 //	go test -run '^$' -bench Fleet1000 -benchtime 1x ./remote
 func BenchmarkFleet1000(b *testing.B) {
-	const agents, dashboards, streams = 1000, 100, 200
-	speedup, seconds := envFloat("CKPT_FLEET_SPEEDUP", 3), envFloat("CKPT_FLEET_SECONDS", 60)
-	beatEvery := time.Duration(float64(5*time.Second) / speedup)
-	if os.Getenv("CKPT_FLEET_BEATS") == "0" { // the diagnosis of docs/design.md: updates only
-		beatEvery = 24 * time.Hour
-	}
-	updateEvery := time.Duration(float64(30*time.Second) / speedup)
-	dsn := cluster.DSN(cluster.NewDatabase(b), "pool_max_conns=32")
+	seconds := envFloat("CKPT_FLEET_SECONDS", 60)
+	db := cluster.NewDatabase(b)
+	dsn := cluster.DSN(db, "pool_max_conns=32")
 	var urls []string
 	var mu sync.Mutex
-	var appends, delays, handled, feedDelays []time.Duration
+	var handled []time.Duration
 	for range 2 {
 		st, err := pgstoreOpen(dsn)
 		if err != nil {
@@ -77,99 +74,48 @@ func BenchmarkFleet1000(b *testing.B) {
 		defer hs.Close()
 		urls = append(urls, hs.URL)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var acked sync.Map // "id rev" → time acknowledged
-	var wg sync.WaitGroup
-	for i := range dashboards {
-		wg.Go(func() {
-			pprof.Do(ctx, loadRole, func(ctx context.Context) { dashboard(ctx, urls[i%2], &acked, &mu, &delays) })
-		})
-	}
-	for i := range streams {
-		c, _ := remote.New(urls[i%2], remote.Options{})
-		wg.Go(func() {
-			pprof.Do(ctx, loadRole, func(ctx context.Context) {
-				_ = c.Watch(ctx, ckpt.CursorNow, func(ch ckpt.Change) error {
-					if t, ok := acked.Load(fmt.Sprintf("%s %d", ch.ID, ch.Rev)); ok {
-						got := time.Since(t.(time.Time))
-						mu.Lock()
-						feedDelays = append(feedDelays, got)
-						mu.Unlock()
-					}
-					return nil
-				})
-			})
-		})
-	}
-	clients := []*remote.Store{}
-	for _, u := range urls {
-		c, _ := remote.New(u, remote.Options{})
-		clients = append(clients, c)
-	}
-	// Every agent creates its checkpoint first (1,000 creations at once
-	// are a start-up, not the steady state the goals are about).
-	ids := make([]string, agents)
-	var created sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	for i := range agents {
-		ids[i] = fmt.Sprintf("fleet/agent-%04d", i)
-		created.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			title := ids[i]
-			if _, err := clients[i%2].Append(ctx, ids[i], ckpt.MustEvent(ckpt.EventCreated, time.Time{}, ckpt.Actor{Agent: ids[i]}, ckpt.Created{Patch: ckpt.Patch{Title: &title}}), ckpt.AppendOptions{}); err != nil {
-				b.Error(err)
-			}
-		})
-	}
-	created.Wait()
-	time.Sleep(time.Second) // the creations reach every page
+	load := startFleetLoad(b, urls)
+	defer load.stop()
+	load.await("ready") // every agent's checkpoint created and on the pages
 	mu.Lock()
 	handled = handled[:0] // the creations are not the steady state's appends
 	mu.Unlock()
+	tr := startFleetTrace(b, cluster.DSN(db))
 	cpu0, pg0 := processCPU(b), pgCPU(b)
-	start := time.Now()
-	end := start.Add(time.Duration(seconds * float64(time.Second)))
 	b.ResetTimer()
-	for i := range agents {
-		wg.Go(func() {
-			pprof.Do(ctx, loadRole, func(ctx context.Context) {
-				agent(ctx, clients[i%2], ids[i], beatEvery, updateEvery, end, &acked, &mu, &appends)
-			})
-		})
-	}
-	time.Sleep(time.Until(end))
+	time.Sleep(time.Duration(seconds * float64(time.Second)))
 	cpu, pg := processCPU(b)-cpu0, pgCPU(b)-pg0
-	time.Sleep(2 * time.Second) // the last updates reach the pages
-	cancel()
-	wg.Wait()
+	tr.stop()
+	res := load.result()
 	b.StopTimer()
-	if len(appends) == 0 || len(delays) == 0 {
-		b.Fatalf("%d appends, %d deliveries measured", len(appends), len(delays))
+	if res.Appends == 0 || res.Deliveries == 0 {
+		b.Fatalf("%d appends, %d deliveries measured", res.Appends, res.Deliveries)
 	}
-	b.ReportMetric(p99(appends), "append-p99-ms")
-	b.ReportMetric(p99(delays), "browser-delay-p99-ms")
+	b.ReportMetric(res.AppendP99, "append-p99-ms")
+	b.ReportMetric(res.BrowserP99, "browser-delay-p99-ms")
+	b.ReportMetric(res.BrowserP50, "browser-delay-p50-ms")
+	b.ReportMetric(res.FeedP99, "feed-delay-p99-ms")
+	b.ReportMetric(res.BeatP99, "beat-p99-ms")
+	b.ReportMetric(res.HTTPFloorP99, "floor-http-p99-ms")
+	b.ReportMetric(p99(tr.commits), "floor-commit-p99-ms")
 	mu.Lock()
 	b.ReportMetric(p99(handled), "server-append-p99-ms")
-	b.ReportMetric(p99(feedDelays), "feed-delay-p99-ms")
-	b.ReportMetric(p50(delays), "browser-delay-p50-ms")
 	mu.Unlock()
-	b.ReportMetric(float64(len(appends))/seconds, "updates/s")
-	b.ReportMetric(float64(agents)/beatEvery.Seconds(), "beats/s")
+	b.ReportMetric(float64(res.Appends)/seconds, "updates/s")
+	b.ReportMetric(res.BeatsPerSecond, "beats/s")
 	b.ReportMetric(cpu.Seconds()/seconds, "go-cpu-cores")
+	b.ReportMetric(res.CPUSeconds/res.Seconds, "load-cpu-cores")
 	b.ReportMetric(pg.Seconds()/seconds, "pg-cpu-cores")
-	b.Logf("%d updates, %d deliveries to dashboards measured over %.0f s at %gx", len(appends), len(delays), seconds, speedup)
+	b.Logf("%d updates, %d deliveries to dashboards measured over %.0f s at %gx", res.Appends, res.Deliveries, res.Seconds, res.Speedup)
+	b.Logf("fleet-trace: the slowest 1%% of updates as their agents saw them: %s", res.Slow)
+	b.Logf("fleet-trace: the load's process: %s", res.Sched)
+	tr.report(b)
 }
 
-// The profile labels (role=server, role=load) that split this process's
-// CPU between the servers and the simulated fleet (go tool pprof
-// -tagfocus role=server); what neither holds is the runtime's (the
+// The profile labels (role=server) that mark the servers' CPU in this
+// process's -cpuprofile; what it does not hold is the runtime's (the
 // garbage collector) and the stores' own goroutines.
-var (
-	serverRole = pprof.Labels("role", "server")
-	loadRole   = pprof.Labels("role", "load")
-)
+var serverRole = pprof.Labels("role", "server")
 
 func envFloat(name string, def float64) float64 {
 	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil && v > 0 {
@@ -185,108 +131,64 @@ func p50(ds []time.Duration) float64 {
 }
 
 func p99(ds []time.Duration) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return float64(s[len(s)*99/100]) / float64(time.Millisecond)
 }
 
-// agent beats and updates its (created) checkpoint at its pace, each from
-// a random phase, until end.
-func agent(ctx context.Context, c *remote.Store, id string, beatEvery, updateEvery time.Duration, end time.Time, acked *sync.Map, mu *sync.Mutex, appends *[]time.Duration) {
-	nextBeat := time.Now().Add(rand.N(beatEvery))
-	nextUpdate := time.Now().Add(rand.N(updateEvery))
-	rev := int64(1) // this agent is its checkpoint's only writer
-	for n := 0; ; n++ {
-		wake := end
-		for _, t := range []time.Time{nextBeat, nextUpdate} {
-			if t.Before(wake) {
-				wake = t
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(wake)):
-		}
-		now := time.Now()
-		if !now.Before(end) {
-			return
-		}
-		if !now.Before(nextBeat) {
-			_ = c.Beat(ctx, id, ckpt.Signal{})
-			nextBeat = nextBeat.Add(beatEvery)
-		}
-		if !now.Before(nextUpdate) {
-			step := "step " + strconv.Itoa(n)
-			t0 := time.Now()
-			// Stored before the write: a page may see it before the
-			// writer hears its acknowledgement.
-			acked.Store(fmt.Sprintf("%s %d", id, rev+1), t0)
-			res, err := c.Append(ctx, id, ckpt.MustEvent(ckpt.EventUpdate, time.Time{}, ckpt.Actor{Agent: id}, ckpt.Patch{CurrentStep: &step}), ckpt.AppendOptions{})
-			if err == nil {
-				done := time.Now()
-				rev = res.Event.Seq
-				mu.Lock()
-				*appends = append(*appends, done.Sub(t0))
-				mu.Unlock()
-			}
-			nextUpdate = nextUpdate.Add(updateEvery)
-		}
-	}
+// fleetLoad is the helper process that plays the fleet.
+type fleetLoad struct {
+	b     *testing.B
+	cmd   *exec.Cmd
+	lines chan string
 }
 
-// dashboard follows the page's event stream as app.js does and records,
-// for each update it receives, the delay since its append started.
-func dashboard(ctx context.Context, url string, acked *sync.Map, mu *sync.Mutex, delays *[]time.Duration) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/ui/api/events", nil)
-	res, err := http.DefaultClient.Do(req)
+// startFleetLoad starts TestFleetLoadHelper against the servers at urls,
+// with this process's CKPT_FLEET_* settings.
+func startFleetLoad(b *testing.B, urls []string) *fleetLoad {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFleetLoadHelper$")
+	cmd.Env = append(os.Environ(), "CKPT_FLEET_LOAD_URLS="+strings.Join(urls, " "))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return
+		b.Fatal(err)
 	}
-	defer res.Body.Close()
-	_ = feed.Read(res.Body, nil, func(ev feed.Event) error {
-		if ev.Type != "change" {
-			return nil
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	l := &fleetLoad{b: b, cmd: cmd, lines: make(chan string, 16)}
+	go func() {
+		defer close(l.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			l.lines <- sc.Text()
 		}
-		got := time.Now()
-		c, ok := changeOfRow(ev.Data)
-		if !ok {
-			return nil
-		}
-		if t, ok := acked.Load(fmt.Sprintf("%s %d", c.ID, c.Rev)); ok {
-			mu.Lock()
-			*delays = append(*delays, got.Sub(t.(time.Time)))
-			mu.Unlock()
-		}
-		return nil
-	})
+	}()
+	return l
 }
 
-// changeOfRow reads the id and rev of the change a dashboard event carries
-// ({cursor, kind, id, rev, …, row}: the change's members come before the
-// row's) without decoding the row: a browser's JSON.parse is native code,
-// so the simulated page should not cost what encoding/json does.
-func changeOfRow(data string) (c struct {
-	ID  string
-	Rev int64
-}, ok bool) {
-	_, rest, ok := strings.Cut(data, `"id":"`)
-	if !ok {
-		return c, false
+// await waits for the helper to print a line starting with prefix and
+// returns the rest of it; the helper's exit fails the benchmark.
+func (l *fleetLoad) await(prefix string) string {
+	for line := range l.lines {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			return strings.TrimSpace(rest)
+		}
 	}
-	c.ID, rest, ok = strings.Cut(rest, `"`)
-	if !ok {
-		return c, false
-	}
-	_, rest, ok = strings.Cut(rest, `"rev":`)
-	if !ok {
-		return c, false
-	}
-	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	if end < 0 {
-		return c, false
-	}
-	rev, err := strconv.ParseInt(rest[:end], 10, 64)
-	c.Rev = rev
-	return c, err == nil
+	l.b.Fatalf("the fleet's load process ended before saying %q", prefix)
+	return ""
 }
+
+func (l *fleetLoad) result() fleetResult {
+	var r fleetResult
+	if err := json.Unmarshal([]byte(l.await("result")), &r); err != nil {
+		l.b.Fatal(err)
+	}
+	return r
+}
+
+func (l *fleetLoad) stop() { _ = l.cmd.Process.Kill(); _ = l.cmd.Wait() }
