@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,17 +32,27 @@ type fleetResult struct {
 	Slow, Sched                                         string  // where the slow updates' time went; this process's scheduling
 }
 
-// TestFleetLoadHelper is BenchmarkFleet1000's fleet: with
-// CKPT_FLEET_LOAD_URLS (the two servers) it opens the pages and streams,
-// creates every agent's checkpoint, prints "ready", runs the agents for
+// TestFleetLoadHelper is BenchmarkFleet1000's fleet, in two processes
+// as on two sets of machines: with CKPT_FLEET_LOAD_URLS (the two
+// servers) and CKPT_FLEET_LOAD_ROLE "pages" it opens the dashboards (see
+// fleetPages); with "agents" it opens the /v1/changes streams, creates
+// every agent's checkpoint, prints "ready", runs the agents for
 // CKPT_FLEET_SECONDS and prints "result" and its figures as JSON. Without
-// the variable it does nothing.
+// the variables it does nothing.
 func TestFleetLoadHelper(t *testing.T) {
 	urls := strings.Fields(os.Getenv("CKPT_FLEET_LOAD_URLS"))
-	if len(urls) == 0 {
+	switch os.Getenv("CKPT_FLEET_LOAD_ROLE") {
+	case "pages":
+		fleetPages(t, urls)
+	case "agents":
+		fleetAgents(t, urls)
+	default:
 		t.Skip("the fleet of BenchmarkFleet1000")
 	}
-	const agents, dashboards, streams = 1000, 100, 200
+}
+
+func fleetAgents(t *testing.T, urls []string) {
+	const agents, streams = 1000, 200
 	speedup, seconds := envFloat("CKPT_FLEET_SPEEDUP", 3), envFloat("CKPT_FLEET_SECONDS", 60)
 	beatEvery := time.Duration(float64(5*time.Second) / speedup)
 	if os.Getenv("CKPT_FLEET_BEATS") == "0" { // the diagnosis of docs/design.md: updates only
@@ -52,9 +63,6 @@ func TestFleetLoadHelper(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
-	for i := range dashboards {
-		wg.Go(func() { dashboard(ctx, urls[i%2], &m) })
-	}
 	for i := range streams {
 		c, _ := remote.New(urls[i%2], remote.Options{})
 		wg.Go(func() {
@@ -98,14 +106,13 @@ func TestFleetLoadHelper(t *testing.T) {
 	wg.Go(func() { probeHTTP(ctx, urls, end, &m) })
 	time.Sleep(time.Until(end))
 	cpu, sched := processCPU(t)-cpu0, readSched().since(sched0)
-	time.Sleep(2 * time.Second) // the last updates reach the pages
+	time.Sleep(2 * time.Second) // the last updates reach the streams
 	cancel()
 	wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out, _ := json.Marshal(fleetResult{
-		Appends: len(m.appends), Deliveries: len(m.browser),
-		AppendP99: p99(m.appends), BrowserP99: p99(m.browser), BrowserP50: p50(m.browser), FeedP99: p99(m.feed), BeatP99: p99(m.beats),
+		Appends: len(m.appends), AppendP99: p99(m.appends), FeedP99: p99(m.feed), BeatP99: p99(m.beats),
 		HTTPFloorP99:   p99(m.probes),
 		BeatsPerSecond: float64(agents) / beatEvery.Seconds(), Speedup: speedup, Seconds: seconds, CPUSeconds: cpu.Seconds(),
 		Slow: slowest(m.traces), Sched: sched,
@@ -113,14 +120,74 @@ func TestFleetLoadHelper(t *testing.T) {
 	fmt.Println("result", string(out))
 }
 
+// fleetPages opens the dashboards, half on each server, prints "ready"
+// once every page's stream is open, and records for each update a page
+// receives the delay since its append started (the time its agent wrote
+// into the step, "@t" and Unix nanoseconds: one clock, one machine).
+// Told "start" and then "window FROM TO" (Unix nanoseconds) on its
+// input, it prints "result" and the figures of the updates whose append
+// started in the window, with its CPU between the two.
+func fleetPages(t *testing.T, urls []string) {
+	const dashboards = 100
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		starts []int64
+		delays []time.Duration
+		open   sync.WaitGroup
+	)
+	open.Add(dashboards)
+	for i := range dashboards {
+		go dashboard(ctx, urls[i%2], open.Done, func(start int64, d time.Duration) {
+			mu.Lock()
+			starts, delays = append(starts, start), append(delays, d)
+			mu.Unlock()
+		})
+	}
+	open.Wait()
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	var cpu0 time.Duration
+	var sched0 schedSample
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) == 1 && f[0] == "start" {
+			cpu0, sched0 = processCPU(t), readSched()
+			continue
+		}
+		if len(f) != 3 || f[0] != "window" {
+			continue
+		}
+		cpu, sched := processCPU(t)-cpu0, readSched().since(sched0)
+		from, _ := strconv.ParseInt(f[1], 10, 64)
+		to, _ := strconv.ParseInt(f[2], 10, 64)
+		var got []time.Duration
+		mu.Lock()
+		for i, s := range starts {
+			if s >= from && s < to {
+				got = append(got, delays[i])
+			}
+		}
+		mu.Unlock()
+		r := fleetResult{Deliveries: len(got), CPUSeconds: cpu.Seconds(), Sched: sched}
+		if len(got) > 0 {
+			r.BrowserP99, r.BrowserP50 = p99(got), p50(got)
+		}
+		out, _ := json.Marshal(r)
+		fmt.Println("result", string(out))
+		return
+	}
+}
+
 // fleetMeasures collects the load's timings.
 type fleetMeasures struct {
 	acked sync.Map // "id rev" → when its append started
 
-	mu                            sync.Mutex
-	appends, browser, feed, beats []time.Duration
-	probes                        []time.Duration // probeHTTP's
-	traces                        []updateTrace
+	mu                   sync.Mutex
+	appends, feed, beats []time.Duration
+	probes               []time.Duration // probeHTTP's
+	traces               []updateTrace
 }
 
 func (m *fleetMeasures) add(to *[]time.Duration, d time.Duration) {
@@ -222,12 +289,13 @@ func agent(ctx context.Context, c *remote.Store, id string, beatEvery, updateEve
 			nextBeat = nextBeat.Add(beatEvery)
 		}
 		if !now.Before(nextUpdate) {
-			step := "step " + strconv.Itoa(n)
 			var tr updateTrace
 			tctx, done := traced(ctx, &tr)
-			// Stored before the write: a page may see it before the
-			// writer hears its acknowledgement.
-			m.acked.Store(id+" "+strconv.FormatInt(rev+1, 10), time.Now())
+			// Stored before the write: a stream may see it before the
+			// writer hears its acknowledgement; the pages read it in the step.
+			t0 := time.Now()
+			m.acked.Store(id+" "+strconv.FormatInt(rev+1, 10), t0)
+			step := "step " + strconv.Itoa(n) + " @t" + strconv.FormatInt(t0.UnixNano(), 10)
 			res, err := c.Append(tctx, id, ckpt.MustEvent(ckpt.EventUpdate, time.Time{}, ckpt.Actor{Agent: id}, ckpt.Patch{CurrentStep: &step}), ckpt.AppendOptions{})
 			done()
 			if err == nil {
@@ -242,11 +310,13 @@ func agent(ctx context.Context, c *remote.Store, id string, beatEvery, updateEve
 	}
 }
 
-// dashboard follows the page's event stream as app.js does and records,
-// for each update it receives, the delay since its append started.
-func dashboard(ctx context.Context, url string, m *fleetMeasures) {
+// dashboard follows the page's event stream as app.js does, calls opened
+// once the stream is open (or failed), and got with each update's start
+// (read from its step) and its delay since.
+func dashboard(ctx context.Context, url string, opened func(), got func(start int64, d time.Duration)) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/ui/api/events", nil)
 	res, err := http.DefaultClient.Do(req)
+	opened()
 	if err != nil {
 		return
 	}
@@ -255,44 +325,29 @@ func dashboard(ctx context.Context, url string, m *fleetMeasures) {
 		if ev.Type != "change" {
 			return nil
 		}
-		c, ok := changeOfRow(ev.Data)
-		if !ok {
-			return nil
-		}
-		if d, ok := m.since(c.ID, c.Rev); ok {
-			m.add(&m.browser, d)
+		now := time.Now()
+		if start, ok := startOfRow(ev.Data); ok {
+			got(start, now.Sub(time.Unix(0, start)))
 		}
 		return nil
 	})
 }
 
-// changeOfRow reads the id and rev of the change a dashboard event carries
-// ({cursor, kind, id, rev, …, row}: the change's members come before the
-// row's) without decoding the row: a browser's JSON.parse is native code,
-// so the simulated page should not cost what encoding/json does.
-func changeOfRow(data string) (c struct {
-	ID  string
-	Rev int64
-}, ok bool) {
-	_, rest, ok := strings.Cut(data, `"id":"`)
+// startOfRow reads the start of the update a dashboard event carries
+// (its step's "@t" and Unix nanoseconds) without decoding the row: a
+// browser's JSON.parse is native code, so the simulated page should not
+// cost what encoding/json does.
+func startOfRow(data string) (int64, bool) {
+	_, rest, ok := strings.Cut(data, "@t")
 	if !ok {
-		return c, false
-	}
-	c.ID, rest, ok = strings.Cut(rest, `"`)
-	if !ok {
-		return c, false
-	}
-	_, rest, ok = strings.Cut(rest, `"rev":`)
-	if !ok {
-		return c, false
+		return 0, false
 	}
 	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	if end < 0 {
-		return c, false
+	if end <= 0 {
+		return 0, false
 	}
-	rev, err := strconv.ParseInt(rest[:end], 10, 64)
-	c.Rev = rev
-	return c, err == nil
+	n, err := strconv.ParseInt(rest[:end], 10, 64)
+	return n, err == nil
 }
 
 // probeHTTP is the fleet's floor: every 20 ms until end, a request that
