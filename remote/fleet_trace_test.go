@@ -72,7 +72,7 @@ func quantiles(h, h0 *metrics.Float64Histogram) (q50, q99, top time.Duration) {
 }
 
 // fleetTrace samples the servers' side while the fleet runs, and times
-// the floor of a durable write: one INSERT+COMMIT every 20 ms on a
+// the floor of a durable write: one INSERT+COMMIT every 50 ms on a
 // connection of its own.
 type fleetTrace struct {
 	sched0 schedSample
@@ -82,7 +82,7 @@ type fleetTrace struct {
 
 	samples int
 	waits   map[string]int  // "running" or "type/event" → backends seen so
-	commits []time.Duration // the floor: a durable INSERT+COMMIT every 20 ms
+	commits []time.Duration // the floor: a durable INSERT+COMMIT every 50 ms
 }
 
 func startFleetTrace(b *testing.B, dsn string) *fleetTrace {
@@ -101,7 +101,7 @@ func startFleetTrace(b *testing.B, dsn string) *fleetTrace {
 	t := &fleetTrace{sched0: readSched(), cancel: cancel, waits: map[string]int{}}
 	t.done.Go(func() {
 		defer probe.Close(context.Background())
-		tick := time.NewTicker(20 * time.Millisecond)
+		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for n := 0; ; n++ {
 			select {
