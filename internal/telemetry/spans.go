@@ -22,10 +22,15 @@ type checkpointSpans struct {
 	id      string
 	state   *ckpt.Checkpoint
 	nextSeq int64
-	traceID trace.TraceID
-	root    trace.Span
-	session trace.Span
-	steps   map[string]trace.Span
+	// replayTo: the events before this sequence number were exported
+	// before (the checkpoint finished and was forgotten); their spans are
+	// replayed, not exported again. replaying is set while applying one.
+	replayTo  int64
+	replaying bool
+	traceID   trace.TraceID
+	root      trace.Span
+	session   trace.Span
+	steps     map[string]trace.Span
 }
 
 // apply folds e into the checkpoint and opens, annotates and ends spans for
@@ -43,7 +48,7 @@ func (x *Exporter) apply(ctx context.Context, cs *checkpointSpans, e ckpt.Event)
 		cs.nextSeq = e.Seq + 1 // a stored event the fold refuses changed nothing
 		return
 	}
-	cs.state, cs.nextSeq = after, e.Seq+1
+	cs.state, cs.nextSeq, cs.replaying = after, e.Seq+1, e.Seq < cs.replayTo
 	if cs.root == nil {
 		x.openRoot(ctx, cs, e)
 	}
@@ -123,7 +128,7 @@ func (x *Exporter) stepSpans(ctx context.Context, cs *checkpointSpans, before *c
 			if st.Status == ckpt.StepFailed {
 				span.SetStatus(codes.Error, "step failed")
 			}
-			x.end(span, e.At)
+			x.end(cs, span, e.At)
 			delete(cs.steps, st.ID)
 		}
 	}
@@ -190,10 +195,10 @@ func (x *Exporter) endSession(cs *checkpointSpans, at time.Time) {
 	}
 	for id, span := range cs.steps {
 		span.SetAttributes(attribute.String("ckpt.step.status", "unfinished"))
-		x.end(span, at)
+		x.end(cs, span, at)
 		delete(cs.steps, id)
 	}
-	x.end(cs.session, at)
+	x.end(cs, cs.session, at)
 	cs.session = nil
 }
 
@@ -205,16 +210,16 @@ func (x *Exporter) endAll(cs *checkpointSpans, at time.Time) {
 		if cs.state.Status == ckpt.StatusFailed {
 			cs.root.SetStatus(codes.Error, cs.state.StatusReason)
 		}
-		x.end(cs.root, at)
+		x.end(cs, cs.root, at)
 		cs.root = nil
 	}
 }
 
-// end ends span at at. A span that ends before the exporter started is
-// dropped instead: that part of the history was there before, and was
-// replayed only to know when open work began.
-func (x *Exporter) end(span trace.Span, at time.Time) {
-	if at.Before(x.since) {
+// end ends span at at. A span that ends before the exporter started, or
+// at an event it exported before, is dropped instead: that part of the
+// history was replayed only to know when open work began.
+func (x *Exporter) end(cs *checkpointSpans, span trace.Span, at time.Time) {
+	if at.Before(x.since) || cs.replaying {
 		span.SetAttributes(attribute.Bool(dropAttr, true))
 	}
 	span.End(trace.WithTimestamp(at))

@@ -89,6 +89,10 @@ type Exporter struct {
 
 	mu    sync.Mutex
 	known map[string]*checkpointSpans
+	// finished holds the next sequence number of each checkpoint whose
+	// spans have all ended (its state is forgotten): a later Sync replays
+	// its history up to there without exporting again.
+	finished map[string]int64
 }
 
 // NewExporter returns an exporter of st's checkpoints through tp. Spans
@@ -98,7 +102,8 @@ func NewExporter(st ckpt.Store, tp trace.TracerProvider, since time.Time, warn f
 	if warn == nil {
 		warn = func(string) {}
 	}
-	return &Exporter{store: st, tracer: tp.Tracer("github.com/ckpt-dev/ckpt"), since: since, warn: warn, known: map[string]*checkpointSpans{}}
+	return &Exporter{store: st, tracer: tp.Tracer("github.com/ckpt-dev/ckpt"), since: since, warn: warn,
+		known: map[string]*checkpointSpans{}, finished: map[string]int64{}}
 }
 
 // Run follows the store's change feed from its current end and exports the
@@ -128,7 +133,7 @@ func (x *Exporter) Sync(ctx context.Context, id string) {
 	defer x.mu.Unlock()
 	cs := x.known[id]
 	if cs == nil {
-		cs = &checkpointSpans{id: id, nextSeq: 1, steps: map[string]trace.Span{}}
+		cs = &checkpointSpans{id: id, nextSeq: 1, replayTo: x.finished[id], steps: map[string]trace.Span{}}
 		x.known[id] = cs
 	}
 	for {
@@ -145,7 +150,9 @@ func (x *Exporter) Sync(ctx context.Context, id string) {
 		}
 	}
 	if cs.root == nil && cs.session == nil {
-		delete(x.known, id) // finished: nothing open to remember
+		// Finished: nothing open to remember but how far it was exported.
+		delete(x.known, id)
+		x.finished[id] = cs.nextSeq
 	}
 }
 

@@ -144,3 +144,41 @@ func TestReplayedHistoryIsNotExportedTwice(t *testing.T) {
 		t.Fatalf("step b: %v; want one span from its start in the replayed history", b)
 	}
 }
+
+// The feed tells the exporter of each change, but a Sync reads every event
+// already written: one Sync can see the whole history up to done, and the
+// change notices still queued for the same checkpoint must export nothing
+// again (ckpt serve exported the finished checkpoint twice when a busy
+// feed delivered its last changes after the history already held them).
+func TestAFinishedCheckpointIsExportedOnce(t *testing.T) {
+	rcv := otlptest.NewReceiver()
+	defer rcv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	ctx := context.Background()
+	st := memstore.New()
+	t0 := time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+	tp, err := NewProvider(ctx, "ckpt", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewExporter(st, tp, t0, func(msg string) { t.Error(msg) })
+	for i, r := range []request.Request{
+		request.Start{Title: "Job", Steps: []ckpt.Step{{ID: "a", Title: "Step A"}}},
+		request.Step{Step: "a", Status: ckpt.StepInProgress},
+		request.Step{Step: "a", Status: ckpt.StepDone},
+		request.Status{Status: ckpt.StatusDone},
+	} {
+		if _, err := request.Append(ctx, st, "job", r, request.Write{At: t0.Add(time.Duration(i+1) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4 { // one notice per change, the first Sync reading all four
+		x.Sync(ctx, "job")
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if roots, steps := rcv.Spans("ckpt.checkpoint"), rcv.Spans("ckpt.step Step A"); len(roots) != 1 || len(steps) != 1 {
+		t.Fatalf("%d checkpoint and %d step spans, want 1 each", len(roots), len(steps))
+	}
+}
