@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -406,21 +407,35 @@ func TestEventsResumeWithLastEventID(t *testing.T) {
 	if rest[0] != all[1] || rest[1] != all[2] {
 		t.Errorf("resumed after %s: %v, want %v", all[0], rest, all[1:])
 	}
-	// From the head: only what is written after the page connected.
+	// From the head: only what is written after the page connected. The
+	// stream joins the feed just after its headers are out, and a write
+	// before that is rightly not delivered: write until one is.
+	delivered, writing := make(chan struct{}), make(chan struct{})
+	made := 0
 	got := f.sse(admin, "", 1, func() {
-		time.Sleep(100 * time.Millisecond)
-		f.create("d", ckpt.Patch{})
+		defer close(writing)
+		for made < 150 { // 30 s: only a broken stream gets this far
+			made++
+			f.create(fmt.Sprintf("d%d", made), ckpt.Patch{})
+			select {
+			case <-delivered:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
 	})
-	if got[0] != "4" {
-		t.Errorf("a fresh stream delivered cursor %s, want the new change 4", got[0])
+	close(delivered)
+	<-writing
+	if n, err := strconv.Atoi(got[0]); err != nil || n < 4 || n > 3+made {
+		t.Errorf("a fresh stream delivered cursor %s, want one of the %d new changes (4 on)", got[0], made)
 	}
 	// A page's stream starts where its data was read: a write in between
 	// is not missed.
 	var out overviewOut
 	f.getJSON(admin, "/ui/api/overview", &out)
 	f.create("e", ckpt.Patch{})
-	if got := f.sseFrom(admin, out.Cursor, 1); got[0] != "5" {
-		t.Errorf("a stream from the overview's cursor %s delivered %s, want the write made after it (5)", out.Cursor, got[0])
+	if got, want := f.sseFrom(admin, out.Cursor, 1), strconv.Itoa(4+made); got[0] != want {
+		t.Errorf("a stream from the overview's cursor %s delivered %s, want the write made after it (%s)", out.Cursor, got[0], want)
 	}
 	if code := f.getJSON(f.client(""), "/ui/api/events", nil); code != http.StatusUnauthorized {
 		t.Errorf("events without sign-in: %d", code)
