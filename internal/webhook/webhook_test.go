@@ -212,7 +212,7 @@ func TestAHungReceiverNeverHoldsAWriter(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- n.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	time.Sleep(50 * time.Millisecond)
+	<-n.Ready() // transitions before the first look are its baseline, never told
 	for i := range 20 {
 		id := "w/" + string(rune('a'+i))
 		appendEvent(t, st, id, ckpt.EventCreated, ckpt.Created{})
