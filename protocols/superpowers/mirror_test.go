@@ -70,18 +70,22 @@ func TestMirrorWaitsForTheLockToBeReleased(t *testing.T) {
 	if err := os.MkdirAll(lock, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	released := make(chan struct{})
+	// releasing is closed before the lock goes: closing it after would race
+	// a Mirror that takes the freed lock and returns in between.
+	releasing := make(chan struct{})
 	go func() {
 		time.Sleep(150 * time.Millisecond)
+		close(releasing)
 		os.Remove(lock)
-		close(released)
 	}()
-	f := &Format{LockTimeout: 5 * time.Second, LockPoll: 10 * time.Millisecond}
+	// The timeout only ends a broken test: the release may come late on a
+	// loaded machine.
+	f := &Format{LockTimeout: time.Minute, LockPoll: 10 * time.Millisecond}
 	if err := f.Mirror(root, native(t)); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-released:
+	case <-releasing:
 	default:
 		t.Fatal("Mirror wrote before the lock was released")
 	}
@@ -134,7 +138,7 @@ func TestMirrorAndALockingToolLoseNothing(t *testing.T) {
 	}()
 	go func() { // ckpt: mirrors a new resume point each round
 		defer wg.Done()
-		f := &Format{LockTimeout: 10 * time.Second, LockPoll: time.Millisecond}
+		f := &Format{LockTimeout: time.Minute, LockPoll: time.Millisecond}
 		s := c
 		for i := 0; i < rounds; i++ {
 			s = s.Clone()
