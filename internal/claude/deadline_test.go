@@ -41,7 +41,7 @@ func TestDeadlineEndsWithoutAWaiter(t *testing.T) {
 // TestDeadlineWakesAWaiter: whoever waits on Done (a lock, a server, a
 // derived context) is woken at the deadline, and Err agrees.
 func TestDeadlineWakesAWaiter(t *testing.T) {
-	at := time.Now().Add(30 * time.Millisecond)
+	at := time.Now().Add(200 * time.Millisecond)
 	ctx, cancel := withDeadline(context.WithValue(context.Background(), t, "v"), at)
 	defer cancel()
 	if d, ok := ctx.Deadline(); !ok || !d.Equal(at) {
@@ -50,7 +50,9 @@ func TestDeadlineWakesAWaiter(t *testing.T) {
 	if ctx.Value(t) != "v" {
 		t.Fatal("the parent's value is lost")
 	}
-	if err := ctx.Err(); err != nil {
+	// A test descheduled past the deadline cannot tell early from on time:
+	// Err is judged only when the clock says the deadline is still ahead.
+	if err := ctx.Err(); err != nil && time.Now().Before(at) {
 		t.Fatalf("Err before the deadline: %v", err)
 	}
 	child, stop := context.WithCancel(ctx)
