@@ -158,8 +158,12 @@ func TestMirrorFailureWarnsAndTheWriteStands(t *testing.T) {
 
 func TestMirrorHonoursTheMetadataLock(t *testing.T) {
 	env, m := newMirrorEnv(t, Entry{Format: superpowers.Name, Root: "."})
+	// Short while the lock is held for good; then a minute, a bound that
+	// only ends a broken test, for a release that a loaded machine may
+	// make late.
+	lockTimeout := 150 * time.Millisecond
 	m.opts.Formats = func(name string) (protocols.Format, error) {
-		return &superpowers.Format{LockTimeout: 150 * time.Millisecond, LockPoll: 10 * time.Millisecond}, nil
+		return &superpowers.Format{LockTimeout: lockTimeout, LockPoll: 10 * time.Millisecond}, nil
 	}
 	ctx := context.Background()
 	if _, err := m.Append(ctx, "t1", startEvent("Track", "PLAN"), ckpt.AppendOptions{}); err != nil {
@@ -189,6 +193,7 @@ func TestMirrorHonoursTheMetadataLock(t *testing.T) {
 		t.Errorf("the other tool's lock was removed: %v", err)
 	}
 	// Released a moment later: the next change waits for it, then writes.
+	lockTimeout = time.Minute
 	go func() {
 		time.Sleep(40 * time.Millisecond)
 		os.Remove(lock)
