@@ -121,12 +121,12 @@ func TestMonitorStopsCleanlyOnSignals(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			newLineReader(stderr).waitFor(t, "Ctrl-C stops", 10*time.Second)
+			newLineReader(stderr).waitFor(t, "Ctrl-C stops", time.Minute)
 			time.Sleep(120 * time.Millisecond) // a few ticks
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			if code := waitExit(t, cmd, 10*time.Second); code != 0 {
+			if code := waitExit(t, cmd, time.Minute); code != 0 {
 				t.Errorf("monitor stopped by %v exited %d, want 0", sig, code)
 			}
 			if out.Len() != 0 {
@@ -151,12 +151,12 @@ func TestStatusWatchStopsCleanlyOnInterrupt(t *testing.T) {
 	// Two frames: the table is redrawn. Off a terminal there are no
 	// escape codes.
 	lr := newLineReader(stdout)
-	seen := lr.waitFor(t, "kai-7/a", 10*time.Second)
-	seen += lr.waitFor(t, "kai-7/a", 10*time.Second)
+	seen := lr.waitFor(t, "kai-7/a", time.Minute)
+	seen += lr.waitFor(t, "kai-7/a", time.Minute)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	if code := waitExit(t, cmd, 10*time.Second); code != 0 {
+	if code := waitExit(t, cmd, time.Minute); code != 0 {
 		t.Errorf("status --watch stopped by SIGINT exited %d, want 0", code)
 	}
 	if strings.Count(seen, "(Ctrl-C stops)") < 2 || strings.Contains(seen, "\x1b[") {

@@ -279,7 +279,7 @@ func TestMirrorFollowOnAFileStore(t *testing.T) {
 	file := filepath.Join(env.project, "agent_checkpoints", "new.json")
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				cancel()
 				t.Fatalf("%s: not seen; output %q", what, o.IO.Out.(*syncbuf.Buffer).String())

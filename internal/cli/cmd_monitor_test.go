@@ -93,8 +93,8 @@ func (m *steppedMonitor) stop() error {
 	select {
 	case err := <-m.done:
 		return err
-	case <-time.After(10 * time.Second):
-		m.t.Fatal("the monitor did not stop within 10 s of its context ending")
+	case <-time.After(time.Minute):
+		m.t.Fatal("the monitor did not stop within a minute of its context ending")
 		return nil
 	}
 }
@@ -244,7 +244,7 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 	}
 	code := make(chan int, 1)
 	go func() { code <- runOn(env, st) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(errOut.String(), "Ctrl-C stops") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the monitor did not start: %q", errOut.String())
@@ -257,8 +257,8 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 		if c != 0 {
 			t.Errorf("interrupted monitor exited %d, want 0; stderr %q", c, errOut.String())
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the monitor did not stop within 10 s of the interrupt")
+	case <-time.After(time.Minute):
+		t.Fatal("the monitor did not stop within a minute of the interrupt")
 	}
 	if want := "ckpt: monitoring every 10ms (warn 2x, stale 4x each checkpoint's interval); Ctrl-C stops\n"; errOut.String() != want {
 		t.Errorf("stderr %q, want %q", errOut.String(), want)

@@ -111,9 +111,9 @@ func (t *fakeTerminal) since(n int) (string, int) {
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
+			t.Fatalf("waited a minute for %s", what)
 		}
 	}
 }

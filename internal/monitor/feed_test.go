@@ -54,7 +54,7 @@ func (s *countingStore) counts() (full, pushed int, gets []string) {
 // test ends as soon as the line is there.
 func waitFor(t *testing.T, log *syncbuf.Buffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(log.String(), want) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the monitor never logged %q; log:\n%s", want, log.String())

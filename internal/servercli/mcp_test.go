@@ -57,7 +57,7 @@ func TestMCPStdio(t *testing.T) {
 		if err != nil {
 			t.Fatalf("runMCP after the client hung up: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("runMCP did not return after stdin closed")
 	}
 	c, err := store.Get(context.Background(), "job", 0)
