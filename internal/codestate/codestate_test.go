@@ -3,7 +3,6 @@ package codestate
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,9 +28,7 @@ func write(t *testing.T, path, s string) {
 }
 
 func TestProbeAndSince(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testsupport.NeedCommand(t, "git", "the code state is read from a real repository")
 	ctx := context.Background()
 	base := t.TempDir()
 	origin := filepath.Join(base, "origin")
@@ -147,9 +144,7 @@ func FuzzParseStatus(f *testing.F) {
 // HEAD moved since the recorded state, or that it is not in the recorded
 // repository; nothing when no state was recorded.
 func TestNoteFrom(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testsupport.NeedCommand(t, "git", "the code state is read from a real repository")
 	ctx := context.Background()
 	repo := t.TempDir()
 	run(t, repo, "init", "-q", "-b", "main")

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -348,9 +347,7 @@ func TestCheckpointSettingsRefusedBeforeAnyStep(t *testing.T) {
 // gitRepo makes a git repository in dir with one commit of files.
 func gitRepo(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	testsupport.NeedCommand(t, "git", "the snapshots are real commits")
 	for k, v := range map[string]string{
 		"GIT_AUTHOR_NAME": "Agent", "GIT_AUTHOR_EMAIL": "agent@example.com",
 		"GIT_COMMITTER_NAME": "Agent", "GIT_COMMITTER_EMAIL": "agent@example.com",

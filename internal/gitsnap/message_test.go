@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
 
 func TestCommitMessageFormat(t *testing.T) {
@@ -61,9 +63,7 @@ func TestCommitMessageCutsLongSubjects(t *testing.T) {
 // git itself must read the trailers back, or the format is not what the
 // documentation promises.
 func TestCommitMessageTrailersParseWithGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testsupport.NeedCommand(t, "git", "git itself reads the trailers back")
 	msg := CommitMessage("kai-7/a", "Title", "Step two", 2, 3)
 	cmd := exec.CommandContext(context.Background(), "git", "interpret-trailers", "--parse")
 	cmd.Stdin = strings.NewReader(msg)

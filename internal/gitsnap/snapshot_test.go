@@ -19,9 +19,7 @@ import (
 // paths, signing, identity) out of the tests.
 func isolateGit(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testsupport.NeedCommand(t, "git", "snapshots are real commits")
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
 
 // documentJS is the document's parseProgressFromPlan and computeChecksum,
@@ -40,10 +42,7 @@ console.log(JSON.stringify(out));
 // it can read (no code fences, lower-case x, one task per line) and checks
 // that ckpt finds the same tasks, progress and checksum.
 func TestAgreesWithTheDocumentsCode(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the document's JavaScript cannot run")
-	}
+	node := testsupport.NeedCommand(t, "node", "the document's JavaScript runs under it")
 	template, err := os.ReadFile("testdata/progress-sync.feature-implementation-template.plan.md")
 	if err != nil {
 		t.Fatal(err)
