@@ -71,9 +71,9 @@ func startServeEnv(t testing.TB, bin, store, addr string, env []string, extra ..
 			// The token went to stdout before the server listened, but its
 			// copier may not have caught up with stderr's yet.
 			token := regexp.MustCompile(`ckpt_[0-9a-f]+_[0-9a-f]+`)
-			for wait := 0; ; wait++ {
+			for deadline := time.Now().Add(time.Minute); ; {
 				p.admin = token.FindString(stdout.String())
-				if p.admin != "" || !first || wait == 100 {
+				if p.admin != "" || !first || time.Now().After(deadline) {
 					return p
 				}
 				time.Sleep(50 * time.Millisecond)
