@@ -293,7 +293,10 @@ func TestServerKilledMidLoad(t *testing.T) {
 			// is (closed when the test ends), the new server gets a new one.
 			old := backend
 			defer closeSoon(t, old)
-			time.Sleep(100 * time.Millisecond) // clients meet a dead server
+			// Clients meet a dead server before the new one listens.
+			for deadline := time.Now().Add(time.Minute); retryable.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
 			backend = open()
 			defer backend.Close()
 			run(t, backend, tokens, srv.addr)
