@@ -62,6 +62,27 @@ type AppendOptions struct {
 	// IfRev, when > 0, makes the append a compare-and-swap: it fails with a
 	// *ConflictError unless the checkpoint is at exactly this revision.
 	IfRev int64
+	// AsCheckpointAgent records the event as the work of the checkpoint's
+	// own agent: when the checkpoint, as the append reads it, has an agent
+	// (Agent.ID), that ID replaces the event's Actor.Agent; otherwise the
+	// event keeps its own. It is how a write that names no agent (ckpt
+	// step ID … after ckpt start ID --agent A) is logged as A's, decided
+	// on the state the append already holds instead of a read before it.
+	// It does not apply to a create or to a replayed key (the first
+	// result stands). Every Store honours it (storetest checks); see
+	// Attribute.
+	AsCheckpointAgent bool
+}
+
+// Attribute returns e as an append under o records it after cur (the
+// checkpoint's state before the event, nil when it does not exist yet):
+// with AsCheckpointAgent and an agent on cur, the event's Actor.Agent is
+// cur's agent. Backends call it on the state they apply e to.
+func (o AppendOptions) Attribute(cur *Checkpoint, e Event) Event {
+	if o.AsCheckpointAgent && cur != nil && cur.Agent.ID != "" {
+		e.Actor.Agent = cur.Agent.ID
+	}
+	return e
 }
 
 // AppendResult is what an Append did.

@@ -59,6 +59,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err := checkRev(id, cur.state, opts.IfRev); err != nil {
 		return ckpt.AppendResult{}, err
 	}
+	e = opts.Attribute(cur.state, e)
 	line, stored, next, err := s.sealAndApply(f, cur, e)
 	if err != nil {
 		return ckpt.AppendResult{}, err

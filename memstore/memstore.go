@@ -100,7 +100,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err := checkRev(id, cur, opts.IfRev); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	stored, err := seal(e, last, s.now())
+	stored, err := seal(opts.Attribute(cur, e), last, s.now())
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}

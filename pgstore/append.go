@@ -103,7 +103,7 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 	if err := checkRev(id, cur, opts.IfRev); err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	stored, line, err := seal(e, cur, s.clock(cur.dbNow))
+	stored, line, err := seal(opts.Attribute(before, e), cur, s.clock(cur.dbNow))
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}

@@ -189,7 +189,7 @@ func (s *Store) fastAppend(ctx context.Context, id string, k known, e ckpt.Event
 	if !ok {
 		return ckpt.AppendResult{}, errStale
 	}
-	stored, line, err := seal(e, current{rev: k.rev, lastSum: k.lastSum}, now)
+	stored, line, err := seal(opts.Attribute(k.state, e), current{rev: k.rev, lastSum: k.lastSum}, now)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}

@@ -369,6 +369,9 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if opts.IfRev > 0 {
 		h.Set(httpapi.HeaderIfMatch, strconv.Quote(strconv.FormatInt(opts.IfRev, 10)))
 	}
+	if opts.AsCheckpointAgent {
+		h.Set(httpapi.HeaderAsAgent, "true")
+	}
 	minimal := withoutState(ctx)
 	if minimal {
 		h.Set("Prefer", "return=minimal")

@@ -99,6 +99,7 @@ type spooled struct {
 	ID        string        `json:"id"`
 	Event     httpapi.Event `json:"event"`
 	IfRev     int64         `json:"if_rev,omitempty"`
+	AsAgent   bool          `json:"as_agent,omitempty"` // AppendOptions.AsCheckpointAgent
 	SpooledAt time.Time     `json:"spooled_at"`
 }
 
@@ -219,7 +220,7 @@ func (s *Spool) deliverOne(ctx context.Context, name string) error {
 	if err := json.Unmarshal(data, &sp); err != nil {
 		return s.fail(name, fmt.Errorf("%w: not a spooled write: %v", ckpt.ErrCorrupt, err))
 	}
-	r, err := s.Store.Append(ctx, sp.ID, sp.Event.Store(), ckpt.AppendOptions{IfRev: sp.IfRev})
+	r, err := s.Store.Append(ctx, sp.ID, sp.Event.Store(), ckpt.AppendOptions{IfRev: sp.IfRev, AsCheckpointAgent: sp.AsAgent})
 	switch {
 	case err == nil:
 		s.remember(r.State) // the next offline read builds on it
@@ -245,13 +246,13 @@ func (s *Spool) fail(name string, why error) error {
 }
 
 // add writes one write to the spool, durably.
-func (s *Spool) add(ctx context.Context, id string, e ckpt.Event, ifRev int64) error {
+func (s *Spool) add(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) error {
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	data, err := json.Marshal(spooled{ID: id, Event: httpapi.WireEvent(e), IfRev: ifRev, SpooledAt: time.Now().UTC()})
+	data, err := json.Marshal(spooled{ID: id, Event: httpapi.WireEvent(e), IfRev: opts.IfRev, AsAgent: opts.AsCheckpointAgent, SpooledAt: time.Now().UTC()})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
 	}
@@ -289,7 +290,7 @@ func (s *Spool) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if _, err := json.Marshal(e); err != nil {
 		return ckpt.AppendResult{}, fmt.Errorf("%w: %v", ckpt.ErrInvalid, err)
 	}
-	if err := s.add(ctx, id, e, opts.IfRev); err != nil {
+	if err := s.add(ctx, id, e, opts); err != nil {
 		return ckpt.AppendResult{}, fmt.Errorf("the server is unreachable (%v) and the write could not be spooled: %w", derr, err)
 	}
 	return ckpt.AppendResult{}, &SpooledError{ID: id, Dir: s.dir, Cause: derr}

@@ -69,6 +69,7 @@ var cases = []struct {
 	{"HistoryFrom", testHistoryFrom},
 	{"RefusedEventChangesNothing", testRefusedEventChangesNothing},
 	{"IfRev", testIfRev},
+	{"AsCheckpointAgent", testAsCheckpointAgent},
 	{"IdempotencyKey", testIdempotencyKey},
 	{"IdempotencyKeyWindow", testIdempotencyKeyWindow},
 	{"ConcurrentSameCheckpoint", testConcurrentSameCheckpoint},

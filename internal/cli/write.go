@@ -52,7 +52,7 @@ func runWrite(f *cmdutil.Factory, o *writeOptions, run func(ctx context.Context,
 // eventActor is who an event records as having made it: the acting agent
 // (--agent, CKPT_AGENT), else the user running ckpt as "user:NAME", so that
 // ckpt log names someone for every change. appendEvent refines the
-// second case to the checkpoint's own agent (actingFor).
+// second case to the checkpoint's own agent (agentsWork).
 func (o *writeOptions) eventActor() ckpt.Actor {
 	a := o.Actor
 	if a.Agent == "" && o.User != "" {
@@ -61,18 +61,16 @@ func (o *writeOptions) eventActor() ckpt.Actor {
 	return a
 }
 
-// actingFor is who a write that names no agent is recorded as made by: the
-// checkpoint's own agent (`ckpt start ID --agent A` then `ckpt step ID …`
-// is A's work, as the quick start plays it), else fallback ("user:NAME").
-// A message told to the agent and the lifecycle commands (takeover,
+// agentsWork reports whether a write of type t that names no agent is
+// recorded as made by the checkpoint's own agent (`ckpt start ID --agent A`
+// then `ckpt step ID …` is A's work, as the quick start plays it), else by
+// the person ("user:NAME"). The store decides it on the state it appends
+// to (ckpt.AppendOptions.AsCheckpointAgent), so the write reads nothing
+// first. A message told to the agent and the lifecycle commands (takeover,
 // restart, restore, resume, archive) are not the agent's own work and keep
 // the person's name.
-func actingFor(ctx context.Context, st ckpt.Store, id, fallback string) string {
-	c, err := st.Get(ctx, id, 0)
-	if err != nil || c.Agent.ID == "" {
-		return fallback
-	}
-	return c.Agent.ID
+func (o *writeOptions) agentsWork(t ckpt.EventType) bool {
+	return o.Actor.Agent == "" && t != ckpt.EventCreated && t != ckpt.EventTold
 }
 
 // flagName names a request's fields as ckpt's flags do (request.Names).
@@ -101,10 +99,7 @@ func (o *writeOptions) appendEvent(ctx context.Context, id string, r request.Req
 	if err != nil {
 		return err
 	}
-	if o.Actor.Agent == "" && e.Type != ckpt.EventCreated && e.Type != ckpt.EventTold {
-		e.Actor.Agent = actingFor(ctx, st, id, e.Actor.Agent)
-	}
-	res, err := st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: o.IfRev})
+	res, err := st.Append(ctx, id, e, ckpt.AppendOptions{IfRev: o.IfRev, AsCheckpointAgent: o.agentsWork(e.Type)})
 	for _, w := range res.Warnings {
 		cmdutil.PrintWarning(o.IO.ErrOut, w)
 	}

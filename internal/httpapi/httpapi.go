@@ -49,6 +49,9 @@ const (
 	// HeaderIfMatch on an append carries the expected revision (an
 	// entity tag of the form "N" or plain N): AppendOptions.IfRev.
 	HeaderIfMatch = "If-Match"
+	// HeaderAsAgent "true" on an append records the event as the work of
+	// the checkpoint's own agent: AppendOptions.AsCheckpointAgent.
+	HeaderAsAgent = "Ckpt-As-Agent"
 	// HeaderIdempotencyKey on an append or a lifecycle call is the
 	// event's idempotency key (it overrides a key in the body).
 	HeaderIdempotencyKey = "Idempotency-Key"

@@ -104,6 +104,10 @@ func (s scopedStore) Append(ctx context.Context, id string, e ckpt.Event, opts c
 	if e, err = s.keepAgent(ctx, id, e); err != nil {
 		return ckpt.AppendResult{}, err
 	}
+	if s.g.Agent != "" {
+		// The token's agent is the actor, whatever the checkpoint's is.
+		opts.AsCheckpointAgent = false
+	}
 	return s.Store.Append(ctx, id, e, opts)
 }
 

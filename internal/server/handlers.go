@@ -225,7 +225,8 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request) error {
 	if k := r.Header.Get(httpapi.HeaderIdempotencyKey); k != "" {
 		e.Key = k
 	}
-	res, err := s.storeFor(r.Context()).Append(r.Context(), id, e, ckpt.AppendOptions{IfRev: rev})
+	asAgent := r.Header.Get(httpapi.HeaderAsAgent) == "true"
+	res, err := s.storeFor(r.Context()).Append(r.Context(), id, e, ckpt.AppendOptions{IfRev: rev, AsCheckpointAgent: asAgent})
 	s.metrics.countAppend(res.Replayed, err)
 	if err != nil {
 		return err
