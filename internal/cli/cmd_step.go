@@ -81,7 +81,7 @@ current, or clears the current step when every step is finished.
 	fl.StringVar(&o.Change.By, "by", "", "who did it: `WHO` such as main, subagent:TYPE or an agent ID (default: the acting agent)")
 	fl.StringVar(&o.Change.Output, "output", "", "what the step produced, e.g. a file `PATH`")
 	fl.StringVar(&o.Change.Notes, "notes", "", "`NOTES` on the step")
-	fl.StringArrayVar(&o.Change.After, "after", nil, "the step waits for step `ID` to finish (repeat; adds to its dependencies)")
+	stringArrayVar(fl, &o.Change.After, "after", "the step waits for step `ID` to finish (repeat; adds to its dependencies)")
 	fl.BoolVar(&o.Change.Add, "add", false, "add STEP at the end of the plan if the checkpoint does not have it")
 	addWriteFlags(cmd, &o.writeOptions)
 	return cmd

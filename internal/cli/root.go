@@ -233,6 +233,12 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 	}
 	if wanted == "" {
 		completeIDs(f, root)
+	} else {
+		// A line that names a verb does not run `completion`: cobra's
+		// default one, built on every Execute, is a command and four
+		// subcommands with their help texts (3% of a ckpt update's
+		// instructions).
+		root.CompletionOptions.DisableDefaultCmd = true
 	}
 	return root
 }
