@@ -2,6 +2,7 @@ package cli
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -49,6 +50,50 @@ func TestStringArrayIsPflags(t *testing.T) {
 		_ = rv.Replace([]string{"r"})
 		if !slices.Equal(ours, theirs) {
 			t.Errorf("%q: after Replace %q; pflag's %q", args, ours, theirs)
+		}
+	}
+}
+
+// TestHelpListsFlagsByName: a verb's help lists its flags sorted by name
+// however it is asked for (a line that does not ask for help leaves
+// pflag's sorting off, asksHelp).
+func TestHelpListsFlagsByName(t *testing.T) {
+	h := newHarness(t)
+	for _, args := range [][]string{
+		{"update", "--help"}, {"update", "x", "-h"}, {"--store", "s", "update", "--help=true"},
+		{"help", "update"}, {"step", "--help"},
+	} {
+		out := h.ok(args...)
+		_, section, _ := strings.Cut(out, "\nFlags:\n")
+		section, _, _ = strings.Cut(section, "\n\n")
+		var names []string
+		for _, line := range strings.Split(section, "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			if strings.HasPrefix(f[0], "--") {
+				names = append(names, f[0])
+			} else if len(f) > 1 && strings.HasPrefix(f[0], "-") && strings.HasPrefix(f[1], "--") {
+				names = append(names, f[1])
+			}
+		}
+		if len(names) < 5 || !slices.IsSorted(names) {
+			t.Errorf("ckpt %s lists its flags as %q; want them by name", strings.Join(args, " "), names)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"update", "x", "--stage", "S"}, false},
+		{[]string{"update", "x", "--", "-h"}, false},
+		{[]string{"update", "--help"}, true},
+		{[]string{"update", "-h"}, true},
+		{[]string{"update", "-jh"}, true},
+	} {
+		if got := asksHelp(c.args); got != c.want {
+			t.Errorf("asksHelp(%q) = %v, want %v", c.args, got, c.want)
 		}
 	}
 }

@@ -161,6 +161,22 @@ func verbOf(args []string, verbs []Verb) string {
 	return ""
 }
 
+// asksHelp reports whether args may ask for help (--help, or -h alone or
+// among other short flags), when a command's flags are listed.
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case strings.HasPrefix(a, "--help"):
+			return true
+		case len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'h'):
+			return true
+		}
+	}
+	return false
+}
+
 // versionAlias returns args with a --version or -v given before any verb
 // (after global flags only) replaced by the verb version, which prints the
 // same line; args itself is not changed.
@@ -229,6 +245,13 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 		}
 		c := v.Build(f)
 		c.GroupID = v.Group
+		if wanted != "" && !asksHelp(args) {
+			// cobra visits every flag of the command (required flags,
+			// flag groups), and pflag first sorts them by name for
+			// help's order, which a line that does not ask for help
+			// never shows.
+			c.Flags().SortFlags = false
+		}
 		root.AddCommand(c)
 	}
 	if wanted == "" {
