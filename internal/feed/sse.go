@@ -111,14 +111,23 @@ func (s *Writer) Write(b []byte) error {
 	return s.rc.Flush()
 }
 
+// keptBuffer is the largest encoding buffer a stream keeps for its next
+// batch: a usual batch's fits, a burst's (thousands of changes at once)
+// goes back to the garbage collector.
+const keptBuffer = 64 << 10
+
 // Stream is one client's stream of the hub's feed.
 type Stream struct {
 	Hub  *Hub
 	From string // the cursor to resume after (see Hub.Follow)
-	// Encode turns a batch of changes into the bytes to send: the events
-	// of the changes this client may see, and IDOnly of the last change
-	// when that one is filtered out. nil sends nothing.
-	Encode func(items []*Item) []byte
+	// Encode appends to dst the bytes to send for a batch of changes (the
+	// events of the changes this client may see, and IDOnly of the last
+	// change when that one is filtered out) and returns the result;
+	// nothing appended sends nothing. The stream reuses the result's
+	// memory as the next batch's dst once it is written, so a stream
+	// allocates no buffer per batch (with hundreds of streams, the
+	// batches' buffers were most of a server's garbage).
+	Encode func(dst []byte, items []*Item) []byte
 	// Keepalive is how often an idle stream sends a comment, so proxies
 	// and clients see the connection alive.
 	Keepalive time.Duration
@@ -141,8 +150,14 @@ func (s Stream) Run(ctx context.Context, w *Writer) error {
 	go func() {
 		// The stream's own goroutine encodes and writes each batch (w is
 		// safe for concurrent use): no hand-off per batch to Run's.
+		var buf []byte
 		done <- s.Hub.Follow(ctx, s.From, func(items []*Item) error {
-			return w.Write(s.Encode(items))
+			buf = s.Encode(buf[:0], items)
+			err := w.Write(buf)
+			if cap(buf) > keptBuffer {
+				buf = nil // a burst's buffer is not kept for the quiet after it
+			}
+			return err
 		})
 	}()
 	keep := time.NewTicker(s.Keepalive)

@@ -53,9 +53,8 @@ func TestStreamRunSendsChangesAndTheCauseItEndsWith(t *testing.T) {
 	sent := make(chan struct{}, 10)
 	go func() {
 		done <- Stream{Hub: h, From: "1", Keepalive: time.Hour,
-			Encode: func(items []*Item) []byte {
+			Encode: func(b []byte, items []*Item) []byte {
 				defer func() { sent <- struct{}{} }()
-				var b []byte
 				for _, it := range items {
 					b = append(b, Frame(it.Cursor, "change", []byte(it.ID))...)
 				}

@@ -45,7 +45,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 	defer s.metrics.subscribers.Dec()
 	_ = feed.Stream{
 		Hub: s.opts.Feed, From: from, Keepalive: s.opts.Keepalive,
-		Encode: func(items []*feed.Item) []byte { return encodeChanges(g, items) },
+		Encode: func(dst []byte, items []*feed.Item) []byte { return encodeChanges(dst, g, items) },
 		Last: func(err error) []byte {
 			body := httpapi.ErrorOf(err)
 			if httpapi.Status(body.Code) >= 500 {
@@ -61,10 +61,10 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 // apiFrame keys the API's encoding of a change in feed.Item.Memo.
 type apiFrame struct{}
 
-// encodeChanges returns the events of a batch of changes as grant g may
-// see them: each encoded once for every stream.
-func encodeChanges(g Grant, items []*feed.Item) []byte {
-	var out []byte
+// encodeChanges appends to dst the events of a batch of changes as grant
+// g may see them: each encoded once for every stream.
+func encodeChanges(dst []byte, g Grant, items []*feed.Item) []byte {
+	out := dst
 	for _, it := range items {
 		if g.mayRead(it.ID) {
 			out = append(out, it.Memo(apiFrame{}, func() []byte {

@@ -69,7 +69,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}()
 	_ = feed.Stream{
 		Hub: h.feed, From: from, Keepalive: h.opts.Keepalive, Other: other,
-		Encode: func(items []*feed.Item) []byte { return h.encode(p, items) },
+		Encode: func(dst []byte, items []*feed.Item) []byte { return h.encode(dst, p, items) },
 		Last: func(err error) []byte {
 			b, _ := json.Marshal(err.Error())
 			return feed.Frame("", "feed-error", b)

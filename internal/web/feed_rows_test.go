@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/feed"
 )
 
 // TestChangesCarryTheirRow: each change event carries the checkpoint's
@@ -57,12 +59,25 @@ func TestCoalesceKeepsTheLastChangeOfEachCheckpoint(t *testing.T) {
 	fr := func(cursor, id string) frame {
 		return frame{cursor: cursor, id: id, bytes: []byte("id: " + cursor + "\n\n")}
 	}
-	got := string(coalesce([]frame{fr("1", "a"), fr("2", "b"), fr("3", "a"), fr("4", "c"), fr("5", "b")}))
+	fs := []frame{fr("1", "a"), fr("2", "b"), fr("3", "a"), fr("4", "c"), fr("5", "b")}
+	got := string(coalesce(nil, fs))
 	if want := "id: 3\n\nid: 4\n\nid: 5\n\n"; got != want {
 		t.Errorf("coalesce wrote %q, want %q", got, want)
 	}
-	if got := string(coalesce([]frame{fr("7", "a")})); got != "id: 7\n\n" {
-		t.Errorf("coalesce of one change wrote %q", got)
+	if got := string(coalesce([]byte("kept: "), []frame{fr("7", "a")})); got != "kept: id: 7\n\n" {
+		t.Errorf("coalesce of one change after kept bytes wrote %q", got)
+	}
+	// A batch larger than smallBatch takes the map; the same answer.
+	var many []frame
+	want := ""
+	for i := range smallBatch + 8 {
+		many = append(many, fr(fmt.Sprint(i), fmt.Sprint("c", i%5)))
+		if i >= smallBatch+8-5 {
+			want += fmt.Sprintf("id: %d\n\n", i)
+		}
+	}
+	if got := string(coalesce(nil, many)); got != want {
+		t.Errorf("coalesce of %d changes of 5 checkpoints wrote %q, want %q", len(many), got, want)
 	}
 }
 
@@ -91,5 +106,31 @@ func TestCountsAreSharedAmongPages(t *testing.T) {
 	countsMaxAge = 0
 	if got, _ := c.get(all, compute); got["working"] != 3 {
 		t.Errorf("counts older than countsMaxAge were served again: %v", got)
+	}
+}
+
+// TestEncodeNeverWritesIntoSharedFrames: a page's stream reuses its
+// buffer batch after batch, and a change's frame is every page's
+// (feed.Item.Memo), so encode copies frames into the buffer: a batch of
+// one visible change (here followed by an id-only event past a hidden
+// one) must not hand out the shared frame to be appended to.
+func TestEncodeNeverWritesIntoSharedFrames(t *testing.T) {
+	h := &Handler{}
+	p := Principal{Name: "team", ReadPrefix: true, Prefix: "team"}
+	item := func(cursor, id string) *feed.Item {
+		return &feed.Item{Change: ckpt.Change{Cursor: cursor, Kind: ckpt.ChangeDeleted, ID: id}}
+	}
+	a := item("1", "team/a")
+	shared := string(h.frameOf(a).bytes)
+	buf := h.encode(nil, p, []*feed.Item{a, item("2", "other/b")})
+	if want := shared + "id: 2\n\n"; string(buf) != want {
+		t.Fatalf("first batch %q, want %q", buf, want)
+	}
+	buf = h.encode(buf[:0], p, []*feed.Item{item("3", "other/c")})
+	if got := string(h.frameOf(a).bytes); got != shared {
+		t.Fatalf("the shared frame of change 1 became %q after the next batch, was %q", got, shared)
+	}
+	if string(buf) != "id: 3\n\n" {
+		t.Fatalf("second batch %q", buf)
 	}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
@@ -44,46 +45,51 @@ func (h *Handler) frameOf(it *feed.Item) frame {
 	return frame{cursor: it.Cursor, id: it.ID, bytes: b}
 }
 
-// encode returns what p's page is sent for a batch of changes: the
-// changes p may see, coalesced, and when the last change of the batch is
-// not one of them, an event that moves the page's Last-Event-ID past it.
-func (h *Handler) encode(p Principal, items []*feed.Item) []byte {
+// encode appends to dst what p's page is sent for a batch of changes:
+// the changes p may see, coalesced, and when the last change of the batch
+// is not one of them, an event that moves the page's Last-Event-ID past
+// it.
+func (h *Handler) encode(dst []byte, p Principal, items []*feed.Item) []byte {
 	fs := make([]frame, 0, len(items))
 	for _, it := range items {
 		if p.mayRead(it.ID) {
 			fs = append(fs, h.frameOf(it))
 		}
 	}
-	out := coalesce(fs)
+	out := coalesce(dst, fs)
 	if last := items[len(items)-1]; !p.mayRead(last.ID) {
 		out = append(out, feed.IDOnly(last.Cursor)...)
 	}
 	return out
 }
 
-// coalesce returns the events of frames fs as one write: only the last
-// change of each checkpoint (each change carries the whole row, so an
-// earlier one of the same checkpoint says nothing the later does not),
+// coalesce appends to dst the events of frames fs as one write: only the
+// last change of each checkpoint (each change carries the whole row, so
+// an earlier one of the same checkpoint says nothing the later does not),
 // in feed order. The last change is always kept, so a reconnect resumes
-// (Last-Event-ID) after everything written.
-func coalesce(fs []frame) []byte {
-	switch len(fs) {
-	case 0:
-		return nil
-	case 1:
-		return fs[0].bytes
+// (Last-Event-ID) after everything written. The frames' bytes are every
+// page's (feed.Item.Memo): they are copied, never appended to.
+func coalesce(dst []byte, fs []frame) []byte {
+	if len(fs) > smallBatch {
+		last := make(map[string]int, len(fs))
+		for i, f := range fs {
+			last[f.id] = i
+		}
+		for i, f := range fs {
+			if last[f.id] == i {
+				dst = append(dst, f.bytes...)
+			}
+		}
+		return dst
 	}
-	last := make(map[string]int, len(fs))
-	n := 0
 	for i, f := range fs {
-		last[f.id] = i
-		n += len(f.bytes)
-	}
-	out := make([]byte, 0, n)
-	for i, f := range fs {
-		if last[f.id] == i {
-			out = append(out, f.bytes...)
+		if !slices.ContainsFunc(fs[i+1:], func(g frame) bool { return g.id == f.id }) {
+			dst = append(dst, f.bytes...)
 		}
 	}
-	return out
+	return dst
 }
+
+// smallBatch is the most frames coalesce compares pairwise, without a map:
+// a page's usual batch (a quarter second of changes).
+const smallBatch = 32
