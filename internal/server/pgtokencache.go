@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // pgTokensChannel is the channel a revocation is announced on; its
@@ -17,16 +17,42 @@ const pgTokensChannel = "ckpt_tokens"
 // announces nothing, and is refused at most this long after.
 const pgTokenMaxAge = 5 * time.Second
 
+// PGTokenTrust bounds how long a revocation made elsewhere (through
+// another replica) can go unseen by a PGTokens whose listening connection
+// is cut or hung, as in a network partition: the cache is trusted only
+// while the listener's last probe, sent less than PGTokenTrust ago, was
+// answered. PostgreSQL sends a listener every notification committed
+// before a query ahead of that query's answer, so an answered probe
+// proves every revocation committed before it was sent has arrived.
+// Past it every Lookup asks the table, the truth.
+const PGTokenTrust = time.Second
+
+// pgTokenProbeEvery is how often the listener probes its connection;
+// pgTokenProbeWait is how long it waits for an answer before it takes the
+// connection for dead and makes another. A slow answer only stops the
+// cache (PGTokenTrust), which is safe; a dead connection must be replaced.
+const (
+	pgTokenProbeEvery = 300 * time.Millisecond
+	pgTokenProbeWait  = 3 * time.Second
+)
+
+// pgTokenListenerName is the listener connection's application_name, so
+// that an operator (pg_stat_activity) and the tests can tell it.
+const pgTokenListenerName = "ckpt token listener"
+
 // pgTokenCache keeps the tokens a PGTokens looked up, used only while its
-// listener is listening for revocations, so a token is never served after
-// the notification of its revocation arrived. gen counts the events that
-// invalidate a lookup under way (a notification, the listener's start or
-// loss): a token read from the database before one of them is not kept.
+// listener is known to be listening for revocations (a probe answered in
+// the last PGTokenTrust), so a token is never served after the
+// notification of its revocation arrived, nor for long after one that
+// could not arrive. gen counts the events that invalidate a lookup under
+// way (a notification, the listener's start or loss): a token read from
+// the database before one of them is not kept.
 type pgTokenCache struct {
-	mu   sync.Mutex
-	live bool
-	gen  uint64
-	m    map[string]pgCached
+	mu      sync.Mutex
+	live    bool
+	aliveAt time.Time // when the last answered probe was sent
+	gen     uint64
+	m       map[string]pgCached
 }
 
 type pgCached struct {
@@ -37,11 +63,18 @@ type pgCached struct {
 // maxPGCached bounds the tokens kept; past it the cache starts over.
 const maxPGCached = 4096
 
+// trusted reports whether the listener is known alive at now. c.mu is
+// held.
+func (c *pgTokenCache) trusted(now time.Time) bool {
+	return c.live && now.Sub(c.aliveAt) < PGTokenTrust
+}
+
 func (c *pgTokenCache) get(id string) (Token, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := time.Now()
 	e, ok := c.m[id]
-	if !c.live || !ok || time.Since(e.at) >= pgTokenMaxAge {
+	if !ok || !c.trusted(now) || now.Sub(e.at) >= pgTokenMaxAge {
 		return Token{}, false
 	}
 	return e.t, true
@@ -75,33 +108,45 @@ func (c *pgTokenCache) forget(id string) {
 	c.gen++
 }
 
-// reset drops everything and sets whether the listener listens.
-func (c *pgTokenCache) reset(live bool) {
+// reset drops everything and sets whether the listener listens, proved
+// alive by a query sent at aliveAt.
+func (c *pgTokenCache) reset(live bool, aliveAt time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.m, c.live = nil, live
+	c.m, c.live, c.aliveAt = nil, live, aliveAt
 	c.gen++
 }
 
+// alive records a probe sent at sent and answered: every notification
+// committed before it has been handled.
+func (c *pgTokenCache) alive(sent time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.aliveAt = sent
+}
+
 // listen keeps a connection of its own listening on pgTokensChannel until
-// ctx ends, forgetting each token announced; while it is down (the
-// database restarting, a failover) the cache is off.
+// ctx ends, forgetting each token announced and probing the connection;
+// while it is down or unproved (the database restarting, a failover, a
+// partition) the cache is off.
 func (p *PGTokens) listen(ctx context.Context) {
 	defer close(p.done)
+	cfg := p.pool.Config().ConnConfig.Config.Copy()
+	cfg.RuntimeParams["application_name"] = pgTokenListenerName
+	// Each notification is handled as it is read, during a wait or a
+	// probe alike, before the probe's answer.
+	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) { p.cache.forget(n.Payload) }
 	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig.Copy())
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		conn, err := pgconn.ConnectConfig(cctx, cfg)
+		cancel()
 		if err == nil {
-			if _, err = conn.Exec(ctx, "LISTEN "+pgTokensChannel); err == nil {
-				p.cache.reset(true)
-				for {
-					n, werr := conn.WaitForNotification(ctx)
-					if werr != nil {
-						break
-					}
-					p.cache.forget(n.Payload)
-				}
+			sent := time.Now()
+			if err = conn.Exec(ctx, "LISTEN "+pgTokensChannel).Close(); err == nil {
+				p.cache.reset(true, sent)
+				p.probe(ctx, conn, sent)
 			}
-			p.cache.reset(false)
+			p.cache.reset(false, time.Time{})
 			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			_ = conn.Close(cctx)
 			cancel()
@@ -110,5 +155,33 @@ func (p *PGTokens) listen(ctx context.Context) {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// probe waits for notifications on conn and probes it every
+// pgTokenProbeEvery, until the connection fails or a probe goes
+// unanswered for pgTokenProbeWait (a dead peer that sends no reset, as in
+// a partition), or ctx ends.
+func (p *PGTokens) probe(ctx context.Context, conn *pgconn.PgConn, last time.Time) {
+	for {
+		next := last.Add(pgTokenProbeEvery)
+		wctx, cancel := context.WithDeadline(ctx, next)
+		err := conn.WaitForNotification(wctx) // handled by OnNotification
+		cancel()
+		if ctx.Err() != nil || err != nil && !pgconn.Timeout(err) {
+			return
+		}
+		if time.Now().Before(next) {
+			continue
+		}
+		sent := time.Now()
+		pctx, cancel := context.WithTimeout(ctx, pgTokenProbeWait)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return
+		}
+		p.cache.alive(sent)
+		last = sent
 	}
 }

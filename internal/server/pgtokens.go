@@ -24,8 +24,9 @@ import (
 // Lookup keeps the tokens it found (see pgTokenCache), so a request does
 // not cost a query: a Revoke notifies every PGTokens over the database
 // (NOTIFY ckpt_tokens), each of which listens on a connection of its own
-// and forgets the token. While that connection is down nothing is kept,
-// and every Lookup asks the database, as it would without the cache.
+// and forgets the token. While that connection is down, or not proved
+// alive by a probe in the last PGTokenTrust (a partition), nothing is
+// kept, and every Lookup asks the database, as it would without the cache.
 type PGTokens struct {
 	pool  *pgxpool.Pool
 	cache pgTokenCache
