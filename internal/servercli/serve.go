@@ -60,6 +60,8 @@ type ServeOptions struct {
 	// OTLP is --otlp-endpoint: export traces there (OTLP over HTTP)
 	// whatever the variables say.
 	OTLP string
+
+	storeDir string // the local store's directory, set by openBackend
 }
 
 func newServeCmd(f *cmdutil.Factory) *cobra.Command {
@@ -148,10 +150,11 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		return err
 	}
 	defer closeTokens()
-	notifier, counts, err := o.webhooks(st)
+	notifier, counts, closeMemory, err := o.webhooks(ctx, st)
 	if err != nil {
 		return err
 	}
+	defer closeMemory()
 	if counts != nil {
 		sopts.Collectors = append(sopts.Collectors, counts)
 	}
@@ -243,6 +246,7 @@ func (o *ServeOptions) openBackend(ctx context.Context) (ckpt.Store, string, err
 	if err != nil {
 		return nil, "", err
 	}
+	o.storeDir = dir
 	path := o.Tokens
 	if path == "" {
 		path = filepath.Join(dir, server.TokenFileName)

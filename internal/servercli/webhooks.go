@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,14 +21,39 @@ type webhookCounter struct{ v *prometheus.CounterVec }
 func (c webhookCounter) Count(result string) { c.v.WithLabelValues(result).Inc() }
 
 // webhooks builds the notifier of --webhook and --webhook-secret (nil when
-// no webhook is given) and the series it counts in /metrics.
-func (o *ServeOptions) webhooks(st ckpt.Store) (*webhook.Notifier, prometheus.Collector, error) {
+// no webhook is given), the series it counts in /metrics, and the
+// function that closes its memory.
+func (o *ServeOptions) webhooks(ctx context.Context, st ckpt.Store) (_ *webhook.Notifier, _ prometheus.Collector, closeMemory func(), err error) {
+	closeMemory = func() {}
 	if len(o.Webhooks) == 0 {
 		if o.WebhookSecret != "" {
-			return nil, nil, cmdutil.Usagef("--webhook-secret signs the bodies of --webhook: give a --webhook URL too")
+			return nil, nil, nil, cmdutil.Usagef("--webhook-secret signs the bodies of --webhook: give a --webhook URL too")
 		}
-		return nil, nil, nil
+		return nil, nil, closeMemory, nil
 	}
+	// What was told is remembered next to the store, so that a restart
+	// tells what changed while the server was down.
+	var mem webhook.Memory
+	if o.PG != "" {
+		m, err := webhook.OpenPGMemory(ctx, o.PG)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		mem, closeMemory = m, m.Close
+	} else if o.storeDir != "" {
+		mem = webhook.NewFileMemory(filepath.Join(o.storeDir, webhook.MemoryFileName))
+	}
+	n, counts, err := o.newNotifier(st, mem)
+	if err != nil {
+		closeMemory()
+		return nil, nil, nil, err
+	}
+	return n, counts, closeMemory, nil
+}
+
+// newNotifier builds the notifier of --webhook and --webhook-secret over
+// mem.
+func (o *ServeOptions) newNotifier(st ckpt.Store, mem webhook.Memory) (*webhook.Notifier, prometheus.Collector, error) {
 	var targets []webhook.Target
 	for _, raw := range o.Webhooks {
 		t, err := webhook.ParseTarget(raw)
@@ -54,7 +80,7 @@ func (o *ServeOptions) webhooks(st ckpt.Store) (*webhook.Notifier, prometheus.Co
 		counts.WithLabelValues(r)
 	}
 	n, err := webhook.New(webhook.Options{Store: st, Targets: targets, Secret: secret, Alive: process.Alive, Now: o.Now,
-		Count: webhookCounter{counts}, Warn: func(msg string) { cmdutil.PrintWarning(o.IO.ErrOut, msg) }})
+		Memory: mem, Count: webhookCounter{counts}, Warn: func(msg string) { cmdutil.PrintWarning(o.IO.ErrOut, msg) }})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -104,5 +104,6 @@ func (n *Notifier) tellHeld(now time.Time) {
 	n.lease.mu.Unlock()
 	for _, e := range held {
 		n.queue(e)
+		n.remember(e.ID, e.To)
 	}
 }

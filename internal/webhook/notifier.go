@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -36,6 +37,10 @@ type Options struct {
 	Client    *http.Client
 	Count     Counter
 	Warn      func(string)
+	// Memory keeps what was told across restarts (FileMemory next to a
+	// local store, PGMemory in a PostgreSQL one); nil remembers nothing,
+	// and each start takes what it finds as its baseline.
+	Memory Memory
 }
 
 // Notifier judges the store's checkpoints and tells the targets about
@@ -44,8 +49,9 @@ type Notifier struct {
 	opts    Options
 	senders []*sender
 	last    map[string]ckpt.PresenceState
-	lease   leadership    // whether this process tells (lease.go)
-	ready   chan struct{} // closed after Run's first look
+	dirty   map[string]ckpt.PresenceState // judged, not yet saved to Memory
+	lease   leadership                    // whether this process tells (lease.go)
+	ready   chan struct{}                 // closed after Run's first look
 }
 
 type nopCounter struct{}
@@ -81,7 +87,7 @@ func New(opts Options) (*Notifier, error) {
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	n := &Notifier{opts: opts, last: map[string]ckpt.PresenceState{}, ready: make(chan struct{})}
+	n := &Notifier{opts: opts, last: map[string]ckpt.PresenceState{}, dirty: map[string]ckpt.PresenceState{}, ready: make(chan struct{})}
 	n.lease.init(opts.Store)
 	for _, t := range opts.Targets {
 		n.senders = append(n.senders, &sender{t: t, queue: make(chan Event, opts.QueueSize), secret: opts.Secret,
@@ -93,13 +99,15 @@ func New(opts Options) (*Notifier, error) {
 // liveStatuses are the statuses whose state time can change.
 var liveStatuses = []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked}
 
-// Run takes the feed's end, judges every checkpoint once (without telling:
-// what was true before the server started is not a transition), then
-// follows the change feed and looks at the live checkpoints on every tick,
-// until ctx is done. A feed or listing that fails is retried at the next
-// tick; Run returns only when ctx is done. Over a store shared by several
+// Run takes the feed's end, judges every checkpoint once, then follows the
+// change feed and looks at the live checkpoints on every tick, until ctx
+// is done. The first look tells what changed since the states its Memory
+// holds (what happened while the server was down); without a Memory, or
+// at the first start, it tells nothing: what was true before is not a
+// transition. A feed or listing that fails is retried at the next tick;
+// Run returns only when ctx is done. Over a store shared by several
 // servers (a ckpt.Leader) every server judges, and only the one holding
-// the "webhooks" lease tells (lease.go).
+// the "webhooks" lease tells (lease.go) and records what it told.
 func (n *Notifier) Run(ctx context.Context) error {
 	for _, s := range n.senders {
 		go s.run(ctx)
@@ -115,7 +123,12 @@ func (n *Notifier) Run(ctx context.Context) error {
 		}
 		head, err = n.opts.Store.Head(ctx)
 	}
-	n.look(ctx, ckpt.Filter{}, false)
+	remembered := n.recall(ctx)
+	n.look(ctx, ckpt.Filter{}, remembered)
+	if n.opts.Memory != nil && !remembered {
+		n.dirty = maps.Clone(n.last) // the baseline, saved even when empty
+	}
+	n.save(ctx, !remembered)
 	close(n.ready)
 	changed := make(chan string, 256)
 	go n.follow(ctx, head, changed)
@@ -132,6 +145,56 @@ func (n *Notifier) Run(ctx context.Context) error {
 		case <-gained:
 			n.tellHeld(n.opts.Now().UTC())
 		}
+		n.save(ctx, false)
+	}
+}
+
+// recall loads the Memory's states as the baseline, retrying at each tick
+// until it answers; false when there is none (no Memory, a first start).
+func (n *Notifier) recall(ctx context.Context) bool {
+	if n.opts.Memory == nil {
+		return false
+	}
+	for {
+		states, ok, err := n.opts.Memory.Load(ctx)
+		if err == nil {
+			n.last = states
+			return ok
+		}
+		n.opts.Warn("webhooks: reading what was told before: " + err.Error())
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(n.opts.Tick):
+		}
+	}
+}
+
+// save records the states judged since the last save in the Memory,
+// after they were handed to the senders: killed in between, a restart
+// tells them again (under the same delivery ID), never loses them. A
+// failure keeps them for the next save. force saves even none (the
+// first start's baseline marks that there is a memory).
+func (n *Notifier) save(ctx context.Context, force bool) {
+	if n.opts.Memory == nil || len(n.dirty) == 0 && !force {
+		return
+	}
+	// What was told is recorded even as Run stops: not recorded, it would
+	// be told again at the next start.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := n.opts.Memory.Save(ctx, n.dirty); err != nil {
+		n.opts.Warn("webhooks: recording what was told: " + err.Error())
+		return
+	}
+	clear(n.dirty)
+}
+
+// remember marks id's new state st for the Memory, when this server is
+// the one that tells.
+func (n *Notifier) remember(id string, st ckpt.PresenceState) {
+	if n.opts.Memory != nil && n.lease.leading.Load() {
+		n.dirty[id] = st
 	}
 }
 
@@ -183,6 +246,7 @@ func (n *Notifier) read(ctx context.Context, id string) {
 	c, err := n.opts.Store.Get(ctx, id, 0)
 	if errors.Is(err, ckpt.ErrNotFound) {
 		delete(n.last, id)
+		n.remember(id, "")
 		return
 	}
 	if err != nil {
@@ -203,7 +267,11 @@ func (n *Notifier) judge(ctx context.Context, s *ckpt.Summary, c *ckpt.Checkpoin
 	st := ckpt.StateOf(s, now, n.opts.Thresholds, n.opts.Alive)
 	from, known := n.last[s.ID]
 	n.last[s.ID] = st
-	if !tell || (known && from == st) {
+	if known && from == st {
+		return
+	}
+	n.remember(s.ID, st)
+	if !tell {
 		return
 	}
 	v := ckpt.PresenceOf(s, now, n.opts.Thresholds, n.opts.Alive)
