@@ -103,25 +103,28 @@ func (it *Item) Memo(key any, fn func() []byte) []byte {
 	return v
 }
 
-// join registers a stream; leave must be called when it goes.
-func (h *Hub) join(ctx context.Context) error {
+// join registers a stream and returns the hub's end as it joins, under
+// the same lock: a stream from ckpt.CursorNow starts there, so every change
+// the hub takes after the stream is counted among its users is the
+// stream's. leave must be called when it goes.
+func (h *Hub) join(ctx context.Context) (end string, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.users++
 	if h.running {
-		return nil
+		return h.end(), nil
 	}
 	start, err := h.store.Head(ctx)
 	if err != nil {
 		h.users--
-		return err
+		return "", err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	h.gen++
 	h.running, h.stop, h.start, h.err = true, cancel, start, nil
 	h.base, h.ring, h.index, h.wake = 0, nil, map[string]int{}, make(chan struct{})
 	go h.run(wctx, h.gen, start)
-	return nil
+	return h.end(), nil
 }
 
 func (h *Hub) leave() {
@@ -182,10 +185,8 @@ func (h *Hub) position(cursor string) (gen, i int, ok bool) {
 }
 
 // end returns the cursor of the hub's current end ("" when it is not
-// running).
+// running). h.mu is held.
 func (h *Hub) end() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	switch {
 	case !h.running:
 		return ""
@@ -223,13 +224,14 @@ func (h *Hub) next(gen, i int) (items []*Item, more <-chan struct{}, ok bool, er
 // error) or the stream falls behind the ring (ErrBehind). fn runs on
 // Follow's goroutine; a slow fn delays only its own stream.
 func (h *Hub) Follow(ctx context.Context, from string, fn func([]*Item) error) error {
-	if err := h.join(ctx); err != nil {
+	end, err := h.join(ctx)
+	if err != nil {
 		return err
 	}
 	defer h.leave()
 	last := from
 	if from == ckpt.CursorNow {
-		last = h.end()
+		last = end
 	}
 	for {
 		if gen, i, ok := h.position(last); ok {

@@ -54,7 +54,7 @@ func note(t *testing.T, st ckpt.Store, id string) {
 // hold keeps the hub running (one stream joined) until the test ends.
 func hold(t *testing.T, h *Hub) {
 	t.Helper()
-	if err := h.join(context.Background()); err != nil {
+	if _, err := h.join(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.leave)
