@@ -248,7 +248,7 @@ func startServePG(t *testing.T, bin, pgURL, addr string, first bool) *serveProce
 			go io.Copy(io.Discard, rd)
 			p := &serveProcess{cmd: cmd, url: m[1], stdout: &stdout}
 			token := regexp.MustCompile(`ckpt_[0-9a-f]+_[0-9a-f]+`)
-			for wait := 0; first && p.admin == "" && wait < 100; wait++ {
+			for deadline := time.Now().Add(time.Minute); first && p.admin == "" && time.Now().Before(deadline); {
 				if p.admin = token.FindString(stdout.String()); p.admin == "" {
 					time.Sleep(50 * time.Millisecond)
 				}
