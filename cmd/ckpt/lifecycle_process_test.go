@@ -121,6 +121,7 @@ func TestMonitorStopsCleanlyOnSignals(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { cmd.Process.Kill() }) // a failed test leaves no monitor running
 			newLineReader(stderr).waitFor(t, "Ctrl-C stops", time.Minute)
 			time.Sleep(120 * time.Millisecond) // a few ticks
 			if err := cmd.Process.Signal(sig); err != nil {
@@ -148,6 +149,7 @@ func TestStatusWatchStopsCleanlyOnInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cmd.Process.Kill() }) // a failed test leaves no watch running
 	// Two frames: the table is redrawn. Off a terminal there are no
 	// escape codes.
 	lr := newLineReader(stdout)

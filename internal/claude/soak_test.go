@@ -117,6 +117,8 @@ func (s *soak) agent(id string, codex bool) {
 	proc := process.Of(cmd.Process.Pid)
 	if proc == nil {
 		t.Errorf("no process for %d", cmd.Process.Pid)
+		cmd.Process.Kill() // no sleep 3600 left behind
+		cmd.Wait()
 		return
 	}
 	a := &soakAgent{proc: proc}
