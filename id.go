@@ -22,7 +22,11 @@ func ValidateID(id string) error {
 	if len(id) > MaxIDLen {
 		return fmt.Errorf("%w: checkpoint ID is %d bytes long; the limit is %d", ErrInvalid, len(id), MaxIDLen)
 	}
-	for _, seg := range strings.Split(id, "/") {
+	// Segment by segment without a split: every index line and journal
+	// line a listing reads is checked here.
+	for rest, more := id, true; more; {
+		var seg string
+		seg, rest, more = strings.Cut(rest, "/")
 		switch seg {
 		case "":
 			return fmt.Errorf("%w: checkpoint ID %q has an empty segment: no leading, trailing or double '/'", ErrInvalid, id)

@@ -56,10 +56,15 @@ var liveStatuses = []Status{StatusInProgress, StatusWaiting, StatusBlocked}
 // readable checkpoints; any other error with an empty report.
 func StaleFrom(ctx context.Context, st Store, f Filter, now time.Time, th Thresholds, alive AliveFunc) (StaleReport, error) {
 	f.Status = liveStatuses
+	// The store may leave out the checkpoints that are live and not
+	// quiet at now (a filestore does so without decoding them): they are
+	// only counted.
+	f.Quiet = &Quiet{At: now, Thresholds: th}
 	j := NewStaleJudge(now, th, alive)
 	j.confirm = func(id string, v PresenceView) PresenceView { return RejudgeDead(ctx, st, id, v, now, th, alive) }
-	err := EachPage(ctx, st, f, func(page []Summary) error {
-		j.Add(page)
+	err := eachPage(ctx, st, f, func(p *Page) error {
+		j.Add(p.Items)
+		j.r.Live += p.Omitted
 		return nil
 	})
 	if d := (*DamagedError)(nil); err != nil && !errors.As(err, &d) {

@@ -115,6 +115,10 @@ type Filter struct {
 	// last beat and the last update) strictly before it (zero: any); a
 	// stale report pushes its oldest threshold down with it.
 	SeenBefore time.Time
+	// Quiet, when not nil, lets the store leave out the checkpoints
+	// Quiet.Omits, counted in Page.Omitted (a stale report's hint; see
+	// Quiet). MatchSummary ignores it.
+	Quiet *Quiet
 }
 
 // Match reports whether c passes the filter.

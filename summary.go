@@ -120,6 +120,9 @@ type Page struct {
 	Items []Summary `json:"items"`
 	// Next is the cursor of the following page, "" when this is the last.
 	Next string `json:"next,omitempty"`
+	// Omitted counts the checkpoints the filter matches that the store
+	// left out under Filter.Quiet, each counted in exactly one page.
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // ListAll pages through every checkpoint that f matches. A *DamagedError
@@ -144,7 +147,14 @@ func ListAll(ctx context.Context, s Store, f Filter) ([]Summary, error) {
 // whole store. fn may keep the summaries (each page is its own slice). A
 // *DamagedError from any page is collected (its IDs merged) and returned
 // once every page was seen; an error from the store or from fn stops it.
+// Every checkpoint f matches is listed: f's Quiet is ignored.
 func EachPage(ctx context.Context, s Store, f Filter, fn func(page []Summary) error) error {
+	f.Quiet = nil
+	return eachPage(ctx, s, f, func(p *Page) error { return fn(p.Items) })
+}
+
+// eachPage is EachPage handing fn each whole page (its Omitted too).
+func eachPage(ctx context.Context, s Store, f Filter, fn func(p *Page) error) error {
 	var damaged *DamagedError
 	opts := ListOptions{Filter: f, Limit: MaxPageSize}
 	for {
@@ -159,7 +169,7 @@ func EachPage(ctx context.Context, s Store, f Filter, fn func(page []Summary) er
 		case err != nil:
 			return err
 		}
-		if err := fn(p.Items); err != nil {
+		if err := fn(&p); err != nil {
 			return err
 		}
 		if p.Next == "" {

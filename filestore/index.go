@@ -20,10 +20,13 @@ import (
 // line per checkpoint, in ID order, each from that checkpoint's latest
 // event entry. Its first line is a header. Each further line is
 //
-//	<id> TAB <rev> TAB <history size> TAB <updated_at, Unix ns> TAB <status> TAB <a|-> TAB <summary JSON>
+//	<id> TAB <rev> TAB <history size> TAB <updated_at, Unix ns> TAB <status> TAB <a|-> TAB <heartbeat interval, ns> TAB <summary JSON>
 //
 // so that List finds a page by binary search and filters on ID, status,
-// archived and update time without decoding a summary. The index plus the
+// archived and update time, and a stale report leaves out a checkpoint
+// seen within its warn threshold (ckpt.Quiet), without decoding a
+// summary. A version 1 index (before the interval) is still read, its
+// intervals unknown, and rewritten at version 2 by the next listing. The index plus the
 // journal after its position is the journal's view of the store: what List
 // pages through and what reconcile compares the histories with.
 const indexName = "index"
@@ -35,7 +38,9 @@ type indexHeader struct {
 	Count int   `json:"count"` // lines that follow
 }
 
-const indexVersion = 1
+// indexVersion is the version the index is written at; readSnapshot
+// also reads version 1 (no interval field).
+const indexVersion = 2
 
 func (j journal) index() string { return j.dir + sep + indexName }
 
@@ -46,6 +51,7 @@ type ientry struct {
 	rev      int64
 	size     int64
 	updated  int64 // UpdatedAt, Unix ns
+	interval int64 // Heartbeat.Interval, ns; -1 when unknown (a version 1 index line)
 	status   ckpt.Status
 	archived bool
 	deleted  bool
@@ -61,6 +67,9 @@ type ientry struct {
 	// liveness log (nil: never beat), so its beat file is not read.
 	bulk bool
 	beat []byte
+	// omitBefore counts the entries a listing left out under
+	// ckpt.Quiet between the previous candidate and this one.
+	omitBefore int
 }
 
 // lazyEntry returns the view entry of a journal line (an event's) with
@@ -92,9 +101,15 @@ func (e ientry) resolved() ientry {
 	if e.raw == nil {
 		return e
 	}
-	var je jentry
-	if json.Unmarshal(e.raw, &je) != nil || je.ID != e.id || je.Kind != ckpt.ChangeEvent {
-		return ientry{id: e.id, rev: -1, size: -1, unknown: true}
+	je, ok := decodeEntry(e.raw)
+	if !ok {
+		je = jentry{}
+	}
+	if !ok && json.Unmarshal(e.raw, &je) != nil {
+		return ientry{id: e.id, rev: -1, size: -1, interval: -1, unknown: true}
+	}
+	if je.ID != e.id || je.Kind != ckpt.ChangeEvent {
+		return ientry{id: e.id, rev: -1, size: -1, interval: -1, unknown: true}
 	}
 	return ientryOf(je)
 }
@@ -122,38 +137,99 @@ func encodeIndexLine(e jentry) ([]byte, error) {
 	out = append(out, '\t')
 	out = append(out, arch...)
 	out = append(out, '\t')
+	out = strconv.AppendInt(out, int64(e.Summary.Heartbeat.Interval), 10)
+	out = append(out, '\t')
 	out = append(out, sum...)
 	return append(out, '\n'), nil
 }
 
-// parseIndexLine parses an index line (without its newline).
-func parseIndexLine(line []byte) (ientry, bool) {
-	var f [6][]byte
+// parseIndexLine parses an index line of the given version (without its
+// newline). A version 1 line has no interval field (interval -1).
+func parseIndexLine(line []byte, version int) (ientry, bool) {
+	return parseIndexLineOf(line, version, "")
+}
+
+// parseIndexLineOf is parseIndexLine for a line whose ID the caller has
+// read already (id, when not ""), which it then does not copy again.
+func parseIndexLineOf(line []byte, version int, id string) (ientry, bool) {
+	var f [7][]byte
+	n := 7
+	if version == 1 {
+		n = 6
+	}
 	rest := line
-	for i := range f {
+	for i := range n {
 		tab := bytes.IndexByte(rest, '\t')
 		if tab < 0 {
 			return ientry{}, false
 		}
 		f[i], rest = rest[:tab], rest[tab+1:]
 	}
-	e := ientry{id: string(f[0]), status: ckpt.Status(f[4]), archived: string(f[5]) == "a", summary: rest}
-	var err1, err2, err3 error
-	e.rev, err1 = strconv.ParseInt(string(f[1]), 10, 64)
-	e.size, err2 = strconv.ParseInt(string(f[2]), 10, 64)
-	e.updated, err3 = strconv.ParseInt(string(f[3]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || ckpt.ValidateID(e.id) != nil || len(rest) == 0 || rest[0] != '{' {
+	if id == "" || id != string(f[0]) {
+		id = string(f[0])
+	}
+	e := ientry{id: id, status: statusOf(f[4]), archived: string(f[5]) == "a", summary: rest, interval: -1}
+	var ok1, ok2, ok3, ok4 bool
+	e.rev, ok1 = parseDec(f[1])
+	e.size, ok2 = parseDec(f[2])
+	e.updated, ok3 = parseDec(f[3])
+	ok4 = n == 6
+	if n == 7 {
+		e.interval, ok4 = parseDec(f[6])
+		ok4 = ok4 && e.interval >= 0
+	}
+	if !ok1 || !ok2 || !ok3 || !ok4 || ckpt.ValidateID(e.id) != nil || len(rest) == 0 || rest[0] != '{' {
 		return ientry{}, false
 	}
 	return e, true
 }
 
+// parseDec reads a decimal int64 as strconv.ParseInt(s, 10, 64) does,
+// without making a string of it.
+func parseDec(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	digits := b
+	if neg || len(b) > 0 && b[0] == '+' {
+		digits = b[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 { // up to 18 digits cannot overflow
+		n, err := strconv.ParseInt(string(b), 10, 64)
+		return n, err == nil
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// statusOf returns the status named by b, sharing the string of a known
+// one.
+func statusOf(b []byte) ckpt.Status {
+	for _, st := range knownStatuses {
+		if string(b) == string(st) {
+			return st
+		}
+	}
+	return ckpt.Status(b)
+}
+
+var knownStatuses = []ckpt.Status{ckpt.StatusInProgress, ckpt.StatusWaiting, ckpt.StatusBlocked, ckpt.StatusDone,
+	ckpt.StatusPending, ckpt.StatusFailed, ckpt.StatusAbandoned}
+
 // ientryOf turns a journal entry into a view entry.
 func ientryOf(e jentry) ientry {
-	ie := ientry{id: e.ID, rev: e.Rev, size: e.Size, deleted: e.Kind == ckpt.ChangeDeleted}
+	ie := ientry{id: e.ID, rev: e.Rev, size: e.Size, deleted: e.Kind == ckpt.ChangeDeleted, interval: -1}
 	if e.Summary != nil {
 		ie.decoded = e.Summary
 		ie.updated = e.Summary.UpdatedAt.UnixNano()
+		ie.interval = int64(e.Summary.Heartbeat.Interval)
 		ie.status = e.Summary.Status
 		ie.archived = e.Summary.Archived != nil
 	}
@@ -184,11 +260,12 @@ func (e ientry) summaryInto(s *ckpt.Summary) error {
 // and its lines, found by offset. Close it (view.close) when done; nothing
 // taken from it may outlive that but copies.
 type snapshot struct {
-	ident  fileIdent
-	pos    int64
-	count  int
-	data   []byte // the lines after the header
-	mapped []byte // the whole mapping, for unmap
+	ident   fileIdent
+	version int // 1 or indexVersion
+	pos     int64
+	count   int
+	data    []byte // the lines after the header
+	mapped  []byte // the whole mapping, for unmap
 }
 
 // readSnapshot maps the index. A missing index is (nil, nil); one whose
@@ -204,11 +281,11 @@ func (j journal) readSnapshot() (*snapshot, error) {
 	}
 	nl := bytes.IndexByte(data, '\n')
 	var h indexHeader
-	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Index != indexVersion || data[len(data)-1] != '\n' {
+	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || (h.Index != 1 && h.Index != indexVersion) || data[len(data)-1] != '\n' {
 		unmapIndex(data)
 		return nil, fmt.Errorf("%w: journal/index has no valid header or a torn end; a repair rebuilds it", ckpt.ErrCorrupt)
 	}
-	return &snapshot{ident: ident, pos: h.Pos, count: h.Count, data: data[nl+1:], mapped: data}, nil
+	return &snapshot{ident: ident, version: h.Index, pos: h.Pos, count: h.Count, data: data[nl+1:], mapped: data}, nil
 }
 
 func (sn *snapshot) close() {
@@ -265,7 +342,7 @@ func (sn *snapshot) firstBad() string {
 	prev, n := "", 0
 	for p := 0; p < len(sn.data); n++ {
 		line, next := sn.lineAt(p)
-		e, ok := parseIndexLine(line)
+		e, ok := parseIndexLine(line, sn.version)
 		if !ok || (n > 0 && e.id <= prev) {
 			return fmt.Sprintf("line %d is damaged or out of order", n+2)
 		}
@@ -280,7 +357,7 @@ func (sn *snapshot) firstBad() string {
 // entryAt parses the line at offset p.
 func (sn *snapshot) entryAt(p int) (ientry, error) {
 	l, _ := sn.lineAt(p)
-	e, ok := parseIndexLine(l)
+	e, ok := parseIndexLine(l, sn.version)
 	if !ok {
 		return e, fmt.Errorf("%w: journal/index: the line at byte %d is damaged; a repair rebuilds it", ckpt.ErrCorrupt, p)
 	}
@@ -440,7 +517,7 @@ func (v *view) each(from string, skip func(id string) bool, fn func(ientry) bool
 			return true
 		}
 		if line != nil {
-			parsed, ok := parseIndexLine(line)
+			parsed, ok := parseIndexLineOf(line, v.snap.version, e.id)
 			if !ok {
 				bad(e.id)
 				return true

@@ -54,7 +54,9 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 		live = s.loadLive(v)
 	}
 	page, err = s.listView(ctx, v, opts, settled, live)
-	if v.tailN > compactLines && err == nil {
+	// An index of an older version is rewritten at this one as if its
+	// tail were long.
+	if (v.tailN > compactLines || v.snap.version < indexVersion) && err == nil {
 		s.compact(v) // best effort: a failure leaves a longer tail
 	}
 	return page, err
@@ -63,7 +65,8 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 // bulkLiveness is the page size from which a listing reads liveness from
 // the liveness log instead of the beat files (ckpt.EachPage and ListAll
 // list ckpt.MaxPageSize at a time; `ckpt ls` shows 50).
-const bulkLiveness = 200
+// (A variable so that a test can page short pages in bulk.)
+var bulkLiveness = 200
 
 // listView is List over v; live, when not nil, is every checkpoint's
 // liveness (else each beat file is read).
@@ -95,6 +98,15 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 		}
 		damaged.IDs = append(damaged.IDs, id)
 	}
+	// A stale report's hint (ckpt.Quiet), taken when nothing but the
+	// index's fields filters: an entry it omits is counted, not resolved.
+	// omitRun counts those since the last candidate, which carries it
+	// (omitBefore) so that a page counts only the ones before its end.
+	quiet := flt.Quiet
+	if live == nil || flt.Agent != "" || flt.Parent != "" || flt.Label != "" || !flt.SeenBefore.IsZero() {
+		quiet = nil
+	}
+	omitRun, carry := 0, 0
 	dir := s.openListDir()
 	defer dir.close()
 	for done := false; !done; {
@@ -109,6 +121,12 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 					rec, readFile := live.lookup(e.id)
 					e.bulk, e.beat = !readFile, rec
 				}
+				if quiet != nil && quietOmits(quiet, &e) {
+					// from needs no move: a batch ends at a candidate.
+					omitRun++
+					return true
+				}
+				e.omitBefore, omitRun = omitRun, 0
 				res.add(e)
 				added++
 			}
@@ -128,6 +146,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 			return ckpt.Page{Items: []ckpt.Summary{}}, err
 		}
 		for i := range cands {
+			carry += cands[i].omitBefore
 			if errs[i] != nil {
 				addDamaged(cands[i].id, errs[i])
 				continue
@@ -141,8 +160,13 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 				break
 			}
 			page.Items = append(page.Items, sums[i])
+			page.Omitted += carry
+			carry = 0
 		}
 		res.release()
+		if !done && end {
+			page.Omitted += carry + omitRun // the last page's tail
+		}
 		done = done || end
 	}
 	if damaged != nil {
@@ -292,14 +316,26 @@ func (s *Store) writeCompacted(v *view) error {
 	var lines [][]byte
 	var err error
 	v.merge("", func(e ientry, line []byte) bool {
-		if line != nil {
+		if line != nil && v.snap.version == indexVersion {
 			lines = append(lines, append(line[:len(line):len(line)], '\n'))
 			return true
+		}
+		if line != nil {
+			// An older index's line, rewritten at this version (one
+			// that does not parse: from its checkpoint's files).
+			if parsed, ok := parseIndexLine(line, v.snap.version); ok {
+				e = parsed
+			}
 		}
 		if e.deleted {
 			return true
 		}
 		je := jentry{ID: e.id, Rev: e.rev, Size: e.size, Summary: e.decoded}
+		if je.Summary == nil && e.summary != nil {
+			if sum, serr := e.summaryOf(); serr == nil {
+				je.Summary = &sum
+			}
+		}
 		if je.Summary == nil {
 			var ok bool
 			if je, ok = s.currentEntry(s.files(e.id)); !ok {

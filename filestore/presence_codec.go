@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -171,6 +172,13 @@ func decodeBeat(b []byte) (time.Time, ckpt.Presence, bool) {
 func (r *presenceReader) time(name string) time.Time {
 	if !r.key(name) {
 		return time.Time{}
+	}
+	// The form Beat writes (UTC) without a string or a format.
+	if q := bytes.IndexByte(r.b[min(r.pos+1, len(r.b)):], '"'); r.pos < len(r.b) && r.b[r.pos] == '"' && q >= 0 {
+		if t, ok := parseUTCNano(r.b[r.pos+1 : r.pos+1+q]); ok {
+			r.pos += q + 2
+			return t
+		}
 	}
 	s := r.str()
 	t, err := time.Parse(time.RFC3339Nano, s)

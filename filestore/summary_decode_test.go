@@ -25,7 +25,7 @@ func TestIndexSummaryDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ie, ok := parseIndexLine(line[:len(line)-1])
+	ie, ok := parseIndexLine(line[:len(line)-1], indexVersion)
 	if !ok {
 		t.Fatalf("the index line %q does not parse", line)
 	}
