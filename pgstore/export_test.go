@@ -65,8 +65,8 @@ func FastStatements(s *Store) int64 { return s.fastStatements.Load() }
 // the one-row fast-path statement: generic plans (planned once) and
 // custom ones (planned per call), from pg_prepared_statements.
 func FastPlans(ctx context.Context, s *Store) (generic, custom int64, err error) {
-	err = s.pool.QueryRow(ctx, "SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0) FROM pg_prepared_statements WHERE statement = $1",
-		oneSQL).Scan(&generic, &custom)
+	err = s.pool.QueryRow(ctx, "SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0) FROM pg_prepared_statements WHERE statement = ANY($1)",
+		[]string{oneSQL, oneUnkeyedSQL}).Scan(&generic, &custom)
 	return generic, custom, err
 }
 

@@ -1,0 +1,165 @@
+package pgstore
+
+import (
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+)
+
+// The statements of the fast path (batch.go). A batch of one append runs
+// a statement with scalar parameters, a larger batch one with arrays; and
+// each comes in two forms, keyed and unkeyed: an append without an
+// idempotency key (most appends: notes, steps, `ckpt update` without
+// --key) runs a statement that does not mention ckpt_keys at all, so its
+// transaction neither probes that table nor opens it and its index for
+// an INSERT that would write nothing. Parameters $1..$14 and $16..$19
+// mean the same in all four; the keyed forms add $15 (the key) and $20
+// (ckpt.KeyWindow); $21 is the change's kind.
+
+// batchSQL writes a batch in ONE statement, which is its whole
+// transaction (PostgreSQL's implicit transaction of a lone statement: no
+// BEGIN, no COMMIT, one round trip). Its first step takes the append locks
+// of all its checkpoints (locked: advisory locks in ID order, the rows
+// come sorted, so batches of several processes sharing checkpoints cannot
+// deadlock); the UPDATE's WHERE waits for it as a one-time filter (an
+// uncorrelated EXISTS: an InitPlan run before the first row is read), so
+// every lock is held before the transaction's first write gives it its ID
+// (see the change feed). Each row is updated only WHERE its revision and
+// last checksum are still the remembered ones (the statement's snapshot
+// may predate a writer that committed while it waited for a lock; READ
+// COMMITTED then checks the WHERE again on the newest version of the row,
+// which that writer changed, so the row does not match), its key is not
+// among the last ckpt.KeyWindow events and, when check_at, its time is at
+// most $19 seconds ahead of the server's clock; the event, change and key
+// are inserted from the update's result.
+const batchSQL = `WITH v AS (
+	SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+		$8::text[], $9::text[], $10::text[], $11::text[], $12::bool[], $13::timestamptz[], $14::timestamptz[],
+		$16::bytea[], $17::text[], $18::bool[], $15::text[])
+		AS v(id, rev, last_sum, sum, state, summary, status, agent_id, agent_name, parent, labels, archived,
+			updated_at, at, line, type, check_at, key)
+)` + batchUpdate + `
+		AND (v.key = '' OR NOT EXISTS (SELECT 1 FROM ckpt_keys k WHERE k.id = v.id AND k.key = v.key AND k.seq > v.rev - $20::int8))` +
+	batchTail + `, keyed AS (
+	INSERT INTO ckpt_keys (id, key, seq) SELECT v.id, v.key, upd.rev FROM upd JOIN v ON v.id = upd.id WHERE v.key <> ''
+	ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq
+)` + batchSelect
+
+// batchUnkeyedSQL is batchSQL for a batch without keys ($15 and $20 unused:
+// their arrays are passed empty and only typed here).
+const batchUnkeyedSQL = `WITH v AS (
+	SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+		$8::text[], $9::text[], $10::text[], $11::text[], $12::bool[], $13::timestamptz[], $14::timestamptz[],
+		$16::bytea[], $17::text[], $18::bool[])
+		AS v(id, rev, last_sum, sum, state, summary, status, agent_id, agent_name, parent, labels, archived,
+			updated_at, at, line, type, check_at)
+)` + batchUpdate + `
+		AND cardinality($15::text[]) = 0 AND $20::int8 > 0` + batchTail + batchSelect
+
+const batchUpdate = `, locked AS (
+	SELECT count(pg_advisory_xact_lock(hashtextextended(id, 7357))) FROM unnest($1::text[]) AS id
+), upd AS (
+	UPDATE ckpt_checkpoints c SET rev = v.rev + 1, last_sum = v.sum, state = v.state::json, summary = v.summary::json,
+		status = v.status, agent_id = v.agent_id, agent_name = v.agent_name, parent = v.parent,
+		labels = ARRAY(SELECT json_array_elements_text(v.labels::json)), archived = v.archived, updated_at = v.updated_at
+	FROM v
+	WHERE EXISTS (SELECT FROM locked)
+		AND c.id = v.id AND c.rev = v.rev AND c.last_sum = v.last_sum
+		AND (NOT v.check_at OR v.at <= clock_timestamp() + make_interval(secs => $19::float8))`
+
+const batchTail = `
+	RETURNING c.id, c.rev, c.beat, c.presence
+), event AS (
+	INSERT INTO ckpt_events (id, seq, line) SELECT v.id, upd.rev, v.line FROM upd JOIN v ON v.id = upd.id
+), change AS (
+	INSERT INTO ckpt_changes (kind, id, rev, type, at)
+	SELECT $21, v.id, upd.rev, v.type, v.at FROM upd JOIN v ON v.id = upd.id ORDER BY v.id
+)`
+
+const batchSelect = `
+SELECT id, clock_timestamp(), beat, presence FROM upd`
+
+// oneSQL is batchSQL for a batch of one keyed append with scalar
+// parameters, numbered as batchSQL's; oneUnkeyedSQL for one without a
+// key. They are statements of their own because PostgreSQL plans
+// batchSQL anew on every call (a custom plan knows the arrays' lengths,
+// so it always looks cheaper than the generic plan), and planning cost
+// more than running it; the scalar forms' generic plans are as cheap as
+// custom ones, so after five calls a connection runs its prepared plan
+// without planning. Labels go as text[] here (arrays of arrays do not
+// pass through unnest, so the batch forms take them as JSON).
+const oneSQL = oneHead + `
+		AND NOT EXISTS (SELECT 1 FROM ckpt_keys k WHERE k.id = $1::text AND k.key = $15::text AND k.seq > $2::int8 - $20::int8)` +
+	oneTail + `, keyed AS (
+	INSERT INTO ckpt_keys (id, key, seq) SELECT $1::text, $15::text, upd.rev FROM upd
+	ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq
+)` + oneSelect
+
+const oneUnkeyedSQL = oneHead + `
+		AND $15::text = '' AND $20::int8 > 0` + oneTail + oneSelect
+
+const oneHead = `WITH locked AS (
+	SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7357))
+), upd AS (
+	UPDATE ckpt_checkpoints c SET rev = $2::int8 + 1, last_sum = $4::text, state = $5::text::json, summary = $6::text::json,
+		status = $7::text, agent_id = $8::text, agent_name = $9::text, parent = $10::text,
+		labels = $11::text[], archived = $12::bool, updated_at = $13::timestamptz
+	WHERE EXISTS (SELECT FROM locked)
+		AND c.id = $1::text AND c.rev = $2::int8 AND c.last_sum = $3::text
+		AND (NOT $18::bool OR $14::timestamptz <= clock_timestamp() + make_interval(secs => $19::float8))`
+
+const oneTail = `
+	RETURNING c.rev, c.beat, c.presence
+), event AS (
+	INSERT INTO ckpt_events (id, seq, line) SELECT $1::text, upd.rev, $16::bytea FROM upd
+), change AS (
+	INSERT INTO ckpt_changes (kind, id, rev, type, at) SELECT $21::text, $1::text, upd.rev, $17::text, $14::timestamptz FROM upd
+)`
+
+const oneSelect = `
+SELECT $1::text, clock_timestamp(), beat, presence FROM upd`
+
+// batchArgs returns the statement for rows (sorted by ID) and its
+// arguments: a one-row form's scalars for one row, a batch form's arrays
+// for more; the unkeyed forms when no row has a key.
+func batchArgs(rows []*fastRow) (string, []any) {
+	keyed := false
+	for _, r := range rows {
+		keyed = keyed || r.event.Key != ""
+	}
+	consts := []any{ckpt.MaxClockSkew.Seconds(), int64(ckpt.KeyWindow), string(ckpt.ChangeEvent)}
+	if len(rows) == 1 {
+		r := rows[0]
+		sql := oneUnkeyedSQL
+		if keyed {
+			sql = oneSQL
+		}
+		return sql, append([]any{r.id, r.rev, r.lastSum, r.event.Sum, string(r.row.state), string(r.row.summary),
+			r.row.status, r.row.agentID, r.row.agentName, r.row.parent, r.row.labels, r.row.archived, r.row.updatedAt,
+			r.event.At, r.event.Key, r.line, string(r.event.Type), r.checkAt}, consts...)
+	}
+	n := len(rows)
+	var (
+		ids, lastSums, sums, states, summaries, statuses   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		agentIDs, agentNames, parents, labels, keys, types = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		revs                                               = make([]int64, n)
+		archived, checks                                   = make([]bool, n), make([]bool, n)
+		updatedAts, ats                                    = make([]time.Time, n), make([]time.Time, n)
+		lines                                              = make([][]byte, n)
+	)
+	for i, r := range rows {
+		ids[i], revs[i], lastSums[i], sums[i] = r.id, r.rev, r.lastSum, r.event.Sum
+		states[i], summaries[i], statuses[i] = string(r.row.state), string(r.row.summary), r.row.status
+		agentIDs[i], agentNames[i], parents[i], labels[i] = r.row.agentID, r.row.agentName, r.row.parent, r.labels
+		archived[i], updatedAts[i], ats[i] = r.row.archived, r.row.updatedAt, r.event.At
+		keys[i], lines[i], types[i], checks[i] = r.event.Key, r.line, string(r.event.Type), r.checkAt
+	}
+	sql := batchUnkeyedSQL
+	if keyed {
+		sql = batchSQL
+	} else {
+		keys = []string{}
+	}
+	return sql, append([]any{ids, revs, lastSums, sums, states, summaries, statuses,
+		agentIDs, agentNames, parents, labels, archived, updatedAts, ats, keys, lines, types, checks}, consts...)
+}
