@@ -73,3 +73,7 @@ func FastPlans(ctx context.Context, s *Store) (generic, custom int64, err error)
 // ColdCalls is how many Gets and one-row fast statements a Store runs
 // unprepared before it prepares them.
 const ColdCalls = coldCalls
+
+// Notifies is how many NOTIFYs s sent, and how many times its notifier
+// looked for a listener.
+func Notifies(s *Store) (sent, checks int64) { return s.notifies.Load(), s.notifyChecks.Load() }

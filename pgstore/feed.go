@@ -60,18 +60,51 @@ func (s *Store) wake() {
 // most this much later (and polls each second anyway).
 const notifyEvery = 100 * time.Millisecond
 
-// notifier sends a NOTIFY for each batch of kicks until kick is closed.
+// A Watch holds a shared session advisory lock, listenLock (two keys:
+// 'ckpn', 0; leases use the class 'ckpt'), on its listening connection for
+// as long as it listens; PostgreSQL drops it with the session, so a
+// crashed reader holds nothing. The notifier's statement tries the same
+// lock exclusively for its transaction: granted, nobody listens and it
+// sends nothing (a transaction without an xid, a WAL record or the
+// database-wide notify lock); refused, it NOTIFYs. A Store that found
+// nobody listening sends nothing for notifyQuiet: a reader that starts
+// meanwhile hears of its changes by its poll (feedPoll), as of a lost
+// wake-up. One Store per writer at 64 writers, with nobody listening,
+// spent about 60 µs of the server's CPU per append on NOTIFY
+// transactions (0.36 per append) before.
+const (
+	listenLockSQL   = "SELECT pg_advisory_lock_shared(1668051054, 0)"
+	listenUnlockSQL = "SELECT pg_advisory_unlock_shared(1668051054, 0)"
+	notifySQL       = "SELECT count(pg_notify('" + notifyChannel + "', '')) FROM (SELECT WHERE NOT pg_try_advisory_xact_lock(1668051054, 0)) AS listening"
+)
+
+// notifyQuiet is how long a Store that found nobody listening sends no
+// wake-ups; at most feedPoll, which bounds what a new reader waits.
+const notifyQuiet = feedPoll
+
+// notifier sends a NOTIFY for each batch of kicks until kick is closed,
+// while somebody listens.
 func (s *Store) notifier() {
 	defer close(s.notifierDone)
+	var quietUntil time.Time
 	for range s.kick {
+		if time.Now().Before(quietUntil) {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		// One simple-protocol message (Exec without arguments). A lost
-		// wake-up only delays readers until their next poll.
-		_ = s.withConn(ctx, func(conn *pgxpool.Conn) error {
-			_, err := conn.Exec(ctx, "NOTIFY "+notifyChannel)
-			return err
+		// One simple-protocol message (no arguments). A lost wake-up
+		// only delays readers until their next poll.
+		var sent int64
+		err := s.withConn(ctx, func(conn *pgxpool.Conn) error {
+			return conn.QueryRow(ctx, notifySQL, pgx.QueryExecModeSimpleProtocol).Scan(&sent)
 		})
 		cancel()
+		s.notifyChecks.Add(1)
+		s.notifies.Add(sent)
+		if err == nil && sent == 0 {
+			quietUntil = time.Now().Add(notifyQuiet)
+			continue
+		}
 		select { // Close cuts the wait short: it sends the last wake-up at once
 		case <-time.After(notifyEvery):
 		case <-s.closing:
@@ -252,13 +285,13 @@ func (s *Store) watchConn(ctx context.Context, c *cursor, progressed *bool, fn f
 	defer func() {
 		// A listening connection goes back to the pool only clean.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if _, err := conn.Exec(uctx, "UNLISTEN *"); err != nil {
+		if _, err := conn.Exec(uctx, "UNLISTEN *; "+listenUnlockSQL); err != nil {
 			conn.Conn().Close(uctx)
 		}
 		cancel()
 		conn.Release()
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel+"; "+listenLockSQL); err != nil {
 		return classify(err)
 	}
 	for {
