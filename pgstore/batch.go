@@ -146,6 +146,7 @@ func (s *Store) writeBatch(rows []*fastRow) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	results := make(map[string]fastResult, len(rows))
+	answered := false
 	err := s.withConn(ctx, func(conn *pgxpool.Conn) error {
 		dbRows, err := conn.Query(ctx, sql, args...)
 		if err != nil {
@@ -163,8 +164,23 @@ func (s *Store) writeBatch(rows []*fastRow) {
 			results[id] = res
 		}
 		dbRows.Close() // reads up to ReadyForQuery: the commit's outcome
-		return dbRows.Err()
+		if err := dbRows.Err(); err != nil {
+			return err
+		}
+		// Committed: answer the appends, then tell readers on this
+		// connection (notify.go) before giving it back.
+		for _, r := range rows {
+			r.done <- results[r.id]
+		}
+		answered = true
+		if len(results) > 0 {
+			s.committedOn(ctx, conn)
+		}
+		return nil
 	})
+	if answered {
+		return
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		err = unavailable(err) // cut short, maybe during COMMIT: maybe applied
 	}

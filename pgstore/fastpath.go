@@ -214,8 +214,7 @@ func (s *Store) fastAppend(ctx context.Context, id string, k known, e ckpt.Event
 	}
 	dbNow, beat, presence := res.dbNow, res.beat, res.presence
 	s.dbNow.set(dbNow)
-	s.fast.Add(1)
-	s.wake()
+	s.fast.Add(1)       // readers were told by writeBatch
 	out := next.Clone() // before the cache has next: another append may take it
 	s.cache.put(id, known{rev: stored.Seq, lastSum: stored.Sum, state: next})
 	if err := fillLiveness(out, beat, presence); err != nil {

@@ -53,7 +53,8 @@ type Store struct {
 
 	batches batcher // fast appends waiting for a statement (batch.go)
 
-	notifyChecks, notifies atomic.Int64 // notifier statements run, and NOTIFYs they sent (feed.go)
+	notices                notices      // wake-ups owed to readers (notify.go)
+	notifyChecks, notifies atomic.Int64 // wake-up statements run, and NOTIFYs they sent
 
 	kick         chan struct{} // wakes the notifier (see wake)
 	closing      chan struct{} // closed by Close: the notifier stops waiting
