@@ -28,7 +28,10 @@ var pgBenchCluster pgtest.Cluster
 //     command to ckpt-pg (exec), which connects, checks the schema, reads
 //     and appends;
 //   - pg-direct: the same run by ckpt-pg itself (no exec hop), which says
-//     what the hop costs.
+//     what the hop costs;
+//   - pg-pooled: ckpt update through a PgBouncer in session mode in front
+//     of the same database (when pgbouncer is installed): the server
+//     connection outlives the process, so no backend starts for it.
 //
 // It reports each case's median wall time (NAME-ms), pg's and pg-direct's
 // ratio to local in wall and CPU time (the client process's user+system;
@@ -73,10 +76,21 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 		{"pg", update(bin, url), true},
 		{"pg-direct", update(pg, url), true},
 	}
+	pooled, poolerCPU := startPgBouncer(b, url)
+	if pooled != "" {
+		cases = append(cases, struct {
+			name string
+			args func() []string
+			pg   bool
+		}{"pg-pooled", update(bin, pooled), true})
+	} else {
+		b.Log("pg-pooled left out: pgbouncer is not installed")
+	}
 	wall := make([][]time.Duration, len(cases))
 	cpu := make([][]time.Duration, len(cases))
-	var serverCPU time.Duration
-	pgRuns := 0
+	serverCPU := make([]time.Duration, len(cases))
+	var pooler time.Duration // PgBouncer's CPU in the pooled runs
+	runs := 0
 	for b.Loop() {
 		i++
 		for k := range cases {
@@ -91,6 +105,10 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			var pooler0 time.Duration
+			if cases[c].name == "pg-pooled" {
+				pooler0 = poolerCPU()
+			}
 			t := time.Now()
 			if err := cmd.Run(); err != nil {
 				b.Fatalf("%s %v: %v: %s", filepath.Base(args[0]), args[1:], err, out.Bytes())
@@ -102,10 +120,13 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				serverCPU += after - before
-				pgRuns++
+				serverCPU[c] += after - before
+			}
+			if cases[c].name == "pg-pooled" {
+				pooler += poolerCPU() - pooler0
 			}
 		}
+		runs++
 	}
 	med := func(ts []time.Duration) time.Duration { return median(slices.Clone(ts)) }
 	for k, c := range cases {
@@ -113,10 +134,13 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 		if c.pg {
 			b.ReportMetric(float64(med(wall[k]))/float64(med(wall[1])), c.name+"-vs-local-x")
 			b.ReportMetric(float64(med(cpu[k]))/float64(med(cpu[1])), c.name+"-vs-local-cpu-x")
+			if runs > 0 {
+				b.ReportMetric(float64((serverCPU[k] / time.Duration(runs)).Microseconds()), c.name+"-server-cpu-µs")
+			}
 		}
 	}
 	b.ReportMetric(float64(med(cpu[1]))/float64(med(cpu[0])), "local-vs-hello-cpu-x")
-	if pgRuns > 0 {
-		b.ReportMetric(float64((serverCPU / time.Duration(pgRuns)).Microseconds()), "pg-server-cpu-µs")
+	if pooled != "" && runs > 0 {
+		b.ReportMetric(float64((pooler / time.Duration(runs)).Microseconds()), "pg-pooled-pgbouncer-cpu-µs")
 	}
 }
