@@ -29,17 +29,20 @@ func main() {
 	os.Exit(cli.Main(cmdutil.System(), program))
 }
 
-// growStack grows the main goroutine's stack to 64 KB while it is three
+// growStack grows the main goroutine's stack to 32 KB while it is three
 // frames deep. Go starts a goroutine on 8 KB and doubles the stack, by
 // copying it and adjusting every frame, each time a call needs more: a
 // ckpt update did that four times, deep in cobra and the store, for about
 // 6% of the process's instructions (callgrind). Here the copy has nothing
 // to adjust, and the stack then stays (a short process rarely collects
-// garbage, which is when the runtime shrinks stacks).
+// garbage, which is when the runtime shrinks stacks). The pad is 16 KB:
+// a 64 KB one (a 128 KB stack) saved a few more instructions but cost
+// more CPU than it saved, zeroing and faulting in its pages (docs/design.md,
+// start-up round four).
 //
 //go:noinline
 func growStack() {
-	var pad [64 << 10]byte
+	var pad [16 << 10]byte
 	touch(pad[:])
 }
 
