@@ -40,13 +40,21 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	defer held.unlock()
+	var cur current
+	kept := false // the history descriptor goes with the lock's, for the next append
+	defer func() {
+		if kept {
+			held.unlockKeeping(cur.historyFD())
+			return
+		}
+		cur.closeHistory()
+		held.unlock()
+	}()
 
-	cur, warnings, err := s.loadForAppend(f)
+	cur, warnings, err := s.loadForAppend(f, held.histFD)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	defer cur.closeHistory()
 	if e.Key != "" && cur.state != nil {
 		if cur.remembered && cur.keys == nil {
 			cur.keys = readKeyWindow(f.history(), cur.end) // this Store's second keyed append
@@ -75,23 +83,25 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if cur.keys != nil {
 		cur.keys.add(stored.Seq, stored.Key)
 	}
-	s.remember(f, cur.ino, end, line, stored.Sum, next, cur.keys)
+	kept = s.remember(f, cur.ino, end, line, stored.Sum, next, cur.keys) && cur.hasFD
 	fillLiveness(out, f)
 	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
 }
 
 // loadForAppend reads the current state of f for an update (step 3 of the
-// write order) and assumes f's locks are held. It refuses a checkpoint
-// marked damaged, takes the Store's memory of its own last write when the
-// history is as it left it and loads the state otherwise (an ErrCorrupt
-// marks the checkpoint damaged), then saves and cuts a torn last line. The
-// warnings are nil unless a torn line was cut; on error nothing was changed
-// but the damaged mark.
-func (s *Store) loadForAppend(f files) (current, []string, error) {
+// write order) and assumes f's locks are held; hfd is the history
+// descriptor kept with them (-1: none), which it owns from here on. It
+// refuses a checkpoint marked damaged, takes the Store's memory of its own
+// last write when the history is as it left it and loads the state
+// otherwise (an ErrCorrupt marks the checkpoint damaged), then saves and
+// cuts a torn last line. The warnings are nil unless a torn line was cut;
+// on error nothing was changed but the damaged mark.
+func (s *Store) loadForAppend(f files, hfd int) (current, []string, error) {
 	if why, marked := markedDamaged(f); marked {
+		closeFD(hfd)
 		return current{}, nil, refuseDamaged(f.id, why)
 	}
-	cur, ok := s.takeWritten(f)
+	cur, ok := s.takeWritten(f, hfd)
 	if !ok {
 		var err error
 		if cur, err = s.load(f); err != nil {

@@ -80,13 +80,15 @@ type Store struct {
 	cfg config
 
 	mu       sync.Mutex
-	written  map[string]*written // this Store's last write per checkpoint
-	wake     chan struct{}       // closed at this Store's next journal write
-	markers  *procMarkers        // this Store's pending-marker file, once it wrote
-	listed   *view               // the last List's view, which the next continues (loadViewAfter)
-	liveBase *liveBase           // the last bulk listing's liveness, which the next continues (loadLive)
-	jmu      sync.Mutex          // guards jf
-	jf       jfast               // cached journal files of Append's hot path
+	written  map[string]*written  // this Store's last write per checkpoint
+	wake     chan struct{}        // closed at this Store's next journal write
+	markers  *procMarkers         // this Store's pending-marker file, once it wrote
+	listed   *view                // the last List's view, which the next continues (loadViewAfter)
+	liveBase *liveBase            // the last bulk listing's liveness, which the next continues (loadLive)
+	held     map[string]heldFiles // descriptors kept between appends (heldfiles_unix.go)
+	heldGen  uint64               // changed by Close: sets opened before are closed when released
+	jmu      sync.Mutex           // guards jf
+	jf       jfast                // cached journal files of Append's hot path
 
 	now func() time.Time // the store's clock; see SetClock
 
@@ -233,6 +235,7 @@ func (s *Store) Close() error {
 	s.jmu.Lock()
 	s.jf.close()
 	s.jmu.Unlock()
+	s.closeHeldFiles()
 	return nil
 }
 

@@ -88,21 +88,31 @@ func (s *Store) journal() journal { return journal{dir: s.dir + sep + journalDir
 // boot that last reconciled the journal with the histories.
 type jlock struct{ fd int }
 
-// lockJournal takes journal/lock, exclusive or shared, creating the
-// journal directory when missing.
-func (j journal) lockJournal(exclusive bool) (*jlock, error) {
+// openLock opens journal/lock (creating it and the journal directory when
+// missing), read-only when readOnly allows it and it cannot be written.
+func (j journal) openLock(readOnly bool) (int, error) {
 	fd, err := openFile(j.lock(), syscall.O_RDWR|syscall.O_CREAT)
-	if !exclusive && errors.Is(err, fs.ErrPermission) {
+	if readOnly && errors.Is(err, fs.ErrPermission) {
 		fd, err = openFile(j.lock(), syscall.O_RDONLY) // a reader without write access
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(j.pending(), 0o755); err != nil {
-			return nil, fmt.Errorf("filestore: creating the change journal: %w", err)
+			return -1, fmt.Errorf("filestore: creating the change journal: %w", err)
 		}
 		fd, err = openFile(j.lock(), syscall.O_RDWR|syscall.O_CREAT)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("filestore: change journal: %w", err)
+		return -1, fmt.Errorf("filestore: change journal: %w", err)
+	}
+	return fd, nil
+}
+
+// lockJournal takes journal/lock, exclusive or shared, creating the
+// journal directory when missing.
+func (j journal) lockJournal(exclusive bool) (*jlock, error) {
+	fd, err := j.openLock(!exclusive)
+	if err != nil {
+		return nil, err
 	}
 	how := syscall.LOCK_SH
 	if exclusive {

@@ -33,12 +33,11 @@ func (s *Store) fastAppend(line []byte) error {
 		*c = jfast{lockFD: -1, actFD: -1, started: true}
 	}
 	if c.lockFD < 0 {
-		jl, err := s.journal().lockJournal(false) // opens (and creates) it
+		fd, err := s.journal().openLock(true)
 		if err != nil {
 			return err
 		}
-		flock(jl.fd, syscall.LOCK_UN)
-		c.lockFD = jl.fd
+		c.lockFD = fd
 	}
 	// What a new process reads once is read before the lock, so that the
 	// journal lock is held for a few calls: 64 processes on two cores

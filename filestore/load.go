@@ -55,6 +55,13 @@ func (c current) closeHistory() {
 	}
 }
 
+// closeFD closes fd unless it is -1.
+func closeFD(fd int) {
+	if fd >= 0 {
+		syscall.Close(fd)
+	}
+}
+
 func (c current) rev() int64 {
 	if c.state == nil {
 		return 0

@@ -45,6 +45,12 @@ func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(
 
 // lockHeld is lockCheckpoint returning the descriptors it holds.
 func (s *Store) lockHeld(ctx context.Context, f files, create bool) (heldLock, error) {
+	if h, ok := s.takeHeldFiles(f.id); ok {
+		if held, ok, err := s.relock(ctx, f, h); ok || err != nil {
+			return held, err
+		}
+	}
+	gen := s.heldGeneration()
 	for {
 		if create {
 			if err := os.MkdirAll(f.dir, 0o755); err != nil {
@@ -87,9 +93,14 @@ func (s *Store) lockHeld(ctx context.Context, f files, create bool) (heldLock, e
 		}
 		// A Delete may have moved the directory away while we waited: then
 		// we hold the lock of a directory no one else will look at.
-		same, err := isDirAt(dfd, f.dir)
+		same, dev, ino, err := isDirAt(dfd, f.dir)
 		if same {
-			return heldLock{lockFD: lfd, release: func() { syscall.Close(dfd); syscall.Close(lfd) }}, nil
+			h := heldFiles{dfd: dfd, lfd: lfd, dev: dev, ino: ino, hfd: -1, gen: gen}
+			var st syscall.Stat_t
+			if syscall.Fstat(lfd, &st) == nil {
+				h.lockIno = st.Ino
+			}
+			return s.holding(f.id, h), nil
 		}
 		syscall.Close(dfd)
 		syscall.Close(lfd)
@@ -114,7 +125,7 @@ func lockShared(dir string) (release func(), gone bool, err error) {
 		syscall.Close(dfd)
 		return nil, false, &os.PathError{Op: "flock", Path: dir, Err: err}
 	}
-	if same, _ := isDirAt(dfd, dir); !same {
+	if same, _, _, _ := isDirAt(dfd, dir); !same {
 		syscall.Close(dfd)
 		return nil, true, nil
 	}
@@ -161,15 +172,15 @@ func flock(fd, how int) error {
 }
 
 // isDirAt reports whether fd is the directory now at path (not a link).
-func isDirAt(fd int, path string) (bool, error) {
+func isDirAt(fd int, path string) (same bool, dev, ino uint64, err error) {
 	var held, now syscall.Stat_t
 	if err := syscall.Fstat(fd, &held); err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
 	if err := syscall.Lstat(path, &now); err != nil {
-		return false, &os.PathError{Op: "lstat", Path: path, Err: err}
+		return false, 0, 0, &os.PathError{Op: "lstat", Path: path, Err: err}
 	}
-	return held.Dev == now.Dev && held.Ino == now.Ino, nil
+	return held.Dev == now.Dev && held.Ino == now.Ino, uint64(held.Dev), held.Ino, nil
 }
 
 // setTimes sets the access and modification times of the file at path, a

@@ -203,9 +203,18 @@ func (p *procMarkers) close() {
 // heldLock is a checkpoint's lock as lockHeld took it. lockFD, when not
 // -1, is the lock file, open for reading and writing and flock'ed: the
 // writer's pending marker goes there (no second open of it per append).
+// histFD, when not -1, is the history open for appending, kept from this
+// Store's last append to the checkpoint (heldfiles_unix.go): takeWritten
+// checks it is still the file at the path before using it.
 type heldLock struct {
 	lockFD  int
-	release func()
+	histFD  int
+	release func(keep int)
 }
 
-func (h heldLock) unlock() { h.release() }
+// unlock releases the lock.
+func (h heldLock) unlock() { h.release(-1) }
+
+// unlockKeeping releases the lock and keeps hfd, the history open for
+// appending as this Store left it (-1: none), for its next append.
+func (h heldLock) unlockKeeping(hfd int) { h.release(hfd) }

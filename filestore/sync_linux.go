@@ -99,6 +99,26 @@ func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bo
 	return -1, false
 }
 
+// reuseAsLeft is openAsLeft through hfd, the history this Store kept open
+// from its last append (-1: none, open it): hfd is used when the path still
+// names the file of inode ino, of size bytes ending in tail (one lstat and
+// one pread instead of an open, fstat, pread and close), and closed
+// otherwise.
+func reuseAsLeft(hfd int, path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
+	if hfd < 0 {
+		return openAsLeft(path, ino, size, tail)
+	}
+	var st syscall.Stat_t
+	if int64(len(tail)) <= size && syscall.Lstat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Ino == ino && st.Size == size {
+		buf := make([]byte, len(tail))
+		if n, err := syscall.Pread(hfd, buf, size-int64(len(tail))); err == nil && n == len(buf) && string(buf) == string(tail) {
+			return hfd, true
+		}
+	}
+	syscall.Close(hfd)
+	return -1, false
+}
+
 // writeSync writes data to fd (of the file at path) with one write and
 // makes it durable (fdatasync). fd stays open.
 func writeSync(fd int, path string, data []byte) error {

@@ -59,6 +59,13 @@ func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bo
 	return -1, err == nil && got == ino && n == size && endsWith(path, size, tail)
 }
 
+// reuseAsLeft is openAsLeft; hfd is always -1 where openAsLeft keeps no
+// descriptor, and closed otherwise.
+func reuseAsLeft(hfd int, path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
+	closeFD(hfd)
+	return openAsLeft(path, ino, size, tail)
+}
+
 // writeSync writes data to fd and syncs it; unused where openAsLeft keeps
 // no descriptor.
 func writeSync(fd int, path string, data []byte) error {

@@ -24,16 +24,19 @@ const maxWritten = 1024
 // takeWritten returns checkpoint f's current state from this Store's record
 // of its own last write, if the history has not changed since. It removes
 // the record: the caller owns the state (and Apply may change it) until it
-// remembers its own write. Callers hold f's lock.
-func (s *Store) takeWritten(f files) (current, bool) {
+// remembers its own write. Callers hold f's lock. hfd, if not -1, is the
+// history as this Store kept it open from its last append: used if the
+// path still names it, else closed.
+func (s *Store) takeWritten(f files, hfd int) (current, bool) {
 	s.mu.Lock()
 	w := s.written[f.id]
 	delete(s.written, f.id)
 	s.mu.Unlock()
 	if w == nil {
+		closeFD(hfd)
 		return current{}, false
 	}
-	fd, ok := openAsLeft(f.history(), w.ino, w.size, w.last)
+	fd, ok := reuseAsLeft(hfd, f.history(), w.ino, w.size, w.last)
 	if !ok {
 		return current{}, false
 	}
@@ -45,14 +48,14 @@ func (s *Store) takeWritten(f files) (current, bool) {
 // size bytes long with state st and the window's keys keys (nil: not
 // known). ino is the history's inode number if known (an append keeps it),
 // else 0. The Store owns st and keys from now on: the caller must not hand
-// them out or change them.
-func (s *Store) remember(f files, ino uint64, size int64, line []byte, sum string, st *ckpt.Checkpoint, keys *keyWindow) {
+// them out or change them. It reports whether it remembered.
+func (s *Store) remember(f files, ino uint64, size int64, line []byte, sum string, st *ckpt.Checkpoint, keys *keyWindow) bool {
 	if ino == 0 {
 		var got int64
 		var err error
 		if ino, got, err = fileIdentity(f.history()); err != nil || ino == 0 || got != size {
 			s.forget(f.id)
-			return
+			return false
 		}
 	}
 	s.mu.Lock()
@@ -61,6 +64,7 @@ func (s *Store) remember(f files, ino uint64, size int64, line []byte, sum strin
 		s.written = map[string]*written{}
 	}
 	s.written[f.id] = &written{ino: ino, size: size, last: line, sum: sum, state: st, keys: keys}
+	return true
 }
 
 // forget drops what this Store remembers of checkpoint id.
