@@ -51,7 +51,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		held.unlock()
 	}()
 
-	cur, warnings, err := s.loadForAppend(f, held.histFD)
+	cur, warnings, err := s.loadForAppend(f, held.dirFD, held.histFD)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
@@ -76,7 +76,7 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	warnings = s.writeCaches(f, next, stored.Sum, end, warnings)
+	warnings = s.writeCaches(f, held.dirFD, next, stored.Sum, end, warnings)
 	// Copy before remembering: once remembered, next belongs to the next
 	// update of this checkpoint (in this process), which may change it.
 	out := next.Clone()
@@ -84,24 +84,25 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		cur.keys.add(stored.Seq, stored.Key)
 	}
 	kept = s.remember(f, cur.ino, end, line, stored.Sum, next, cur.keys) && cur.hasFD
-	fillLiveness(out, f)
+	fillLivenessIn(held.dirFD, out, f)
 	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
 }
 
 // loadForAppend reads the current state of f for an update (step 3 of the
-// write order) and assumes f's locks are held; hfd is the history
-// descriptor kept with them (-1: none), which it owns from here on. It
+// write order) and assumes f's locks are held; dfd is f's directory as
+// they have it open (-1: none) and hfd the history descriptor kept with
+// them (-1: none), which it owns from here on. It
 // refuses a checkpoint marked damaged, takes the Store's memory of its own
 // last write when the history is as it left it and loads the state
 // otherwise (an ErrCorrupt marks the checkpoint damaged), then saves and
 // cuts a torn last line. The warnings are nil unless a torn line was cut;
 // on error nothing was changed but the damaged mark.
-func (s *Store) loadForAppend(f files, hfd int) (current, []string, error) {
-	if why, marked := markedDamaged(f); marked {
+func (s *Store) loadForAppend(f files, dfd, hfd int) (current, []string, error) {
+	if why, marked := markedDamagedIn(dfd, f); marked {
 		closeFD(hfd)
 		return current{}, nil, refuseDamaged(f.id, why)
 	}
-	cur, ok := s.takeWritten(f, hfd)
+	cur, ok := s.takeWritten(f, dfd, hfd)
 	if !ok {
 		var err error
 		if cur, err = s.load(f); err != nil {
@@ -183,16 +184,16 @@ func (s *Store) writeEvent(f files, lockFD int, cur current, line []byte, stored
 }
 
 // writeCaches overwrites state.json with next (step 8 of the write order,
-// no fsync) and writes a backup when next.Rev is a multiple of BackupEvery.
+// no fsync; through dfd, f's directory as the held lock has it open, or -1) and writes a backup when next.Rev is a multiple of BackupEvery.
 // sum is the last event's checksum and end the history's size. The update
 // is already durable, so failures are returned as warnings appended to
 // warnings, never as errors.
-func (s *Store) writeCaches(f files, next *ckpt.Checkpoint, sum string, end int64, warnings []string) []string {
+func (s *Store) writeCaches(f files, dfd int, next *ckpt.Checkpoint, sum string, end int64, warnings []string) []string {
 	env, err := encodeEnvelope(next, sum, end)
 	if err != nil {
 		return append(warnings, err.Error())
 	}
-	if err := overwrite(f.state(), env); err != nil {
+	if err := overwriteIn(dfd, f.state(), env); err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until it is repaired", f.id, err))
 	}
 	if next.Rev%int64(s.cfg.BackupEvery) == 0 {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -133,11 +132,15 @@ func replayMoved(f files, cur current, m movedKey) ckpt.AppendResult {
 
 // markedDamaged returns the reason f was marked damaged, if it was: one
 // lstat when it was not, which is all the hot path pays.
-func markedDamaged(f files) (string, bool) {
-	if _, err := os.Lstat(f.mark()); err != nil {
+func markedDamaged(f files) (string, bool) { return markedDamagedIn(-1, f) }
+
+// markedDamagedIn is markedDamaged through dfd, f's directory as its held
+// lock has it open (-1: by path).
+func markedDamagedIn(dfd int, f files) (string, bool) {
+	if !existsIn(dfd, f.mark()) {
 		return "", false
 	}
-	b, _ := readNoFollow(f.mark())
+	b, _ := readNoFollowIn(dfd, f.mark())
 	return strings.TrimSpace(string(b)), true
 }
 

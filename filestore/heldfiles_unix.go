@@ -5,6 +5,8 @@ package filestore
 import (
 	"context"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // heldFiles are a checkpoint's descriptors that a Store keeps open between
@@ -108,9 +110,9 @@ func (s *Store) relock(ctx context.Context, f files, h heldFiles) (held heldLock
 		h.close()
 		return heldLock{}, ctx.Err() != nil, ctx.Err()
 	}
-	var dir, lock syscall.Stat_t
-	if syscall.Lstat(f.dir, &dir) != nil || uint64(dir.Dev) != h.dev || dir.Ino != h.ino ||
-		syscall.Lstat(f.lock(), &lock) != nil || uint64(lock.Dev) != h.dev || lock.Ino != h.lockIno {
+	var dir, lock unix.Stat_t
+	if lstatIn(-1, f.dir, &dir) != nil || uint64(dir.Dev) != h.dev || dir.Ino != h.ino ||
+		lstatIn(h.dfd, f.lock(), &lock) != nil || uint64(lock.Dev) != h.dev || lock.Ino != h.lockIno {
 		h.close() // the locks go with the descriptors
 		return heldLock{}, false, nil
 	}
@@ -122,7 +124,7 @@ func (s *Store) relock(ctx context.Context, f files, h heldFiles) (held heldLock
 func (s *Store) holding(id string, h heldFiles) heldLock {
 	hist := h.hfd
 	h.hfd = -1
-	return heldLock{lockFD: h.lfd, histFD: hist, release: func(keep int) {
+	return heldLock{lockFD: h.lfd, dirFD: h.dfd, histFD: hist, release: func(keep int) {
 		flock(h.dfd, syscall.LOCK_UN)
 		flock(h.lfd, syscall.LOCK_UN)
 		h.hfd = keep

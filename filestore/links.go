@@ -75,8 +75,11 @@ func openNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
 // readNoFollow is os.ReadFile that refuses a symbolic link, by plain
 // system calls (an *os.File registers with the runtime's poller: every
 // process that opens a store read config.json that way).
-func readNoFollow(path string) ([]byte, error) {
-	fd, err := openFile(path, syscall.O_RDONLY)
+func readNoFollow(path string) ([]byte, error) { return readNoFollowIn(-1, path) }
+
+// readNoFollowIn is readNoFollow through dfd (atfile_unix.go).
+func readNoFollowIn(dfd int, path string) ([]byte, error) {
+	fd, err := openFileIn(dfd, path, syscall.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}

@@ -334,13 +334,17 @@ func replayTo(f files, data []byte, base int64, chain ckpt.Chain, st *ckpt.Check
 // by an older ckpt, torn by a concurrent writer or damaged) falls back to
 // the file's modification time, and holds no presence: liveness is a
 // hint, never a reason to fail a read.
-func readLiveness(f files) (time.Time, ckpt.Presence) {
-	at, size := beatStat(f.beat())
+func readLiveness(f files) (time.Time, ckpt.Presence) { return readLivenessIn(-1, f) }
+
+// readLivenessIn is readLiveness through dfd, f's directory as its held
+// lock has it open (-1: by path).
+func readLivenessIn(dfd int, f files) (time.Time, ckpt.Presence) {
+	at, size := beatStatIn(dfd, f.beat())
 	if at.IsZero() || size == 0 {
 		// One lstat: an empty beat file (a plain beat) holds no presence.
 		return at, ckpt.Presence{}
 	}
-	b, err := readNoFollow(f.beat())
+	b, err := readNoFollowIn(dfd, f.beat())
 	if err != nil {
 		return at, ckpt.Presence{}
 	}
@@ -366,8 +370,11 @@ func parseBeat(b []byte) (time.Time, ckpt.Presence) {
 }
 
 // fillLiveness sets c's heartbeat from f's liveness record.
-func fillLiveness(c *ckpt.Checkpoint, f files) {
-	at, p := readLiveness(f)
+func fillLiveness(c *ckpt.Checkpoint, f files) { fillLivenessIn(-1, c, f) }
+
+// fillLivenessIn is fillLiveness through dfd (-1: by path).
+func fillLivenessIn(dfd int, c *ckpt.Checkpoint, f files) {
+	at, p := readLivenessIn(dfd, f)
 	c.Heartbeat.LastBeat, c.Heartbeat.Presence = at, nil
 	if !p.IsZero() {
 		c.Heartbeat.Presence = &p

@@ -23,7 +23,7 @@ func isLinkErr(error) bool { return false }
 // locked, the lock file is all there is.
 func (s *Store) lockHeld(ctx context.Context, f files, create bool) (heldLock, error) {
 	unlock, err := s.lockCheckpoint(ctx, f, create)
-	return heldLock{lockFD: -1, histFD: -1, release: func(int) { unlock() }}, err
+	return heldLock{lockFD: -1, dirFD: -1, histFD: -1, release: func(int) { unlock() }}, err
 }
 
 func (s *Store) lockCheckpoint(ctx context.Context, f files, create bool) (func(), error) {

@@ -208,6 +208,7 @@ func (p *procMarkers) close() {
 // checks it is still the file at the path before using it.
 type heldLock struct {
 	lockFD  int
+	dirFD   int // the checkpoint's directory, locked and open; -1: none (atfile_unix.go)
 	histFD  int
 	release func(keep int)
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // datasync makes f's data durable with fdatasync(2): enough for an append,
@@ -100,16 +102,17 @@ func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bo
 }
 
 // reuseAsLeft is openAsLeft through hfd, the history this Store kept open
-// from its last append (-1: none, open it): hfd is used when the path still
+// from its last append (-1: none, open it), looked up through dfd, its
+// directory as the held lock has it open: hfd is used when the path still
 // names the file of inode ino, of size bytes ending in tail (one lstat and
 // one pread instead of an open, fstat, pread and close), and closed
 // otherwise.
-func reuseAsLeft(hfd int, path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
+func reuseAsLeft(dfd, hfd int, path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
 	if hfd < 0 {
 		return openAsLeft(path, ino, size, tail)
 	}
-	var st syscall.Stat_t
-	if int64(len(tail)) <= size && syscall.Lstat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Ino == ino && st.Size == size {
+	var st unix.Stat_t
+	if int64(len(tail)) <= size && lstatIn(dfd, path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Ino == ino && st.Size == size {
 		buf := make([]byte, len(tail))
 		if n, err := syscall.Pread(hfd, buf, size-int64(len(tail))); err == nil && n == len(buf) && string(buf) == string(tail) {
 			return hfd, true
@@ -169,8 +172,12 @@ func modTime(path string) time.Time {
 // cuts it to len(data): no new inode, no rename, no fsync. It is for a
 // checksummed cache only: a reader may meet a mix of old and new bytes, or a
 // crash may leave one, and must take its checksum failure as "no cache".
-func overwrite(path string, data []byte) error {
-	fd, err := openFile(path, syscall.O_WRONLY|syscall.O_CREAT)
+func overwrite(path string, data []byte) error { return overwriteIn(-1, path, data) }
+
+// overwriteIn is overwrite through dfd, the directory of path as a held
+// lock has it open (-1: by path).
+func overwriteIn(dfd int, path string, data []byte) error {
+	fd, err := openFileIn(dfd, path, syscall.O_WRONLY|syscall.O_CREAT)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bo
 
 // reuseAsLeft is openAsLeft; hfd is always -1 where openAsLeft keeps no
 // descriptor, and closed otherwise.
-func reuseAsLeft(hfd int, path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
+func reuseAsLeft(_, hfd int, path string, ino uint64, size int64, tail []byte) (fd int, ok bool) {
 	closeFD(hfd)
 	return openAsLeft(path, ino, size, tail)
 }
@@ -113,6 +113,8 @@ func modTime(path string) time.Time {
 
 // overwrite writes data over the file at path in place (creating it), then
 // cuts it to len(data); for a checksummed cache only (see sync_linux.go).
+func overwriteIn(_ int, path string, data []byte) error { return overwrite(path, data) }
+
 func overwrite(path string, data []byte) error {
 	f, err := openNoFollow(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {

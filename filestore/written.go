@@ -26,8 +26,9 @@ const maxWritten = 1024
 // the record: the caller owns the state (and Apply may change it) until it
 // remembers its own write. Callers hold f's lock. hfd, if not -1, is the
 // history as this Store kept it open from its last append: used if the
-// path still names it, else closed.
-func (s *Store) takeWritten(f files, hfd int) (current, bool) {
+// path still names it (looked up through dfd, f's directory as the held
+// lock has it open, or -1), else closed.
+func (s *Store) takeWritten(f files, dfd, hfd int) (current, bool) {
 	s.mu.Lock()
 	w := s.written[f.id]
 	delete(s.written, f.id)
@@ -36,7 +37,7 @@ func (s *Store) takeWritten(f files, hfd int) (current, bool) {
 		closeFD(hfd)
 		return current{}, false
 	}
-	fd, ok := reuseAsLeft(hfd, f.history(), w.ino, w.size, w.last)
+	fd, ok := reuseAsLeft(dfd, hfd, f.history(), w.ino, w.size, w.last)
 	if !ok {
 		return current{}, false
 	}
