@@ -93,15 +93,26 @@ func (p *procMarkers) adopt(dir string) bool {
 var adoptTurn atomic.Uint32
 
 // lockIdle opens and locks the marker file at path if it is idle and
-// returns its descriptor.
+// returns its descriptor. A file that holds a marker is passed over before
+// it is locked, and read again once locked: a dead writer's file locked
+// even for a moment by a Store looking for one to adopt looks alive to a
+// settle running then, which left its markers unresolved (a listing then
+// missed the dead writer's last update; TestSettleWhileAStoreLooksForAFile).
 func lockIdle(path string) (int, bool) {
 	fd, err := openFile(path, syscall.O_RDWR)
 	if err != nil {
 		return -1, false
 	}
+	if data, err := readAllFD(fd); err != nil || holdsMarker(data) {
+		syscall.Close(fd)
+		return -1, false
+	}
 	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		syscall.Close(fd)
 		return -1, false
+	}
+	if idleLocked != nil {
+		idleLocked()
 	}
 	data, err := readAllFD(fd)
 	idle := err == nil && !holdsMarker(data)
@@ -116,6 +127,10 @@ func lockIdle(path string) (int, bool) {
 	}
 	return fd, true
 }
+
+// idleLocked, when set (by tests only), runs in lockIdle once it holds a
+// marker file's flock.
+var idleLocked func()
 
 // holdsMarker reports whether a marker file's data holds a marker in one
 // of its slots.
