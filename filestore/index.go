@@ -541,17 +541,21 @@ func (v *view) merge(from string, fn func(e ientry, line []byte) bool) {
 	k := sort.SearchStrings(v.tailIDs, from)
 	for p < n || k < len(v.tailIDs) {
 		if p < n {
-			id := v.snap.idAt(p)
-			if k == len(v.tailIDs) || id < v.tailIDs[k] {
-				line, next := v.snap.lineAt(p)
+			// One scan of the line; its ID compared in place.
+			line, next := v.snap.lineAt(p)
+			idb := line
+			if tab := bytes.IndexByte(line, '\t'); tab >= 0 {
+				idb = line[:tab]
+			}
+			if k == len(v.tailIDs) || string(idb) < v.tailIDs[k] {
 				p = next
-				if !fn(ientry{id: id}, line) {
+				if !fn(ientry{id: string(idb)}, line) {
 					return
 				}
 				continue
 			}
-			if id == v.tailIDs[k] {
-				_, p = v.snap.lineAt(p)
+			if string(idb) == v.tailIDs[k] {
+				p = next
 			}
 		}
 		e := v.tail[v.tailIDs[k]].resolved()

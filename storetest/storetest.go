@@ -85,6 +85,7 @@ var cases = []struct {
 	{"ResultsAreCopies", testResultsAreCopies},
 	{"ListPaging", testListPaging},
 	{"ListTimeFilters", testListTimeFilters},
+	{"ListQuiet", testListQuiet},
 	{"HistoryLimit", testHistoryLimit},
 	{"ClockSkew", testClockSkew},
 	{"UpdateConcurrent", testUpdateConcurrent},
