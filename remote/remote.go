@@ -223,8 +223,10 @@ func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 }
 
 // attempt makes one request and reads its answer into c.out.
-func (s *Store) attempt(ctx context.Context, c call, body []byte) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+func (s *Store) attempt(caller context.Context, c call, body []byte) (*http.Response, error) {
+	// The attempt's own time limit running out is no answer, retried like
+	// a broken connection; only the caller's context ending stops the call.
+	ctx, cancel := context.WithTimeout(caller, s.opts.Timeout)
 	defer cancel()
 	req, err := s.request(ctx, c.method, c.path, c.query, body)
 	if err != nil {
@@ -235,12 +237,12 @@ func (s *Store) attempt(ctx context.Context, c call, body []byte) (*http.Respons
 	}
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, err)
+		return nil, transportError(caller, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, transportError(ctx, err)
+		return nil, transportError(caller, err)
 	}
 	if resp.StatusCode >= 400 {
 		return nil, httpapi.DecodeError(resp.StatusCode, data)

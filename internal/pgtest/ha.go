@@ -163,6 +163,46 @@ func (h *HA) PauseStandby() (resume func(), err error) {
 	return func() { _ = syscall.Kill(pid, syscall.SIGCONT) }, nil
 }
 
+// KillStandby loses the standby's machine: its postmaster and every
+// process of it get SIGKILL at once. The primary's commits then wait for
+// it (synchronous_commit = on), until StartStandby.
+func (h *HA) KillStandby() error {
+	if !h.standby {
+		return fmt.Errorf("pgtest: no standby to kill")
+	}
+	return h.nodes[1-h.primary].Kill()
+}
+
+// StartStandby starts the standby KillStandby killed again, on its data:
+// it reconnects to the primary and catches up, and the commits that
+// waited for it complete. It waits until the standby is synchronous again.
+func (h *HA) StartStandby() error {
+	s := h.nodes[1-h.primary]
+	if !h.standby || !s.killed {
+		return fmt.Errorf("pgtest: no killed standby to start")
+	}
+	if err := s.Start(); err != nil {
+		return err
+	}
+	s.killed = false
+	return h.Primary().waitFor("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = 'sync'")
+}
+
+// WaitingForStandby returns how many of the primary's backends wait for
+// the standby to confirm their commit (wait_event SyncRep).
+func (h *HA) WaitingForStandby() (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, h.Primary().DSN("postgres"))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	var n int
+	err = conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'").Scan(&n)
+	return n, err
+}
+
 // Promote makes the standby the primary (pg_ctl promote, waiting until it
 // takes writes). It then runs alone, without a synchronous standby, until
 // Rebuild gives it one.

@@ -35,6 +35,7 @@ type proxyConn struct {
 	client, server net.Conn
 	params         map[string]string // the start-up message's parameters
 	stalled, cut   bool
+	holding        int // directions holding bytes read while stalled
 }
 
 // NewProxy starts a proxy to cluster c, closed when the test ends.
@@ -93,6 +94,20 @@ func (p *Proxy) Conns() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.made...)
+}
+
+// Held returns how many connections hold bytes a Stall keeps from their
+// other end: a query sent and not delivered, or an answer.
+func (p *Proxy) Held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.conns {
+		if c.holding > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Stall holds every byte of the open connections whose application_name
@@ -200,8 +215,12 @@ func (p *Proxy) copy(c *proxyConn, dst io.Writer, src io.Reader) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			for c.stalled && !c.cut {
-				p.cond.Wait()
+			if c.stalled && !c.cut {
+				c.holding++
+				for c.stalled && !c.cut {
+					p.cond.Wait()
+				}
+				c.holding--
 			}
 			cut := c.cut
 			p.mu.Unlock()
