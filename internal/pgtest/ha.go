@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,8 +30,9 @@ import (
 // while URL stays the same.
 type HA struct {
 	nodes   [2]*Cluster
-	primary int  // the slot of the primary
-	standby bool // the other slot holds a running standby
+	mu      sync.Mutex // guards primary for Primary, called by a Proxy's goroutines
+	primary int        // the slot of the primary
+	standby bool       // the other slot holds a running standby
 }
 
 // NewHA starts a primary and a synchronous standby of it for the test;
@@ -75,7 +77,11 @@ func NewHA(t testing.TB) *HA {
 }
 
 // Primary is the cluster that takes writes.
-func (h *HA) Primary() *Cluster { return h.nodes[h.primary] }
+func (h *HA) Primary() *Cluster {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.nodes[h.primary]
+}
 
 // URL returns database db's multi-host connection string: both slots'
 // sockets, primary first, with target_session_attrs=read-write, so a
@@ -214,7 +220,9 @@ func (h *HA) Promote() error {
 	if out, err := s.run("pg_ctl", "-D", s.data, "-w", "-t", "60", "promote"); err != nil {
 		return fmt.Errorf("pgtest: pg_ctl promote: %v\n%s\n%s", err, out, s.Log())
 	}
+	h.mu.Lock()
 	h.primary, h.standby = 1-h.primary, false
+	h.mu.Unlock()
 	return nil
 }
 
