@@ -30,6 +30,12 @@ const DefaultRing = 4096
 // takes what came meanwhile, instead of once per change per stream.
 const DefaultBatch = 250 * time.Millisecond
 
+// MaxDeliver is the most changes a stream is handed at once: a burst (a
+// thousand agents starting, a stream joining far back) reaches it in
+// pieces of this many, one after the other without the batch's wait, so
+// no stream encodes (and holds) a whole burst in one buffer.
+const MaxDeliver = 64
+
 // ErrBehind ends a stream that fell further behind the feed than the hub
 // keeps: its client reconnects from the last change it got (Last-Event-ID)
 // and misses nothing. It is ckpt.ErrUnavailable, so clients retry.
@@ -196,26 +202,28 @@ func (h *Hub) end() string {
 	return h.start
 }
 
-// next returns the changes from sequence index i on, and a channel closed
+// next returns the changes from sequence index i on, at most MaxDeliver
+// of them (rest says whether the ring holds more), and a channel closed
 // when there are more. ok is false when the stream fell out of the ring
 // (err is ErrBehind) or the hub's watch ended (err says why, nil for a new
 // watch whose indices are not the stream's).
-func (h *Hub) next(gen, i int) (items []*Item, more <-chan struct{}, ok bool, err error) {
+func (h *Hub) next(gen, i int) (items []*Item, rest bool, more <-chan struct{}, ok bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.gen != gen {
-		return nil, nil, false, nil
+		return nil, false, nil, false, nil
 	}
 	if !h.running {
-		return nil, nil, false, h.err
+		return nil, false, nil, false, h.err
 	}
 	if i < h.base {
-		return nil, nil, false, ErrBehind
+		return nil, false, nil, false, ErrBehind
 	}
 	if n := i - h.base; n < len(h.ring) {
-		items = append(items, h.ring[n:]...)
+		end := min(len(h.ring), n+MaxDeliver)
+		items, rest = append(items, h.ring[n:end]...), end < len(h.ring)
 	}
-	return items, h.wake, true, nil
+	return items, rest, h.wake, true, nil
 }
 
 // Follow calls fn with every change after cursor from ("" is the feed's
@@ -268,7 +276,7 @@ var errJoin = errors.New("joined the shared feed")
 // (ErrBehind) or the watch ended (nil, or the feed's error).
 func (h *Hub) serve(ctx context.Context, gen, i int, fn func([]*Item) error) error {
 	for {
-		items, more, ok, err := h.next(gen, i)
+		items, rest, more, ok, err := h.next(gen, i)
 		if err != nil {
 			return err
 		}
@@ -280,6 +288,9 @@ func (h *Hub) serve(ctx context.Context, gen, i int, fn func([]*Item) error) err
 				return err
 			}
 			i += len(items)
+			if rest {
+				continue // the rest of a burst, at once
+			}
 			t := time.NewTimer(h.batch) // let the next changes gather
 			select {
 			case <-ctx.Done():

@@ -126,6 +126,46 @@ func TestHubDeliversEveryChangeOnceFromAnyCursor(t *testing.T) {
 	}
 }
 
+// A burst longer than MaxDeliver reaches a stream in pieces of at most
+// MaxDeliver, in order, each change once, without a batch's wait between
+// them (the hub's batch here is an hour).
+func TestHubHandsABurstOverInPieces(t *testing.T) {
+	st := memstore.New()
+	create(t, st, "a") // cursor 1: the hub's start
+	h := New(st, 0, time.Hour)
+	hold(t, h)
+	n := 2*MaxDeliver + 10
+	for range n {
+		note(t, st, "a")
+	}
+	waitHeld(t, h, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got []string
+	var sizes []int
+	err := h.Follow(ctx, "1", func(items []*Item) error {
+		sizes = append(sizes, len(items))
+		for _, it := range items {
+			got = append(got, it.Cursor)
+		}
+		if len(got) >= n {
+			return errEnough
+		}
+		return nil
+	})
+	if !errors.Is(err, errEnough) {
+		t.Fatalf("follow: %v after %d of %d changes (pieces %v)", err, len(got), n, sizes)
+	}
+	if want := []int{MaxDeliver, MaxDeliver, 10}; fmt.Sprint(sizes) != fmt.Sprint(want) {
+		t.Errorf("pieces of %v, want %v", sizes, want)
+	}
+	for i, c := range got {
+		if c != fmt.Sprint(i+2) {
+			t.Fatalf("change %d is %s, want %d (of %v)", i, c, i+2, got)
+		}
+	}
+}
+
 // A stream that falls out of the ring is cut off with ErrBehind, never
 // holding the writers back; following again from the last change it got
 // (what Last-Event-ID does) delivers the rest, none missed, none twice.

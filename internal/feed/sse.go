@@ -112,9 +112,9 @@ func (s *Writer) Write(b []byte) error {
 }
 
 // keptBuffer is the largest encoding buffer a stream keeps for its next
-// batch: a usual batch's fits, a burst's (thousands of changes at once)
-// goes back to the garbage collector.
-const keptBuffer = 64 << 10
+// batch: a usual batch's fits, and a burst's piece (MaxDeliver changes)
+// of dashboard rows; a larger one goes back to the garbage collector.
+const keptBuffer = 128 << 10
 
 // Stream is one client's stream of the hub's feed.
 type Stream struct {
