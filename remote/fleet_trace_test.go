@@ -82,6 +82,8 @@ type fleetTrace struct {
 
 	samples int
 	waits   map[string]int  // "running" or "type/event" → backends seen so
+	oldest  []time.Duration // each sample's oldest transaction holding an ID: the change feed's horizon waits for it
+	holders map[string]int  // what that transaction was running, when older than 100 ms
 	commits []time.Duration // the floor: a durable INSERT+COMMIT every 50 ms
 }
 
@@ -98,7 +100,7 @@ func startFleetTrace(b *testing.B, dsn string) *fleetTrace {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &fleetTrace{sched0: readSched(), cancel: cancel, waits: map[string]int{}}
+	t := &fleetTrace{sched0: readSched(), cancel: cancel, waits: map[string]int{}, holders: map[string]int{}}
 	t.done.Go(func() {
 		defer probe.Close(context.Background())
 		tick := time.NewTicker(50 * time.Millisecond)
@@ -140,10 +142,30 @@ func startFleetTrace(b *testing.B, dsn string) *fleetTrace {
 			}
 			rows.Close()
 			t.samples++
+			if t.samples%5 != 0 {
+				continue // the horizon every 50 ms: the sampler's own PostgreSQL CPU counts in pg-cpu-cores
+			}
+			var age float64
+			var what string
+			if conn.QueryRow(ctx, oldestSQL, pgx.QueryExecModeSimpleProtocol).Scan(&age, &what) == nil {
+				d := time.Duration(age * float64(time.Second))
+				t.oldest = append(t.oldest, d)
+				if d > 100*time.Millisecond {
+					t.holders[what]++
+				}
+			}
 		}
 	})
 	return t
 }
+
+// oldestSQL reads the age of the oldest transaction of the database that
+// holds a transaction ID (the change feed reads nothing past it) and the
+// start of its statement (0 and "" when there is none).
+const oldestSQL = `SELECT coalesce((SELECT extract(epoch FROM clock_timestamp() - xact_start)::float8 FROM pg_stat_activity a
+		WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid() AND datname = current_database() ORDER BY xact_start LIMIT 1), 0),
+	coalesce((SELECT state || ': ' || left(query, 48) FROM pg_stat_activity a
+		WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid() AND datname = current_database() ORDER BY xact_start LIMIT 1), '')`
 
 func (t *fleetTrace) stop() {
 	t.sched = readSched().since(t.sched0)
@@ -164,4 +186,11 @@ func (t *fleetTrace) report(b *testing.B) {
 		parts = append(parts, fmt.Sprintf("%s %.3f", k, float64(t.waits[k])/float64(t.samples)))
 	}
 	b.Logf("fleet-trace: PostgreSQL's active backends (mean over %d samples): %s", t.samples, strings.Join(parts, ", "))
+	keys = slices.SortedFunc(maps.Keys(t.holders), func(x, y string) int { return t.holders[y] - t.holders[x] })
+	parts = parts[:0]
+	for _, k := range keys[:min(4, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%q %d", k, t.holders[k]))
+	}
+	b.Logf("fleet-trace: the oldest transaction holding an ID (the feed's horizon): p50 %.1f ms, p99 %.1f ms; over 100 ms, in: %s",
+		p50(t.oldest), p99(t.oldest), strings.Join(parts, ", "))
 }
