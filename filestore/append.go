@@ -357,15 +357,15 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 		return err
 	}
 	f := s.files(id)
-	created, release, err := s.lockBeat(ctx, f)
+	bf, created, err := s.lockBeat(ctx, f)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer bf.release()
 	var last time.Time
 	var seen ckpt.Presence
 	if !created {
-		last, seen = readLiveness(f)
+		last, seen = bf.read()
 	}
 	if beatRead != nil {
 		beatRead()
@@ -388,7 +388,7 @@ func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if !last.IsZero() && !at.After(last) && samePresence(next, seen) {
 		return nil
 	}
-	if err := s.writeBeat(f, at, next); err != nil {
+	if err := s.writeBeat(f, bf, at, next); err != nil {
 		if created {
 			os.Remove(f.beat()) // leave no empty beat file (still locked: a waiter starts again)
 		}
@@ -420,7 +420,7 @@ func beatable(f files) error {
 // the beat file's record in place (no fsync: liveness, not history), for
 // a checkpoint that exists. The log comes first, so that it is never
 // behind the beat file (see livelog.go).
-func (s *Store) writeBeat(f files, at time.Time, p ckpt.Presence) error {
+func (s *Store) writeBeat(f files, bf *beatFile, at time.Time, p ckpt.Presence) error {
 	if size, err := fileSize(f.history()); err != nil || size == 0 {
 		return notFound(f.id)
 	}
@@ -434,7 +434,7 @@ func (s *Store) writeBeat(f files, at time.Time, p ckpt.Presence) error {
 	if err := s.logLive(f.id, b); err != nil {
 		return fmt.Errorf("filestore: %s: logging the beat in journal/live (nothing was written): %w", f.id, err)
 	}
-	if err := overwrite(f.beat(), b); err != nil {
+	if err := bf.write(f.beat(), b); err != nil {
 		return fmt.Errorf("filestore: %s: writing the beat file: %w", f.id, err)
 	}
 	return nil

@@ -9,6 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"golang.org/x/sys/unix"
 )
 
 // beatWaits, when set (by tests only), runs when a Beat finds the beat
@@ -23,13 +27,13 @@ var beatWaits func()
 // is not empty (else notFound); created says this call made it (empty: it
 // holds no beat yet). The locked file is checked to still be the one at
 // the path (a Delete or a creator's cleanup may have moved it).
-func (s *Store) lockBeat(ctx context.Context, f files) (created bool, release func(), err error) {
+func (s *Store) lockBeat(ctx context.Context, f files) (bf *beatFile, created bool, err error) {
 	for {
 		created = false
 		fd, err := openFile(f.beat(), syscall.O_RDWR)
 		if errors.Is(err, fs.ErrNotExist) {
 			if err := beatable(f); err != nil {
-				return false, nil, err
+				return nil, false, err
 			}
 			fd, err = openFile(f.beat(), syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
 			if errors.Is(err, fs.ErrExist) {
@@ -38,7 +42,7 @@ func (s *Store) lockBeat(ctx context.Context, f files) (created bool, release fu
 			created = true
 		}
 		if err != nil {
-			return false, nil, fmt.Errorf("filestore: %s: opening the beat file: %w", f.id, err)
+			return nil, false, fmt.Errorf("filestore: %s: opening the beat file: %w", f.id, err)
 		}
 		err = flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == syscall.EWOULDBLOCK {
@@ -49,17 +53,80 @@ func (s *Store) lockBeat(ctx context.Context, f files) (created bool, release fu
 		}
 		if err != nil {
 			syscall.Close(fd)
-			return false, nil, fmt.Errorf("filestore: %s: locking the beat file: %w", f.id, err)
+			return nil, false, fmt.Errorf("filestore: %s: locking the beat file: %w", f.id, err)
 		}
 		if same, err := sameFileAt(fd, f.beat()); err != nil || !same {
 			syscall.Close(fd)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return false, nil, err
+				return nil, false, err
 			}
 			continue
 		}
-		return created, func() { syscall.Close(fd) }, nil
+		return &beatFile{fd: fd}, created, nil
 	}
+}
+
+// beatFile is a beat file open and locked by lockBeat: the Beat reads and
+// rewrites the record through it, not by opening the path again.
+type beatFile struct {
+	fd   int
+	size int64 // as read
+}
+
+// read returns the record's beat time and presence as readLiveness does
+// for the path.
+func (b *beatFile) read() (time.Time, ckpt.Presence) {
+	var st unix.Stat_t
+	if unix.Fstat(b.fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return time.Time{}, ckpt.Presence{}
+	}
+	b.size = st.Size
+	at := time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC()
+	if st.Size == 0 {
+		return at, ckpt.Presence{} // an empty beat file (a plain beat) holds no presence
+	}
+	buf := make([]byte, st.Size)
+	n, err := syscall.Pread(b.fd, buf, 0)
+	if err != nil {
+		return at, ckpt.Presence{}
+	}
+	seen, p := parseBeat(buf[:n])
+	if !seen.IsZero() {
+		at = seen
+	}
+	return at, p
+}
+
+// write replaces the record with data in place (see overwrite).
+func (b *beatFile) write(path string, data []byte) error {
+	if err := pwriteFull(b.fd, path, data); err != nil {
+		return err
+	}
+	if b.size > int64(len(data)) {
+		if err := syscall.Ftruncate(b.fd, int64(len(data))); err != nil {
+			return &os.PathError{Op: "truncate", Path: path, Err: err}
+		}
+	}
+	b.size = int64(len(data))
+	return nil
+}
+
+// release unlocks and closes the beat file.
+func (b *beatFile) release() { syscall.Close(b.fd) }
+
+// pwriteFull writes all of data at offset 0 of fd.
+func pwriteFull(fd int, path string, data []byte) error {
+	for off := 0; off < len(data); {
+		n, err := syscall.Pwrite(fd, data[off:], int64(off))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "write", Path: path, Err: err}
+		}
+		off += n
+	}
+	return nil
 }
 
 // sameFileAt reports whether the file open at fd is the one at path.
