@@ -94,6 +94,9 @@ func TestClaudeCodePermissionDialogIsWaiting(t *testing.T) {
 	if got := field(v, "presence.why"); !strings.Contains(got, "permission") {
 		t.Errorf("waiting because %q, want the permission prompt", got)
 	}
+	// The hook can fire before the dialog takes keys: Enter typed earlier
+	// is lost, and the session waits for ever.
+	tui.WaitForText(0, "Do you want to proceed?", hookWait)
 	tui.Type("\r") // Yes
 	s.WaitForHook("Stop", 1, hookWait)
 	tui.Type("/exit\r")

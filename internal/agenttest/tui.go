@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TUI is an interactive client running under a pseudo-terminal (util-linux
@@ -86,6 +88,39 @@ func (t *TUI) Screen() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.screen.String()
+}
+
+// Mark is how much the client has drawn so far, for WaitForText.
+func (t *TUI) Mark() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.screen.Len()
+}
+
+// escapes are the terminal's control sequences (CSI, OSC, charset).
+var escapes = regexp.MustCompile(`\x1b(\[[0-9;?<=>]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z])`)
+
+// WaitForText waits until the client has drawn text after mark (a Mark),
+// failing the test after timeout. The screen is compared without its
+// control sequences and white space, since the client moves the cursor
+// between words instead of printing spaces. A hook fires while the client
+// is still drawing: keys typed before what takes them is on screen can be
+// lost, so a test waits for it.
+func (t *TUI) WaitForText(mark int, text string, timeout time.Duration) {
+	t.s.T.Helper()
+	want := strings.Join(strings.Fields(text), "")
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		t.mu.Lock()
+		drawn := t.screen.String()[mark:]
+		t.mu.Unlock()
+		plain := strings.Join(strings.Fields(escapes.ReplaceAllString(drawn, "")), "")
+		if strings.Contains(plain, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.s.T.Fatalf("the client did not draw %q in %s; it drew:\n%s", text, timeout, plain)
+		}
+	}
 }
 
 // Close kills the client with its hooks and script(1), and waits until
