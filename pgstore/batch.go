@@ -42,8 +42,7 @@ type fastRow struct {
 	event   ckpt.Event
 	line    []byte
 	row     stateRow
-	labels  string // row.labels as a JSON array: arrays of arrays do not pass through unnest
-	checkAt bool   // check the event's time against the server's clock
+	checkAt bool // check the event's time against the server's clock
 
 	done chan fastResult // buffered: the batch never waits for its reader
 }
@@ -204,8 +203,9 @@ func (s *Store) writeBatch(rows []*fastRow) {
 // runs on no caller's context.
 const batchTimeout = time.Minute
 
-// labelsJSON encodes labels for batchSQL.
-func labelsJSON(labels []string) (string, error) {
-	b, err := json.Marshal(labels)
-	return string(b), err
+// labelsJSON encodes labels for batchSQL as a JSON array (arrays of
+// arrays do not pass through unnest); a []string always encodes.
+func labelsJSON(labels []string) string {
+	b, _ := json.Marshal(labels)
+	return string(b)
 }

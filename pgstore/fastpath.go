@@ -201,11 +201,7 @@ func (s *Store) fastAppend(ctx context.Context, id string, k known, e ckpt.Event
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	labels, err := labelsJSON(row.labels)
-	if err != nil {
-		return ckpt.AppendResult{}, err
-	}
-	res := s.submit(ctx, &fastRow{id: id, rev: k.rev, lastSum: k.lastSum, event: stored, line: line, row: row, labels: labels, checkAt: skewBound})
+	res := s.submit(ctx, &fastRow{id: id, rev: k.rev, lastSum: k.lastSum, event: stored, line: line, row: row, checkAt: skewBound})
 	if res.err != nil {
 		return ckpt.AppendResult{}, res.err
 	}

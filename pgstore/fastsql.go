@@ -150,7 +150,7 @@ func batchArgs(rows []*fastRow) (string, []any) {
 	for i, r := range rows {
 		ids[i], revs[i], lastSums[i], sums[i] = r.id, r.rev, r.lastSum, r.event.Sum
 		states[i], summaries[i], statuses[i] = string(r.row.state), string(r.row.summary), r.row.status
-		agentIDs[i], agentNames[i], parents[i], labels[i] = r.row.agentID, r.row.agentName, r.row.parent, r.labels
+		agentIDs[i], agentNames[i], parents[i], labels[i] = r.row.agentID, r.row.agentName, r.row.parent, labelsJSON(r.row.labels)
 		archived[i], updatedAts[i], ats[i] = r.row.archived, r.row.updatedAt, r.event.At
 		keys[i], lines[i], types[i], checks[i] = r.event.Key, r.line, string(r.event.Type), r.checkAt
 	}
