@@ -3,14 +3,20 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/backoff"
 	"github.com/ckpt-dev/ckpt/internal/webhook"
 	"github.com/ckpt-dev/ckpt/memstore"
 )
@@ -54,8 +60,9 @@ func restartScenario(t *testing.T, st ckpt.Store, newMemory func() webhook.Memor
 	if err != nil {
 		t.Fatal(err)
 	}
+	cnt := &counts{m: map[string]int{}}
 	start := func() (stop func()) {
-		n, err := webhook.New(webhook.Options{Store: st, Targets: []webhook.Target{target}, Secret: secret, Tick: time.Hour, Memory: newMemory()})
+		n, err := webhook.New(webhook.Options{Store: st, Targets: []webhook.Target{target}, Secret: secret, Tick: time.Hour, Memory: newMemory(), Count: cnt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +70,9 @@ func restartScenario(t *testing.T, st ckpt.Store, newMemory func() webhook.Memor
 		done := make(chan error)
 		go func() { done <- n.Run(ctx) }()
 		<-n.Ready() // its first look has queued what it tells at start
-		return func() { cancel(); <-done }
+		stop = sync.OnceFunc(func() { cancel(); <-done })
+		t.Cleanup(stop) // also when the test fails
+		return stop
 	}
 	// told waits for the deliveries up to a sentinel transition made now:
 	// one sender delivers in order, so what its first look queued arrives
@@ -84,6 +93,14 @@ func restartScenario(t *testing.T, st ckpt.Store, newMemory func() webhook.Memor
 			}
 			seen++
 			if e.ID == id {
+				// A delivery whose answer the sender has not read when the
+				// server stops is told again at its start (at least once):
+				// stop only once the sender knows.
+				for deadline := time.Now().Add(30 * time.Second); cnt.get("delivered") < seen; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d deliveries counted, %d received", cnt.get("delivered"), seen)
+					}
+				}
 				return got
 			}
 			got = append(got, e.ID+" "+string(e.To))
@@ -119,5 +136,63 @@ func restartScenario(t *testing.T, st ckpt.Store, newMemory func() webhook.Memor
 	stop()
 	if bodies := strings.Join(rcv.wait(t, 0), "\n"); strings.Count(bodies, `"id":"team/a"`) != 1 {
 		t.Fatalf("team/a told %d times: %s", strings.Count(bodies, `"id":"team/a"`), bodies)
+	}
+}
+
+// TestUndeliveredIsToldAfterRestart: a transition whose delivery is still
+// being retried when the server stops is told at its next start: it does
+// not count as told.
+func TestUndeliveredIsToldAfterRestart(t *testing.T) {
+	st := memstore.New()
+	appendEvent(t, st, "team/a", ckpt.EventCreated, ckpt.Created{})
+	mem := webhook.NewFileMemory(filepath.Join(t.TempDir(), webhook.MemoryFileName))
+	var down atomic.Bool
+	down.Store(true)
+	tried := make(chan struct{}, 10)
+	bodies := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if down.Load() {
+			tried <- struct{}{}
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		bodies <- string(body)
+	}))
+	defer srv.Close()
+	target, err := webhook.ParseTarget(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() (stop func()) {
+		n, err := webhook.New(webhook.Options{Store: st, Targets: []webhook.Target{target}, Tick: time.Hour, Memory: mem,
+			Backoff: backoff.Policy{First: time.Hour, Max: time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- n.Run(ctx) }()
+		<-n.Ready()
+		return func() { cancel(); <-done }
+	}
+	stop := start()
+	appendEvent(t, st, "team/a", ckpt.EventBlocker, ckpt.BlockerChange{Text: "needs a key"})
+	select {
+	case <-tried:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the receiver was never tried")
+	}
+	stop() // the delivery waits for its retry, an hour away
+	down.Store(false)
+	stop = start()
+	defer stop()
+	select {
+	case b := <-bodies:
+		if !strings.Contains(b, `"id":"team/a"`) || !strings.Contains(b, `"to":"blocked"`) {
+			t.Fatalf("after the restart: %s, want team/a blocked", b)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a transition undelivered when the server stopped was not told at its next start")
 	}
 }

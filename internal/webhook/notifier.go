@@ -91,7 +91,8 @@ func New(opts Options) (*Notifier, error) {
 	n.lease.init(opts.Store)
 	for _, t := range opts.Targets {
 		n.senders = append(n.senders, &sender{t: t, queue: make(chan Event, opts.QueueSize), secret: opts.Secret,
-			client: opts.Client, backoff: opts.Backoff, retries: opts.Retries, count: opts.Count, warn: opts.Warn})
+			client: opts.Client, backoff: opts.Backoff, retries: opts.Retries, count: opts.Count, warn: opts.Warn,
+			done: make(chan struct{})})
 	}
 	return n, nil
 }
@@ -112,6 +113,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 	for _, s := range n.senders {
 		go s.run(ctx)
 	}
+	defer n.stop(ctx)
 	gained := n.lease.run(ctx, n.opts.Tick, n.opts.Warn)
 	head, err := n.opts.Store.Head(ctx)
 	for err != nil {
@@ -147,6 +149,26 @@ func (n *Notifier) Run(ctx context.Context) error {
 		}
 		n.save(ctx, false)
 	}
+}
+
+// stop waits for the senders to end (ctx is done) and records in the
+// Memory, for each checkpoint with a transition they did not deliver, the
+// state before its first such transition: the next start tells it then.
+func (n *Notifier) stop(ctx context.Context) {
+	undo := map[string]ckpt.PresenceState{}
+	for _, s := range n.senders {
+		<-s.done
+		for _, e := range s.unsent {
+			if _, ok := undo[e.ID]; !ok {
+				undo[e.ID] = e.From
+			}
+		}
+	}
+	if n.opts.Memory == nil || len(undo) == 0 && len(n.dirty) == 0 {
+		return
+	}
+	maps.Copy(n.dirty, undo)
+	n.save(ctx, false)
 }
 
 // recall loads the Memory's states as the baseline, retrying at each tick

@@ -172,41 +172,61 @@ type sender struct {
 	retries int
 	count   Counter
 	warn    func(string)
+
+	done   chan struct{} // closed when run returns
+	unsent []Event       // what run did not deliver when ctx ended, in order
 }
 
-// run posts each queued event until ctx is done.
+// run posts each queued event until ctx is done, then keeps in unsent
+// what it did not deliver: the event under way, if its delivery did not
+// finish, and the queue.
 func (s *sender) run(ctx context.Context) {
+	defer close(s.done)
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			for {
+				select {
+				case e := <-s.queue:
+					s.unsent = append(s.unsent, e)
+				default:
+					return
+				}
+			}
 		case e := <-s.queue:
-			s.deliver(ctx, e)
+			if !s.deliver(ctx, e) {
+				s.unsent = append(s.unsent, e)
+			}
 		}
 	}
 }
 
 // deliver posts e, retrying after each backoff step on a failure (a
-// network error, a 5xx or 429); a 4xx other than 429 is not retried.
-func (s *sender) deliver(ctx context.Context, e Event) {
+// network error, a 5xx or 429); a 4xx other than 429 is not retried. It
+// returns false when ctx ended before e was delivered or given up.
+func (s *sender) deliver(ctx context.Context, e Event) bool {
 	body := s.t.body(e)
 	var err error
 	for attempt := 0; ; attempt++ {
 		var retry bool
 		if retry, err = s.post(ctx, body, e); err == nil {
 			s.count.Count("delivered")
-			return
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
 		}
 		if !retry || attempt >= s.retries {
 			break
 		}
 		s.count.Count("retried")
 		if s.backoff.Wait(ctx, attempt+1) != nil {
-			return
+			return false
 		}
 	}
 	s.count.Count("failed")
 	s.warn(fmt.Sprintf("webhook %s: gave up on %s → %s: %v", s.t.URL, e.ID, e.To, err))
+	return true
 }
 
 func (s *sender) post(ctx context.Context, body []byte, e Event) (retry bool, err error) {
