@@ -48,7 +48,7 @@ func TestNotifiesOnlyWhileSomebodyListens(t *testing.T) {
 	defer conn.Close(ctx)
 	waitFor(t, "the reader's listening lock", func() bool {
 		var n int
-		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1668051054 AND mode = 'ShareLock' AND granted").Scan(&n)
+		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1668051054 AND mode = 'ShareLock' AND granted AND database = "+thisDB).Scan(&n)
 		return err == nil && n == 1
 	})
 	// The writer may have found nobody a moment ago: it looks again after
@@ -77,10 +77,14 @@ func TestNotifiesOnlyWhileSomebodyListens(t *testing.T) {
 	<-watching
 	waitFor(t, "the reader's lock to go with its Watch", func() bool {
 		var n int
-		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1668051054").Scan(&n)
+		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1668051054 AND database = "+thisDB).Scan(&n)
 		return err == nil && n == 0
 	})
 }
+
+// thisDB is the OID of the connection's database, in SQL: advisory locks
+// are per database, and pg_locks shows every database's.
+const thisDB = "(SELECT oid FROM pg_database WHERE datname = current_database())"
 
 // waitFor polls cond every 10 ms for up to 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
