@@ -39,10 +39,21 @@ const MemoryFileName = "webhooks.jsonl"
 // Load rewrites the file without its superseded lines when they are most
 // of it. A line torn by a crash (the last one) is ignored: its Save never
 // returned, so its transitions were already told and may be told again.
+//
+// Save compacts too, so a server that runs for months keeps a file of
+// about its checkpoints' size: when the file outgrows twice its size at
+// the last compaction (and 64 KiB), Save rewrites it with one line per
+// checkpoint, atomically, instead of appending.
 type FileMemory struct {
 	path string
 	mu   sync.Mutex
+	// compactAt is the size past which Save compacts; 0 is minCompact.
+	compactAt int64
 }
+
+// minCompact is the smallest file Save compacts: below it, appending is
+// cheaper than reading the file back.
+const minCompact = 64 << 10
 
 // NewFileMemory returns the Memory in the file at path (made at the first
 // Save).
@@ -110,7 +121,10 @@ func encodeMemory(states map[string]ckpt.PresenceState) []byte {
 func (m *FileMemory) Save(ctx context.Context, states map[string]ckpt.PresenceState) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, statErr := os.Stat(m.path)
+	info, statErr := os.Stat(m.path)
+	if statErr == nil && info.Size() > max(m.compactAt, minCompact) {
+		return m.compact(states)
+	}
 	f, err := os.OpenFile(m.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("webhook memory: %w", err)
@@ -130,5 +144,29 @@ func (m *FileMemory) Save(ctx context.Context, states map[string]ckpt.PresenceSt
 	if err != nil {
 		return fmt.Errorf("webhook memory: %s: %w", m.path, err)
 	}
+	return nil
+}
+
+// compact rewrites the file with its states and then states laid over
+// them, one line per checkpoint, atomically and durably: a crash leaves
+// the old file or the new one, never neither.
+func (m *FileMemory) compact(states map[string]ckpt.PresenceState) error {
+	b, err := os.ReadFile(m.path)
+	if err != nil {
+		return fmt.Errorf("webhook memory: %w", err)
+	}
+	all, _ := ParseMemory(b)
+	for id, st := range states {
+		if st == "" {
+			delete(all, id)
+		} else {
+			all[id] = st
+		}
+	}
+	data := encodeMemory(all)
+	if err := atomicfile.WriteFile(m.path, data, 0o600); err != nil {
+		return fmt.Errorf("webhook memory: compacting %s: %w", m.path, err)
+	}
+	m.compactAt = 2 * int64(len(data))
 	return nil
 }

@@ -196,3 +196,47 @@ func TestUndeliveredIsToldAfterRestart(t *testing.T) {
 		t.Fatal("a transition undelivered when the server stopped was not told at its next start")
 	}
 }
+
+// TestFileMemoryStaysSmallWhileRunning: a server that runs for long
+// saves a transition at a time without restarting; the file is compacted
+// as it goes, so it stays about its checkpoints' size, and it still says
+// each checkpoint's last state.
+func TestFileMemoryStaysSmallWhileRunning(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), webhook.MemoryFileName)
+	m := webhook.NewFileMemory(path)
+	flip := []ckpt.PresenceState{"working", "blocked", "waiting_for_user"}
+	const checkpoints, rounds = 10, 3000
+	largest := int64(0)
+	for i := range rounds {
+		id := "team/" + string(rune('a'+i%checkpoints))
+		if err := m.Save(ctx, map[string]ckpt.PresenceState{id: flip[i%len(flip)]}); err != nil {
+			t.Fatal(err)
+		}
+		if info, err := os.Stat(path); err == nil {
+			largest = max(largest, info.Size())
+		}
+	}
+	if err := m.Save(ctx, map[string]ckpt.PresenceState{"team/a": ""}); err != nil { // forgotten
+		t.Fatal(err)
+	}
+	// 3,000 lines of about 40 bytes appended would be 120 KB; compaction
+	// keeps it near 64 KiB, the size below which Save only appends.
+	if largest > 80<<10 {
+		t.Errorf("the file grew to %d bytes for %d checkpoints", largest, checkpoints)
+	}
+	states, ok, err := webhook.NewFileMemory(path).Load(ctx)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	for i := rounds - checkpoints; i < rounds; i++ {
+		id := "team/" + string(rune('a'+i%checkpoints))
+		want := flip[i%len(flip)]
+		if id == "team/a" {
+			want = ""
+		}
+		if states[id] != want {
+			t.Errorf("%s: %q, want %q (its last save)", id, states[id], want)
+		}
+	}
+}
