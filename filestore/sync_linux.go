@@ -182,15 +182,8 @@ func overwriteIn(dfd int, path string, data []byte) error {
 		return err
 	}
 	defer syscall.Close(fd)
-	for off := 0; off < len(data); {
-		n, err := syscall.Pwrite(fd, data[off:], int64(off))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return &os.PathError{Op: "write", Path: path, Err: err}
-		}
-		off += n
+	if err := pwriteFull(fd, path, data); err != nil {
+		return err
 	}
 	// Cut only when the file was longer: a truncate to the same size would
 	// still be a journalled inode change.
