@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
@@ -16,69 +17,94 @@ import (
 // Beat implements ckpt.Store. A beat is liveness, not history: it commits
 // without waiting for the WAL flush (synchronous_commit off, so a crash
 // may lose the last beats, never anything else) and never moves the beat
-// back (ckpt.NextBeat under the row lock), except off a time further ahead
-// of the database's clock than the skew bound, which a later beat replaces.
+// back (ckpt.NextBeat of the beat it read), except off a time further
+// ahead of the database's clock than the skew bound, which a later beat
+// replaces.
+//
+// It reads the row without a lock and then writes it only if it is still
+// as read (a compare-and-swap, tried again when another beat came
+// between), in one round trip: no transaction stays open while the
+// client computes the next presence. An open transaction holds back the
+// change feed (it delivers only below the oldest transaction in flight),
+// so a beat that held its row lock across a round trip delayed every
+// reader of the feed by the beating client's own latency.
 func (s *Store) Beat(ctx context.Context, id string, sig ckpt.Signal) error {
 	if err := begin(ctx, id); err != nil {
 		return err
 	}
 	_, err := retry(ctx, func() (struct{}, error) {
-		return struct{}{}, s.withConn(ctx, func(conn *pgxpool.Conn) error { return s.beatOnce(ctx, conn, id, sig) })
+		return struct{}{}, s.withConn(ctx, func(conn *pgxpool.Conn) error {
+			for {
+				done, err := s.beatOnce(ctx, conn, id, sig)
+				if done || err != nil {
+					return err
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+		})
 	})
 	return err
 }
 
-func (s *Store) beatOnce(ctx context.Context, conn *pgxpool.Conn, id string, sig ckpt.Signal) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue("SET LOCAL synchronous_commit = off")
-	b.Queue("SELECT clock_timestamp(), beat, presence FROM ckpt_checkpoints WHERE id = $1 FOR UPDATE", id)
-	br := conn.SendBatch(ctx, b)
+// beatOnce reads id's beat and presence and writes the next ones if the
+// row is still as read; done is false when another beat came between.
+func (s *Store) beatOnce(ctx context.Context, conn *pgxpool.Conn, id string, sig ckpt.Signal) (done bool, err error) {
 	var (
 		dbNow    time.Time
 		last     *time.Time
-		presence []byte
+		presence *string
 	)
-	_, err := br.Exec()
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if err == nil {
-		err = br.QueryRow().Scan(&dbNow, &last, &presence)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	err = conn.QueryRow(ctx, "SELECT clock_timestamp(), beat, presence::text FROM ckpt_checkpoints WHERE id = $1", id).Scan(&dbNow, &last, &presence)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound(id)
+		return false, notFound(id)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	var lastBeat time.Time
 	if last != nil {
 		lastBeat = last.UTC()
 	}
-	p, err := decodePresence(presence)
-	if err != nil {
-		return err
-	}
 	var was ckpt.Presence
-	if p != nil {
-		was = *p
+	if presence != nil {
+		p, err := decodePresence([]byte(*presence))
+		if err != nil {
+			return false, err
+		}
+		if p != nil {
+			was = *p
+		}
 	}
 	beat := ckpt.NextBeat(lastBeat, sig.At, s.clock(dbNow))
 	next := was.ApplySignal(sig, beat)
 	var pj []byte
 	if !next.IsZero() {
 		if pj, err = wire.Marshal(next); err != nil {
-			return fmt.Errorf("pgstore: encoding presence: %w", err)
+			return false, fmt.Errorf("pgstore: encoding presence: %w", err)
 		}
 	}
-	b = &pgx.Batch{}
-	b.Queue("UPDATE ckpt_checkpoints SET beat = $2, presence = $3 WHERE id = $1", id, beat, pj)
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit = off")
+	b.Queue(`UPDATE ckpt_checkpoints SET beat = $2, presence = $3
+		WHERE id = $1 AND beat IS NOT DISTINCT FROM $4 AND presence::text IS NOT DISTINCT FROM $5::text`,
+		id, beat, pj, last, presence)
 	b.Queue("COMMIT")
-	return conn.SendBatch(ctx, b).Close()
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err == nil && tag.RowsAffected() == 1, err
 }
 
 // Delete implements ckpt.Store: the state row, the history and the keys of

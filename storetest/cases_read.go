@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,6 +219,34 @@ func testBeat(t *testing.T, s ckpt.Store) {
 	if c := mustGet(t, s, id); c.Heartbeat.LastBeat.IsZero() {
 		t.Error("an update cleared the last beat")
 	}
+}
+
+// testConcurrentBeats: beats racing on one checkpoint (several processes
+// of one agent, hooks and a beat loop) each build on the last one, so
+// the beat that stays is the latest, whatever order they land in.
+func testConcurrentBeats(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	id := "beats-race"
+	create(t, s, id, ckpt.Created{})
+	base := time.Now().Add(-3 * time.Minute).Truncate(time.Second)
+	const writers, beats = 8, 10
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for k := range beats {
+				if err := s.Beat(ctx, id, ckpt.Signal{At: base.Add(time.Duration(k*writers+w) * time.Second)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	latest := base.Add((writers*beats - 1) * time.Second)
+	if c := mustGet(t, s, id); !c.Heartbeat.LastBeat.Equal(latest) {
+		t.Errorf("after racing beats LastBeat = %v, want the latest, %v", c.Heartbeat.LastBeat, latest)
+	}
+	unchanged(t, s, id, 1)
 }
 
 func testDelete(t *testing.T, s ckpt.Store) {

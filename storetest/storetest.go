@@ -81,6 +81,7 @@ var cases = []struct {
 	{"InvalidIDs", testInvalidIDs},
 	{"NotFound", testNotFound},
 	{"Beat", testBeat},
+	{"ConcurrentBeats", testConcurrentBeats},
 	{"Delete", testDelete},
 	{"ResultsAreCopies", testResultsAreCopies},
 	{"ListPaging", testListPaging},
