@@ -89,7 +89,11 @@ func writeStatusSection(path, rendered string) error {
 // mergeStatusSections replaces ckpt's sections of the existing STATUS.md
 // with those of rendered, where the first of them stood, or appends them.
 // A section runs from its heading to the next heading or "---" rule;
-// headings inside code fences do not count.
+// headings inside code fences do not count. A fence that opens inside one
+// of ckpt's sections and is never closed is taken as text, not a fence:
+// by Markdown it would run to the end of the file and so make every line
+// after it part of the section replaced, the orchestrator's own headings
+// and sections included.
 func mergeStatusSections(existing, rendered string) string {
 	i := strings.Index(rendered, statusSections[0])
 	if i < 0 {
@@ -104,13 +108,14 @@ func mergeStatusSections(existing, rendered string) string {
 	}
 	header := headerLines(rendered)
 	lines := strings.SplitAfter(existing, "\n")
+	unclosed := unclosedFence(lines)
 	var kept []string
 	at, fence, skipping := -1, "", false
-	for _, l := range lines {
+	for i, l := range lines {
 		t := strings.TrimSpace(l)
-		if run := fenceRun(t); fence == "" && run != "" {
+		if run := fenceRun(t); fence == "" && run != "" && !(skipping && i == unclosed) {
 			fence = run
-		} else if run != "" && run[0] == fence[0] && len(run) >= len(fence) && strings.TrimSpace(t[len(run):]) == "" {
+		} else if run != "" && fence != "" && closesFence(t, run, fence) {
 			fence = ""
 			if !skipping {
 				kept = append(kept, l)
@@ -159,6 +164,29 @@ func mergeStatusSections(existing, rendered string) string {
 		return head + fresh + nl
 	}
 	return head + fresh + nl + nl + tail
+}
+
+// unclosedFence returns the index of the line that opens a code fence
+// never closed before the end of lines, or -1.
+func unclosedFence(lines []string) int {
+	open, fence := -1, ""
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch run := fenceRun(t); {
+		case run == "":
+		case fence == "":
+			open, fence = i, run
+		case closesFence(t, run, fence):
+			open, fence = -1, ""
+		}
+	}
+	return open
+}
+
+// closesFence reports whether the trimmed line t, starting with the run
+// of fence characters run, closes the code fence opened by fence.
+func closesFence(t, run, fence string) bool {
+	return run[0] == fence[0] && len(run) >= len(fence) && strings.TrimSpace(t[len(run):]) == ""
 }
 
 // fenceRun returns the run of three or more '`' or '~' that opens or
