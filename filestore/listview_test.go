@@ -87,14 +87,7 @@ func TestListContinuesItsLastView(t *testing.T) {
 		t.Errorf("continuing a view changed the earlier view's tail (%d entries)", len(first.tail))
 	}
 	// A new index (compaction) starts a new view.
-	v, err := s.journal().loadView()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.compact(v); err != nil {
-		t.Fatal(err)
-	}
-	v.close()
+	compactNow(t, s)
 	appendOK(t, s, "cont/d", createEvent())
 	if got := listIDs(t, s); len(got) != 3 || got["cont/d"] != 1 {
 		t.Fatalf("List after a compaction: %v", got)
@@ -171,5 +164,18 @@ func TestCompactionKeepsWhatItCannotRead(t *testing.T) {
 	os.Remove(f.history()) // now keep/a is gone too
 	if err := s.compact(v); err != nil {
 		t.Fatalf("compacting once both are gone: %v", err)
+	}
+}
+
+// compactNow folds s's journal into a new index, as a compaction does.
+func compactNow(t *testing.T, s *Store) {
+	t.Helper()
+	v, err := s.journal().loadView()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.close()
+	if err := s.compact(v); err != nil {
+		t.Fatal(err)
 	}
 }

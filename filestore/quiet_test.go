@@ -139,14 +139,7 @@ func TestVersion1IndexIsReadAndRewritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Fold the journal into the index, then write that index as version 1.
-	v, err := s.journal().loadView()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.compact(v); err != nil {
-		t.Fatal(err)
-	}
-	v.close()
+	compactNow(t, s)
 	sn, err := s.journal().readSnapshot()
 	if err != nil || sn == nil {
 		t.Fatal(sn, err)
