@@ -54,7 +54,7 @@ func createEvent() ckpt.Event {
 	return ckpt.MustEvent(ckpt.EventCreated, time.Time{}, ckpt.Actor{}, ckpt.Created{})
 }
 
-func appendOK(t *testing.T, s *Store, id string, e ckpt.Event) ckpt.AppendResult {
+func appendOK(t testing.TB, s *Store, id string, e ckpt.Event) ckpt.AppendResult {
 	t.Helper()
 	res, err := s.Append(context.Background(), id, e, ckpt.AppendOptions{})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // List implements ckpt.Store from the journal's view (the index and the
@@ -22,6 +23,12 @@ import (
 // Liveness (the beat file) is read for each summary returned. A store whose
 // index cannot be read is listed from its files (listFiles).
 func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
+	return s.list(ctx, opts, nil)
+}
+
+// list is List; with emit (EachSummaryJSON), each summary's JSON goes to
+// emit instead of the page.
+func (s *Store) list(ctx context.Context, opts ckpt.ListOptions, emit func(row []byte) error) (ckpt.Page, error) {
 	page := ckpt.Page{Items: []ckpt.Summary{}}
 	if err := ctx.Err(); err != nil {
 		return page, err
@@ -42,6 +49,9 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	v, err := s.journal().loadViewAfter(prev)
 	defer v.close()
 	if err != nil || v.pruned || v.snap == nil {
+		if emit != nil {
+			return s.emitFiles(ctx, opts, emit)
+		}
 		return s.listFiles(ctx, opts)
 	}
 	s.mu.Lock()
@@ -53,7 +63,7 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	if settled && (opts.Limit <= 0 || opts.Limit >= bulkLiveness) {
 		live = s.loadLive(v)
 	}
-	page, err = s.listView(ctx, v, opts, settled, live)
+	page, err = s.listView(ctx, v, opts, settled, live, emit)
 	// An index of an older version is rewritten at this one as if its
 	// tail were long.
 	if (v.tailN > compactLines || v.snap.version < indexVersion) && err == nil {
@@ -69,8 +79,9 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 var bulkLiveness = 200
 
 // listView is List over v; live, when not nil, is every checkpoint's
-// liveness (else each beat file is read).
-func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, settled bool, live *liveView) (ckpt.Page, error) {
+// liveness (else each beat file is read). With emit, each summary's JSON
+// goes to emit instead of the page (whose Items stay empty).
+func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, settled bool, live *liveView, emit func(row []byte) error) (ckpt.Page, error) {
 	batch := max(opts.Limit+1, 256)
 	// A full page's room at once: growing it by appends moved every
 	// summary of a 1,000-row page several times.
@@ -110,7 +121,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 	dir := s.openListDir()
 	defer dir.close()
 	for done := false; !done; {
-		res := s.newResolver(ctx, dir, &flt, settled, batch)
+		res := s.newResolver(ctx, dir, &flt, settled, batch, emit != nil)
 		end, added := true, 0
 		v.each(from, seen, func(e ientry) bool {
 			if !strings.HasPrefix(e.id, flt.Prefix) {
@@ -154,6 +165,13 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 			if !found[i] {
 				continue
 			}
+			if emit != nil {
+				if err := emitRow(emit, res.rows[i], &sums[i]); err != nil {
+					res.release()
+					return page, err
+				}
+				continue
+			}
 			if opts.Limit > 0 && len(page.Items) == opts.Limit {
 				page.Next = page.Items[len(page.Items)-1].ID
 				done = true
@@ -174,6 +192,17 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 		return page, damaged
 	}
 	return page, nil
+}
+
+// emitRow hands row to emit; a nil row is a summary that did not encode,
+// encoded again for its error.
+func emitRow(emit func([]byte) error, row []byte, sum *ckpt.Summary) error {
+	if row == nil {
+		if _, err := wire.Append(nil, sum); err != nil {
+			return err
+		}
+	}
+	return emit(row)
 }
 
 func errIndexLine(id string) error {
@@ -204,18 +233,24 @@ func prefilter(f *ckpt.Filter, e *ientry) bool {
 // trustView). When e carries its liveness from the liveness log (bulk), a
 // settled listing reads nothing for it (see "Liveness in bulk").
 func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool, sum *ckpt.Summary) (bool, error) {
+	at, p, trusted := s.livenessOf(dir, e, settled)
+	return s.summaryWith(dir, e, flt, trusted, at, p, sum)
+}
+
+// livenessOf returns e's liveness (at, p) and whether its view may be
+// trusted without a stat (see trustView).
+func (s *Store) livenessOf(dir listDir, e ientry, settled bool) (time.Time, ckpt.Presence, bool) {
+	var at time.Time
+	var p ckpt.Presence
 	if e.bulk {
-		var at time.Time
-		var p ckpt.Presence
 		if e.beat != nil {
 			at, p = parseBeat(e.beat)
 		}
 		// A record stands for the beat file trustView asks for: the
 		// checkpoint beat, so its view is trusted once settled.
-		return s.summaryWith(dir, e, flt, settled && e.beat != nil, at, p, sum)
+		return at, p, settled && e.beat != nil
 	}
 	at, size := dir.beat(e.id)
-	var p ckpt.Presence
 	if size > 0 {
 		// Only a beat file that holds a record is read; its time wins
 		// over the file's (which a copy resets).
@@ -226,7 +261,7 @@ func (s *Store) summaryFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool
 			}
 		}
 	}
-	return s.summaryWith(dir, e, flt, settled && !at.IsZero(), at, p, sum)
+	return at, p, settled && !at.IsZero()
 }
 
 // summaryWith is summaryFor once e's liveness is known (at, p); trusted

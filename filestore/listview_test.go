@@ -168,7 +168,7 @@ func TestCompactionKeepsWhatItCannotRead(t *testing.T) {
 }
 
 // compactNow folds s's journal into a new index, as a compaction does.
-func compactNow(t *testing.T, s *Store) {
+func compactNow(t testing.TB, s *Store) {
 	t.Helper()
 	v, err := s.journal().loadView()
 	if err != nil {

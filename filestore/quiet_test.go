@@ -24,7 +24,7 @@ func (n noQuiet) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, er
 // seedQuiet makes checkpoints of every kind a stale report tells apart:
 // beating now and long ago, never beating, a process bound, intervals of
 // a minute and an hour, waiting, blocked, done and archived.
-func seedQuiet(t *testing.T, s *Store, now time.Time) {
+func seedQuiet(t testing.TB, s *Store, now time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range 60 {

@@ -23,6 +23,7 @@ type resolver struct {
 	dir     listDir
 	flt     *ckpt.Filter
 	settled bool
+	json    bool // each summary's JSON to rows (rowFor)
 
 	slots
 	n    int // candidates added
@@ -38,6 +39,7 @@ type slots struct {
 	sums  []ckpt.Summary
 	found []bool
 	errs  []error
+	rows  [][]byte // with json: each summary's JSON (reused)
 }
 
 var resolverSlots sync.Pool
@@ -50,8 +52,8 @@ func (r *resolver) release() {
 }
 
 // newResolver starts a resolver for up to capacity candidates.
-func (s *Store) newResolver(ctx context.Context, dir listDir, flt *ckpt.Filter, settled bool, capacity int) *resolver {
-	r := &resolver{ctx: ctx, s: s, dir: dir, flt: flt, settled: settled, work: make(chan [2]int, capacity/resolveChunk+1)}
+func (s *Store) newResolver(ctx context.Context, dir listDir, flt *ckpt.Filter, settled bool, capacity int, json bool) *resolver {
+	r := &resolver{ctx: ctx, s: s, dir: dir, flt: flt, settled: settled, json: json, work: make(chan [2]int, capacity/resolveChunk+1)}
 	// The slots of the last batch, reused: a listing of 100,000 in
 	// batches of 1,000 would otherwise fault in a fresh megabyte of
 	// summaries per batch (their contents are copied out by listView).
@@ -60,7 +62,7 @@ func (s *Store) newResolver(ctx context.Context, dir listDir, flt *ckpt.Filter, 
 		clear(r.sums[:capacity])
 		clear(r.errs[:capacity])
 	} else {
-		r.slots = slots{make([]ientry, capacity), make([]ckpt.Summary, capacity), make([]bool, capacity), make([]error, capacity)}
+		r.slots = slots{make([]ientry, capacity), make([]ckpt.Summary, capacity), make([]bool, capacity), make([]error, capacity), make([][]byte, capacity)}
 	}
 	for range runtime.GOMAXPROCS(0) {
 		r.wg.Go(r.run)
@@ -98,6 +100,10 @@ func (r *resolver) wait() (cands []ientry, sums []ckpt.Summary, found []bool, er
 func (r *resolver) run() {
 	for span := range r.work {
 		for j := span[0]; j < span[1] && r.ctx.Err() == nil; j++ {
+			if r.json {
+				r.found[j], r.errs[j] = r.s.rowFor(r.dir, r.cands[j], r.flt, r.settled, &r.sums[j], &r.rows[j])
+				continue
+			}
 			r.found[j], r.errs[j] = r.s.summaryFor(r.dir, r.cands[j], r.flt, r.settled, &r.sums[j])
 		}
 	}

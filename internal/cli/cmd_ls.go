@@ -118,7 +118,12 @@ func runLs(ctx context.Context, o *LsOptions) error {
 // readable checkpoints are printed); any other error may cut the array
 // short.
 func streamJSON(ctx context.Context, st ckpt.Store, f ckpt.Filter, js *render.SummariesJSONWriter) error {
-	err := ckpt.EachPage(ctx, st, f, js.Add)
+	var err error
+	if rows, ok := ckpt.As[summaryJSONLister](st); ok {
+		err = rows.EachSummaryJSON(ctx, f, js.AddJSON)
+	} else {
+		err = ckpt.EachPage(ctx, st, f, js.Add)
+	}
 	if d := (*ckpt.DamagedError)(nil); err != nil && !errors.As(err, &d) {
 		return err
 	}
@@ -126,6 +131,13 @@ func streamJSON(ctx context.Context, st ckpt.Store, f ckpt.Filter, js *render.Su
 		return cerr
 	}
 	return err
+}
+
+// summaryJSONLister is a store that writes its summaries' JSON itself
+// (filestore copies them from its index instead of decoding and encoding
+// each one).
+type summaryJSONLister interface {
+	EachSummaryJSON(ctx context.Context, f ckpt.Filter, fn func(row []byte) error) error
 }
 
 // listPage lists one page; see listSummaries for damaged.

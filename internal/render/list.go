@@ -94,15 +94,23 @@ func (js *SummariesJSONWriter) Add(list []ckpt.Summary) error {
 		if js.b, err = wire.Append(js.b[:0], &list[i]); err != nil {
 			return err
 		}
-		if js.n == 0 {
-			js.bw.WriteString("[\n")
-		} else {
-			js.bw.WriteString(",\n")
-		}
-		js.n++
-		js.bw.Write(js.b)
+		js.AddJSON(js.b)
 	}
 	return nil
+}
+
+// AddJSON writes one summary already encoded (as wire.Append writes a
+// ckpt.Summary: a store that holds its summaries' JSON copies it). The
+// error is w's, possibly from an earlier write.
+func (js *SummariesJSONWriter) AddJSON(row []byte) error {
+	if js.n == 0 {
+		js.bw.WriteString("[\n")
+	} else {
+		js.bw.WriteString(",\n")
+	}
+	js.n++
+	_, err := js.bw.Write(row)
+	return err
 }
 
 // Close ends the array ("[]" when nothing was added) and flushes it.

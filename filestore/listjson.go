@@ -1,0 +1,167 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
+)
+
+// EachSummaryJSON calls fn, in ID order, with the JSON of every summary a
+// listing of f returns (ckpt.EachPage's), each as wire.Append (and so
+// json.Marshal) writes it: the rows of `ckpt ls --json`. A summary the
+// index holds in the form the encoder writes is copied from the index
+// with its liveness put in (summary_canon.go), instead of being decoded
+// and encoded again; any other is decoded, so the bytes are the same
+// either way. fn must not keep row, which is reused. As with EachPage, a
+// *ckpt.DamagedError comes after every readable row; an error from fn
+// stops the listing and is returned.
+func (s *Store) EachSummaryJSON(ctx context.Context, f ckpt.Filter, fn func(row []byte) error) error {
+	f.Quiet = nil
+	_, err := s.list(ctx, ckpt.ListOptions{Filter: f}, fn)
+	return err
+}
+
+// emitFiles is a listing from the files (listFiles) for EachSummaryJSON.
+func (s *Store) emitFiles(ctx context.Context, opts ckpt.ListOptions, emit func([]byte) error) (ckpt.Page, error) {
+	page, err := s.listFiles(ctx, opts)
+	if d := (*ckpt.DamagedError)(nil); err != nil && !errors.As(err, &d) {
+		return page, err
+	}
+	var row []byte
+	for i := range page.Items {
+		var aerr error
+		if row, aerr = wire.Append(row[:0], &page.Items[i]); aerr != nil {
+			return page, aerr
+		}
+		if eerr := emit(row); eerr != nil {
+			return page, eerr
+		}
+	}
+	return ckpt.Page{Items: []ckpt.Summary{}}, err
+}
+
+// spliceable reports whether a copied summary can be matched against f:
+// f filters on nothing but the ID's prefix, status and archived, which
+// the index's bytes show without a decode.
+func spliceable(f *ckpt.Filter) bool {
+	return f.Agent == "" && f.Parent == "" && f.Label == "" && f.SeenBefore.IsZero() && f.UpdatedSince.IsZero()
+}
+
+// rowFor is summaryFor writing the summary's JSON to *row: copied from
+// the index when it can be (see EachSummaryJSON), else decoded into *sum
+// and encoded. A summary that cannot be encoded leaves *row nil (the
+// caller encodes *sum again for the error).
+func (s *Store) rowFor(dir listDir, e ientry, flt *ckpt.Filter, settled bool, sum *ckpt.Summary, row *[]byte) (bool, error) {
+	at, p, trusted := s.livenessOf(dir, e, settled)
+	if e.summary != nil && !e.unknown && spliceable(flt) {
+		state := viewTrusted
+		if !trusted {
+			state = s.viewState(dir, e)
+		}
+		if state == viewGone {
+			return false, nil
+		}
+		if state == viewTrusted {
+			if ok, match := spliceRow(row, e, at, p, flt); ok {
+				return match, nil
+			}
+		}
+	}
+	found, err := s.summaryWith(dir, e, flt, trusted, at, p, sum)
+	if found && err == nil {
+		var aerr error
+		if *row, aerr = wire.Append((*row)[:0], sum); aerr != nil {
+			*row = nil
+		}
+	}
+	return found, err
+}
+
+const (
+	viewTrusted = iota // the view's summary is the checkpoint's
+	viewStale          // the files must be read
+	viewGone           // the checkpoint is gone
+)
+
+// viewState is currentSummary's judgement without its decode: whether e's
+// own summary is the checkpoint's (two stats).
+func (s *Store) viewState(dir listDir, e ientry) int {
+	size, missing, ok := dir.historySize(e.id)
+	switch {
+	case missing:
+		return viewGone
+	case ok && size == e.size && dir.exists(e.id, stateName):
+		return viewTrusted
+	}
+	return viewStale
+}
+
+// spliceRow sets *dst to e's summary from the index with liveness (at, p),
+// if the index holds it in the encoder's form; ok is false otherwise (and
+// *dst is then unchanged). match is the filter's verdict on it.
+func spliceRow(dst *[]byte, e ientry, at time.Time, p ckpt.Presence, flt *ckpt.Filter) (ok, match bool) {
+	sp, ok := canonSummary(e.summary)
+	if !ok || !sp.idPlain || !sp.stPlain || string(sp.id) != e.id || !intervalIs(sp.interval, e.interval) {
+		return false, false
+	}
+	// As MatchSummary judges the decoded summary (the prefix was matched
+	// on e.id, which is its ID).
+	if sp.archived && !flt.IncludeArchived ||
+		len(flt.Status) > 0 && !slices.Contains(flt.Status, ckpt.Status(sp.status)) {
+		return true, false
+	}
+	b := append((*dst)[:0], e.summary[:sp.hbStart]...)
+	b, ok = appendHeartbeat(b, at, sp.interval, p)
+	if !ok {
+		return false, false
+	}
+	*dst = append(b, e.summary[sp.hbEnd:]...)
+	return true, true
+}
+
+// intervalIs reports whether the heartbeat's interval value (quoted; nil
+// when omitted) is the index line's interval, as the encoder writes it.
+func intervalIs(v []byte, interval int64) bool {
+	if v == nil || interval <= 0 {
+		return v == nil && interval == 0
+	}
+	d := ckpt.Duration(interval)
+	enc, _ := d.MarshalJSON()
+	return string(v) == string(enc)
+}
+
+// appendHeartbeat appends the heartbeat object wire writes for liveness
+// (at, p) and the interval value (nil: none); ok is false for what the
+// encoder writes otherwise (a time it refuses, a presence that does not
+// encode), left to the decoded path.
+func appendHeartbeat(b []byte, at time.Time, interval []byte, p ckpt.Presence) ([]byte, bool) {
+	b = append(b, '{')
+	n := len(b)
+	if !at.IsZero() {
+		if y := at.Year(); y < 0 || y > 9999 {
+			return b, false
+		}
+		if _, off := at.Zone(); off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
+			return b, false
+		}
+		b = append(b, `,"last_beat":"`...)
+		b = append(at.AppendFormat(b, time.RFC3339Nano), '"')
+	}
+	if interval != nil {
+		b = append(append(b, `,"interval":`...), interval...)
+	}
+	if !p.IsZero() {
+		var err error
+		if b, err = wire.Append(append(b, `,"presence":`...), &p); err != nil {
+			return b, false
+		}
+	}
+	if len(b) > n {
+		b = append(b[:n], b[n+1:]...) // the first member's comma
+	}
+	return append(b, '}'), true
+}
