@@ -32,6 +32,10 @@ func TestPostgreSQL(t *testing.T) {
 	})
 	t.Run("Scripts", testPGScripts)
 	t.Run("HistoryMatchesFileStore", testPGHistoryMatchesFileStore)
+	t.Run("Keeper", testKeeper)
+	t.Run("KeeperKilledMidRequest", testKeeperKilledMidRequest)
+	t.Run("KeeperIdleExit", testKeeperIdleExit)
+	t.Run("KeeperRefusesUnsafeDirectories", testKeeperRefusesUnsafeDirectories)
 }
 
 // testPGScripts runs the scripts in testdata/pgscript against a
@@ -50,6 +54,9 @@ func testPGScripts(t *testing.T) {
 			url := pgCluster.URL(pgCluster.NewDatabase(t))
 			env.Setenv("CKPT_STORE", url)
 			env.Setenv("PGSTORE", url)
+			// The scripts pin the direct path; keeper_process_test.go
+			// holds the keeper's to it.
+			env.Setenv("CKPT_KEEPER", "off")
 			return scriptPath(env, bin)
 		},
 	})

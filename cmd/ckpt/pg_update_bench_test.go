@@ -7,9 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/internal/keeper"
 	"github.com/ckpt-dev/ckpt/internal/pgtest"
 )
 
@@ -31,12 +35,19 @@ var pgBenchCluster pgtest.Cluster
 //     what the hop costs;
 //   - pg-pooled: ckpt update through a PgBouncer in session mode in front
 //     of the same database (when pgbouncer is installed): the server
-//     connection outlives the process, so no backend starts for it.
+//     connection outlives the process, so no backend starts for it;
+//   - pg-keeper: ckpt update as an agent runs it by default, through this
+//     user's keeper of the store (package keeper; started by the warm-up
+//     update and kept running): ckpt sends the append over a Unix socket,
+//     with no exec and no connection. (The other pg cases run with
+//     CKPT_KEEPER=off.)
 //
-// It reports each case's median wall time (NAME-ms), pg's and pg-direct's
+// It reports each case's median wall time (NAME-ms), each pg case's
 // ratio to local in wall and CPU time (the client process's user+system;
-// NAME-vs-local-x, NAME-vs-local-cpu-x) and the database server's CPU
-// per pg update (a connection is a backend process started for it).
+// NAME-vs-local-x, NAME-vs-local-cpu-x), the database server's CPU per
+// pg update (a connection is a backend process started for it) and the
+// keeper's own CPU per update (pg-keeper-keeper-cpu-µs), which a client's
+// figure leaves out.
 //
 //	go test -run '^$' -bench UpdateOverPostgreSQL -benchtime 100x ./cmd/ckpt
 func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
@@ -48,17 +59,18 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 	dir := b.TempDir()
 	local := filepath.Join(dir, ".ckpt")
 	url := pgBenchCluster.URL(pgBenchCluster.NewDatabase(b))
+	if _, err := ckptRun(b, bin, "--store", local, "init"); err != nil {
+		b.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=kai", "CKPT_ID=kai-7/secondary-a", "CKPT_KEEPER=off"}
 	for _, store := range []string{local, url} {
-		if store == local {
-			if _, err := ckptRun(b, bin, "--store", store, "init"); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := ckptRun(b, bin, "--store", store, "start", "kai-7/secondary-a", "--step", "research", "--step", "spec"); err != nil {
-			b.Fatal(err)
+		start := exec.Command(bin, "--store", store, "start", "kai-7/secondary-a", "--step", "research", "--step", "spec")
+		start.Env = env
+		if out, err := start.CombinedOutput(); err != nil {
+			b.Fatalf("ckpt start: %v: %s", err, out)
 		}
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=kai", "CKPT_ID=kai-7/secondary-a"}
+	keeperEnv, keeperPID := benchKeeper(b, bin, url, env)
 	i := 0
 	update := func(prog, store string) func() []string {
 		return func() []string {
@@ -66,30 +78,30 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 				"--current-step", fmt.Sprintf("Writing acceptance criteria %d", i), "--file-modified", "feature_02/spec.md"}
 		}
 	}
-	cases := []struct {
+	type benchCase struct {
 		name string
 		args func() []string
 		pg   bool
-	}{
-		{"hello", func() []string { return []string{hello} }, false},
-		{"local", update(bin, local), false},
-		{"pg", update(bin, url), true},
-		{"pg-direct", update(pg, url), true},
+		env  []string
+	}
+	cases := []benchCase{
+		{"hello", func() []string { return []string{hello} }, false, env},
+		{"local", update(bin, local), false, env},
+		{"pg", update(bin, url), true, env},
+		{"pg-direct", update(pg, url), true, env},
+		{"pg-keeper", update(bin, url), true, keeperEnv},
 	}
 	pooled, poolerCPU := startPgBouncer(b, url)
 	if pooled != "" {
-		cases = append(cases, struct {
-			name string
-			args func() []string
-			pg   bool
-		}{"pg-pooled", update(bin, pooled), true})
+		cases = append(cases, benchCase{"pg-pooled", update(bin, pooled), true, env})
 	} else {
 		b.Log("pg-pooled left out: pgbouncer is not installed")
 	}
 	wall := make([][]time.Duration, len(cases))
 	cpu := make([][]time.Duration, len(cases))
 	serverCPU := make([]time.Duration, len(cases))
-	var pooler time.Duration // PgBouncer's CPU in the pooled runs
+	var pooler time.Duration    // PgBouncer's CPU in the pooled runs
+	var keeperCPU time.Duration // the keeper's in the keeper runs
 	runs := 0
 	for b.Loop() {
 		i++
@@ -98,16 +110,19 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 			args := cases[c].args()
 			cmd := exec.Command(args[0], args[1:]...)
 			cmd.Dir = dir
-			cmd.Env = env
+			cmd.Env = cases[c].env
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			before, err := pgBenchCluster.CPU()
 			if err != nil {
 				b.Fatal(err)
 			}
-			var pooler0 time.Duration
+			var pooler0, keeper0 time.Duration
 			if cases[c].name == "pg-pooled" {
 				pooler0 = poolerCPU()
+			}
+			if cases[c].name == "pg-keeper" {
+				keeper0 = processCPU(b, keeperPID)
 			}
 			t := time.Now()
 			if err := cmd.Run(); err != nil {
@@ -125,6 +140,9 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 			if cases[c].name == "pg-pooled" {
 				pooler += poolerCPU() - pooler0
 			}
+			if cases[c].name == "pg-keeper" {
+				keeperCPU += processCPU(b, keeperPID) - keeper0
+			}
 		}
 		runs++
 	}
@@ -140,7 +158,65 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(med(cpu[1]))/float64(med(cpu[0])), "local-vs-hello-cpu-x")
+	if runs > 0 {
+		b.ReportMetric(float64((keeperCPU / time.Duration(runs)).Microseconds()), "pg-keeper-keeper-cpu-µs")
+	}
 	if pooled != "" && runs > 0 {
 		b.ReportMetric(float64((pooler / time.Duration(runs)).Microseconds()), "pg-pooled-pgbouncer-cpu-µs")
 	}
+}
+
+// benchKeeper starts the keeper of the store at url for the pg-keeper
+// case, as an agent's first update does, in a keeper directory of its own,
+// and returns that case's environment and the keeper's process ID; the
+// keeper is killed when the benchmark ends.
+func benchKeeper(b *testing.B, bin, url string, env []string) ([]string, int) {
+	runtime, err := os.MkdirTemp("", "kb") // short: a socket's path is limited
+	if err != nil {
+		b.Fatal(err)
+	}
+	kenv := append(slices.DeleteFunc(slices.Clone(env), func(v string) bool { return v == "CKPT_KEEPER=off" }),
+		"XDG_RUNTIME_DIR="+runtime, "CKPT_KEEPER_IDLE=10m")
+	paths := keeper.PathsFor(url, func(k string) string {
+		if k == "XDG_RUNTIME_DIR" {
+			return runtime
+		}
+		return ""
+	})
+	warm := exec.Command(bin, "--store", url, "beat", "kai-7/secondary-a")
+	warm.Env = kenv
+	if out, err := warm.CombinedOutput(); err != nil {
+		b.Fatalf("ckpt beat: %v: %s", err, out)
+	}
+	for end := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		c, err := keeper.Dial(paths)
+		if err == nil {
+			s, err := c.Status()
+			c.Close()
+			if err == nil {
+				b.Cleanup(func() {
+					_ = syscall.Kill(s.PID, syscall.SIGKILL)
+					os.RemoveAll(runtime)
+				})
+				return kenv, s.PID
+			}
+		}
+		if time.Now().After(end) {
+			b.Fatal("no keeper answered within a minute of the first update")
+		}
+	}
+}
+
+// processCPU is the processor time process pid has used so far
+// (/proc/PID/schedstat, in nanoseconds).
+func processCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns, err := strconv.ParseInt(strings.Fields(string(raw))[0], 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ns)
 }

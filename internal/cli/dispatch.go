@@ -80,8 +80,9 @@ func execServer(f *cmdutil.Factory) error { return execProgram(f, ServerProgram)
 
 // execProgram replaces the process with the sibling program name (or
 // ckpt-server where ckpt-pg is missing), given the same command line. It
-// returns only when that cannot be done.
-func execProgram(f *cmdutil.Factory, name string) error {
+// returns only when that cannot be done. extra are KEY=VALUE pairs added
+// to its environment.
+func execProgram(f *cmdutil.Factory, name string, extra ...string) error {
 	path, err := findProgram(f.Env, name)
 	if name != ServerProgram && errors.Is(err, errNoServer) {
 		path, err = findProgram(f.Env, ServerProgram)
@@ -97,7 +98,7 @@ func execProgram(f *cmdutil.Factory, name string) error {
 	if f.Env.Exec == nil {
 		return fmt.Errorf("cannot start %s from here: run %s %s", path, path, strings.Join(f.Env.Args, " "))
 	}
-	var env []string
+	env := extra
 	if f.Env.Executable != "" {
 		env = append(env, EnvExecutable+"="+f.Env.Executable)
 	}

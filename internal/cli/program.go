@@ -48,7 +48,7 @@ func Verbs() []Verb {
 		{"note", "record", recordCmd("note")}, {"tell", "record", recordCmd("tell")}, {"beat", "record", newBeatCmd},
 		{"done", "record", recordCmd("done")}, {"fail", "record", recordCmd("fail")}, {"wait", "record", recordCmd("wait")},
 		{"show", "read", newShowCmd}, {"ls", "read", newLsCmd}, {"log", "read", newLogCmd}, {"why", "read", newWhyCmd},
-		{"init", "store", newInitCmd}, {"check", "store", newCheckCmd}, {"repair", "store", newRepairCmd},
+		{"init", "store", newInitCmd}, {"keeper", "store", newKeeperCmd}, {"check", "store", newCheckCmd}, {"repair", "store", newRepairCmd},
 		{"migrate", "store", serverVerb("migrate")}, {"serve", "store", serverVerb("serve")}, {"token", "store", serverVerb("token")},
 		{"resume", "lifecycle", newResumeCmd}, {"takeover", "lifecycle", newTakeoverCmd}, {"restart", "lifecycle", newRestartCmd},
 		{"archive", "lifecycle", newArchiveCmd}, {"restore", "lifecycle", newRestoreCmd}, {"prune", "lifecycle", newPruneCmd},

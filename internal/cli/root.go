@@ -69,7 +69,7 @@ func prepare(f *cmdutil.Factory, cmd *cobra.Command) error {
 	if err := f.Prepare(); err != nil {
 		return err
 	}
-	if !f.HandedOver() {
+	if useKeeper(f, cmd) || !f.HandedOver() || keeperLocal(cmd) {
 		return nil
 	}
 	f.MarkReached() // not a usage error
@@ -123,6 +123,10 @@ Environment:
   CKPT_MIRRORS  the mirror list file (ckpt mirror)
   CKPT_AGENT    the acting agent, like --agent
   CKPT_SESSION  the acting session ID, recorded on every event
+  CKPT_KEEPER   off: a write over PostgreSQL goes straight to the database
+                and starts no keeper (ckpt keeper --help)
+  CKPT_KEEPER_IDLE
+                how long a keeper waits for a request before it exits (5m)
   CKPT_NOW      a fixed clock in RFC 3339 (e.g. 2026-01-15T14:30:00Z) for
                 scripts and tests
   CKPT_ID, CKPT_LOOP, CKPT_HOOK_TIMEOUT, CKPT_STATE_DIR

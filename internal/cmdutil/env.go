@@ -48,6 +48,11 @@ type Env struct {
 	// pairs of env added, and its standard streams; it returns only on
 	// failure. ckpt runs its server commands this way; nil: it cannot.
 	Exec func(path string, args, env []string) error
+	// Start starts the program at path in the background, detached from
+	// the command (its own session, no standard streams), given args
+	// (args[0] included) and the process's environment with env added;
+	// ckpt starts a store's keeper this way. nil: it cannot.
+	Start func(path string, args, env []string) error
 }
 
 // Var reads the environment variable key; "" when unset.

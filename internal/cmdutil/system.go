@@ -40,6 +40,7 @@ func System() *Env {
 		},
 		LookupUser: accountName,
 		Exec:       execProgram,
+		Start:      startDetached,
 	}
 }
 

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/keeper"
+	"github.com/ckpt-dev/ckpt/pgstore"
+)
+
+// keeperRig runs ckpt against one PostgreSQL database with a private
+// keeper directory, as a user's agent does: the first record command over
+// the store starts a keeper, later ones go through it.
+type keeperRig struct {
+	t       *testing.T
+	bin     string
+	url     string
+	runtime string // XDG_RUNTIME_DIR
+	extra   []string
+}
+
+func newKeeperRig(t *testing.T, extra ...string) *keeperRig {
+	t.Helper()
+	// Short: a Unix socket's path is limited to about 100 bytes.
+	runtime, err := os.MkdirTemp("", "kr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &keeperRig{t: t, bin: ckptBinary(t), url: pgCluster.URL(pgCluster.NewDatabase(t)), runtime: runtime, extra: extra}
+	t.Cleanup(func() {
+		k.killKeeper()
+		os.RemoveAll(runtime) // a keeper still starting finds no directory and exits
+	})
+	return k
+}
+
+func (k *keeperRig) getenv(key string) string {
+	if key == "XDG_RUNTIME_DIR" {
+		return k.runtime
+	}
+	return ""
+}
+
+func (k *keeperRig) env() []string {
+	// A short idle: a keeper this test did not see start exits on its own.
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + k.runtime, "USER=kai", "XDG_RUNTIME_DIR=" + k.runtime,
+		"CKPT_STORE=" + k.url, "CKPT_KEEPER_IDLE=20s"}
+	return append(env, k.extra...)
+}
+
+// run runs ckpt with args and returns its stdout, stderr and exit code.
+func (k *keeperRig) run(args ...string) (string, string, int) {
+	k.t.Helper()
+	cmd := exec.Command(k.bin, args...)
+	cmd.Dir = k.runtime
+	cmd.Env = k.env()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		k.t.Fatal(err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+}
+
+// must runs ckpt and fails the test unless it exits 0.
+func (k *keeperRig) must(args ...string) string {
+	k.t.Helper()
+	out, errOut, code := k.run(args...)
+	if code != 0 {
+		k.t.Fatalf("ckpt %v: exit %d: %s%s", args, code, out, errOut)
+	}
+	return out
+}
+
+func (k *keeperRig) paths() keeper.Paths { return keeper.PathsFor(k.url, k.getenv) }
+
+// status is the running keeper's status; ok is false when none answers.
+func (k *keeperRig) status() (keeper.Status, bool) {
+	c, err := keeper.Dial(k.paths())
+	if err != nil {
+		return keeper.Status{}, false
+	}
+	defer c.Close()
+	s, err := c.Status()
+	return s, err == nil
+}
+
+// waitKeeper waits until a keeper answers (started in the background by a
+// command: no command waits for it) and returns its status.
+func (k *keeperRig) waitKeeper() keeper.Status {
+	k.t.Helper()
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if s, ok := k.status(); ok {
+			return s
+		}
+	}
+	k.t.Fatal("no keeper answered within a minute of the first command")
+	return keeper.Status{}
+}
+
+// waitGone waits until no keeper answers.
+func (k *keeperRig) waitGone(why string) {
+	k.t.Helper()
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		c, err := keeper.Dial(k.paths())
+		if errors.Is(err, keeper.ErrNoKeeper) {
+			return
+		}
+		if err == nil {
+			c.Close()
+		}
+	}
+	k.t.Fatalf("a keeper still answers a minute after %s", why)
+}
+
+// killKeeper kills the running keeper, if any, with SIGKILL and waits
+// until it no longer answers.
+func (k *keeperRig) killKeeper() {
+	s, ok := k.status()
+	if !ok {
+		return
+	}
+	if err := syscall.Kill(s.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		k.t.Fatal(err)
+	}
+	k.waitGone("SIGKILL")
+}
+
+// testKeeper: the first update over PostgreSQL starts a keeper and the
+// next ones go through it (its count of requests says so), each printing
+// and exiting exactly as writing directly does, errors included; a keeper
+// killed between commands costs nothing but its warm pool.
+func testKeeper(t *testing.T) {
+	direct := newKeeperRig(t, "CKPT_KEEPER=off")
+	k := newKeeperRig(t)
+	id := "kai-7/secondary-a"
+	for _, r := range []*keeperRig{direct, k} {
+		r.must("start", id, "--step", "research", "--step", "spec")
+	}
+	s0 := k.waitKeeper()
+	if _, ok := direct.status(); ok {
+		t.Fatal("CKPT_KEEPER=off started a keeper")
+	}
+	stamp := regexp.MustCompile(`\d{4}-\d\d-\d\dT[0-9:.]+Z|\d+(ms|s|m) ago`)
+	lines := [][]string{
+		{"update", id, "--current-step", "reading the spec", "--stage", "S1"},
+		{"step", id, "research", "--done"},
+		{"note", id, "a note"},
+		{"update", "kai-7/nosuch", "--current-step", "x"},      // not found
+		{"update", id, "--if-rev", "1", "--current-step", "y"}, // conflict
+		{"start", id},                    // exists
+		{"step", id, "nosuch", "--done"}, // the store refuses it
+		{"update", id, "--progress", "2/9", "--json"},
+		{"beat", id, "--state", "busy", "--reason", "make test"},
+	}
+	for _, args := range lines {
+		do, de, dc := direct.run(args...)
+		ko, ke, kc := k.run(args...)
+		if dc != kc || stamp.ReplaceAllString(do, "T") != stamp.ReplaceAllString(ko, "T") || de != ke {
+			t.Errorf("ckpt %v:\ndirectly: exit %d\n%s%s\nthrough the keeper: exit %d\n%s%s", args, dc, do, de, kc, ko, ke)
+		}
+	}
+	s1, ok := k.status()
+	if !ok || s1.PID != s0.PID || s1.Requests-s0.Requests < int64(len(lines)) {
+		t.Fatalf("the keeper served %d requests for %d commands (pid %d, then %d, %v)", s1.Requests-s0.Requests, len(lines), s0.PID, s1.PID, ok)
+	}
+	show := func(r *keeperRig) string { return stamp.ReplaceAllString(r.must("show", id, "--json"), "T") }
+	if a, b := show(direct), show(k); a != b {
+		t.Errorf("the checkpoints differ:\ndirectly: %s\nthrough the keeper: %s", a, b)
+	}
+
+	// Killed between commands: the next update writes directly (and
+	// starts another keeper).
+	k.killKeeper()
+	if out := k.must("update", id, "--current-step", "after the kill"); !strings.Contains(out, "after the kill") && !strings.Contains(out, id) {
+		t.Errorf("the update after the kill printed %q", out)
+	}
+	if s2 := k.waitKeeper(); s2.PID == s0.PID {
+		t.Errorf("the killed keeper (pid %d) answers", s0.PID)
+	}
+	k.must("keeper", "stop")
+	k.waitGone("keeper stop")
+}
+
+// testKeeperKilledMidRequest: a keeper killed (SIGKILL) after taking a
+// request, before or after applying it, loses no write and doubles none:
+// ckpt retries the command directly under the hand-off's key.
+func testKeeperKilledMidRequest(t *testing.T) {
+	for _, when := range []string{"before", "after"} {
+		k := newKeeperRig(t, "CKPT_KEEPER=off")
+		id := "kai-7/mid-" + when
+		k.must("start", id)
+		k.extra = nil
+		helper := exec.Command(os.Args[0], "-test.run=^TestKeeperHelperProcess$")
+		helper.Env = append(k.env(), "CKPT_KEEPER_HELPER="+when)
+		var log bytes.Buffer
+		helper.Stdout, helper.Stderr = &log, &log
+		if err := helper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		k.waitKeeper()
+		text := "written as the keeper died " + when + " applying it"
+		out, errOut, code := k.run("update", id, "--current-step", text)
+		if code != 0 || !strings.Contains(out, id) {
+			t.Fatalf("%s: the update through a dying keeper: exit %d: %s%s", when, code, out, errOut)
+		}
+		if err := helper.Wait(); err == nil {
+			t.Fatalf("%s: the helper keeper was not killed: %s", when, log.String())
+		}
+		st, err := pgstore.Open(context.Background(), k.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := st.History(context.Background(), id, 1, 0)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range events {
+			if strings.Contains(string(e.Data), text) {
+				n++
+			}
+		}
+		if n != 1 || len(events) != 2 {
+			t.Errorf("%s: the update is in the history %d times (%d events), want once", when, n, len(events))
+		}
+	}
+}
+
+// TestKeeperHelperProcess is the keeper testKeeperKilledMidRequest runs
+// (Go's helper-process pattern): it serves the store and kills itself
+// with SIGKILL at the first append, before or after applying it
+// (CKPT_KEEPER_HELPER). Run directly it has nothing to do.
+func TestKeeperHelperProcess(t *testing.T) {
+	when := os.Getenv("CKPT_KEEPER_HELPER")
+	if when == "" {
+		t.Skip("the keeper of testKeeperKilledMidRequest")
+	}
+	url := os.Getenv("CKPT_STORE")
+	err := keeper.Serve(context.Background(), keeper.Options{
+		Paths: keeper.PathsFor(url, os.Getenv), Idle: time.Minute,
+		Open: func() (ckpt.Store, error) {
+			st, err := pgstore.Open(context.Background(), url)
+			return dying{Store: st, after: when == "after"}, err
+		},
+	})
+	t.Fatalf("the helper keeper ended: %v", err)
+}
+
+// dying is a store that kills its process at the first append.
+type dying struct {
+	ckpt.Store
+	after bool
+}
+
+func (d dying) Append(ctx context.Context, id string, e ckpt.Event, o ckpt.AppendOptions) (ckpt.AppendResult, error) {
+	if d.after {
+		if _, err := d.Store.Append(ctx, id, e, o); err != nil {
+			return ckpt.AppendResult{}, err
+		}
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
+}
+
+// testKeeperIdleExit: a keeper exits after its idle period and removes its
+// socket.
+func testKeeperIdleExit(t *testing.T) {
+	k := newKeeperRig(t, "CKPT_KEEPER_IDLE=1s")
+	k.must("start", "kai-7/idle")
+	k.waitKeeper()
+	k.waitGone("its idle period")
+	if _, err := os.Stat(k.paths().Socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the idle keeper left its socket: %v", err)
+	}
+}
+
+// testKeeperRefusesUnsafeDirectories: a keeper directory open to others,
+// or another user's, is not used (the command writes directly and says
+// why) and no keeper starts in it.
+func testKeeperRefusesUnsafeDirectories(t *testing.T) {
+	k := newKeeperRig(t)
+	dir := k.paths().Dir
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	check := func(what string) {
+		out, errOut, code := k.run("start", "kai-7/"+what)
+		if code != 0 || !strings.Contains(out, "kai-7/"+what) || !strings.Contains(errOut, "not using the keeper") {
+			t.Errorf("%s: exit %d: %s%s", what, code, out, errOut)
+		}
+		if strings.Count(errOut, "not using the keeper") != 1 {
+			t.Errorf("%s: the warning is not said once: %s", what, errOut)
+		}
+		if _, err := os.Stat(k.paths().Lock); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: a keeper started in it: %v", what, err)
+		}
+	}
+	check("open")
+	if os.Getuid() == 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		check("another-users")
+	}
+}

@@ -1,0 +1,144 @@
+// Package keeper is the per-user local keeper of PostgreSQL stores: a
+// background process that holds one store open (its pool of connections
+// warm) and serves ckpt commands over a Unix socket, so that a short
+// `ckpt update` over PostgreSQL starts no database backend and links no
+// driver. A command over a postgres:// store first dials the keeper of
+// that store (Dial); when none answers, it writes directly as before and
+// starts one in the background (`ckpt keeper run`, Serve), which exits
+// after an idle period.
+//
+// The socket lives in a private per-user directory (Dir): its owner must
+// be the user and its mode 0700, and each side checks the other's user
+// (SO_PEERCRED on Linux). Requests and answers are frames of the domain
+// types in internal/wire's JSON (frame.go); errors travel as ckpt serve's
+// do (httpapi.Error), so a command prints and exits through the keeper
+// exactly as it does writing directly. The keeper side takes any
+// ckpt.Store: this package does not link the PostgreSQL driver.
+package keeper
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ckpt "github.com/ckpt-dev/ckpt"
+)
+
+// Environment variables.
+const (
+	// EnvKeeper set to off (or 0, no, false) makes every command write
+	// directly and start no keeper.
+	EnvKeeper = "CKPT_KEEPER"
+	// EnvIdle is how long a keeper waits without a request before it
+	// exits (a Go duration, e.g. 30s); DefaultIdle when unset.
+	EnvIdle = "CKPT_KEEPER_IDLE"
+	// EnvHandoffKey carries, from a client whose keeper went away before
+	// answering, the idempotency key its request was sent with to the
+	// direct write that retries it (set by ckpt only).
+	EnvHandoffKey = "CKPT_KEEPER_KEY"
+)
+
+// DefaultIdle is how long a keeper stays without a request.
+const DefaultIdle = 5 * time.Minute
+
+// Enabled reports whether commands may use a keeper under getenv's
+// environment: not when CKPT_KEEPER turns it off, nor when CKPT_NOW pins
+// the clock (a keeper's store keeps the clock it started with), nor in the
+// direct retry of a hand-off.
+func Enabled(getenv func(string) string) bool {
+	switch strings.ToLower(getenv(EnvKeeper)) {
+	case "off", "0", "no", "false":
+		return false
+	}
+	return getenv("CKPT_NOW") == "" && getenv(EnvHandoffKey) == ""
+}
+
+// Idle is the keeper's idle period under getenv's environment.
+func Idle(getenv func(string) string) (time.Duration, error) {
+	v := getenv(EnvIdle)
+	if v == "" {
+		return DefaultIdle, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: %s=%q is not a positive duration: use a form such as 30s or 5m, or unset it", ckpt.ErrInvalid, EnvIdle, v)
+	}
+	return d, nil
+}
+
+// Dir is the directory of this user's keepers: $XDG_RUNTIME_DIR/ckpt,
+// else /tmp/ckpt-<uid> (not $TMPDIR: every process of the user must find
+// the same socket, and a socket's path is limited to about 100 bytes).
+func Dir(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "ckpt")
+	}
+	return filepath.Join("/tmp", "ckpt-"+strconv.Itoa(os.Getuid()))
+}
+
+// pgEnv are the libpq variables that change what a postgres:// URL
+// connects to or as: a keeper serves one URL under one set of them.
+var pgEnv = []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE",
+	"PGSERVICE", "PGSERVICEFILE", "PGSSLMODE", "PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT", "PGAPPNAME",
+	"PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS"}
+
+// Name is the keeper's file name stem for the store at loc under getenv's
+// environment: a hash of both, so the socket names no secret.
+func Name(loc string, getenv func(string) string) string {
+	h := sha256.New()
+	h.Write([]byte(loc))
+	for _, k := range pgEnv {
+		fmt.Fprintf(h, "\x00%s=%s", k, getenv(k))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// Paths are a keeper's files in Dir.
+type Paths struct {
+	Dir, Socket, Lock, Log string
+}
+
+// PathsFor returns the files of the keeper of loc.
+func PathsFor(loc string, getenv func(string) string) Paths {
+	dir := Dir(getenv)
+	name := Name(loc, getenv)
+	return Paths{Dir: dir, Socket: filepath.Join(dir, name+".sock"), Lock: filepath.Join(dir, name+".lock"), Log: filepath.Join(dir, name+".log")}
+}
+
+// ErrUnsafeDir is the refusal of a keeper directory another user could
+// write to: not a directory (a symbolic link, say), not owned by the user,
+// or open to others.
+var ErrUnsafeDir = errors.New("unsafe keeper directory")
+
+// checkDir refuses dir unless it is a directory (not a link) owned by uid
+// with no permission for group or others.
+func checkDir(dir string, uid int) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory: remove it", ErrUnsafeDir, dir)
+	}
+	if owner, ok := ownerOf(fi); ok && owner != uid {
+		return fmt.Errorf("%w: %s belongs to user %d, not %d: remove it or set XDG_RUNTIME_DIR", ErrUnsafeDir, dir, owner, uid)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%w: %s has mode %v; it must be 0700: chmod 700 %s", ErrUnsafeDir, dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}
+
+// ensureDir creates dir (mode 0700) when missing and checks it.
+func ensureDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return checkDir(dir, os.Getuid())
+}

@@ -1,0 +1,5 @@
+package keeper
+
+import "runtime"
+
+const isLinux = runtime.GOOS == "linux"
