@@ -72,20 +72,21 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	end, warnings, err := s.writeEvent(f, held.lockFD, cur, line, stored, next, warnings)
+	var post afterSync
+	end := cur.end + int64(len(line))
+	during := func() { post.prepare(f, held.dirFD, stored, next, end) }
+	warnings, err = s.writeEvent(f, held.lockFD, cur, line, stored, &post, during, warnings)
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	warnings = s.writeCaches(f, held.dirFD, next, stored.Sum, end, warnings)
-	// Copy before remembering: once remembered, next belongs to the next
-	// update of this checkpoint (in this process), which may change it.
-	out := next.Clone()
+	warnings = s.writeCaches(f, held.dirFD, next.Rev, post.env, post.envErr, warnings)
 	if cur.keys != nil {
 		cur.keys.add(stored.Seq, stored.Key)
 	}
+	// post.out is a copy: once remembered, next belongs to the next update
+	// of this checkpoint (in this process), which may change it.
 	kept = s.remember(f, cur.ino, end, line, stored.Sum, next, cur.keys) && cur.hasFD
-	fillLivenessIn(held.dirFD, out, f)
-	return ckpt.AppendResult{State: out, Event: stored, Warnings: warnings}, nil
+	return ckpt.AppendResult{State: post.out, Event: stored, Warnings: warnings}, nil
 }
 
 // loadForAppend reads the current state of f for an update (step 3 of the
@@ -147,57 +148,59 @@ func (s *Store) sealAndApply(f files, cur current, e ckpt.Event) ([]byte, ckpt.E
 
 // writeEvent makes the sealed line durable and journals it (steps 7a, 7 and
 // 7b of the write order): the pending marker, the history append with
-// fdatasync, then the journal line and the blanked marker. It returns the
-// history's new end and warnings with any journal failure appended. An
-// error means the update was not acknowledged; the markers stay for whoever
-// resolves them.
-func (s *Store) writeEvent(f files, lockFD int, cur current, line []byte, stored ckpt.Event, next *ckpt.Checkpoint, warnings []string) (int64, []string, error) {
+// fdatasync (running during meanwhile, which fills post), then the journal
+// line post holds and the blanked marker. It returns warnings with any
+// journal failure appended. An error means the update was not
+// acknowledged; the markers stay for whoever resolves them.
+func (s *Store) writeEvent(f files, lockFD int, cur current, line []byte, stored ckpt.Event, post *afterSync, during func(), warnings []string) ([]string, error) {
 	if cur.end == 0 {
 		// A new checkpoint has no beat, whatever the liveness log holds
 		// of an earlier one of its ID; its first beat comes after its
 		// history, so after this line.
 		if err := s.logLive(f.id, nil); err != nil {
-			return 0, warnings, fmt.Errorf("filestore: %s: journal/live: %w (nothing was written)", f.id, err)
+			return warnings, fmt.Errorf("filestore: %s: journal/live: %w (nothing was written)", f.id, err)
 		}
 	}
 	mark, err := s.markPending(f, lockFD, marker{Kind: ckpt.ChangeEvent, ID: f.id, Rev: stored.Seq, Sum: stored.Sum})
 	if err != nil {
-		return 0, warnings, err
+		return warnings, err
 	}
-	if err := appendLine(f, cur.historyFD(), line, cur.end == 0); err != nil {
+	if err := appendLine(f, cur.historyFD(), line, cur.end == 0, during); err != nil {
 		// The markers stay: whoever resolves them checks the history.
 		mark.leave()
-		return 0, warnings, err
+		return warnings, err
 	}
 	// The update is durable. What follows is the change feed and caches.
-	end := cur.end + int64(len(line))
 	if afterHistorySync != nil {
 		afterHistorySync()
 	}
-	if err := s.journalChange(entryOf(stored, end, next)); err != nil {
+	err = post.jerr
+	if err == nil {
+		err = s.journalLine(post.jline)
+	}
+	if err != nil {
 		mark.leave()
 		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but the change journal did not record it (%v); the next writer of %s or a repair journals it", f.id, err, f.id))
 	} else {
 		mark.done()
 	}
-	return end, warnings, nil
+	return warnings, nil
 }
 
-// writeCaches overwrites state.json with next (step 8 of the write order,
-// no fsync; through dfd, f's directory as the held lock has it open, or -1) and writes a backup when next.Rev is a multiple of BackupEvery.
-// sum is the last event's checksum and end the history's size. The update
-// is already durable, so failures are returned as warnings appended to
-// warnings, never as errors.
-func (s *Store) writeCaches(f files, dfd int, next *ckpt.Checkpoint, sum string, end int64, warnings []string) []string {
-	env, err := encodeEnvelope(next, sum, end)
-	if err != nil {
-		return append(warnings, err.Error())
+// writeCaches overwrites state.json with env, the envelope of revision
+// rev or envErr (step 8 of the write order, no fsync; through dfd, f's
+// directory as the held lock has it open, or -1) and writes a backup when
+// rev is a multiple of BackupEvery. The update is already durable, so
+// failures are returned as warnings appended to warnings, never as errors.
+func (s *Store) writeCaches(f files, dfd int, rev int64, env []byte, envErr error, warnings []string) []string {
+	if envErr != nil {
+		return append(warnings, envErr.Error())
 	}
 	if err := overwriteIn(dfd, f.state(), env); err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: the update is saved but state.json was not replaced (%v); reads replay the history until it is repaired", f.id, err))
 	}
-	if next.Rev%int64(s.cfg.BackupEvery) == 0 {
-		if err := s.writeBackup(f, next.Rev, env); err != nil {
+	if rev%int64(s.cfg.BackupEvery) == 0 {
+		if err := s.writeBackup(f, rev, env); err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: the update is saved but its backup was not written (%v); a repair rewrites it", f.id, err))
 		}
 	}
@@ -276,14 +279,16 @@ func seal(e ckpt.Event, rev int64, sum string, now time.Time) ([]byte, ckpt.Even
 }
 
 // appendLine appends line to f's history with one write and makes it
-// durable, through hfd (the history, open O_APPEND) if it is not -1.
-// first says the history is new: its directory entries are synced too.
-func appendLine(f files, hfd int, line []byte, first bool) error {
+// durable, through hfd (the history, open O_APPEND) if it is not -1, and
+// runs during (once, whatever fails) while the line's writeback is in
+// flight: see afterSync. first says the history is new: its directory entries are
+// synced too.
+func appendLine(f files, hfd int, line []byte, first bool, during func()) error {
 	var err error
 	if hfd >= 0 {
-		err = writeSync(hfd, f.history(), line)
+		err = writeSyncWhile(hfd, f.history(), line, during)
 	} else {
-		err = appendSync(f.history(), line)
+		err = appendSyncWhile(f.history(), line, during)
 	}
 	if err != nil {
 		return fmt.Errorf("filestore: %s: appending to history (the update is not acknowledged; a partial line is cut by the next writer): %w", f.id, err)

@@ -162,14 +162,20 @@ func (p *pending) done() {
 	}
 }
 
-// journalChange appends e to the journal: Append's hot path, on the
-// Store's cached journal files (journal_fast.go).
+// journalChange appends e to the journal (see journalLine).
 func (s *Store) journalChange(e jentry) error {
 	line, err := appendEntry(nil, &e)
 	if err != nil {
 		return fmt.Errorf("filestore: journal entry for %s: %w", e.ID, err)
 	}
-	if err := s.fastAppend(append(line, '\n')); err != nil {
+	return s.journalLine(append(line, '\n'))
+}
+
+// journalLine appends line, an entry's line with its newline, to the
+// journal: Append's hot path, on the Store's cached journal files
+// (journal_fast.go).
+func (s *Store) journalLine(line []byte) error {
+	if err := s.fastAppend(line); err != nil {
 		return err
 	}
 	s.wakeWatchers()

@@ -257,7 +257,7 @@ func (s *Store) mendHistory(f files, d *diagnosis) (string, error) {
 	if _, err := ckpt.Apply(f.id, d.folded, stored); err != nil {
 		return strings.Join(did, "; ") + "; the saved state does not apply", err
 	}
-	if err := appendLine(f, -1, line, prefixEnd == 0); err != nil {
+	if err := appendLine(f, -1, line, prefixEnd == 0, nil); err != nil {
 		return strings.Join(did, "; "), err
 	}
 	reached("appended")

@@ -64,18 +64,7 @@ func fileSize(path string) (int64, error) {
 // and fdatasync, using plain system calls: os.OpenFile would add five more
 // (the runtime poller's fcntl and epoll_ctl calls) to every update.
 func appendSync(path string, data []byte) error {
-	fd, err := openFile(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT)
-	if err != nil {
-		return err
-	}
-	if err := writeSync(fd, path, data); err != nil {
-		syscall.Close(fd)
-		return err
-	}
-	if err := syscall.Close(fd); err != nil {
-		return &os.PathError{Op: "close", Path: path, Err: err}
-	}
-	return nil
+	return appendSyncWhile(path, data, nil)
 }
 
 // openAsLeft opens the history at path for appending if it is exactly as
@@ -125,9 +114,48 @@ func reuseAsLeft(dfd, hfd int, path string, ino uint64, size int64, tail []byte)
 // writeSync writes data to fd (of the file at path) with one write and
 // makes it durable (fdatasync). fd stays open.
 func writeSync(fd int, path string, data []byte) error {
-	if err := writeAll(fd, path, data); err != nil {
+	return writeSyncWhile(fd, path, data, nil)
+}
+
+// appendSyncWhile is appendSync running during (if not nil, once, whatever
+// fails) while the line's writeback is in flight (writeSyncWhile).
+func appendSyncWhile(path string, data []byte, during func()) error {
+	fd, err := openFile(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT)
+	if err != nil {
+		runOnce(during)
 		return err
 	}
+	if err := writeSyncWhile(fd, path, data, during); err != nil {
+		syscall.Close(fd)
+		return err
+	}
+	if err := syscall.Close(fd); err != nil {
+		return &os.PathError{Op: "close", Path: path, Err: err}
+	}
+	return nil
+}
+
+// writeSyncWhile is writeSync running during (if not nil, once, whatever
+// fails) while the line's writeback is in flight: it writes data, starts
+// the writeback with sync_file_range (which does not wait for it; an error
+// there only loses the head start), runs during, and then fdatasyncs,
+// which waits for the writeback and commits the new size. The write comes
+// first: what during does never precedes the line in the file.
+func writeSyncWhile(fd int, path string, data []byte, during func()) error {
+	if err := writeAll(fd, path, data); err != nil {
+		runOnce(during)
+		return err
+	}
+	if during != nil {
+		unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+		during()
+	}
+	return fdatasyncFD(fd, path)
+}
+
+// fdatasyncFD is fdatasync(2) of fd (the file at path), retried when
+// interrupted.
+func fdatasyncFD(fd int, path string) error {
 	for {
 		err := syscall.Fdatasync(fd)
 		if err == syscall.EINTR {

@@ -144,3 +144,17 @@ func writePlain(path string, data []byte) error {
 	}
 	return f.Close()
 }
+
+// appendSyncWhile is appendSync, then during (no overlap here).
+func appendSyncWhile(path string, data []byte, during func()) error {
+	err := appendSync(path, data)
+	runOnce(during)
+	return err
+}
+
+// writeSyncWhile is writeSync, then during (no overlap here).
+func writeSyncWhile(fd int, path string, data []byte, during func()) error {
+	err := writeSync(fd, path, data)
+	runOnce(during)
+	return err
+}
