@@ -111,12 +111,6 @@ func reuseAsLeft(dfd, hfd int, path string, ino uint64, size int64, tail []byte)
 	return -1, false
 }
 
-// writeSync writes data to fd (of the file at path) with one write and
-// makes it durable (fdatasync). fd stays open.
-func writeSync(fd int, path string, data []byte) error {
-	return writeSyncWhile(fd, path, data, nil)
-}
-
 // appendSyncWhile is appendSync running during (if not nil, once, whatever
 // fails) while the line's writeback is in flight (writeSyncWhile).
 func appendSyncWhile(path string, data []byte, during func()) error {
@@ -135,11 +129,12 @@ func appendSyncWhile(path string, data []byte, during func()) error {
 	return nil
 }
 
-// writeSyncWhile is writeSync running during (if not nil, once, whatever
-// fails) while the line's writeback is in flight: it writes data, starts
-// the writeback with sync_file_range (which does not wait for it; an error
-// there only loses the head start), runs during, and then fdatasyncs,
-// which waits for the writeback and commits the new size. The write comes
+// writeSyncWhile writes data to fd (of the file at path) with one write
+// and makes it durable (fdatasync); fd stays open. When during is not nil
+// it runs once, whatever fails, while the line's writeback is in flight:
+// after the write, sync_file_range starts the writeback without waiting
+// (an error there only loses the head start), during runs, and fdatasync
+// then waits for the writeback and commits the new size. The write comes
 // first: what during does never precedes the line in the file.
 func writeSyncWhile(fd int, path string, data []byte, during func()) error {
 	if err := writeAll(fd, path, data); err != nil {
