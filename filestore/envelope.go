@@ -72,6 +72,24 @@ func encodeEnvelope(st *ckpt.Checkpoint, sum string, size int64) ([]byte, error)
 // panicking, on anything but a complete, self-consistent envelope of id: a
 // torn or garbage file, a checksum mismatch, another checkpoint's state.
 func parseEnvelope(data []byte, id string) (envelope, *ckpt.Checkpoint, error) {
+	env, state, err := splitEnvelope(data, id)
+	if err != nil {
+		return env, nil, err
+	}
+	c := new(ckpt.Checkpoint)
+	if err := wire.Unmarshal(state, c); err != nil {
+		return env, nil, fmt.Errorf("state: %v", err)
+	}
+	if c.ID != id || c.Rev != env.Rev {
+		return env, nil, fmt.Errorf("state is %q at revision %d, the envelope says %q at %d", c.ID, c.Rev, id, env.Rev)
+	}
+	return env, c, nil
+}
+
+// splitEnvelope checks an envelope of id as parseEnvelope does, all but
+// the state's decoding, and returns its header and the state member's
+// bytes, which match their checksum.
+func splitEnvelope(data []byte, id string) (envelope, []byte, error) {
 	data = bytes.TrimSuffix(data, []byte{'\n'})
 	i := bytes.Index(data, []byte(stateMember))
 	if i < 0 || len(data) < i+len(stateMember)+2 || data[len(data)-1] != '}' {
@@ -91,14 +109,7 @@ func parseEnvelope(data []byte, id string) (envelope, *ckpt.Checkpoint, error) {
 	if got := checksum(state); got != env.StateSum {
 		return env, nil, fmt.Errorf("state checksum is %s, the envelope says %s (edited or damaged)", got, env.StateSum)
 	}
-	c := new(ckpt.Checkpoint)
-	if err := wire.Unmarshal(state, c); err != nil {
-		return env, nil, fmt.Errorf("state: %v", err)
-	}
-	if c.ID != id || c.Rev != env.Rev {
-		return env, nil, fmt.Errorf("state is %q at revision %d, the envelope says %q at %d", c.ID, c.Rev, id, env.Rev)
-	}
-	return env, c, nil
+	return env, state, nil
 }
 
 // parseHeader reads an envelope header, the bytes before `,"state":`,

@@ -51,10 +51,11 @@ func (in Input) command() string {
 	return firstLine(Redact(cmd), failCommandMax)
 }
 
-// errorType is the type a failure of this call is recorded under, and the
-// one a later success of the same command clears.
-func (in Input) errorType() string {
-	if cmd := in.command(); cmd != "" {
+// errorTypeOf is the type a failure of this call, whose command() is cmd,
+// is recorded under, and the one a later success of the same command
+// clears.
+func (in Input) errorTypeOf(cmd string) string {
+	if cmd != "" {
 		return "command: " + cmd
 	}
 	return "tool: " + orDash(in.ToolName)
@@ -130,7 +131,11 @@ func responseText(resp json.RawMessage) string {
 // failure reads what went wrong in this tool call: a PostToolUseFailure
 // (failed is set), or a PostToolUse of a shell command whose exit code is
 // not 0. nil when nothing failed.
-func (in Input) failure(failed bool) *toolFailure {
+func (in Input) failure(failed bool) *toolFailure { return in.failureOf(failed, in.command()) }
+
+// failureOf is failure for a call whose command() is cmd: the PostToolUse
+// hook finds the command once.
+func (in Input) failureOf(failed bool, cmd string) *toolFailure {
 	text := ""
 	if failed {
 		text = in.Error
@@ -138,7 +143,7 @@ func (in Input) failure(failed bool) *toolFailure {
 			text = responseText(in.ToolResponse)
 		}
 	} else {
-		if in.command() == "" {
+		if cmd == "" {
 			return nil
 		}
 		code, ok := exitCode(in.ToolResponse)
@@ -154,7 +159,7 @@ func (in Input) failure(failed bool) *toolFailure {
 	if msg == "" {
 		msg = "failed"
 	}
-	return &toolFailure{Type: in.errorType(), Message: msg}
+	return &toolFailure{Type: in.errorTypeOf(cmd), Message: msg}
 }
 
 // outputTail keeps the end of a command's output, where test runners and
@@ -188,33 +193,29 @@ func outputTail(s string) string {
 	return head + out
 }
 
-// recordFailure records what failed as an error of the checkpoint, unless
-// the same failure is already open; a shell command that now succeeds
-// clears the errors its earlier failures left open.
-func (c *hookCall) recordFailure(cp *ckpt.Checkpoint, failed bool) {
-	f := c.in.failure(failed)
-	if f == nil {
-		if c.in.command() == "" {
-			return
-		}
-		typ := c.in.errorType()
-		for _, e := range cp.ActiveErrors() {
-			if e.Type == typ {
-				if _, err := c.append(request.Error{Type: typ, Clear: true}, c.toolKey("ok")); err != nil {
-					c.warn("%s: clearing the failure of %s: %v", c.id, typ, err)
-				}
-				return
-			}
-		}
-		return
-	}
-	for _, e := range cp.ActiveErrors() {
+// recordFailure records f as an error of the checkpoint whose errors not
+// yet cleared are open, unless the same failure is one of them.
+func (c *hookCall) recordFailure(open []ckpt.ErrorItem, f *toolFailure) {
+	for _, e := range open {
 		if e.Type == f.Type && e.Message == f.Message {
 			return
 		}
 	}
 	if _, err := c.append(request.Error{Type: f.Type, Message: f.Message}, c.toolKey("fail")); err != nil {
 		c.warn("%s: recording the failure: %v", c.id, err)
+	}
+}
+
+// clearFailure clears the open error of type typ, if there is one: the
+// shell command whose failure left it has now succeeded.
+func (c *hookCall) clearFailure(open []ckpt.ErrorItem, typ string) {
+	for _, e := range open {
+		if e.Type == typ {
+			if _, err := c.append(request.Error{Type: typ, Clear: true}, c.toolKey("ok")); err != nil {
+				c.warn("%s: clearing the failure of %s: %v", c.id, typ, err)
+			}
+			return
+		}
 	}
 }
 
@@ -226,13 +227,25 @@ func (c *hookCall) toolKey(what string) string {
 	return "hook:" + what + ":" + c.in.ToolUseID
 }
 
-// shellDone handles a shell command's PostToolUse: a failure (exit code
-// not 0) is recorded, creating the checkpoint if need be; a success clears
-// the same command's open failure. A success on a session without a
-// checkpoint creates none.
-func (c *hookCall) shellDone() {
-	failed := c.in.failure(false) != nil
-	cp, _, err := c.get(failed)
+// shellDone handles the PostToolUse of shell command cmd: a failure (exit
+// code not 0) is recorded, creating the checkpoint if need be; a success
+// clears the same command's open failure. A success on a session without a
+// checkpoint creates none, and reads only the checkpoint's open errors
+// (ckpt.OpenErrors), not its whole state: a shell command is the most
+// common tool call, and it rarely leaves anything to clear.
+func (c *hookCall) shellDone(cmd string) {
+	var err error
+	if f := c.in.failureOf(false, cmd); f != nil {
+		var cp *ckpt.Checkpoint
+		if cp, _, err = c.get(true); err == nil {
+			c.recordFailure(cp.ActiveErrors(), f)
+		}
+	} else {
+		var open []ckpt.ErrorItem
+		if open, err = ckpt.OpenErrors(c.ctx, c.h.Store, c.id); err == nil {
+			c.clearFailure(open, c.in.errorTypeOf(cmd))
+		}
+	}
 	switch {
 	case errors.Is(err, ckpt.ErrNotFound):
 		return
@@ -240,7 +253,6 @@ func (c *hookCall) shellDone() {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	c.recordFailure(cp, false)
 	c.signal(ckpt.PresenceWorking, "")
 }
 
@@ -251,6 +263,6 @@ func (c *hookCall) toolFailed() {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	c.recordFailure(cp, true)
+	c.recordFailure(cp.ActiveErrors(), c.in.failure(true))
 	c.signal(ckpt.PresenceWorking, "")
 }

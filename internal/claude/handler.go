@@ -459,8 +459,8 @@ func (c *hookCall) postToolUse() {
 		c.planTool(items)
 		return
 	}
-	if c.in.command() != "" {
-		c.shellDone()
+	if cmd := c.in.command(); cmd != "" {
+		c.shellDone(cmd)
 		return
 	}
 	files := c.in.Files()

@@ -28,6 +28,9 @@ type planItem struct {
 // planToolItems reads the tasks a plan tool call wrote; ok is false when
 // the tool is not a plan tool.
 func planToolItems(in Input) (items []planItem, ok bool) {
+	if !IsPlanTool(in.ToolName) {
+		return nil, false // most tool calls: their input is not read
+	}
 	args, _ := objectMembers(in.ToolInput)
 	switch normTool(in.ToolName) {
 	case "taskcreate":
@@ -118,9 +121,16 @@ func idList(raw json.RawMessage) []string {
 	return out
 }
 
-// normTool is a tool's name in lower case without '_' and '-'.
+// normTool is a tool's name in lower case without '_' and '-'. Every
+// PostToolUse asks it a few times, hence no strings.Replacer.
 func normTool(name string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		if ch := name[i]; ch != '_' && ch != '-' {
+			b = append(b, ch)
+		}
+	}
+	return strings.ToLower(string(b))
 }
 
 // IsPlanTool reports whether name is a tool with which a client writes its
