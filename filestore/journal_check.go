@@ -174,6 +174,10 @@ func (s *Store) journalBehind(v *view, id string) (ckpt.Problem, bool) {
 		return ckpt.Problem{ID: id, Severity: ckpt.SeverityWarning,
 			What:   fmt.Sprintf("%s: the change journal stops at revision %d of %d (a writer died between the history and the journal)", id, e.rev, cur.rev()),
 			Repair: "ckpt repair"}, true
+	case e.size != cur.end:
+		return ckpt.Problem{ID: id, Severity: ckpt.SeverityWarning,
+			What:   fmt.Sprintf("%s: the change journal holds revision %d of %d bytes, the history revision %d of %d (repaired or edited by hand): a full listing shows the journal's", id, e.rev, e.size, cur.rev(), cur.end),
+			Repair: "ckpt repair"}, true
 	}
 	return ckpt.Problem{}, false
 }

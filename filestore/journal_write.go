@@ -606,8 +606,17 @@ func (s *Store) missingEntries(v *view) ([]jentry, error) {
 			continue
 		}
 		cur, err := s.load(f)
-		if err != nil || cur.state == nil || (ok && cur.rev() <= e.rev) {
-			continue // damage is check's; a shorter history is not the journal's to mend
+		if err != nil || cur.state == nil {
+			continue // damage is check's
+		}
+		if ok && cur.rev() <= e.rev {
+			// A history that a repair (or a hand) made other than the
+			// journal's entry: a full listing trusts the view, so the
+			// journal takes the history's state as it is now.
+			if je, changed := s.rewrittenEntry(id, e, cur); changed {
+				out = append(out, je)
+			}
+			continue
 		}
 		// A checkpoint new to the journal (made behind the store's back,
 		// or whose every event a crash took from the journal) enters it
@@ -635,6 +644,21 @@ func (s *Store) missingEntries(v *view) ([]jentry, error) {
 		}
 	}
 	return out, nil
+}
+
+// rewrittenEntry returns the entry of id's history as it is now (cur),
+// when it is not the journal's entry e although no later than it: a
+// repair kept a prefix of it, or it was edited by hand. A torn tail after
+// e's events is not a change.
+func (s *Store) rewrittenEntry(id string, e ientry, cur current) (jentry, bool) {
+	if cur.end == e.size && cur.rev() == e.rev {
+		return jentry{}, false
+	}
+	events, err := s.History(context.Background(), id, cur.rev(), 0)
+	if err != nil || len(events) == 0 {
+		return jentry{}, false
+	}
+	return entryOf(events[len(events)-1], cur.end, cur.state), true
 }
 
 // rebuildJournal starts the journal again from the files: a new index of

@@ -17,11 +17,13 @@ import (
 // List implements ckpt.Store from the journal's view (the index and the
 // journal after it): it finds the page by binary search on the index,
 // filters on ID, status, archived and update time without decoding a
-// summary, and opens no state file for an entry that is current. An entry
-// is current when the history's size is the one it records and state.json
-// exists (two stats); otherwise the checkpoint is read from its files.
-// Liveness (the beat file) is read for each summary returned. A store whose
-// index cannot be read is listed from its files (listFiles).
+// summary, and opens no state file for an entry that is current. A
+// settled listing in bulk trusts every entry (trustView); otherwise an
+// entry is current when the history's size is the one it records and
+// state.json exists (two stats), and is else read from its files.
+// Liveness (the liveness log in bulk, else the beat file) is read for each
+// summary returned. A store whose index cannot be read is listed from its
+// files (listFiles).
 func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, error) {
 	return s.list(ctx, opts, nil)
 }
@@ -246,9 +248,9 @@ func (s *Store) livenessOf(dir listDir, e ientry, settled bool) (time.Time, ckpt
 		if e.beat != nil {
 			at, p = parseBeat(e.beat)
 		}
-		// A record stands for the beat file trustView asks for: the
-		// checkpoint beat, so its view is trusted once settled.
-		return at, p, settled && e.beat != nil
+		// The liveness log of this boot stands for every beat file
+		// (none means never beaten): once settled, the view is trusted.
+		return at, p, settled
 	}
 	at, size := dir.beat(e.id)
 	if size > 0 {
@@ -288,9 +290,15 @@ func (s *Store) summaryWith(dir listDir, e ientry, flt *ckpt.Filter, trusted boo
 // a stat: the listing settled (every dead writer's marker resolved, the
 // journal reconciled under this boot, so the view holds every append that
 // was acknowledged; a live writer's append is not acknowledged before its
-// journal line) and the checkpoint's beat file exists, which proves its
-// directory is there (a checkpoint removed by hand is not listed). It
-// returns false otherwise, and the caller stats the files (currentSummary).
+// journal line; a repair journals the histories it rewrites) and either
+// the listing reads liveness in bulk from a liveness log of this boot
+// (every checkpoint, beating or not: no file of any is read) or the
+// checkpoint's beat file exists, which proves its directory is there (a
+// short page does not list a checkpoint removed by hand). It returns
+// false otherwise, and the caller stats the files (currentSummary). What a
+// trusted view does not show is a history changed behind the store's back
+// (edited, damaged or removed by hand): ckpt check reports it and ckpt
+// repair journals it.
 func trustView(e ientry, trusted bool, sum *ckpt.Summary) bool {
 	if !trusted || e.unknown {
 		return false

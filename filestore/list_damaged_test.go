@@ -13,6 +13,10 @@ import (
 
 // TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes: one damaged
 // history must not hide every other checkpoint from ls, status or a monitor.
+// A page that stats each checkpoint (ckpt ls's table of 50) names the
+// damaged one; a full listing trusts the settled view (see trustView) and
+// lists it from the journal, like a checkpoint that beats, until check
+// reports the damage.
 func TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})
@@ -43,7 +47,8 @@ func TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes(t *testing.T) {
 	}
 	s = reopen(t, s)
 
-	list, err := ckpt.ListAll(ctx, s, ckpt.Filter{})
+	page, err := s.List(ctx, ckpt.ListOptions{Limit: ckpt.DefaultPageSize})
+	list := page.Items
 	var damaged *ckpt.DamagedError
 	if !errors.As(err, &damaged) || !errors.Is(err, ckpt.ErrCorrupt) {
 		t.Fatalf("List error %v, want a *ckpt.DamagedError wrapping ErrCorrupt", err)
@@ -53,6 +58,12 @@ func TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes(t *testing.T) {
 	}
 	if len(list) != 2 || list[0].ID != "a" || list[1].ID != "c" {
 		t.Fatalf("List returned %d checkpoints, want a and c", len(list))
+	}
+	if all, err := ckpt.ListAll(ctx, s, ckpt.Filter{}); err != nil || len(all) != 3 {
+		t.Fatalf("a full listing: %d checkpoints, %v; want all three from the journal", len(all), err)
+	}
+	if r, err := s.Check(ctx, nil); err != nil || r.Errors() == 0 {
+		t.Fatalf("check after the damage: %+v, %v; want b's damage reported", r, err)
 	}
 }
 

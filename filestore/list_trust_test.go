@@ -118,7 +118,7 @@ func TestListAfterMachineCrash(t *testing.T) {
 // TestCheckpointRemovedByHand: removing a checkpoint's directory by hand
 // (not ckpt prune) leaves its line in the view and its beats in the
 // liveness log. A short page looks at its beat file and leaves it out; a
-// full listing reads no file of a checkpoint that beat (see "Liveness in
+// full listing reads no file of any checkpoint (see "Liveness in
 // bulk") and lists it until ckpt check reports it and ckpt repair
 // journals its deletion.
 func TestCheckpointRemovedByHand(t *testing.T) {
