@@ -15,23 +15,37 @@ import (
 // means "not that form" (not necessarily invalid): the caller decodes it
 // with encoding/json (FuzzDecodeEntry holds the two equal).
 func decodeEntry(line []byte) (jentry, bool) {
+	e, sum, ok := decodeEnvelope(line)
+	if !ok || sum == nil {
+		return e, ok
+	}
+	e.Summary = new(ckpt.Summary)
+	if wire.Unmarshal(sum, e.Summary) != nil {
+		return e, false
+	}
+	return e, true
+}
+
+// decodeEnvelope is decodeEntry without the summary's decode: it returns
+// the summary's bytes (nil when the line has none).
+func decodeEnvelope(line []byte) (jentry, []byte, bool) {
 	var e jentry
 	r := presenceReader{b: line, ok: true}
 	r.lit(`{"kind":`)
 	e.Kind = ckpt.ChangeKind(r.str())
 	if !r.key("id") {
-		return e, false
+		return e, nil, false
 	}
 	e.ID = r.str()
 	if !r.key("rev") {
-		return e, false
+		return e, nil, false
 	}
 	e.Rev = int64(r.int())
 	if r.key("type") {
 		e.Type = ckpt.EventType(r.str())
 	}
 	if e.At = r.time("at"); e.At.IsZero() {
-		return e, false
+		return e, nil, false
 	}
 	if r.key("sum") {
 		e.Sum = r.str()
@@ -40,22 +54,18 @@ func decodeEntry(line []byte) (jentry, bool) {
 		e.Size = int64(r.int())
 	}
 	if !r.ok {
-		return e, false
+		return e, nil, false
 	}
 	rest := line[r.pos:]
 	if string(rest) == "}" {
-		return e, true
+		return e, nil, true
 	}
 	if !r.key("summary") || line[len(line)-1] != '}' {
-		return e, false
+		return e, nil, false
 	}
 	sum := line[r.pos : len(line)-1]
 	if len(sum) == 0 || sum[0] != '{' || bytes.Equal(sum, []byte("null")) {
-		return e, false
+		return e, nil, false
 	}
-	e.Summary = new(ckpt.Summary)
-	if wire.Unmarshal(sum, e.Summary) != nil {
-		return e, false
-	}
-	return e, true
+	return e, sum, true
 }

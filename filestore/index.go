@@ -404,6 +404,9 @@ type view struct {
 	tailN   int               // lines after the snapshot
 	end     int64
 	pruned  bool // the journal no longer holds the snapshot's position
+	// rawTail resolves tail entries with their summary's bytes rather
+	// than decoded (resolvedRaw): set by a listing that copies them.
+	rawTail bool
 
 	snapIdent fileIdent // the index the tail continues (loadViewAfter)
 	snapPos   int64
@@ -558,7 +561,12 @@ func (v *view) merge(from string, fn func(e ientry, line []byte) bool) {
 				p = next
 			}
 		}
-		e := v.tail[v.tailIDs[k]].resolved()
+		e := v.tail[v.tailIDs[k]]
+		if v.rawTail {
+			e = e.resolvedRaw()
+		} else {
+			e = e.resolved()
+		}
 		k++
 		if !fn(e, nil) {
 			return

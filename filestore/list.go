@@ -59,6 +59,7 @@ func (s *Store) list(ctx context.Context, opts ckpt.ListOptions, emit func(row [
 	s.mu.Lock()
 	s.listed = v
 	s.mu.Unlock()
+	v.rawTail = emit != nil
 	// A listing of many reads every checkpoint's liveness from the
 	// liveness log at once; a short page reads its few beat files.
 	var live *liveView

@@ -25,6 +25,48 @@ func (s *Store) EachSummaryJSON(ctx context.Context, f ckpt.Filter, fn func(row 
 	return err
 }
 
+// resolvedRaw is resolved for a listing that copies summaries: a journal
+// line whose summary is in the encoder's form (canonSummary) keeps its
+// summary's bytes, as an index line does, and the fields a listing
+// filters on are read from them without a decode. Any other line is
+// resolved.
+func (e ientry) resolvedRaw() ientry {
+	if e.raw == nil {
+		return e
+	}
+	je, sum, ok := decodeEnvelope(e.raw)
+	if !ok || sum == nil || je.ID != e.id || je.Kind != ckpt.ChangeEvent {
+		return e.resolved()
+	}
+	sp, ok := canonSummary(sum)
+	if !ok || !sp.stPlain {
+		return e.resolved()
+	}
+	updated, uok := parseUTCNano(sp.updated)
+	interval, iok := canonInterval(sp.interval)
+	if !uok || !iok {
+		return e.resolved()
+	}
+	return ientry{id: e.id, rev: je.Rev, size: je.Size, updated: updated.UnixNano(), interval: interval,
+		status: statusOf(sp.status), archived: sp.archived, summary: sum}
+}
+
+// canonInterval returns the duration of a heartbeat's interval value
+// (quoted; nil: none, 0) if it is in the form the encoder writes.
+func canonInterval(v []byte) (int64, bool) {
+	if v == nil {
+		return 0, true
+	}
+	if len(v) < 2 {
+		return 0, false
+	}
+	d, err := time.ParseDuration(string(v[1 : len(v)-1]))
+	if err != nil || d <= 0 || !intervalIs(v, int64(d)) {
+		return 0, false
+	}
+	return int64(d), true
+}
+
 // emitFiles is a listing from the files (listFiles) for EachSummaryJSON.
 func (s *Store) emitFiles(ctx context.Context, opts ckpt.ListOptions, emit func([]byte) error) (ckpt.Page, error) {
 	page, err := s.listFiles(ctx, opts)

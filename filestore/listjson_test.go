@@ -278,3 +278,41 @@ func TestCanonMembersAreTheSummarys(t *testing.T) {
 		}
 	}
 }
+
+// FuzzResolvedRaw: a journal line resolved with its summary's bytes kept
+// (a listing that copies summaries) has the fields a listing filters on
+// that the decoded line has, and its bytes decode to the decoded summary.
+func FuzzResolvedRaw(f *testing.F) {
+	s := newStore(f, Options{})
+	seedEveryKind(f, s, time.Now().UTC())
+	r, err := s.journal().openReader(0, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	r.readAllLines(func(line []byte, _ int64) error {
+		f.Add(bytes.Clone(line))
+		return nil
+	})
+	r.close()
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, ok := lazyEntry(line)
+		if !ok {
+			return
+		}
+		raw, dec := e.resolvedRaw(), e.resolved()
+		if raw.summary == nil {
+			if !reflect.DeepEqual(raw, dec) {
+				t.Fatalf("not kept raw, yet resolved otherwise: %+v, %+v", raw, dec)
+			}
+			return
+		}
+		if dec.decoded == nil || raw.rev != dec.rev || raw.size != dec.size || raw.status != dec.status ||
+			raw.archived != dec.archived || raw.updated != dec.updated || raw.interval != dec.interval || raw.deleted || dec.deleted {
+			t.Fatalf("kept raw as %+v, decoded as %+v", raw, dec)
+		}
+		var sum ckpt.Summary
+		if err := raw.summaryInto(&sum); err != nil || !reflect.DeepEqual(&sum, dec.decoded) {
+			t.Fatalf("the kept bytes decode to %+v (%v), the line to %+v", sum, err, dec.decoded)
+		}
+	})
+}

@@ -40,7 +40,20 @@ type canonMember struct {
 	kind canonKind
 	req  bool // written whatever its value (no omitempty)
 	sub  []canonMember
+	span canonSpan // what canonSpans records of it
 }
+
+// canonSpan names a member canonSpans records.
+type canonSpan uint8
+
+const (
+	spanNone canonSpan = iota
+	spanID
+	spanStatus
+	spanArchived
+	spanUpdated
+	spanHeartbeat
+)
 
 var (
 	canonAgent = []canonMember{
@@ -57,7 +70,7 @@ var (
 	// canonSummaryMembers are ckpt.Summary's members as wire writes them
 	// (TestCanonMembersAreTheSummarys holds them to its field list).
 	canonSummaryMembers = []canonMember{
-		{key: `"id":`, kind: cStr, req: true},
+		{key: `"id":`, kind: cStr, req: true, span: spanID},
 		{key: `"rev":`, kind: cInt, req: true},
 		{key: `"parent":`, kind: cStrNE},
 		{key: `"labels":`, kind: cList},
@@ -67,30 +80,31 @@ var (
 		{key: `"task_id":`, kind: cStrNE},
 		{key: `"stage":`, kind: cStrNE},
 		{key: `"phase":`, kind: cStrNE},
-		{key: `"status":`, kind: cStr, req: true},
+		{key: `"status":`, kind: cStr, req: true, span: spanStatus},
 		{key: `"status_reason":`, kind: cStrNE},
 		{key: `"current_step":`, kind: cStrNE},
 		{key: `"progress":`, kind: cObj, req: true, sub: canonProgress},
-		{key: `"heartbeat":`, kind: cHeart, req: true},
+		{key: `"heartbeat":`, kind: cHeart, req: true, span: spanHeartbeat},
 		{key: `"active_blockers":`, kind: cIntNZ},
 		{key: `"blocking_errors":`, kind: cIntNZ},
 		{key: `"blockers":`, kind: cList},
 		{key: `"session_started_at":`, kind: cTimeNZ},
 		{key: `"partial":`, kind: cTrue},
 		{key: `"messages":`, kind: cIntNZ},
-		{key: `"archived":`, kind: cObj, sub: canonArchive},
+		{key: `"archived":`, kind: cObj, sub: canonArchive, span: spanArchived},
 		{key: `"started_at":`, kind: cTime, req: true},
-		{key: `"updated_at":`, kind: cTime, req: true},
+		{key: `"updated_at":`, kind: cTime, req: true, span: spanUpdated},
 		{key: `"completed_at":`, kind: cTime},
 	}
 )
 
-// canonSpans locates what a listing needs of a canonical summary: its ID
-// and status (string contents, without quotes; escapes left in), whether it
-// is archived, and its heartbeat object ([hbStart, hbEnd)) with the
+// canonSpans locates what a listing needs of a canonical summary: its ID,
+// status and update time (string contents, without quotes; escapes left
+// in), whether it is archived, and its heartbeat object ([hbStart, hbEnd)) with the
 // interval's value (quotes included; nil when none).
 type canonSpans struct {
 	id, status       []byte
+	updated          []byte // updated_at's time
 	archived         bool
 	hbStart, hbEnd   int
 	interval         []byte
@@ -108,15 +122,14 @@ type canonReader struct {
 // writes, and where its parts are.
 func canonSummary(b []byte) (canonSpans, bool) {
 	r := canonReader{b: b}
-	if !r.object(canonSummaryMembers, true) || r.i != len(b) {
+	if !r.object(canonSummaryMembers) || r.i != len(b) {
 		return canonSpans{}, false
 	}
 	return r.sp, true
 }
 
-// object reads an object of members; top says it is the summary itself
-// (whose id, status and archived are recorded).
-func (r *canonReader) object(members []canonMember, top bool) bool {
+// object reads an object of members, recording the spans they name.
+func (r *canonReader) object(members []canonMember) bool {
 	if !r.lit("{") {
 		return false
 	}
@@ -136,17 +149,17 @@ func (r *canonReader) object(members []canonMember, top bool) bool {
 		if !r.value(m) {
 			return false
 		}
-		if top {
-			switch m.key {
-			case `"id":`:
-				r.sp.id, r.sp.idPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
-			case `"status":`:
-				r.sp.status, r.sp.stPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
-			case `"archived":`:
-				r.sp.archived = true
-			case `"heartbeat":`:
-				r.sp.hbStart, r.sp.hbEnd = start, r.i
-			}
+		switch m.span {
+		case spanID:
+			r.sp.id, r.sp.idPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
+		case spanStatus:
+			r.sp.status, r.sp.stPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
+		case spanArchived:
+			r.sp.archived = true
+		case spanUpdated:
+			r.sp.updated = r.b[start+1 : r.i-1]
+		case spanHeartbeat:
+			r.sp.hbStart, r.sp.hbEnd = start, r.i
 		}
 	}
 	return r.lit("}")
@@ -181,7 +194,7 @@ func (r *canonReader) value(m *canonMember) bool {
 			}
 		}
 	case cObj:
-		return r.object(m.sub, false)
+		return r.object(m.sub)
 	case cHeart:
 		if r.lit("{}") {
 			return true
@@ -216,6 +229,12 @@ func (r *canonReader) str() ([]byte, bool) {
 	}
 	start := r.i
 	for r.i < len(r.b) {
+		for r.i < len(r.b) && plainByte[r.b[r.i]] {
+			r.i++
+		}
+		if r.i == len(r.b) {
+			break
+		}
 		c := r.b[r.i]
 		switch {
 		case c == '"':
@@ -241,6 +260,15 @@ func (r *canonReader) str() ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// plainByte marks the bytes the encoder writes as they are: printable
+// ASCII but for '"', '\\', '<', '>' and '&'.
+var plainByte = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // canonEscape returns the length of the escape at the start of b if it is
 // one the encoder writes (for the one character it stands for), else 0.
