@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
@@ -64,10 +65,11 @@ type batcher struct {
 	running int
 }
 
-// submit queues r and waits for its batch's outcome. When ctx ends first
-// the append may still be written (like an append whose COMMIT's answer is
-// lost): the caller forgets what it remembers and reports ctx's error.
-func (s *Store) submit(ctx context.Context, r *fastRow) fastResult {
+// submit queues r and waits for its batch's outcome; written says the
+// batch is done with r. When ctx ends first the append may still be
+// written (like an append whose COMMIT's answer is lost): the caller
+// forgets what it remembers and reports ctx's error.
+func (s *Store) submit(ctx context.Context, r *fastRow) (res fastResult, written bool) {
 	r.done = make(chan fastResult, 1)
 	b := &s.batches
 	b.mu.Lock()
@@ -86,9 +88,9 @@ func (s *Store) submit(ctx context.Context, r *fastRow) fastResult {
 	}
 	select {
 	case res := <-r.done:
-		return res
+		return res, true
 	case <-ctx.Done():
-		return fastResult{err: ctx.Err()}
+		return fastResult{err: ctx.Err()}, false
 	}
 }
 
@@ -138,9 +140,13 @@ func (s *Store) runBatches(caller bool) {
 // any append acknowledged.
 func (s *Store) writeBatch(rows []*fastRow) {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].id < rows[j].id })
-	sql, args := batchArgs(rows)
+	var mode pgx.QueryExecMode
 	if len(rows) == 1 {
-		args = append([]any{s.execMode()}, args...)
+		mode = s.execMode()
+	}
+	sql, args := batchArgs(rows, mode == pgx.QueryExecModeCacheStatement)
+	if len(rows) == 1 {
+		args = append([]any{mode}, args...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()

@@ -197,11 +197,17 @@ func (s *Store) fastAppend(ctx context.Context, id string, k known, e ckpt.Event
 	if err != nil {
 		return ckpt.AppendResult{}, errStale // refused against what may be stale: let the lock decide
 	}
-	row, err := encodeRow(next)
+	buf := rowBuffers.Get().(*[]byte)
+	row, b, err := appendRow(*buf, next)
+	*buf = b
 	if err != nil {
+		rowBuffers.Put(buf)
 		return ckpt.AppendResult{}, err
 	}
-	res := s.submit(ctx, &fastRow{id: id, rev: k.rev, lastSum: k.lastSum, event: stored, line: line, row: row, checkAt: skewBound})
+	res, written := s.submit(ctx, &fastRow{id: id, rev: k.rev, lastSum: k.lastSum, event: stored, line: line, row: row, checkAt: skewBound})
+	if written {
+		rowBuffers.Put(buf) // else the batch may still be reading it
+	}
 	if res.err != nil {
 		return ckpt.AppendResult{}, res.err
 	}

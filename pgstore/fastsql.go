@@ -121,8 +121,11 @@ SELECT $1::text, clock_timestamp(), beat, presence FROM upd`
 
 // batchArgs returns the statement for rows (sorted by ID) and its
 // arguments: a one-row form's scalars for one row, a batch form's arrays
-// for more; the unkeyed forms when no row has a key.
-func batchArgs(rows []*fastRow) (string, []any) {
+// for more; the unkeyed forms when no row has a key. described: the
+// one-row statement runs prepared, so pgx knows $5 and $6 are text and
+// takes the row's bytes as they are (unprepared, pgx would send bytes as
+// bytea: they go as strings).
+func batchArgs(rows []*fastRow, described bool) (string, []any) {
 	keyed := false
 	for _, r := range rows {
 		keyed = keyed || r.event.Key != ""
@@ -134,7 +137,11 @@ func batchArgs(rows []*fastRow) (string, []any) {
 		if keyed {
 			sql = oneSQL
 		}
-		return sql, append([]any{r.id, r.rev, r.lastSum, r.event.Sum, string(r.row.state), string(r.row.summary),
+		var state, summary any = r.row.state, r.row.summary
+		if !described {
+			state, summary = string(r.row.state), string(r.row.summary)
+		}
+		return sql, append([]any{r.id, r.rev, r.lastSum, r.event.Sum, state, summary,
 			r.row.status, r.row.agentID, r.row.agentName, r.row.parent, r.row.labels, r.row.archived, r.row.updatedAt,
 			r.event.At, r.event.Key, r.line, string(r.event.Type), r.checkAt}, consts...)
 	}
