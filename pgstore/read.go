@@ -142,7 +142,10 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 		return ckpt.Page{}, fmt.Errorf("%w: page size %d is negative", ckpt.ErrInvalid, opts.Limit)
 	}
 	sql, args := listQuery(opts)
-	rows, err := s.pool.Query(ctx, sql, args...)
+	// By the simple protocol: planned with its values, whatever the
+	// connection's plan_cache_mode (see genericPlans), so that a parent
+	// or an agent uses its partial index.
+	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
 		return ckpt.Page{}, classify(err)
 	}
