@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -61,9 +62,16 @@ func (k *keeperRig) env() []string {
 // run runs ckpt with args and returns its stdout, stderr and exit code.
 func (k *keeperRig) run(args ...string) (string, string, int) {
 	k.t.Helper()
+	return k.runIn("", args...)
+}
+
+// runIn is run with stdin as the command's standard input.
+func (k *keeperRig) runIn(stdin string, args ...string) (string, string, int) {
+	k.t.Helper()
 	cmd := exec.Command(k.bin, args...)
 	cmd.Dir = k.runtime
-	cmd.Env = k.env()
+	cmd.Env = append(k.env(), "XDG_STATE_HOME="+filepath.Join(k.runtime, "state"))
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -172,13 +180,38 @@ func testKeeper(t *testing.T) {
 			t.Errorf("ckpt %v:\ndirectly: exit %d\n%s%s\nthrough the keeper: exit %d\n%s%s", args, dc, do, de, kc, ko, ke)
 		}
 	}
-	s1, ok := k.status()
-	if !ok || s1.PID != s0.PID || s1.Requests-s0.Requests < int64(len(lines)) {
-		t.Fatalf("the keeper served %d requests for %d commands (pid %d, then %d, %v)", s1.Requests-s0.Requests, len(lines), s0.PID, s1.PID, ok)
+	sMid, ok := k.status()
+	if !ok || sMid.PID != s0.PID || sMid.Requests-s0.Requests < int64(len(lines)) {
+		t.Fatalf("the keeper served %d requests for %d commands (pid %d, then %d, %v)", sMid.Requests-s0.Requests, len(lines), s0.PID, sMid.PID, ok)
 	}
-	show := func(r *keeperRig) string { return stamp.ReplaceAllString(r.must("show", id, "--json"), "T") }
-	if a, b := show(direct), show(k); a != b {
-		t.Errorf("the checkpoints differ:\ndirectly: %s\nthrough the keeper: %s", a, b)
+	// A Claude Code session's hooks: the first prompt creates the
+	// session's checkpoint, a write is recorded, the stop writes.
+	for _, r := range []*keeperRig{direct, k} {
+		if err := os.MkdirAll(filepath.Join(r.runtime, "app", ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks := []struct{ event, payload string }{
+		{"UserPromptSubmit", `{"session_id":"s1","cwd":"@/app","hook_event_name":"UserPromptSubmit","prompt":"Refactor parseConfig"}`},
+		{"PostToolUse", `{"session_id":"s1","cwd":"@/app","hook_event_name":"PostToolUse","tool_name":"Write","tool_input":{"file_path":"@/app/new.go","content":"package app\n"},"tool_response":{"type":"create","filePath":"@/app/new.go"},"tool_use_id":"toolu_01"}`},
+		{"Stop", `{"session_id":"s1","cwd":"@/app","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Refactored."}`},
+	}
+	for _, h := range hooks {
+		do, de, dc := direct.runIn(strings.ReplaceAll(h.payload, "@", direct.runtime), "hook", h.event)
+		ko, ke, kc := k.runIn(strings.ReplaceAll(h.payload, "@", k.runtime), "hook", h.event)
+		if dc != kc || stamp.ReplaceAllString(do, "T") != stamp.ReplaceAllString(ko, "T") || de != ke {
+			t.Errorf("ckpt hook %s:\ndirectly: exit %d\n%s%s\nthrough the keeper: exit %d\n%s%s", h.event, dc, do, de, kc, ko, ke)
+		}
+	}
+	s1, ok := k.status()
+	if !ok || s1.PID != s0.PID || s1.Requests-sMid.Requests-1 < int64(len(hooks)) { // -1: the status request
+		t.Fatalf("the keeper served %d requests for %d hooks (pid %d, then %d, %v)", s1.Requests-sMid.Requests-1, len(hooks), s0.PID, s1.PID, ok)
+	}
+	for _, cp := range []string{id, "app/session-s1"} {
+		show := func(r *keeperRig) string { return stamp.ReplaceAllString(r.must("show", cp, "--json"), "T") }
+		if a, b := show(direct), show(k); a != b {
+			t.Errorf("%s differs:\ndirectly: %s\nthrough the keeper: %s", cp, a, b)
+		}
 	}
 
 	// Killed between commands: the next update writes directly (and

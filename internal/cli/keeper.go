@@ -23,11 +23,12 @@ import (
 // background for the next commands.
 
 // keeperVerbs are the verbs that go through a keeper: the record verbs,
-// each one append (update also a read when it sets progress) or a beat.
+// each one append (update also a read when it sets progress) or a beat,
+// and the agent clients' hooks.
 var keeperVerbs = map[string]bool{
 	"start": true, "step": true, "update": true, "decision": true, "block": true, "unblock": true,
 	"error": true, "accept": true, "cycle": true, "note": true, "tell": true, "beat": true,
-	"done": true, "fail": true, "wait": true,
+	"done": true, "fail": true, "wait": true, "hook": true,
 }
 
 // keeperLocal reports whether cmd is `keeper status` or `keeper stop`,
@@ -69,6 +70,14 @@ func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
 		}
 		return false
 	}
+	// A lost request is retried by running the command again directly,
+	// except a hook's: its payload on stdin is read already. A hook
+	// reports the loss as it reports a database that failed (it never
+	// breaks the agent's session).
+	onLost := func(e *keeper.LostError) error { return retryDirect(f, e) }
+	if verbName(cmd) == "hook" {
+		onLost = nil
+	}
 	first := c
 	open := func(*cmdutil.Factory, string) (ckpt.Store, error) {
 		cl := first
@@ -77,10 +86,14 @@ func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
 			var err error
 			if cl, err = keeper.Dial(paths); err != nil {
 				// Gone since the command started: write directly.
-				return nil, retryDirect(f, &keeper.LostError{Err: err})
+				lost := &keeper.LostError{Err: err}
+				if onLost == nil {
+					return nil, lost
+				}
+				return nil, onLost(lost)
 			}
 		}
-		cl.OnLost = func(e *keeper.LostError) error { return retryDirect(f, e) }
+		cl.OnLost = onLost
 		return cl, nil
 	}
 	f.Stores = maps.Clone(f.Stores)
@@ -136,7 +149,7 @@ func newKeeperCmd(f *cmdutil.Factory) *cobra.Command {
 		Use:   "keeper",
 		Short: "See or stop this user's keeper of a PostgreSQL store",
 		Long: `A command that records work over a PostgreSQL store (--store or CKPT_STORE a
-postgres:// URL) goes through this user's keeper of that store when one
+postgres:// URL), a hook among them, goes through this user's keeper of that store when one
 runs: a background process holding the store's connections open, reached
 over a private Unix socket ($XDG_RUNTIME_DIR/ckpt, else /tmp/ckpt-UID), so
 the command starts no database connection. The first such command starts
