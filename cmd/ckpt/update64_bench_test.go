@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -18,7 +19,8 @@ import (
 // one wave of each, alternating, so both see the same disk and load.
 // x-floor-rate is the ckpt wave's rate over the floor wave's (issue 22's
 // goal: at least 0.7); cpu-x-floor is the ratio of their CPU time per
-// process.
+// process, faults/update and floor-faults/append their minor page faults
+// per process (most of a short Go process's kernel time).
 //
 //	go test -run '^$' -bench Update64Processes -benchtime 10x ./cmd/ckpt
 func BenchmarkUpdate64Processes(b *testing.B) {
@@ -35,7 +37,7 @@ func BenchmarkUpdate64Processes(b *testing.B) {
 	}
 	files := b.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
-	wave := func(args func(i int) (string, []string)) (time.Duration, time.Duration) {
+	wave := func(args func(i int) (string, []string)) (wall, cpuPer time.Duration, faults int64) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var cpu time.Duration
@@ -52,29 +54,33 @@ func BenchmarkUpdate64Processes(b *testing.B) {
 				}
 				mu.Lock()
 				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+					faults += ru.Minflt
+				}
 				mu.Unlock()
 			})
 		}
 		wg.Wait()
-		wall := time.Since(t0)
+		wall = time.Since(t0)
 		close(errs)
 		if err := <-errs; err != nil {
 			b.Fatal(err)
 		}
-		return wall, cpu / n
+		return wall, cpu / n, faults
 	}
 	var ckptWall, floorWall, ckptCPU, floorCPU time.Duration
+	var ckptFaults, floorFaults int64
 	k := 0
 	for b.Loop() {
 		k++
-		w, c := wave(func(i int) (string, []string) {
+		w, c, f := wave(func(i int) (string, []string) {
 			return floor, []string{filepath.Join(files, fmt.Sprintf("agent-%02d", i))}
 		})
-		floorWall, floorCPU = floorWall+w, floorCPU+c
-		w, c = wave(func(i int) (string, []string) {
+		floorWall, floorCPU, floorFaults = floorWall+w, floorCPU+c, floorFaults+f
+		w, c, f = wave(func(i int) (string, []string) {
 			return bin, []string{"--store", store, "update", ids[i], "--current-step", fmt.Sprintf("writing the spec, pass %d", k)}
 		})
-		ckptWall, ckptCPU = ckptWall+w, ckptCPU+c
+		ckptWall, ckptCPU, ckptFaults = ckptWall+w, ckptCPU+c, ckptFaults+f
 	}
 	b.ReportMetric(float64(n*k)/ckptWall.Seconds(), "updates/s")
 	b.ReportMetric(float64(n*k)/floorWall.Seconds(), "floor-appends/s")
@@ -82,6 +88,8 @@ func BenchmarkUpdate64Processes(b *testing.B) {
 	b.ReportMetric(float64(ckptCPU)/float64(floorCPU), "cpu-x-floor")
 	b.ReportMetric(float64(ckptCPU.Microseconds())/1000/float64(k), "cpu-ms/update")
 	b.ReportMetric(float64(floorCPU.Microseconds())/1000/float64(k), "floor-cpu-ms/append")
+	b.ReportMetric(float64(ckptFaults)/float64(n*k), "faults/update")
+	b.ReportMetric(float64(floorFaults)/float64(n*k), "floor-faults/append")
 }
 
 var (
