@@ -281,8 +281,8 @@ func seal(e ckpt.Event, rev int64, sum string, now time.Time) ([]byte, ckpt.Even
 // appendLine appends line to f's history with one write and makes it
 // durable, through hfd (the history, open O_APPEND) if it is not -1, and
 // runs during (once, whatever fails) while the line's writeback is in
-// flight: see afterSync. first says the history is new: its directory entries are
-// synced too.
+// flight: see afterSync. first says the history is new: its directory
+// entries are synced too.
 func appendLine(f files, hfd int, line []byte, first bool, during func()) error {
 	var err error
 	if hfd >= 0 {

@@ -13,8 +13,9 @@ import (
 // append starts the writeback (sync_file_range, which does not wait), does
 // this work, and only then calls fdatasync, which waits for what is left.
 // The disk works while the CPU does, on one thread: a goroutine doing the
-// same beside the sync cost about 40 µs more CPU per append in thread
-// wake-ups than it saved (docs/design.md, "Overlapping the sync").
+// same beside a blocking fdatasync cost 36-62 µs more CPU per append in
+// thread wake-ups and lowered the wall time only in some runs
+// (docs/design.md, "Issue 22, round three: overlapping the sync").
 //
 // prepare writes nothing: every write it prepares happens after the
 // fdatasync, in the write order of docs/design.md, so no file ever claims
