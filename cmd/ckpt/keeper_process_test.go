@@ -214,6 +214,13 @@ func testKeeper(t *testing.T) {
 		}
 	}
 
+	// --no-keeper writes directly while the keeper runs.
+	before, _ := k.status()
+	k.must("--no-keeper", "note", id, "written directly")
+	if after, _ := k.status(); after.Requests != before.Requests+1 { // +1: the status request
+		t.Errorf("--no-keeper: the keeper served %d requests", after.Requests-before.Requests-1)
+	}
+
 	// Killed between commands: the next update writes directly (and
 	// starts another keeper).
 	k.killKeeper()

@@ -52,8 +52,11 @@ func verbName(cmd *cobra.Command) string {
 // keeper's. When none answers and this binary writes to PostgreSQL itself
 // (ckpt-pg), it starts one for the next commands.
 func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
+	if f.Store != nil || f.NoKeeper || !keeperVerbs[verbName(cmd)] {
+		return false
+	}
 	loc := f.Location()
-	if f.Store != nil || !keeperVerbs[verbName(cmd)] || !isPGURL(loc) || !keeper.Enabled(f.Env.Var) {
+	if !isPGURL(loc) || !keeper.Enabled(f.Env.Var) {
 		return false
 	}
 	paths := keeper.PathsFor(loc, f.Env.Var)
@@ -162,7 +165,9 @@ CKPT_KEEPER=off writes directly and starts none.`,
 		Short: "Say whether a keeper of the store runs, and what it has served",
 		Args:  cobra.NoArgs,
 		RunE: f.RunE(func(ctx context.Context, _ []string) error {
-			o.Paths = keeper.PathsFor(f.Location(), f.Env.Var)
+			if err := o.locate(f); err != nil {
+				return err
+			}
 			return runKeeperStatus(o, false)
 		}),
 	}
@@ -172,7 +177,9 @@ CKPT_KEEPER=off writes directly and starts none.`,
 		Short: "Stop the keeper of the store (it answers the requests it holds first)",
 		Args:  cobra.NoArgs,
 		RunE: f.RunE(func(ctx context.Context, _ []string) error {
-			o.Paths = keeper.PathsFor(f.Location(), f.Env.Var)
+			if err := o.locate(f); err != nil {
+				return err
+			}
 			return runKeeperStatus(o, true)
 		}),
 	}
@@ -182,7 +189,9 @@ CKPT_KEEPER=off writes directly and starts none.`,
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: f.RunE(func(ctx context.Context, _ []string) error {
-			o.Paths = keeper.PathsFor(f.Location(), f.Env.Var)
+			if err := o.locate(f); err != nil {
+				return err
+			}
 			idle, err := keeper.Idle(f.Env.Var)
 			if err != nil {
 				return err
@@ -193,6 +202,17 @@ CKPT_KEEPER=off writes directly and starts none.`,
 	}
 	cmd.AddCommand(status, stop, run)
 	return cmd
+}
+
+// locate sets the keeper's files from the store, which must be a
+// PostgreSQL URL.
+func (o *KeeperOptions) locate(f *cmdutil.Factory) error {
+	loc := f.Location()
+	if !isPGURL(loc) {
+		return cmdutil.Usagef("ckpt keeper works on a PostgreSQL store: give its postgres:// URL with --store or CKPT_STORE")
+	}
+	o.Paths = keeper.PathsFor(loc, f.Env.Var)
+	return nil
 }
 
 // runKeeperStatus prints the keeper's status, after asking it to stop when

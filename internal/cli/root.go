@@ -150,7 +150,7 @@ func verbOf(args []string, verbs []Verb) string {
 		switch {
 		case a == "--store" || a == "--agent":
 			i++ // its value
-		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--agent="):
+		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--agent=") || a == "--no-keeper":
 		case strings.HasPrefix(a, "-"):
 			return "" // --help, --version, --, or a flag only a verb knows
 		default:
@@ -189,7 +189,7 @@ func versionAlias(args []string) []string {
 		switch a := args[i]; {
 		case a == "--store" || a == "--agent":
 			i++ // its value
-		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--agent="):
+		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--agent=") || a == "--no-keeper":
 		case a == "--version" || a == "-v":
 			out := slices.Clone(args)
 			out[i] = "version"
@@ -229,6 +229,7 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.StoreFlag, "store", "", "the store `DIR` (the .ckpt directory itself); default: $CKPT_STORE, else the nearest .ckpt/ walking up")
 	pf.StringVar(&f.AgentFlag, "agent", "", "the acting agent `ID`, recorded on each event; default: $CKPT_AGENT")
+	pf.BoolVar(&f.NoKeeper, "no-keeper", false, "with a PostgreSQL store, write directly: no keeper is used or started (as CKPT_KEEPER=off)")
 
 	root.AddGroup(
 		&cobra.Group{ID: "record", Title: "Record work:"},

@@ -32,6 +32,9 @@ type Factory struct {
 	Env *Env
 	// StoreFlag and AgentFlag are the root's --store and --agent.
 	StoreFlag, AgentFlag string
+	// NoKeeper is the root's --no-keeper: a command over a PostgreSQL
+	// store writes directly and starts no keeper (package keeper).
+	NoKeeper bool
 	// Stores are the store openers of this binary, by location scheme.
 	Stores Stores
 	// Store, when set, is the store every command uses instead of opening

@@ -227,19 +227,19 @@ func TestIdleExit(t *testing.T) {
 			done <- Serve(context.Background(), Options{Open: func() (ckpt.Store, error) { return memstore.New(), nil }, Paths: p, Idle: idle, Ready: func() { close(ready) }})
 		}()
 		<-ready
-		c, err := Dial(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s, err := c.Status(); err != nil || s.PID != os.Getpid() {
-			t.Fatalf("status: %+v, %v", s, err)
-		}
 		if stop {
+			c, err := Dial(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err := c.Status(); err != nil || s.PID != os.Getpid() {
+				t.Fatalf("status: %+v, %v", s, err)
+			}
 			if _, err := c.Stop(); err != nil {
 				t.Fatal(err)
 			}
+			c.Close()
 		}
-		c.Close()
 		select {
 		case err := <-done:
 			if err != nil {
@@ -253,6 +253,23 @@ func TestIdleExit(t *testing.T) {
 		}
 		if _, err := Dial(p); !errors.Is(err, ErrNoKeeper) {
 			t.Errorf("dialling a keeper that exited: %v", err)
+		}
+	}
+}
+
+// TestEnabled: CKPT_KEEPER turns the keeper off, and so do a pinned clock
+// and the direct retry of a hand-off.
+func TestEnabled(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "CKPT_KEEPER=on": true, "CKPT_KEEPER=off": false, "CKPT_KEEPER=0": false,
+		"CKPT_KEEPER=No": false, "CKPT_NOW=2026-01-15T14:30:00Z": false, EnvHandoffKey + "=keeper-1": false} {
+		k, v, _ := strings.Cut(env, "=")
+		if got := Enabled(func(key string) string {
+			if key == k {
+				return v
+			}
+			return ""
+		}); got != want {
+			t.Errorf("%s: Enabled %v, want %v", env, got, want)
 		}
 	}
 }
