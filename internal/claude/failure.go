@@ -230,22 +230,10 @@ func (c *hookCall) toolKey(what string) string {
 // shellDone handles the PostToolUse of shell command cmd: a failure (exit
 // code not 0) is recorded, creating the checkpoint if need be; a success
 // clears the same command's open failure. A success on a session without a
-// checkpoint creates none, and reads only the checkpoint's open errors
-// (ckpt.OpenErrors), not its whole state: a shell command is the most
-// common tool call, and it rarely leaves anything to clear.
+// checkpoint creates none.
 func (c *hookCall) shellDone(cmd string) {
-	var err error
-	if f := c.in.failureOf(false, cmd); f != nil {
-		var cp *ckpt.Checkpoint
-		if cp, _, err = c.get(true); err == nil {
-			c.recordFailure(cp.ActiveErrors(), f)
-		}
-	} else {
-		var open []ckpt.ErrorItem
-		if open, err = ckpt.OpenErrors(c.ctx, c.h.Store, c.id); err == nil {
-			c.clearFailure(open, c.in.errorTypeOf(cmd))
-		}
-	}
+	f := c.in.failureOf(false, cmd)
+	open, err := c.openErrors(f != nil)
 	switch {
 	case errors.Is(err, ckpt.ErrNotFound):
 		return
@@ -253,16 +241,37 @@ func (c *hookCall) shellDone(cmd string) {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
+	if f != nil {
+		c.recordFailure(open, f)
+	} else {
+		c.clearFailure(open, c.in.errorTypeOf(cmd))
+	}
 	c.signal(ckpt.PresenceWorking, "")
+}
+
+// openErrors returns the checkpoint's errors not yet cleared, reading only
+// them (ckpt.OpenErrors), not the whole state: a shell command is the most
+// common tool call, and it rarely leaves anything to clear. With create, a
+// missing checkpoint is created first (see get).
+func (c *hookCall) openErrors(create bool) ([]ckpt.ErrorItem, error) {
+	open, err := ckpt.OpenErrors(c.ctx, c.h.Store, c.id)
+	if create && errors.Is(err, ckpt.ErrNotFound) {
+		var cp *ckpt.Checkpoint
+		if cp, _, err = c.get(true); err != nil {
+			return nil, err
+		}
+		return cp.ActiveErrors(), nil
+	}
+	return open, err
 }
 
 // toolFailed records a PostToolUseFailure as an open error.
 func (c *hookCall) toolFailed() {
-	cp, _, err := c.get(true)
+	open, err := c.openErrors(true)
 	if err != nil {
 		c.warn("%s: %v", c.id, err)
 		return
 	}
-	c.recordFailure(cp.ActiveErrors(), c.in.failure(true))
+	c.recordFailure(open, c.in.failure(true))
 	c.signal(ckpt.PresenceWorking, "")
 }

@@ -28,6 +28,7 @@ func (s *getCounter) Unwrap() ckpt.Store { return s.Store }
 // checkpoint's open errors (ckpt.OpenErrors: from a filestore, without
 // decoding a state that has none), never the whole state; and it still
 // clears the command's failure, and writes nothing when there is none.
+// Failures read no more either, but to create a missing checkpoint.
 func TestASucceededCommandReadsOnlyOpenErrors(t *testing.T) {
 	fs, err := filestore.Init(filepath.Join(t.TempDir(), filestore.StoreDirName), filestore.Options{})
 	if err != nil {
@@ -56,8 +57,15 @@ func TestASucceededCommandReadsOnlyOpenErrors(t *testing.T) {
 		}
 	}
 	succeed("no errors", 0)
+	// Failures read no more than the open errors either, once the
+	// checkpoint exists; the same failure again adds nothing.
+	st.gets.Store(0)
 	hook(t, h, "PostToolUseFailure", `{"session_id":"s1","cwd":"/w/app","tool_name":"Bash","tool_use_id":"F","tool_input":{"command":"go test ./..."},"error":"Exit code 1\nFAIL"}`)
-	hook(t, h, "PostToolUseFailure", `{"session_id":"s1","cwd":"/w/app","tool_name":"Bash","tool_use_id":"G","tool_input":{"command":"make lint"},"error":"Exit code 2\nunused"}`)
+	hook(t, h, "PostToolUse", `{"session_id":"s1","cwd":"/w/app","tool_name":"Bash","tool_use_id":"G","tool_input":{"command":"make lint"},"tool_response":"Exit code: 2\nunused"}`)
+	hook(t, h, "PostToolUse", `{"session_id":"s1","cwd":"/w/app","tool_name":"Bash","tool_use_id":"H","tool_input":{"command":"make lint"},"tool_response":"Exit code: 2\nunused"}`)
+	if n := st.gets.Load(); n != 0 {
+		t.Errorf("recording failures read the whole state %d times", n)
+	}
 	if errs := state(t, h, id).ActiveErrors(); len(errs) != 2 {
 		t.Fatalf("errors after two failures: %+v", errs)
 	}
@@ -66,4 +74,9 @@ func TestASucceededCommandReadsOnlyOpenErrors(t *testing.T) {
 		t.Errorf("after the success: %+v, want only make lint's", errs)
 	}
 	succeed("its failure cleared, another open", 0)
+	// A failure in a session without a checkpoint creates it.
+	hook(t, h, "PostToolUseFailure", `{"session_id":"s2","cwd":"/w/app","tool_name":"Bash","tool_use_id":"N","tool_input":{"command":"go vet ./..."},"error":"Exit code 1\nvet"}`)
+	if errs := state(t, h, "app/session-s2").ActiveErrors(); len(errs) != 1 || errs[0].Type != "command: go vet ./..." {
+		t.Errorf("a new session's failure: %+v", errs)
+	}
 }
