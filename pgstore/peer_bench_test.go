@@ -8,6 +8,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +40,9 @@ import (
 // rounds (default 3), interleaved so
 // that a change of the machine's load falls on all of them. Each reports
 // its rate as a ratio to the floor's over the same rounds (x/floor),
-// the server's CPU per write, and the load average. The whole comparison:
+// the server's CPU per write, the client's CPU per write and, for the Go
+// contenders, the bytes the client allocated per write (a figure the
+// machine's load does not move), and the load average. The whole comparison:
 //
 //	bench/peer
 //
@@ -74,6 +77,7 @@ type contender struct {
 	writes             int
 	elapsed            time.Duration
 	serverCPU, cpuSelf time.Duration
+	allocated          uint64 // bytes this process allocated (not for another process's contender)
 }
 
 func benchPeer(b *testing.B, n int) {
@@ -113,11 +117,16 @@ func benchPeer(b *testing.B, n int) {
 	for range rounds {
 		for _, c := range contenders {
 			run, teardown := c.setup(b, n)
-			var cpu cpuUse
+			var (
+				cpu        cpuUse
+				mem0, mem1 runtime.MemStats
+			)
 			done := measureCPU(b, &cpu)
+			runtime.ReadMemStats(&mem0) // inside: measureCPU reads /proc
 			start := time.Now()
 			own, err := run(perWriter)
 			elapsed := time.Since(start)
+			runtime.ReadMemStats(&mem1)
 			done()
 			teardown()
 			if err != nil {
@@ -128,6 +137,8 @@ func benchPeer(b *testing.B, n int) {
 			c.serverCPU += cpu.server
 			if own > 0 {
 				cpu.client = own
+			} else {
+				c.allocated += mem1.TotalAlloc - mem0.TotalAlloc
 			}
 			c.cpuSelf += cpu.client
 		}
@@ -142,6 +153,9 @@ func benchPeer(b *testing.B, n int) {
 		}
 		b.ReportMetric(float64(c.serverCPU.Microseconds())/float64(c.writes), c.name+"-server-cpu-µs/write")
 		b.ReportMetric(float64(c.cpuSelf.Microseconds())/float64(c.writes), c.name+"-client-cpu-µs/write")
+		if c.allocated > 0 {
+			b.ReportMetric(float64(c.allocated)/float64(c.writes), c.name+"-client-B/write")
+		}
 	}
 	if len(contenders) == 4 {
 		lg := contenders[3]
