@@ -171,10 +171,18 @@ func intervalIs(v []byte, interval int64) bool {
 	if v == nil || interval <= 0 {
 		return v == nil && interval == 0
 	}
-	d := ckpt.Duration(interval)
-	enc, _ := d.MarshalJSON()
+	if interval == int64(ckpt.DefaultInterval) {
+		return string(v) == defaultIntervalJSON
+	}
+	enc, _ := ckpt.Duration(interval).MarshalJSON()
 	return string(v) == string(enc)
 }
+
+// defaultIntervalJSON is the most common interval's value, encoded once.
+var defaultIntervalJSON = func() string {
+	b, _ := ckpt.Duration(ckpt.DefaultInterval).MarshalJSON()
+	return string(b)
+}()
 
 // appendHeartbeat appends the heartbeat object wire writes for liveness
 // (at, p) and the interval value (nil: none); ok is false for what the

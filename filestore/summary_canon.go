@@ -1,7 +1,9 @@
 package filestore
 
 import (
+	"bytes"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A summary as the index holds it is the JSON wire.Append wrote of a
@@ -133,36 +135,82 @@ func (r *canonReader) object(members []canonMember) bool {
 	if !r.lit("{") {
 		return false
 	}
-	first := true
-	for k := range members {
-		m := &members[k]
-		at := r.i
-		if !first && !r.lit(",") || !r.lit(m.key) {
-			r.i = at
-			if m.req {
+	if r.lit("}") {
+		for k := range members {
+			if members[k].req {
 				return false
 			}
-			continue
 		}
-		first = false
+		return true
+	}
+	k := 0
+	for {
+		// The key, read once and matched against the members left (a
+		// length differs from most at once).
+		key, ok := r.key()
+		if !ok {
+			return false
+		}
+		for k < len(members) && members[k].key != key {
+			if members[k].req {
+				return false
+			}
+			k++
+		}
+		if k == len(members) {
+			return false
+		}
+		m := &members[k]
+		k++
 		start := r.i
 		if !r.value(m) {
 			return false
 		}
-		switch m.span {
-		case spanID:
-			r.sp.id, r.sp.idPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
-		case spanStatus:
-			r.sp.status, r.sp.stPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
-		case spanArchived:
-			r.sp.archived = true
-		case spanUpdated:
-			r.sp.updated = r.b[start+1 : r.i-1]
-		case spanHeartbeat:
-			r.sp.hbStart, r.sp.hbEnd = start, r.i
+		r.record(m.span, start)
+		if r.lit("}") {
+			break
+		}
+		if !r.lit(",") {
+			return false
 		}
 	}
-	return r.lit("}")
+	for ; k < len(members); k++ {
+		if members[k].req {
+			return false
+		}
+	}
+	return true
+}
+
+// key reads a member's key with its colon (`"id":`), a key without
+// escapes as the encoder writes them.
+func (r *canonReader) key() (string, bool) {
+	if r.i >= len(r.b) || r.b[r.i] != '"' {
+		return "", false
+	}
+	end := bytes.IndexByte(r.b[r.i+1:], '"')
+	if end < 0 || r.i+end+2 >= len(r.b) || r.b[r.i+end+2] != ':' {
+		return "", false
+	}
+	key := r.b[r.i : r.i+end+3]
+	r.i += end + 3
+	return unsafe.String(unsafe.SliceData(key), len(key)), true
+}
+
+// record notes the span of a member's value that started at start.
+func (r *canonReader) record(span canonSpan, start int) {
+	switch span {
+	case spanID:
+		r.sp.id, r.sp.idPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
+	case spanStatus:
+		r.sp.status, r.sp.stPlain = r.b[start+1:r.i-1], noEscape(r.b[start+1:r.i-1])
+	case spanArchived:
+		r.sp.archived = true
+	case spanUpdated:
+		r.sp.updated = r.b[start+1 : r.i-1]
+	case spanHeartbeat:
+		r.sp.hbStart, r.sp.hbEnd = start, r.i
+	}
 }
 
 // value reads m's value.
