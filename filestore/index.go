@@ -55,8 +55,12 @@ type ientry struct {
 	status   ckpt.Status
 	archived bool
 	deleted  bool
-	summary  []byte        // the summary's JSON (an index line)
-	decoded  *ckpt.Summary // the summary (a journal line)
+	summary  []byte // the summary's JSON (an index line)
+	// hbStart and hbEnd, when hbEnd > 0, locate the heartbeat object of
+	// a summary already found in the encoder's form (resolvedRaw), whose
+	// ID is id and status status.
+	hbStart, hbEnd int32
+	decoded        *ckpt.Summary // the summary (a journal line)
 	// raw is a journal line not yet decoded (see lazyEntry): only its ID
 	// is known until resolved decodes it.
 	raw []byte

@@ -39,7 +39,7 @@ func (e ientry) resolvedRaw() ientry {
 		return e.resolved()
 	}
 	sp, ok := canonSummary(sum)
-	if !ok || !sp.stPlain {
+	if !ok || !sp.stPlain || !sp.idPlain || string(sp.id) != e.id {
 		return e.resolved()
 	}
 	updated, uok := parseUTCNano(sp.updated)
@@ -48,7 +48,7 @@ func (e ientry) resolvedRaw() ientry {
 		return e.resolved()
 	}
 	return ientry{id: e.id, rev: je.Rev, size: je.Size, updated: updated.UnixNano(), interval: interval,
-		status: statusOf(sp.status), archived: sp.archived, summary: sum}
+		status: statusOf(sp.status), archived: sp.archived, summary: sum, hbStart: int32(sp.hbStart), hbEnd: int32(sp.hbEnd)}
 }
 
 // canonInterval returns the duration of a heartbeat's interval value
@@ -146,14 +146,26 @@ func (s *Store) viewState(dir listDir, e ientry) int {
 // if the index holds it in the encoder's form; ok is false otherwise (and
 // *dst is then unchanged). match is the filter's verdict on it.
 func spliceRow(dst *[]byte, e ientry, at time.Time, p ckpt.Presence, flt *ckpt.Filter) (ok, match bool) {
-	sp, ok := canonSummary(e.summary)
-	if !ok || !sp.idPlain || !sp.stPlain || string(sp.id) != e.id || !intervalIs(sp.interval, e.interval) {
-		return false, false
+	var sp canonSpans
+	status := e.status
+	if e.hbEnd > 0 && int(e.hbEnd) <= len(e.summary) {
+		// Checked by resolvedRaw, which read e's fields from it.
+		sp = canonSpans{archived: e.archived, hbStart: int(e.hbStart), hbEnd: int(e.hbEnd)}
+		if sp.hbEnd-sp.hbStart > len("{}") {
+			sp.interval = e.summary[sp.hbStart+len(`{"interval":`) : sp.hbEnd-1]
+		}
+	} else {
+		sp, ok = canonSummary(e.summary)
+		if !ok || !sp.idPlain || !sp.stPlain || string(sp.id) != e.id || !intervalIs(sp.interval, e.interval) {
+			return false, false
+		}
+		if len(flt.Status) > 0 {
+			status = statusOf(sp.status)
+		}
 	}
 	// As MatchSummary judges the decoded summary (the prefix was matched
 	// on e.id, which is its ID).
-	if sp.archived && !flt.IncludeArchived ||
-		len(flt.Status) > 0 && !slices.Contains(flt.Status, ckpt.Status(sp.status)) {
+	if sp.archived && !flt.IncludeArchived || len(flt.Status) > 0 && !slices.Contains(flt.Status, status) {
 		return true, false
 	}
 	b := append((*dst)[:0], e.summary[:sp.hbStart]...)

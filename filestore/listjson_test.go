@@ -314,5 +314,18 @@ func FuzzResolvedRaw(f *testing.F) {
 		if err := raw.summaryInto(&sum); err != nil || !reflect.DeepEqual(&sum, dec.decoded) {
 			t.Fatalf("the kept bytes decode to %+v (%v), the line to %+v", sum, err, dec.decoded)
 		}
+		// Copied with the spans resolvedRaw found, the row is the one
+		// copied after a check of its own.
+		checked := raw
+		checked.hbStart, checked.hbEnd = 0, 0
+		at, p := time.Unix(1_700_000_000, 5).UTC(), ckpt.Presence{State: ckpt.PresenceWaiting}
+		for _, flt := range []ckpt.Filter{{}, {IncludeArchived: true, Status: []ckpt.Status{ckpt.StatusWaiting}}} {
+			var a, b []byte
+			okA, matchA := spliceRow(&a, raw, at, p, &flt)
+			okB, matchB := spliceRow(&b, checked, at, p, &flt)
+			if okA != okB || matchA != matchB || !bytes.Equal(a, b) {
+				t.Fatalf("filter %+v: with resolvedRaw's spans %v %v %s, checked again %v %v %s", flt, okA, matchA, a, okB, matchB, b)
+			}
+		}
 	})
 }

@@ -227,8 +227,18 @@ func (r *canonReader) value(m *canonMember) bool {
 	case cTrue:
 		return r.lit("true")
 	case cTime, cTimeNZ:
-		s, ok := r.str()
-		return ok && canonTime(s) && (m.kind == cTime || string(s) != "0001-01-01T00:00:00Z")
+		// A time in the encoder's form holds nothing to escape: its
+		// closing quote ends it, and canonTime checks every byte.
+		if !r.lit(`"`) {
+			return false
+		}
+		q := bytes.IndexByte(r.b[r.i:], '"')
+		if q < 0 {
+			return false
+		}
+		s := r.b[r.i : r.i+q]
+		r.i += q + 1
+		return canonTime(s) && (m.kind == cTime || string(s) != "0001-01-01T00:00:00Z")
 	case cList:
 		if !r.lit("[") {
 			return false
@@ -434,16 +444,7 @@ func canonTime(s []byte) bool {
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
 		return false
 	}
-	num := func(b []byte) int {
-		n := 0
-		for _, c := range b {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n
-	}
+	num := decimal
 	y, mo, d, h, mi, sec := num(s[0:4]), num(s[5:7]), num(s[8:10]), num(s[11:13]), num(s[14:16]), num(s[17:19])
 	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
 		return false
@@ -454,6 +455,19 @@ func canonTime(s []byte) bool {
 	}
 	f := frac[1:]
 	return frac[0] == '.' && len(f) >= 1 && len(f) <= 9 && num(f) >= 0 && f[len(f)-1] != '0'
+}
+
+// decimal returns the number b's digits write, or -1 if b holds another
+// byte.
+func decimal(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // daysIn is the number of days of month mo (1-12) of year y.
