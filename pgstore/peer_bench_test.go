@@ -92,10 +92,11 @@ func benchPeer(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	pool.Close()
+	var batched batchCount
 	contenders := []*contender{
 		{name: "floor", setup: peerFloor(dsn)},
-		{name: "stores", setup: peerStores(dsn, true)},
-		{name: "shared", setup: peerStores(dsn, false)},
+		{name: "stores", setup: peerStores(dsn, true, nil)},
+		{name: "shared", setup: peerStores(dsn, false, &batched)},
 	}
 	if prefix := os.Getenv("CKPT_PEER_LANGGRAPH"); prefix != "" {
 		lg, stop := peerLangGraph(b, dsn, prefix, n)
@@ -161,6 +162,9 @@ func benchPeer(b *testing.B, n int) {
 		lg := contenders[3]
 		b.ReportMetric(rate(contenders[1])/rate(lg), "stores/langgraph")
 		b.ReportMetric(rate(contenders[2])/rate(lg), "shared/langgraph")
+	}
+	if batched.statements > 0 {
+		b.ReportMetric(float64(batched.appends)/float64(batched.statements), "shared-appends/statement")
 	}
 	b.ReportMetric(load, "load1-before")
 	b.ReportMetric(loadAverage(), "load1-after")
@@ -228,8 +232,9 @@ func peerFloor(dsn string) func(b *testing.B, n int) (func(int) (time.Duration, 
 // (pool_max_conns=n, as ckpt serve would size it). Each writer appends
 // notes to its own checkpoint; one untimed append per writer first, so
 // that a Store's first append (the locking path) is not timed, as in a
-// long-lived process.
-func peerStores(dsn string, perWriter bool) func(b *testing.B, n int) (func(int) (time.Duration, error), func()) {
+// long-lived process. batched, when not nil, counts the shared Store's
+// fast appends and statements in the timed part.
+func peerStores(dsn string, perWriter bool, batched *batchCount) func(b *testing.B, n int) (func(int) (time.Duration, error), func()) {
 	round := 0
 	return func(b *testing.B, n int) (func(int) (time.Duration, error), func()) {
 		ctx := context.Background()
@@ -265,7 +270,17 @@ func peerStores(dsn string, perWriter bool) func(b *testing.B, n int) (func(int)
 		if err := writeAll(n, 1, appendNote); err != nil {
 			b.Fatal(err)
 		}
-		return func(k int) (time.Duration, error) { return 0, writeAll(n, k, appendNote) }, func() {
+		run := func(k int) (time.Duration, error) { return 0, writeAll(n, k, appendNote) }
+		if batched != nil {
+			run = func(k int) (time.Duration, error) {
+				a, st := pgstore.FastAppends(stores[0]), pgstore.FastStatements(stores[0])
+				err := writeAll(n, k, appendNote)
+				batched.appends += pgstore.FastAppends(stores[0]) - a
+				batched.statements += pgstore.FastStatements(stores[0]) - st
+				return 0, err
+			}
+		}
+		return run, func() {
 			for w, s := range stores {
 				if perWriter || w == 0 {
 					s.Close()
@@ -274,6 +289,11 @@ func peerStores(dsn string, perWriter bool) func(b *testing.B, n int) (func(int)
 		}
 	}
 }
+
+// batchCount counts a shared Store's fast appends and the statements that
+// wrote them in the timed rounds: appends per statement is the size of its
+// group commits.
+type batchCount struct{ appends, statements int64 }
 
 // peerLangGraph starts testdata/peer/langgraph.mjs with node for n
 // writers, keeping it (and its pool) for all rounds.
