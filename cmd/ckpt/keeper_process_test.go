@@ -364,3 +364,48 @@ func testKeeperRefusesUnsafeDirectories(t *testing.T) {
 		check("another-users")
 	}
 }
+
+// testKeeperStopsWhenUpgraded: a keeper whose binary is replaced (as an
+// upgrade installs a new file at its path) stops at its next check (a
+// third of its idle period here) however busy, and the next command
+// starts the new one.
+func testKeeperStopsWhenUpgraded(t *testing.T) {
+	k := newKeeperRig(t, "CKPT_KEEPER_IDLE=3s")
+	dir := t.TempDir()
+	for _, name := range []string{"ckpt", "ckpt-pg"} {
+		copyFile(t, filepath.Join(filepath.Dir(k.bin), name), filepath.Join(dir, name))
+	}
+	k.bin = filepath.Join(dir, "ckpt")
+	pg := filepath.Join(dir, "ckpt-pg")
+	copyFile(t, pg, pg+".new") // the upgrade, made ready before the keeper starts
+	k.must("start", "kai-7/upgraded")
+	old := k.waitKeeper()
+	if err := os.Rename(pg+".new", pg); err != nil {
+		t.Fatal(err)
+	}
+	// Busy (a request every 20 ms), so not idle: the replacement stops it.
+	for end := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, ok := k.status(); !ok {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the keeper still answers a minute after its binary was replaced")
+		}
+	}
+	k.must("note", "kai-7/upgraded", "after the upgrade")
+	if s := k.waitKeeper(); s.PID == old.PID {
+		t.Errorf("the old keeper (pid %d) answers", old.PID)
+	}
+}
+
+// copyFile copies the executable src to dst.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -36,6 +36,7 @@ func TestPostgreSQL(t *testing.T) {
 	t.Run("KeeperKilledMidRequest", testKeeperKilledMidRequest)
 	t.Run("KeeperIdleExit", testKeeperIdleExit)
 	t.Run("KeeperRefusesUnsafeDirectories", testKeeperRefusesUnsafeDirectories)
+	t.Run("KeeperStopsWhenUpgraded", testKeeperStopsWhenUpgraded)
 }
 
 // testPGScripts runs the scripts in testdata/pgscript against a

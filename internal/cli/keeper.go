@@ -249,12 +249,31 @@ func runKeeperStatus(o *KeeperOptions, stop bool) error {
 	return err
 }
 
+// replacedExecutable returns a function that reports whether the file
+// this process was started from is no longer at its path (an upgrade
+// installs a new file there), nil when that cannot be told.
+func replacedExecutable() func() bool {
+	path, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	was, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	return func() bool {
+		now, err := os.Stat(path)
+		return err != nil || !os.SameFile(was, now)
+	}
+}
+
 // runKeeper serves the store until the keeper has been idle long enough.
 // Another keeper of the store running already is not an error. What goes
 // wrong is also written to the keeper's log file, beside its socket: a
 // keeper ckpt started has no standard streams.
 func runKeeper(ctx context.Context, o *KeeperOptions) error {
-	err := keeper.Serve(ctx, keeper.Options{Open: o.OpenStore, Paths: o.Paths, Idle: o.Idle})
+	err := keeper.Serve(ctx, keeper.Options{Open: o.OpenStore, Paths: o.Paths, Idle: o.Idle,
+		Replaced: replacedExecutable(), CheckEvery: min(10*time.Second, o.Idle/3)})
 	if errors.Is(err, keeper.ErrRunning) {
 		return nil
 	}

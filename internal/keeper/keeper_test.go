@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,6 +255,45 @@ func TestIdleExit(t *testing.T) {
 		if _, err := Dial(p); !errors.Is(err, ErrNoKeeper) {
 			t.Errorf("dialling a keeper that exited: %v", err)
 		}
+	}
+}
+
+// TestAReplacedKeeperStops: a keeper whose program was replaced (an
+// upgrade) stops at its next check, however busy its idle clock says it
+// is, and removes its socket.
+func TestAReplacedKeeperStops(t *testing.T) {
+	p := testPaths(t)
+	var replaced atomic.Bool
+	ready, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), Options{Open: func() (ckpt.Store, error) { return memstore.New(), nil }, Paths: p, Idle: time.Hour,
+			Ready: func() { close(ready) }, Replaced: replaced.Load, CheckEvery: 10 * time.Millisecond})
+	}()
+	<-ready
+	c, err := Dial(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Status(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the keeper stopped before its program was replaced: %v", err)
+	default:
+	}
+	replaced.Store(true)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the replaced keeper did not stop")
+	}
+	if _, err := os.Stat(p.Socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket is left behind: %v", err)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -43,6 +42,11 @@ type Options struct {
 	Idle time.Duration
 	// Ready, when set, is called once the socket listens.
 	Ready func()
+	// Replaced, when set, is asked every CheckEvery whether the keeper's
+	// program has been replaced (an upgrade): the keeper then stops as
+	// when idle, and the next command starts the new one.
+	Replaced   func() bool
+	CheckEvery time.Duration
 }
 
 // server is one running keeper.
@@ -54,8 +58,9 @@ type server struct {
 	uid      int
 
 	mu     sync.Mutex
-	active int       // connections open
-	last   time.Time // the end of the last request, or the start
+	conns  map[*net.UnixConn]bool // open
+	active int                    // connections open
+	last   time.Time              // the end of the last request, or the start
 	stop   chan struct{}
 	once   sync.Once
 }
@@ -93,7 +98,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err := os.Chmod(o.Paths.Socket, 0o600); err != nil {
 		return err
 	}
-	s := &server{o: o, st: st, started: time.Now(), last: time.Now(), uid: os.Getuid(), stop: make(chan struct{})}
+	s := &server{o: o, st: st, conns: map[*net.UnixConn]bool{}, started: time.Now(), last: time.Now(), uid: os.Getuid(), stop: make(chan struct{})}
 	if o.Ready != nil {
 		o.Ready()
 	}
@@ -107,17 +112,29 @@ func Serve(ctx context.Context, o Options) error {
 		if err != nil {
 			break
 		}
-		s.begin()
+		s.begin(c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer s.end()
+			defer s.end(c)
 			s.serveConn(c)
 		}()
 	}
 	s.halt()
+	s.endIdleConns()
 	wg.Wait()
 	return nil
+}
+
+// endIdleConns makes every open connection's wait for a request end now:
+// a request being answered is answered first, and a client holding a
+// connection it sends nothing on does not keep the keeper running.
+func (s *server) endIdleConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		_ = c.SetReadDeadline(time.Now())
+	}
 }
 
 // waitIdle returns when the keeper should stop: idle long enough with no
@@ -125,12 +142,23 @@ func Serve(ctx context.Context, o Options) error {
 func (s *server) waitIdle(ctx context.Context) {
 	t := time.NewTimer(s.o.Idle)
 	defer t.Stop()
+	var check <-chan time.Time
+	if s.o.Replaced != nil && s.o.CheckEvery > 0 {
+		tick := time.NewTicker(s.o.CheckEvery)
+		defer tick.Stop()
+		check = tick.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.stop:
 			return
+		case <-check:
+			if s.o.Replaced() {
+				return
+			}
+			continue
 		case <-t.C:
 		}
 		s.mu.Lock()
@@ -147,15 +175,17 @@ func (s *server) waitIdle(ctx context.Context) {
 	}
 }
 
-func (s *server) begin() {
+func (s *server) begin(c *net.UnixConn) {
 	s.mu.Lock()
 	s.active++
+	s.conns[c] = true
 	s.mu.Unlock()
 }
 
-func (s *server) end() {
+func (s *server) end(c *net.UnixConn) {
 	s.mu.Lock()
 	s.active--
+	delete(s.conns, c)
 	s.mu.Unlock()
 }
 
@@ -179,7 +209,7 @@ func (s *server) serveConn(c *net.UnixConn) {
 	for {
 		b, err := readFrame(c, maxRequest)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if errors.Is(err, errBadRequest) { // not a connection's end: say why
 				_, _ = c.Write(errorFrame(err))
 			}
 			return
