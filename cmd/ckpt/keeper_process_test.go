@@ -320,7 +320,8 @@ func (d dying) Append(ctx context.Context, id string, e ckpt.Event, o ckpt.Appen
 // testKeeperIdleExit: a keeper exits after its idle period and removes its
 // socket.
 func testKeeperIdleExit(t *testing.T) {
-	k := newKeeperRig(t, "CKPT_KEEPER_IDLE=1s")
+	// 3 s: the test must see it running before it goes, on a loaded machine.
+	k := newKeeperRig(t, "CKPT_KEEPER_IDLE=3s")
 	k.must("start", "kai-7/idle")
 	k.waitKeeper()
 	k.waitGone("its idle period")
