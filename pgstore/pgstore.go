@@ -167,6 +167,16 @@ func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, *pgxpool.Config, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: PostgreSQL connection string: %v (give a URL like postgres://user@host/db)", ckpt.ErrInvalid, err)
 	}
+	// Times that come back as text (unprepared statements, List's simple
+	// protocol) are read as ISO: a server or database set to another
+	// DateStyle would make them unreadable. A startup parameter costs
+	// nothing, and PgBouncer passes this one on.
+	for k := range cfg.ConnConfig.RuntimeParams {
+		if strings.EqualFold(k, "datestyle") {
+			delete(cfg.ConnConfig.RuntimeParams, k)
+		}
+	}
+	cfg.ConnConfig.RuntimeParams["datestyle"] = "ISO, MDY"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pgstore: %w", classify(err))

@@ -141,25 +141,7 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	if opts.Limit < 0 {
 		return ckpt.Page{}, fmt.Errorf("%w: page size %d is negative", ckpt.ErrInvalid, opts.Limit)
 	}
-	sql, args := listQuery(opts)
-	// By the simple protocol: planned with its values, whatever the
-	// connection's plan_cache_mode (see genericPlans), so that a parent
-	// or an agent uses its partial index.
-	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
-	if err != nil {
-		return ckpt.Page{}, classify(err)
-	}
-	type listed struct {
-		id       string
-		summary  []byte
-		beat     *time.Time
-		presence []byte
-	}
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (listed, error) {
-		var l listed
-		err := r.Scan(&l.id, &l.summary, &l.beat, &l.presence)
-		return l, err
-	})
+	all, err := s.listRows(ctx, opts)
 	if err != nil {
 		return ckpt.Page{}, classify(err)
 	}
@@ -196,9 +178,36 @@ func (s *Store) List(ctx context.Context, opts ckpt.ListOptions) (ckpt.Page, err
 	return page, nil
 }
 
+// listed is a row of List's query.
+type listed struct {
+	id       string
+	summary  []byte
+	beat     *time.Time
+	presence []byte
+}
+
+// listRows runs List's query, by the simple protocol: planned with its
+// values whatever the connection's plan_cache_mode (see genericPlans), so
+// that its filters can use their partial indexes. (Its times come back as
+// text, in the ISO DateStyle newPool asks for.)
+func (s *Store) listRows(ctx context.Context, opts ckpt.ListOptions) ([]listed, error) {
+	sql, args := listQuery(opts)
+	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (listed, error) {
+		var l listed
+		err := r.Scan(&l.id, &l.summary, &l.beat, &l.presence)
+		return l, err
+	})
+}
+
 // listQuery builds List's query: every filter field is a condition an
 // index can serve, the page is the next Limit+1 IDs after the cursor (one
-// more, to know whether there is a next page).
+// more, to know whether there is a next page). A parent or agent
+// condition also states its partial index's predicate (not empty), which
+// the value given implies, for a server that plans it generically anyway.
 func listQuery(opts ckpt.ListOptions) (string, []any) {
 	var (
 		where []string
@@ -227,10 +236,10 @@ func listQuery(opts ckpt.ListOptions) (string, []any) {
 	}
 	if a := opts.Agent; a != "" {
 		n := arg(a)
-		where = append(where, "(agent_id = "+n+" OR agent_name = "+n+")")
+		where = append(where, "((agent_id = "+n+" AND agent_id <> '') OR (agent_name = "+n+" AND agent_name <> ''))")
 	}
 	if opts.Parent != "" {
-		where = append(where, "parent = "+arg(opts.Parent))
+		where = append(where, "parent = "+arg(opts.Parent)+" AND parent <> ''")
 	}
 	if opts.Label != "" {
 		where = append(where, "labels @> ARRAY["+arg(opts.Label)+"]::text[]")
