@@ -57,7 +57,7 @@ const batchUnkeyedSQL = `WITH v AS (
 		AND cardinality($15::text[]) = 0 AND $20::int8 > 0` + batchTail + batchSelect
 
 const batchUpdate = `, locked AS (
-	SELECT ` + genericPlans + ` FROM (SELECT count(pg_advisory_xact_lock(hashtextextended(id, 7357))) FROM unnest($1::text[]) AS id) AS l
+	SELECT ` + customPlans + ` FROM (SELECT count(pg_advisory_xact_lock(hashtextextended(id, 7357))) FROM unnest($1::text[]) AS id) AS l
 ), upd AS (
 	UPDATE ckpt_checkpoints c SET rev = v.rev + 1, last_sum = v.sum, state = v.state::json, summary = v.summary::json,
 		status = v.status, agent_id = v.agent_id, agent_name = v.agent_name, parent = v.parent,
@@ -119,22 +119,27 @@ const oneTail = `
 const oneSelect = `
 SELECT $1::text, clock_timestamp(), beat, presence FROM upd`
 
-// genericPlans, run by every fast statement, sets its connection's
-// plan_cache_mode to force_generic_plan for the rest of the session, so
-// that from its next call on the connection runs the fast statement's
-// generic plan, planned once, instead of planning it for its parameters on
-// each of the first five calls as PostgreSQL does by default (the
-// statement costs more to plan than to run: a Store of 40 appends planned
-// it 7 times). Both forms' generic plans are the ones wanted: the one-row
-// form's is its custom plan; the array form's joins its rows to
-// ckpt_checkpoints by the primary key (a hash join over a table of a few
-// pages), and saves planning the batch on every call. The other statements
-// on such a connection are key lookups, whose generic plans are their
-// custom ones, except List's, which therefore goes by the simple protocol
-// (planned with its values, so its partial indexes stay usable). Set in
-// the statement, not at the connection's start: a startup parameter would
-// be refused by a PgBouncer in front, and a SET would cost a round trip.
+// genericPlans, run by every one-row fast statement, sets its
+// connection's plan_cache_mode to force_generic_plan for the rest of the
+// session, so that from its next call on the connection runs the
+// statement's generic plan, planned once, instead of planning it for its
+// parameters on each of the first five calls as PostgreSQL does by
+// default (the statement costs more to plan than to run: a Store of 40
+// appends planned it 7 times). Its generic plan is its custom one. The
+// other statements on such a connection are key lookups and ranges, whose
+// generic plans are their custom ones, except List's, which therefore goes
+// by the simple protocol (planned with its values, so its partial indexes
+// stay usable). Set in the statement, not at the connection's start: a
+// startup parameter would be refused by a PgBouncer in front, and a SET
+// would cost a round trip.
 const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', false)`
+
+// customPlans, run by every batch of several appends, sets the mode back
+// to PostgreSQL's default for the next statement on its connection: the
+// array form is planned for its rows on every call, as before genericPlans
+// (while the table is small its generic plan scans the whole table in
+// every batch, and in alternating rounds it saved no server CPU).
+const customPlans = `set_config('plan_cache_mode', 'auto', false)`
 
 // batchArgs returns the statement for rows (sorted by ID) and its
 // arguments: a one-row form's scalars for one row, a batch form's arrays
