@@ -24,7 +24,7 @@ var pgHookCluster pgtest.Cluster
 // running every case once in turn. It reports each case's median wall
 // time (NAME-ms), the pg cases' ratios to the local hook in wall and
 // client CPU (NAME-vs-local-x, NAME-vs-local-cpu-x), the server's CPU per
-// hook and the keeper's.
+// hook, the keeper's, and a local hook's (local-cpu-µs).
 //
 //	go test -run '^$' -bench HookOverPostgreSQL -benchtime 40x ./cmd/ckpt
 func BenchmarkHookOverPostgreSQL(b *testing.B) {
@@ -95,6 +95,7 @@ func BenchmarkHookOverPostgreSQL(b *testing.B) {
 	}
 	if runs > 0 {
 		b.ReportMetric(float64((keeperCPU / time.Duration(runs)).Microseconds()), "pg-keeper-keeper-cpu-µs")
+		b.ReportMetric(float64(med(cpu[0]).Microseconds()), "local-cpu-µs")
 	}
 }
 

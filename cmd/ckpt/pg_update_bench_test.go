@@ -47,7 +47,7 @@ var pgBenchCluster pgtest.Cluster
 // NAME-vs-local-x, NAME-vs-local-cpu-x), the database server's CPU per
 // pg update (a connection is a backend process started for it) and the
 // keeper's own CPU per update (pg-keeper-keeper-cpu-µs), which a client's
-// figure leaves out.
+// figure leaves out, beside a local update's (local-cpu-µs).
 //
 //	go test -run '^$' -bench UpdateOverPostgreSQL -benchtime 100x ./cmd/ckpt
 func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
@@ -158,6 +158,7 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(med(cpu[1]))/float64(med(cpu[0])), "local-vs-hello-cpu-x")
+	b.ReportMetric(float64(med(cpu[1]).Microseconds()), "local-cpu-µs")
 	if runs > 0 {
 		b.ReportMetric(float64((keeperCPU / time.Duration(runs)).Microseconds()), "pg-keeper-keeper-cpu-µs")
 	}
