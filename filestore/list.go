@@ -88,39 +88,18 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 	batch := max(opts.Limit+1, 256)
 	// A full page's room at once: growing it by appends moved every
 	// summary of a 1,000-row page several times.
-	page := ckpt.Page{Items: make([]ckpt.Summary, 0, min(max(opts.Limit, 1), batch))}
+	fill := &pageFill{page: ckpt.Page{Items: make([]ckpt.Summary, 0, min(max(opts.Limit, 1), batch))}, limit: opts.Limit, emit: emit}
 	flt := opts.Filter
 	from := opts.After + "\x00"
 	if opts.After == "" || flt.Prefix > from {
 		from = flt.Prefix
 	}
-	// A checkpoint whose beat hint shows it seen since SeenBefore cannot
-	// match: its index line is not even parsed.
-	var seen func(id string) bool
-	switch before := flt.SeenBefore.UnixNano(); {
-	case flt.SeenBefore.IsZero():
-	case live != nil:
-		seen = func(id string) bool { return live.seenSince(id, before) && strings.HasPrefix(id, flt.Prefix) }
-	default:
-		hints := s.journal().beatHints()
-		seen = func(id string) bool { return hints[id] >= before && strings.HasPrefix(id, flt.Prefix) }
-	}
-	var damaged *ckpt.DamagedError
-	addDamaged := func(id string, err error) {
-		if damaged == nil {
-			damaged = &ckpt.DamagedError{Err: err}
-		}
-		damaged.IDs = append(damaged.IDs, id)
-	}
-	// A stale report's hint (ckpt.Quiet), taken when nothing but the
-	// index's fields filters: an entry it omits is counted, not resolved.
-	// omitRun counts those since the last candidate, which carries it
-	// (omitBefore) so that a page counts only the ones before its end.
-	quiet := flt.Quiet
-	if live == nil || flt.Agent != "" || flt.Parent != "" || flt.Label != "" || !flt.SeenBefore.IsZero() {
-		quiet = nil
-	}
-	omitRun, carry := 0, 0
+	seen := s.seenSince(&flt, live)
+	// omitRun counts the entries the quiet hint omitted since the last
+	// candidate, which carries it (omitBefore) so that a page counts only
+	// the ones before its end.
+	quiet := quietHint(&flt, live)
+	omitRun := 0
 	dir := s.openListDir()
 	defer dir.close()
 	for done := false; !done; {
@@ -151,7 +130,7 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 			}
 			return true
 		}, func(id string) {
-			addDamaged(id, errIndexLine(id))
+			fill.addDamaged(id, errIndexLine(id))
 			from = id + "\x00"
 		})
 		cands, sums, found, errs := res.wait()
@@ -159,42 +138,96 @@ func (s *Store) listView(ctx context.Context, v *view, opts ckpt.ListOptions, se
 			res.release()
 			return ckpt.Page{Items: []ckpt.Summary{}}, err
 		}
-		for i := range cands {
-			carry += cands[i].omitBefore
-			if errs[i] != nil {
-				addDamaged(cands[i].id, errs[i])
-				continue
-			}
-			if !found[i] {
-				continue
-			}
-			if emit != nil {
-				if err := emitRow(emit, res.rows[i], &sums[i]); err != nil {
-					res.release()
-					return page, err
-				}
-				continue
-			}
-			if opts.Limit > 0 && len(page.Items) == opts.Limit {
-				page.Next = page.Items[len(page.Items)-1].ID
-				done = true
-				break
-			}
-			page.Items = append(page.Items, sums[i])
-			page.Omitted += carry
-			carry = 0
-		}
+		full, err := fill.take(res, cands, sums, found, errs)
 		res.release()
+		if err != nil {
+			return fill.page, err
+		}
+		done = full
 		if !done && end {
-			page.Omitted += carry + omitRun // the last page's tail
+			fill.page.Omitted += fill.carry + omitRun // the last page's tail
 		}
 		done = done || end
 	}
-	if damaged != nil {
-		slices.Sort(damaged.IDs)
-		return page, damaged
+	if fill.damaged != nil {
+		slices.Sort(fill.damaged.IDs)
+		return fill.page, fill.damaged
 	}
-	return page, nil
+	return fill.page, nil
+}
+
+// pageFill assembles a listing's page from its resolved batches, or hands
+// each row to emit (the page's Items then stay empty).
+type pageFill struct {
+	page    ckpt.Page
+	limit   int
+	emit    func(row []byte) error
+	carry   int // entries the quiet hint omitted, not yet counted on the page
+	damaged *ckpt.DamagedError
+}
+
+// addDamaged names id among the checkpoints the listing could not read.
+func (f *pageFill) addDamaged(id string, err error) {
+	if f.damaged == nil {
+		f.damaged = &ckpt.DamagedError{Err: err}
+	}
+	f.damaged.IDs = append(f.damaged.IDs, id)
+}
+
+// take adds one resolved batch (wait's results) to the page in order. It
+// reports full when the page reached its limit with a candidate left (Next
+// is then set), and emit's error, if any.
+func (f *pageFill) take(res *resolver, cands []ientry, sums []ckpt.Summary, found []bool, errs []error) (full bool, err error) {
+	for i := range cands {
+		f.carry += cands[i].omitBefore
+		if errs[i] != nil {
+			f.addDamaged(cands[i].id, errs[i])
+			continue
+		}
+		if !found[i] {
+			continue
+		}
+		if f.emit != nil {
+			if err := emitRow(f.emit, res.rows[i], &sums[i]); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if f.limit > 0 && len(f.page.Items) == f.limit {
+			f.page.Next = f.page.Items[len(f.page.Items)-1].ID
+			return true, nil
+		}
+		f.page.Items = append(f.page.Items, sums[i])
+		f.page.Omitted += f.carry
+		f.carry = 0
+	}
+	return false, nil
+}
+
+// seenSince is the test of a checkpoint that SeenBefore rules out, or nil
+// when flt has none: a checkpoint whose beat hint shows it seen since then
+// cannot match, and its index line is not even parsed.
+func (s *Store) seenSince(flt *ckpt.Filter, live *liveView) func(id string) bool {
+	before, prefix := flt.SeenBefore.UnixNano(), flt.Prefix
+	switch {
+	case flt.SeenBefore.IsZero():
+		return nil
+	case live != nil:
+		return func(id string) bool { return live.seenSince(id, before) && strings.HasPrefix(id, prefix) }
+	default:
+		hints := s.journal().beatHints()
+		return func(id string) bool { return hints[id] >= before && strings.HasPrefix(id, prefix) }
+	}
+}
+
+// quietHint is a stale report's hint (ckpt.Quiet), taken only when nothing
+// but the index's fields filters (an entry it omits is counted, not
+// resolved); nil otherwise.
+func quietHint(flt *ckpt.Filter, live *liveView) *ckpt.Quiet {
+	if live == nil || flt.Agent != "" || flt.Parent != "" || flt.Label != "" || !flt.SeenBefore.IsZero() {
+		return nil
+	}
+	return flt.Quiet
 }
 
 // emitRow hands row to emit; a nil row is a summary that did not encode,
