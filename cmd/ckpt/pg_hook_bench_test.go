@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,66 +42,26 @@ func BenchmarkHookOverPostgreSQL(b *testing.B) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=kai", "CKPT_KEEPER=off", "XDG_STATE_HOME=" + filepath.Join(dir, "state")}
 	prompt := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"UserPromptSubmit","prompt":"Refactor parseConfig"}`, project)
 	pre := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_01"}`, project)
-	hook := func(store string, env []string, event, stdin string) (*exec.Cmd, *bytes.Buffer) {
+	hook := func(store string, env []string, event, stdin string) *exec.Cmd {
 		cmd := exec.Command(bin, "--store", store, "hook", event)
 		cmd.Dir, cmd.Env, cmd.Stdin = project, env, strings.NewReader(stdin)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		return cmd, &out
+		return cmd
 	}
 	for _, store := range []string{local, url} {
-		if cmd, out := hook(store, env, "UserPromptSubmit", prompt); cmd.Run() != nil || out.Len() == 0 {
-			b.Fatalf("the first prompt's hook: %s", out)
+		cmd := hook(store, env, "UserPromptSubmit", prompt)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) == 0 {
+			b.Fatalf("the first prompt's hook: %v: %s", err, out)
 		}
 	}
 	keeperEnv, keeperPID := benchKeeper(b, bin, url, env, "beat", "app/session-s1")
-	cases := []struct {
-		name, store string
-		env         []string
-	}{{"local", local, env}, {"pg", url, env}, {"pg-keeper", url, keeperEnv}}
-	wall := make([][]time.Duration, len(cases))
-	cpu := make([][]time.Duration, len(cases))
-	serverCPU := make([]time.Duration, len(cases))
-	var keeperCPU time.Duration
-	runs := 0
-	for b.Loop() {
-		for k := range cases {
-			c := (k + runs) % len(cases) // each case first in turn
-			cmd, out := hook(cases[c].store, cases[c].env, "PreToolUse", pre)
-			server0, keeper0 := clusterCPU(b, &pgHookCluster), processCPU(b, keeperPID)
-			t := time.Now()
-			if err := cmd.Run(); err != nil || out.Len() > 0 {
-				b.Fatalf("%s: hook PreToolUse: %v: %s", cases[c].name, err, out)
-			}
-			wall[c] = append(wall[c], time.Since(t))
-			cpu[c] = append(cpu[c], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-			serverCPU[c] += clusterCPU(b, &pgHookCluster) - server0
-			if cases[c].name == "pg-keeper" {
-				keeperCPU += processCPU(b, keeperPID) - keeper0
-			}
-		}
-		runs++
+	preToolUse := func(store string, env []string) func() *exec.Cmd {
+		return func() *exec.Cmd { return hook(store, env, "PreToolUse", pre) }
 	}
-	med := func(ts []time.Duration) time.Duration { return median(slices.Clone(ts)) }
-	for k, c := range cases {
-		b.ReportMetric(float64(med(wall[k]).Microseconds())/1000, c.name+"-ms")
-		if k > 0 && runs > 0 {
-			b.ReportMetric(float64(med(wall[k]))/float64(med(wall[0])), c.name+"-vs-local-x")
-			b.ReportMetric(float64(med(cpu[k]))/float64(med(cpu[0])), c.name+"-vs-local-cpu-x")
-			b.ReportMetric(float64((serverCPU[k] / time.Duration(runs)).Microseconds()), c.name+"-server-cpu-µs")
-		}
+	cases := []procCase{
+		{name: "local", cmd: preToolUse(local, env), quiet: true},
+		{name: "pg", cmd: preToolUse(url, env), pg: true, quiet: true},
+		{name: "pg-keeper", cmd: preToolUse(url, keeperEnv), pg: true, quiet: true,
+			sideCPU: func() time.Duration { return processCPU(b, keeperPID) }, sideMetric: "pg-keeper-keeper-cpu-µs"},
 	}
-	if runs > 0 {
-		b.ReportMetric(float64((keeperCPU / time.Duration(runs)).Microseconds()), "pg-keeper-keeper-cpu-µs")
-		b.ReportMetric(float64(med(cpu[0]).Microseconds()), "local-cpu-µs")
-	}
-}
-
-// clusterCPU is c's processor time so far (pgtest.Cluster.CPU).
-func clusterCPU(b *testing.B, c *pgtest.Cluster) time.Duration {
-	t, err := c.CPU()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return t
+	runProcCases(b, &pgHookCluster, cases).report(b, cases, 0)
 }

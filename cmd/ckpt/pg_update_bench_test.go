@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,98 +71,33 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 	}
 	keeperEnv, keeperPID := benchKeeper(b, bin, url, env, "beat", "kai-7/secondary-a")
 	i := 0
-	update := func(prog, store string) func() []string {
-		return func() []string {
-			return []string{prog, "--store", store, "update", "kai-7/secondary-a", "--stage", "S2.P2",
-				"--current-step", fmt.Sprintf("Writing acceptance criteria %d", i), "--file-modified", "feature_02/spec.md"}
+	update := func(prog, store string, env []string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			i++
+			cmd := exec.Command(prog, "--store", store, "update", "kai-7/secondary-a", "--stage", "S2.P2",
+				"--current-step", fmt.Sprintf("Writing acceptance criteria %d", i), "--file-modified", "feature_02/spec.md")
+			cmd.Dir, cmd.Env = dir, env
+			return cmd
 		}
 	}
-	type benchCase struct {
-		name string
-		args func() []string
-		pg   bool
-		env  []string
+	cases := []procCase{
+		{name: "hello", cmd: func() *exec.Cmd { c := exec.Command(hello); c.Dir, c.Env = dir, env; return c }},
+		{name: "local", cmd: update(bin, local, env)},
+		{name: "pg", cmd: update(bin, url, env), pg: true},
+		{name: "pg-direct", cmd: update(pg, url, env), pg: true},
+		{name: "pg-keeper", cmd: update(bin, url, keeperEnv), pg: true,
+			sideCPU: func() time.Duration { return processCPU(b, keeperPID) }, sideMetric: "pg-keeper-keeper-cpu-µs"},
 	}
-	cases := []benchCase{
-		{"hello", func() []string { return []string{hello} }, false, env},
-		{"local", update(bin, local), false, env},
-		{"pg", update(bin, url), true, env},
-		{"pg-direct", update(pg, url), true, env},
-		{"pg-keeper", update(bin, url), true, keeperEnv},
-	}
-	pooled, poolerCPU := startPgBouncer(b, url)
-	if pooled != "" {
-		cases = append(cases, benchCase{"pg-pooled", update(bin, pooled), true, env})
+	if pooled, poolerCPU := startPgBouncer(b, url); pooled != "" {
+		cases = append(cases, procCase{name: "pg-pooled", cmd: update(bin, pooled, env), pg: true,
+			sideCPU: poolerCPU, sideMetric: "pg-pooled-pgbouncer-cpu-µs"})
 	} else {
 		b.Log("pg-pooled left out: pgbouncer is not installed")
 	}
-	wall := make([][]time.Duration, len(cases))
-	cpu := make([][]time.Duration, len(cases))
-	serverCPU := make([]time.Duration, len(cases))
-	var pooler time.Duration    // PgBouncer's CPU in the pooled runs
-	var keeperCPU time.Duration // the keeper's in the keeper runs
-	runs := 0
-	for b.Loop() {
-		i++
-		for k := range cases {
-			c := (k + i) % len(cases) // each case first in turn
-			args := cases[c].args()
-			cmd := exec.Command(args[0], args[1:]...)
-			cmd.Dir = dir
-			cmd.Env = cases[c].env
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			before, err := pgBenchCluster.CPU()
-			if err != nil {
-				b.Fatal(err)
-			}
-			var pooler0, keeper0 time.Duration
-			if cases[c].name == "pg-pooled" {
-				pooler0 = poolerCPU()
-			}
-			if cases[c].name == "pg-keeper" {
-				keeper0 = processCPU(b, keeperPID)
-			}
-			t := time.Now()
-			if err := cmd.Run(); err != nil {
-				b.Fatalf("%s %v: %v: %s", filepath.Base(args[0]), args[1:], err, out.Bytes())
-			}
-			wall[c] = append(wall[c], time.Since(t))
-			cpu[c] = append(cpu[c], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-			if cases[c].pg {
-				after, err := pgBenchCluster.CPU()
-				if err != nil {
-					b.Fatal(err)
-				}
-				serverCPU[c] += after - before
-			}
-			if cases[c].name == "pg-pooled" {
-				pooler += poolerCPU() - pooler0
-			}
-			if cases[c].name == "pg-keeper" {
-				keeperCPU += processCPU(b, keeperPID) - keeper0
-			}
-		}
-		runs++
-	}
-	med := func(ts []time.Duration) time.Duration { return median(slices.Clone(ts)) }
-	for k, c := range cases {
-		b.ReportMetric(float64(med(wall[k]).Microseconds())/1000, c.name+"-ms")
-		if c.pg {
-			b.ReportMetric(float64(med(wall[k]))/float64(med(wall[1])), c.name+"-vs-local-x")
-			b.ReportMetric(float64(med(cpu[k]))/float64(med(cpu[1])), c.name+"-vs-local-cpu-x")
-			if runs > 0 {
-				b.ReportMetric(float64((serverCPU[k] / time.Duration(runs)).Microseconds()), c.name+"-server-cpu-µs")
-			}
-		}
-	}
-	b.ReportMetric(float64(med(cpu[1]))/float64(med(cpu[0])), "local-vs-hello-cpu-x")
-	b.ReportMetric(float64(med(cpu[1]).Microseconds()), "local-cpu-µs")
-	if runs > 0 {
-		b.ReportMetric(float64((keeperCPU / time.Duration(runs)).Microseconds()), "pg-keeper-keeper-cpu-µs")
-	}
-	if pooled != "" && runs > 0 {
-		b.ReportMetric(float64((pooler / time.Duration(runs)).Microseconds()), "pg-pooled-pgbouncer-cpu-µs")
+	times := runProcCases(b, &pgBenchCluster, cases)
+	times.report(b, cases, 1)
+	if times.runs > 0 {
+		b.ReportMetric(float64(median(slices.Clone(times.cpu[1])))/float64(median(slices.Clone(times.cpu[0]))), "local-vs-hello-cpu-x")
 	}
 }
 
