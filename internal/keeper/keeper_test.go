@@ -66,6 +66,19 @@ type unclosing struct{ ckpt.Store }
 
 func (unclosing) Close() error { return nil }
 
+// dialMemstore serves a memstore behind a keeper and dials it; the
+// client is closed when t ends.
+func dialMemstore(t *testing.T) (*memstore.Store, *Client) {
+	t.Helper()
+	st := memstore.New()
+	c, err := Dial(serve(t, unclosing{st}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return st, c
+}
+
 // TestConformance runs the Store conformance suite against a keeper's
 // client: every method, error and edge the stores honour comes through the
 // socket the same.
@@ -85,12 +98,7 @@ func TestConformance(t *testing.T) {
 // *ckpt.ConflictError, as the store returned them.
 func TestErrorsComeBackTyped(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New()
-	c, err := Dial(serve(t, unclosing{st}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	st, c := dialMemstore(t)
 	title := "t"
 	created := ckpt.MustEvent(ckpt.EventCreated, time.Time{}, ckpt.Actor{Agent: "a"}, ckpt.Created{Patch: ckpt.Patch{Title: &title}})
 	if _, err := st.Append(ctx, "w", created, ckpt.AppendOptions{}); err != nil {
@@ -127,12 +135,7 @@ func TestErrorsComeBackTyped(t *testing.T) {
 // so its direct retry after a lost answer replays it.
 func TestAHandOffIsAppliedOnce(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New()
-	c, err := Dial(serve(t, unclosing{st}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	st, c := dialMemstore(t)
 	title := "t"
 	res, err := c.Append(ctx, "w", ckpt.MustEvent(ckpt.EventCreated, time.Time{}, ckpt.Actor{}, ckpt.Created{Patch: ckpt.Patch{Title: &title}}), ckpt.AppendOptions{})
 	if err != nil {
