@@ -162,15 +162,6 @@ func (p *pending) done() {
 	}
 }
 
-// journalChange appends e to the journal (see journalLine).
-func (s *Store) journalChange(e jentry) error {
-	line, err := appendEntry(nil, &e)
-	if err != nil {
-		return fmt.Errorf("filestore: journal entry for %s: %w", e.ID, err)
-	}
-	return s.journalLine(append(line, '\n'))
-}
-
 // journalLine appends line, an entry's line with its newline, to the
 // journal: Append's hot path, on the Store's cached journal files
 // (journal_fast.go).

@@ -1,10 +1,8 @@
 package filestore
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -31,20 +29,7 @@ func TestListReturnsTheReadableCheckpointsAndNamesTheDamagedOnes(t *testing.T) {
 			}
 		}
 	}
-	f := s.files("b")
-	hist, err := os.ReadFile(f.history())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(f.history(), bytes.Replace(hist, []byte(`"seq":1`), []byte(`"seq":7`), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(f.state()); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(f.backups()); err != nil {
-		t.Fatal(err)
-	}
+	damage(t, s, "b")
 	s = reopen(t, s)
 
 	page, err := s.List(ctx, ckpt.ListOptions{Limit: ckpt.DefaultPageSize})

@@ -85,8 +85,9 @@ func seedEveryKind(t testing.TB, s *Store, now time.Time) string {
 	return "k/damaged"
 }
 
-// damage rewrites id's history at the same size and removes its state
-// file and backups (list_damaged_test.go's damage).
+// damage rewrites id's history at the same size (its first event claims
+// seq 7) and removes its state file and backups, so no read can get past
+// the damaged line.
 func damage(t testing.TB, s *Store, id string) {
 	t.Helper()
 	f := s.files(id)

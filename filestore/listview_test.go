@@ -137,7 +137,11 @@ func TestCompactionKeepsWhatItCannotRead(t *testing.T) {
 	appendOK(t, s, "keep/b", createEvent())
 	// Entries without a summary make the compaction read the files.
 	for _, id := range []string{"keep/a", "keep/b"} {
-		if err := s.journalChange(jentry{Kind: ckpt.ChangeEvent, ID: id, Rev: 1, At: time.Now()}); err != nil {
+		line, err := appendEntry(nil, &jentry{Kind: ckpt.ChangeEvent, ID: id, Rev: 1, At: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.journalLine(append(line, '\n')); err != nil {
 			t.Fatal(err)
 		}
 	}
