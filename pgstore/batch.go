@@ -144,33 +144,26 @@ func (s *Store) writeBatch(rows []*fastRow) {
 	if len(rows) == 1 {
 		mode = s.execMode()
 	}
-	sql, args := batchArgs(rows, mode == pgx.QueryExecModeCacheStatement)
-	if len(rows) == 1 {
-		args = append([]any{mode}, args...)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	results := make(map[string]fastResult, len(rows))
 	answered := false
 	err := s.withConn(ctx, func(conn *pgxpool.Conn) error {
-		dbRows, err := conn.Query(ctx, sql, args...)
-		if err != nil {
+		generic := conn.Conn().PgConn().CustomData()
+		setMode := len(rows) == 1 && generic[genericPlansSet] == nil
+		if setMode {
+			mode = pgx.QueryExecModeExec // once per connection: not worth preparing
+			s.planModeSets.Add(1)
+		}
+		// A batch of several sets the mode back (customPlans); if it fails
+		// the mode stays as it was, and the flag errs on the side of
+		// setting it again.
+		delete(generic, genericPlansSet)
+		if err := s.runBatch(ctx, conn.Conn(), mode, setMode, rows, results); err != nil {
 			return err
 		}
-		for dbRows.Next() {
-			var (
-				id  string
-				res = fastResult{matched: true}
-			)
-			if err := dbRows.Scan(&id, &res.dbNow, &res.beat, &res.presence); err != nil {
-				dbRows.Close()
-				return err
-			}
-			results[id] = res
-		}
-		dbRows.Close() // reads up to ReadyForQuery: the commit's outcome
-		if err := dbRows.Err(); err != nil {
-			return err
+		if len(rows) == 1 {
+			generic[genericPlansSet] = true // committed: so did its set_config, or an earlier one's
 		}
 		// Committed: answer the appends, then tell readers on this
 		// connection (notify.go) before giving it back.
@@ -204,6 +197,48 @@ func (s *Store) writeBatch(rows []*fastRow) {
 		r.done <- res
 	}
 }
+
+// runBatch runs a batch's statement on conn and puts each matched row's
+// result in results, having read up to ReadyForQuery: the commit's
+// outcome. A prepared one-row statement goes by execOne.
+func (s *Store) runBatch(ctx context.Context, conn *pgx.Conn, mode pgx.QueryExecMode, setMode bool, rows []*fastRow, results map[string]fastResult) error {
+	if len(rows) == 1 && mode == pgx.QueryExecModeCacheStatement {
+		res, err := execOne(ctx, conn, oneStatement(rows[0].event.Key != "", setMode), rows[0])
+		if err == nil && res.matched {
+			results[rows[0].id] = res
+		}
+		if !errors.Is(err, errNotDirect) {
+			return err
+		}
+	}
+	sql, args := batchArgs(rows, mode == pgx.QueryExecModeCacheStatement, setMode)
+	if len(rows) == 1 {
+		args = append([]any{mode}, args...)
+	}
+	dbRows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	for dbRows.Next() {
+		var (
+			id  string
+			res = fastResult{matched: true}
+		)
+		if err := dbRows.Scan(&id, &res.dbNow, &res.beat, &res.presence); err != nil {
+			dbRows.Close()
+			return err
+		}
+		results[id] = res
+	}
+	dbRows.Close() // reads up to ReadyForQuery: the commit's outcome
+	return dbRows.Err()
+}
+
+// genericPlansSet, in a connection's pgconn CustomData, says that a
+// one-row fast statement committed on it since its last batch of several:
+// its plan_cache_mode forces generic plans (fastsql.go's genericPlans),
+// and its one-row statements need not set it again.
+const genericPlansSet = "ckpt.genericPlans"
 
 // batchTimeout bounds one batch statement; it serves many callers, so it
 // runs on no caller's context.

@@ -70,6 +70,10 @@ func FastPlans(ctx context.Context, s *Store) (generic, custom int64, err error)
 	return generic, custom, err
 }
 
+// PlanModeSets is how many one-row fast statements of s also set their
+// connection's plan_cache_mode.
+func PlanModeSets(s *Store) int64 { return s.planModeSets.Load() }
+
 // ColdCalls is how many Gets and one-row fast statements a Store runs
 // unprepared before it prepares them.
 const ColdCalls = coldCalls

@@ -301,7 +301,10 @@ func TestFastPathStorePerWriter(t *testing.T) {
 // TestFastPathPlannedOnce: the one-row fast statement is prepared once per
 // connection (after a Store's first, unprepared calls) and runs its
 // generic plan, planned once, without PostgreSQL's five trial custom
-// plans (planning it per call cost more than running it).
+// plans (planning it per call cost more than running it); the setting
+// that makes it so is sent once on the connection, not with every append
+// (a transaction that changes a setting costs its commit a walk over
+// every setting).
 func TestFastPathPlannedOnce(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openStore(t, "pool_max_conns=1")
@@ -323,6 +326,9 @@ func TestFastPathPlannedOnce(t *testing.T) {
 	// statement is planned once, not for each of its first five calls.
 	if generic != n-pgstore.ColdCalls || custom != 0 {
 		t.Fatalf("the fast statement ran %d generic and %d custom plans, want %d generic (planned once)", generic, custom, n-pgstore.ColdCalls)
+	}
+	if sets := pgstore.PlanModeSets(s); sets != 1 {
+		t.Fatalf("%d of %d fast statements on one connection set plan_cache_mode, want 1", sets, n)
 	}
 }
 

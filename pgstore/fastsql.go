@@ -85,21 +85,33 @@ SELECT id, clock_timestamp(), beat, presence FROM upd`
 // batchSQL anew on every call (a custom plan knows the arrays' lengths,
 // so it always looks cheaper than the generic plan), and planning cost
 // more than running it; the scalar forms' generic plans are as cheap as
-// custom ones, so after five calls a connection runs its prepared plan
-// without planning. Labels go as text[] here (arrays of arrays do not
-// pass through unnest, so the batch forms take them as JSON).
-const oneSQL = oneHead + `
+// custom ones, so a connection whose plan_cache_mode forces generic
+// plans (genericPlans) plans them once. Labels go as text[] here (arrays
+// of arrays do not pass through unnest, so the batch forms take them as
+// JSON). oneSetSQL and oneUnkeyedSetSQL are the same statements that also
+// set that mode: a connection runs them, unprepared, until one of them
+// committed there (see planMode).
+const (
+	oneSQL           = oneLock + oneKeyed
+	oneSetSQL        = oneLock + `, ` + genericPlans + oneKeyed
+	oneUnkeyedSQL    = oneLock + oneUnkeyed
+	oneUnkeyedSetSQL = oneLock + `, ` + genericPlans + oneUnkeyed
+)
+
+const oneKeyed = oneUpdate + `
 		AND NOT EXISTS (SELECT 1 FROM ckpt_keys k WHERE k.id = $1::text AND k.key = $15::text AND k.seq > $2::int8 - $20::int8)` +
 	oneTail + `, keyed AS (
 	INSERT INTO ckpt_keys (id, key, seq) SELECT $1::text, $15::text, upd.rev FROM upd
 	ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq
 )` + oneSelect
 
-const oneUnkeyedSQL = oneHead + `
+const oneUnkeyed = oneUpdate + `
 		AND $15::text = '' AND $20::int8 > 0` + oneTail + oneSelect
 
-const oneHead = `WITH locked AS (
-	SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7357)), ` + genericPlans + `
+const oneLock = `WITH locked AS (
+	SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7357))`
+
+const oneUpdate = `
 ), upd AS (
 	UPDATE ckpt_checkpoints c SET rev = $2::int8 + 1, last_sum = $4::text, state = $5::text::json, summary = $6::text::json,
 		status = $7::text, agent_id = $8::text, agent_name = $9::text, parent = $10::text,
@@ -119,19 +131,24 @@ const oneTail = `
 const oneSelect = `
 SELECT $1::text, clock_timestamp(), beat, presence FROM upd`
 
-// genericPlans, run by every one-row fast statement, sets its
-// connection's plan_cache_mode to force_generic_plan for the rest of the
-// session, so that from its next call on the connection runs the
-// statement's generic plan, planned once, instead of planning it for its
-// parameters on each of the first five calls as PostgreSQL does by
-// default (the statement costs more to plan than to run: a Store of 40
+// genericPlans, run by a connection's one-row fast statements until one
+// of them committed there (oneSetSQL, planMode), sets its plan_cache_mode
+// to force_generic_plan for the rest of the session, so that the
+// statement's prepared form is planned once, its generic plan, instead of
+// for its parameters on each of its first five calls as PostgreSQL does
+// by default (the statement costs more to plan than to run: a Store of 40
 // appends planned it 7 times). Its generic plan is its custom one. The
 // other statements on such a connection are key lookups and ranges, whose
 // generic plans are their custom ones, except List's, which therefore goes
 // by the simple protocol (planned with its values, so its partial indexes
-// stay usable). Set in the statement, not at the connection's start: a
+// stay usable). Set in a statement, not at the connection's start: a
 // startup parameter would be refused by a PgBouncer in front, and a SET
-// would cost a round trip.
+// would cost a round trip. Not in every statement: a transaction that
+// sets a setting makes its commit walk every setting PostgreSQL has
+// (AtEOXact_GUC), about 2.5% of the backends' CPU per append with one
+// Store per writer. Only a plan's cost depends on the mode, never a
+// result: a connection whose mode was reset behind the flag's back (a
+// transaction-mode pooler) plans more, and nothing else.
 const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', false)`
 
 // customPlans, run by every batch of several appends, sets the mode back
@@ -141,13 +158,28 @@ const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', false)
 // every batch, and in alternating rounds it saved no server CPU).
 const customPlans = `set_config('plan_cache_mode', 'auto', false)`
 
+// oneStatement is the one-row statement for an append with or without a
+// key that does or does not set plan_cache_mode.
+func oneStatement(keyed, setMode bool) string {
+	switch {
+	case keyed && setMode:
+		return oneSetSQL
+	case keyed:
+		return oneSQL
+	case setMode:
+		return oneUnkeyedSetSQL
+	}
+	return oneUnkeyedSQL
+}
+
 // batchArgs returns the statement for rows (sorted by ID) and its
 // arguments: a one-row form's scalars for one row, a batch form's arrays
 // for more; the unkeyed forms when no row has a key. described: the
 // one-row statement runs prepared, so pgx knows $5 and $6 are text and
 // takes the row's bytes as they are (unprepared, pgx would send bytes as
-// bytea: they go as strings).
-func batchArgs(rows []*fastRow, described bool) (string, []any) {
+// bytea: they go as strings). setMode: the one-row form that also sets
+// the connection's plan_cache_mode (genericPlans).
+func batchArgs(rows []*fastRow, described, setMode bool) (string, []any) {
 	keyed := false
 	for _, r := range rows {
 		keyed = keyed || r.event.Key != ""
@@ -155,10 +187,7 @@ func batchArgs(rows []*fastRow, described bool) (string, []any) {
 	consts := []any{ckpt.MaxClockSkew.Seconds(), int64(ckpt.KeyWindow), string(ckpt.ChangeEvent)}
 	if len(rows) == 1 {
 		r := rows[0]
-		sql := oneUnkeyedSQL
-		if keyed {
-			sql = oneSQL
-		}
+		sql := oneStatement(keyed, setMode)
 		var state, summary any = r.row.state, r.row.summary
 		if !described {
 			state, summary = string(r.row.state), string(r.row.summary)

@@ -49,6 +49,7 @@ type Store struct {
 	fast  atomic.Int64 // appends the fast path made
 
 	fastStatements atomic.Int64 // batches it wrote them in
+	planModeSets   atomic.Int64 // one-row statements that set plan_cache_mode (batch.go)
 	coldCalls      atomic.Int64 // Gets and one-row fast statements run (see execMode)
 
 	batches batcher // fast appends waiting for a statement (batch.go)
