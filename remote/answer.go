@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
@@ -36,16 +40,20 @@ func (a *appendAnswer) decodeAnswer(data []byte) error {
 			return err
 		}
 	}
-	// The event is small, and its "sum" is no field of ckpt.Event's, which
-	// the codec leaves to encoding/json anyway.
+	// The event with its sum, as the server writes it, goes through the
+	// codec too (wire.ReadSummed); another form to encoding/json.
 	if ev := m[1]; ev != nil {
-		if err := json.Unmarshal(ev, &a.Event); err != nil {
+		if e, sum, ok := wire.ReadSummed(ev); ok {
+			a.Event = httpapi.Event{Event: e, Sum: sum}
+		} else if err := json.Unmarshal(ev, &a.Event); err != nil {
 			return err
 		}
 	}
-	if r := m[2]; r != nil {
-		if err := json.Unmarshal(r, &a.Replayed); err != nil {
-			return err
+	if r := m[2]; r != nil && !bytes.Equal(r, []byte("false")) {
+		if a.Replayed = bytes.Equal(r, []byte("true")); !a.Replayed {
+			if err := json.Unmarshal(r, &a.Replayed); err != nil {
+				return err
+			}
 		}
 	}
 	if w := m[3]; w != nil {
@@ -93,4 +101,42 @@ func (e eventBody) encodeBody() ([]byte, error) {
 		return nil, err
 	}
 	return append(append(append(b[:len(b)-1], `,"sum":`...), sum...), '}'), nil
+}
+
+// maxAnswer bounds an answer's body.
+const maxAnswer = 64 << 20
+
+// answerBufs are the buffers answers are read into, kept between calls;
+// one grown past maxPooledAnswer (a long listing, a large state) is left
+// to the collector.
+var answerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledAnswer = 256 << 10
+
+func putAnswerBuf(b *[]byte) {
+	if cap(*b) <= maxPooledAnswer {
+		*b = (*b)[:0]
+		answerBufs.Put(b)
+	}
+}
+
+// readAnswer appends resp's body, at most maxAnswer bytes, to dst, grown
+// once to the body's announced length.
+func readAnswer(dst []byte, resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= maxAnswer {
+		dst = slices.Grow(dst, int(n)+1) // +1: the read that finds the end
+	}
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := resp.Body.Read(dst[len(dst):min(cap(dst), maxAnswer)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF || len(dst) == maxAnswer {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
 }

@@ -48,3 +48,29 @@ func TestAppendWireIsEncodingJSONs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeAnswer: an append's answer, whatever its bytes, reads to what
+// encoding/json reads, and fails exactly when encoding/json fails.
+func FuzzDecodeAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"state":{"id":"a","rev":2,"title":"t"},"event":{"seq":2,"at":"2026-11-27T08:00:00Z","type":"note","data":{"text":"x"},"prev":"p","sum":"abcd"},"replayed":true,"warnings":["w"]}`,
+		`{"state":null,"event":{"seq":1,"type":"note","sum":"a"}}`,
+		`{"state":null,"event":{"seq":1,"SUM":"a"},"replayed":false}`,
+		`{"state":{},"event":{"seq":1,"sum":"a\u0062"},"replayed":1}`,
+		`{"state":1,"event":{}}`, `{"event":{"seq":"x"}}`, `{"event":{,"sum":"a"}}`, `{}`, `[]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want httpapi.AppendResult
+		werr := json.Unmarshal(data, &want)
+		var got appendAnswer
+		gerr := got.decodeAnswer(data)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("decodeAnswer(%q) = %v, encoding/json %v", data, gerr, werr)
+		}
+		if gerr == nil && !reflect.DeepEqual(got.AppendResult, want) {
+			t.Fatalf("decodeAnswer(%q):\n got %+v\nwant %+v", data, got.AppendResult, want)
+		}
+	})
+}

@@ -240,7 +240,12 @@ func (s *Store) attempt(caller context.Context, c call, body []byte) (*http.Resp
 		return nil, transportError(caller, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	// The answer is read into a buffer kept between calls: every decoder
+	// below copies what it keeps.
+	buf := answerBufs.Get().(*[]byte)
+	defer putAnswerBuf(buf)
+	data, err := readAnswer((*buf)[:0], resp)
+	*buf = data
 	if err != nil {
 		return nil, transportError(caller, err)
 	}

@@ -2,11 +2,12 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
-	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/wire"
 )
@@ -16,35 +17,18 @@ import (
 // the bytes and the errors are encoding/json's, only the CPU differs.
 
 // decodeEvent reads an append's body into in as readJSON does (same
-// values, same refusals). A body the codec reads whole goes through it;
-// one that might name the wire event's "sum" (which the codec's
-// ckpt.Event has no field for, and encoding/json matches by case folding
-// and escapes) or that it cannot read goes to decodeBody, for
-// decodeBody's words.
+// values, same refusals). A body in the form the codec reads (json.Marshal's,
+// which is what package remote sends) goes through it; any other, or one
+// it cannot read, goes to decodeBody, for decodeBody's words.
 func decodeEvent(body []byte, in *httpapi.Event) error {
-	if len(body) > 0 && body[0] == '{' && !mayNameSum(body) && utf8.Valid(body) {
-		var e ckpt.Event
-		if wire.Unmarshal(body, &e) == nil {
-			*in = httpapi.Event{Event: e}
+	if utf8.Valid(body) {
+		if e, sum, ok := wire.ReadSummed(body); ok {
+			*in = httpapi.Event{Event: e, Sum: sum}
 			return nil
 		}
 	}
 	*in = httpapi.Event{}
 	return decodeBody(body, in)
-}
-
-// mayNameSum reports whether body may hold a key encoding/json matches to
-// "sum": one ending in `um"` in any case, or one spelled with \u escapes.
-func mayNameSum(body []byte) bool {
-	for i := 0; i+2 < len(body); i++ {
-		switch {
-		case body[i] == '\\' && body[i+1] == 'u':
-			return true
-		case body[i]|0x20 == 'u' && body[i+1]|0x20 == 'm' && body[i+2] == '"':
-			return true
-		}
-	}
-	return false
 }
 
 // PreferMinimal is the Prefer header value (RFC 7240) with which a client
@@ -63,11 +47,11 @@ func wantsMinimal(r *http.Request) bool {
 	return false
 }
 
-// appendAnswer returns json.Marshal(res)'s bytes, the state and the event
-// written by the generated codec.
-func appendAnswer(res httpapi.AppendResult) ([]byte, error) {
-	b := make([]byte, 0, 1024)
-	b = append(b, `{"state":`...)
+// appendAnswer appends json.Marshal(res)'s bytes and a newline (what
+// json.Encoder writes) to dst, the state and the event written by the
+// generated codec.
+func appendAnswer(dst []byte, res httpapi.AppendResult) ([]byte, error) {
+	b := append(dst, `{"state":`...)
 	var err error
 	if res.State == nil {
 		b = append(b, "null"...)
@@ -98,4 +82,35 @@ func appendAnswer(res httpapi.AppendResult) ([]byte, error) {
 		b = append(append(b, `,"warnings":`...), w...)
 	}
 	return append(b, "}\n"...), nil
+}
+
+// appendBufs are the append handler's buffers (its body, then its
+// answer), kept between requests; one grown past maxPooledAppend (a very
+// large state) is left to the collector.
+var appendBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledAppend = 256 << 10
+
+func putAppendBuf(b *[]byte) {
+	if cap(*b) <= maxPooledAppend {
+		*b = (*b)[:0]
+		appendBufs.Put(b)
+	}
+}
+
+// readAllTo is io.ReadAll appending to dst.
+func readAllTo(dst []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
 }

@@ -33,7 +33,7 @@ func TestAppendAnswerIsEncodingJSONs(t *testing.T) {
 		if err := json.NewEncoder(&want).Encode(res); err != nil {
 			t.Fatal(err)
 		}
-		got, err := appendAnswer(res)
+		got, err := appendAnswer(nil, res)
 		if err != nil || !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("appendAnswer:\n got %s (%v)\nwant %s", got, err, want.Bytes())
 		}

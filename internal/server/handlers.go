@@ -54,8 +54,11 @@ func readJSON(r *http.Request, v any) error {
 }
 
 // readBody reads the request body whole, within the server's limit.
-func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(r.Body)
+func readBody(r *http.Request) ([]byte, error) { return readBodyTo(nil, r) }
+
+// readBodyTo is readBody appending to dst (the append's pooled buffer).
+func readBodyTo(dst []byte, r *http.Request) ([]byte, error) {
+	body, err := readAllTo(dst, r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -213,7 +216,12 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	// One buffer holds the body, then the answer (the whole state): an
+	// append allocates neither once the pool has buffers of their size.
+	buf := appendBufs.Get().(*[]byte)
+	defer putAppendBuf(buf)
+	body, err := readBodyTo((*buf)[:0], r)
+	*buf = body
 	if err != nil {
 		return err
 	}
@@ -242,11 +250,13 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request) error {
 		out.State = nil
 		w.Header().Set("Preference-Applied", preferMinimal)
 	}
-	data, err := appendAnswer(out)
+	data, err := appendAnswer((*buf)[:0], out)
 	if err != nil {
 		return writeJSON(w, status, out)
 	}
+	*buf = data
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
 	_, err = w.Write(data)
 	return err

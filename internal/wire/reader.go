@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -123,45 +125,55 @@ func (r *reader) str() string {
 	return ""
 }
 
+// unescape returns raw, a string's bytes holding escapes, unescaped: the
+// runs between escapes are copied whole, into one allocation (the result
+// is never longer than raw).
 func (r *reader) unescape(raw []byte) string {
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			out = append(out, raw[i])
-			continue
+	var out strings.Builder
+	out.Grow(len(raw))
+	for {
+		j := bytes.IndexByte(raw, '\\')
+		if j < 0 {
+			out.Write(raw)
+			return out.String()
 		}
-		i++
-		switch raw[i] {
+		out.Write(raw[:j])
+		raw = raw[j+1:]
+		if len(raw) == 0 {
+			r.ok = false
+			return ""
+		}
+		switch c := raw[0]; c {
 		case '"', '\\', '/':
-			out = append(out, raw[i])
+			out.WriteByte(c)
 		case 'b':
-			out = append(out, '\b')
+			out.WriteByte('\b')
 		case 'f':
-			out = append(out, '\f')
+			out.WriteByte('\f')
 		case 'n':
-			out = append(out, '\n')
+			out.WriteByte('\n')
 		case 'r':
-			out = append(out, '\r')
+			out.WriteByte('\r')
 		case 't':
-			out = append(out, '\t')
+			out.WriteByte('\t')
 		case 'u':
-			if i+4 >= len(raw) {
+			if len(raw) < 5 {
 				r.ok = false
 				return ""
 			}
-			v, err := strconv.ParseUint(string(raw[i+1:i+5]), 16, 16)
+			v, err := strconv.ParseUint(string(raw[1:5]), 16, 16)
 			if err != nil || (v >= 0xd800 && v < 0xe000) {
 				r.ok = false
 				return ""
 			}
-			out = utf8.AppendRune(out, rune(v))
-			i += 4
+			out.WriteRune(rune(v))
+			raw = raw[4:]
 		default:
 			r.ok = false
 			return ""
 		}
+		raw = raw[1:]
 	}
-	return string(out)
 }
 
 // digits reads a JSON number's bytes: -?(0|[1-9][0-9]*) and, if frac,
