@@ -62,3 +62,31 @@ func TestReadSummedReadsTheAPIsEvents(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodePrefix: what DecodePrefix reads from the start of the input
+// is what encoding/json reads from those bytes.
+func FuzzDecodePrefix(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","rev":2,"title":"t\n\u003c"},"event":{}`,
+		`{"id":"a"}`, `{"id":"a"} `, `{"id":"a"`, `null`, `{}x`, `{"rev":"x"}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got ckpt.Checkpoint
+		n, ok := wire.DecodePrefix(data, &got)
+		if !ok {
+			if !reflect.DeepEqual(got, ckpt.Checkpoint{}) {
+				t.Fatalf("DecodePrefix(%q) failed and left %+v", data, got)
+			}
+			return
+		}
+		var want ckpt.Checkpoint
+		if err := json.Unmarshal(data[:n], &want); err != nil {
+			t.Fatalf("DecodePrefix(%q) took %q, which encoding/json refuses: %v", data, data[:n], err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("DecodePrefix(%q) = %+v, encoding/json reads %+v", data, got, want)
+		}
+	})
+}

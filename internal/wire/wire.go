@@ -76,6 +76,27 @@ func Unmarshal(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
+// DecodePrefix reads one value of a root type (see Roots), in the form
+// json.Marshal writes, from the start of data into *v, which it
+// overwrites whole, and returns how many bytes it took: *v is then what
+// json.Unmarshal(data[:n], v) reads. ok is false when the codec cannot
+// read such a value there (*v is then zero): decode with encoding/json.
+// It lets a reader take a large member (an answer's state) in one pass
+// instead of finding its end first.
+func DecodePrefix(data []byte, v any) (n int, ok bool) {
+	target := reflect.ValueOf(v)
+	if target.Kind() != reflect.Pointer || target.IsNil() {
+		return 0, false
+	}
+	target.Elem().SetZero()
+	r := reader{b: data, ok: true}
+	if r.readAny(v) && r.ok {
+		return r.i, true
+	}
+	target.Elem().SetZero()
+	return 0, false
+}
+
 // Compact returns raw as json.Marshal writes a json.RawMessage: compacted,
 // with < > & and U+2028/U+2029 escaped; invalid JSON is an error.
 func Compact(raw json.RawMessage) ([]byte, error) {
