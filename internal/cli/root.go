@@ -32,15 +32,25 @@ func runOn(env *cmdutil.Env, st ckpt.Store) int {
 }
 
 // run executes f.Env.Args with the factory f and the verbs of p.
-func run(f *cmdutil.Factory, p Program) int {
+func run(f *cmdutil.Factory, p Program) int { return runLine(f, p, true) }
+
+// runLine is run, through runDirect when direct and it takes the line,
+// else through cobra's Execute.
+func runLine(f *cmdutil.Factory, p Program, direct bool) int {
 	env := f.Env
 	args := versionAlias(env.Args)
-	root := newRootCmd(f, p, args)
-	root.SetArgs(args)
-	root.SetIn(env.In)
-	root.SetOut(env.Out)
-	root.SetErr(env.ErrOut)
-	err := root.ExecuteContext(context.Background())
+	var err error
+	if direct {
+		err, direct = runDirect(f, p, args)
+	}
+	if !direct {
+		root := newRootCmd(f, p, args)
+		root.SetArgs(args)
+		root.SetIn(env.In)
+		root.SetOut(env.Out)
+		root.SetErr(env.ErrOut)
+		err = root.ExecuteContext(context.Background())
+	}
 	if err == nil {
 		err = f.Deferred
 	}
@@ -145,6 +155,12 @@ The full reference is docs/cli.md.`
 // root's own flags before it; "" otherwise (help, an unknown word, no
 // verb), when every verb must be there for help and suggestions.
 func verbOf(args []string, verbs []Verb) string {
+	verb, _ := verbAt(args, verbs)
+	return verb
+}
+
+// verbAt is verbOf with the verb's index in args (-1 with no verb).
+func verbAt(args []string, verbs []Verb) (string, int) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -152,17 +168,17 @@ func verbOf(args []string, verbs []Verb) string {
 			i++ // its value
 		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--agent=") || a == "--no-keeper":
 		case strings.HasPrefix(a, "-"):
-			return "" // --help, --version, --, or a flag only a verb knows
+			return "", -1 // --help, --version, --, or a flag only a verb knows
 		default:
 			for _, v := range verbs {
 				if v.Name == a {
-					return a
+					return a, i
 				}
 			}
-			return ""
+			return "", -1
 		}
 	}
-	return ""
+	return "", -1
 }
 
 // asksHelp reports whether args may ask for help (--help, or -h alone or
@@ -201,6 +217,18 @@ func versionAlias(args []string) []string {
 	return args
 }
 
+// addRootFlags gives root the persistent flags and the pre-run every
+// command line has (runDirect's root has nothing else).
+func addRootFlags(root *cobra.Command, f *cmdutil.Factory) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		return prepare(f, cmd)
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.StoreFlag, "store", "", "the store `DIR` (the .ckpt directory itself); default: $CKPT_STORE, else the nearest .ckpt/ walking up")
+	pf.StringVar(&f.AgentFlag, "agent", "", "the acting agent `ID`, recorded on each event; default: $CKPT_AGENT")
+	pf.BoolVar(&f.NoKeeper, "no-keeper", false, "with a PostgreSQL store, write directly: no keeper is used or started (as CKPT_KEEPER=off)")
+}
+
 // newRootCmd builds the command tree for the command line args.
 func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 	root := &cobra.Command{
@@ -209,10 +237,8 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return prepare(f, cmd)
-		},
 	}
+	addRootFlags(root, f)
 	// cobra's `completion bash|zsh|fish|powershell` writes the scripts;
 	// checkpoint IDs complete from the store (completeIDs).
 	root.CompletionOptions.HiddenDefaultCmd = false
@@ -226,10 +252,6 @@ func newRootCmd(f *cmdutil.Factory, p Program, args []string) *cobra.Command {
 	// of an 18.4 MB ckpt, paid by every process's start.
 	root.Flags().BoolP("version", "v", false, "version for ckpt")
 	_ = root.Flags().SetAnnotation("version", cobra.FlagSetByCobraAnnotation, []string{"true"})
-	pf := root.PersistentFlags()
-	pf.StringVar(&f.StoreFlag, "store", "", "the store `DIR` (the .ckpt directory itself); default: $CKPT_STORE, else the nearest .ckpt/ walking up")
-	pf.StringVar(&f.AgentFlag, "agent", "", "the acting agent `ID`, recorded on each event; default: $CKPT_AGENT")
-	pf.BoolVar(&f.NoKeeper, "no-keeper", false, "with a PostgreSQL store, write directly: no keeper is used or started (as CKPT_KEEPER=off)")
 
 	root.AddGroup(
 		&cobra.Group{ID: "record", Title: "Record work:"},

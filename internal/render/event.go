@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/wire"
 )
 
 // SummaryLine is the one line a write prints (every surface that
@@ -47,25 +48,25 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return "updated " + strings.Join(keys, ", ")
 	case ckpt.EventStatus:
 		var s ckpt.StatusChange
-		_ = json.Unmarshal(e.Data, &s)
+		_ = wire.Unmarshal(e.Data, &s)
 		if s.Reason != "" {
 			return fmt.Sprintf("%s: %s", s.Status, squeeze(s.Reason, 60))
 		}
 		return string(s.Status)
 	case ckpt.EventStep:
 		var s ckpt.StepChange
-		_ = json.Unmarshal(e.Data, &s)
+		_ = wire.Unmarshal(e.Data, &s)
 		if s.Status == "" {
 			return "step " + s.ID + " updated"
 		}
 		return fmt.Sprintf("step %s %s", s.ID, s.Status)
 	case ckpt.EventDecision:
 		var d ckpt.DecisionData
-		_ = json.Unmarshal(e.Data, &d)
+		_ = wire.Unmarshal(e.Data, &d)
 		return "decision: " + squeeze(d.Text, 60)
 	case ckpt.EventBlocker:
 		var b ckpt.BlockerChange
-		_ = json.Unmarshal(e.Data, &b)
+		_ = wire.Unmarshal(e.Data, &b)
 		switch {
 		case b.Clear && b.ID == "":
 			return "blockers cleared"
@@ -79,7 +80,7 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return fmt.Sprintf("blocker %s: %s", id, squeeze(b.Text, 60))
 	case ckpt.EventError:
 		var x ckpt.ErrorChange
-		_ = json.Unmarshal(e.Data, &x)
+		_ = wire.Unmarshal(e.Data, &x)
 		if x.Clear {
 			return "errors cleared"
 		}
@@ -93,7 +94,7 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return kind + ": " + squeeze(x.Message, 60)
 	case ckpt.EventAccept:
 		var a ckpt.AcceptChange
-		_ = json.Unmarshal(e.Data, &a)
+		_ = wire.Unmarshal(e.Data, &a)
 		if a.Met {
 			return "criterion " + a.ID + " met"
 		}
@@ -107,7 +108,7 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return "note added"
 	case ckpt.EventTold:
 		var m ckpt.Tell
-		_ = json.Unmarshal(e.Data, &m)
+		_ = wire.Unmarshal(e.Data, &m)
 		from := e.Actor.Agent
 		if from == "" {
 			from = ckpt.UnknownSender
@@ -115,7 +116,7 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return fmt.Sprintf("message m%d from %s: %s", e.Seq, from, squeeze(m.Text, 60))
 	case ckpt.EventDelivered:
 		var d ckpt.Delivery
-		_ = json.Unmarshal(e.Data, &d)
+		_ = wire.Unmarshal(e.Data, &d)
 		line := "delivered " + strings.Join(d.IDs, ", ")
 		if d.Via != "" {
 			line += " via " + d.Via
@@ -123,7 +124,7 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 		return line
 	case ckpt.EventCode:
 		var cs ckpt.CodeState
-		if json.Unmarshal(e.Data, &cs) == nil && cs.Root != "" {
+		if wire.Unmarshal(e.Data, &cs) == nil && cs.Root != "" {
 			return "code at " + CodeLine(&cs)
 		}
 	}
@@ -132,6 +133,15 @@ func DescribeEvent(c *ckpt.Checkpoint, e ckpt.Event) string {
 
 // dataKeys lists the top-level keys of a JSON object in their order.
 func dataKeys(data json.RawMessage) []string {
+	if keys, ok := plainKeys(data); ok {
+		return keys
+	}
+	return decodedKeys(data)
+}
+
+// decodedKeys is dataKeys by a json.Decoder, for any data: the keys before
+// the first error.
+func decodedKeys(data json.RawMessage) []string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil
@@ -151,4 +161,52 @@ func dataKeys(data json.RawMessage) []string {
 		}
 	}
 	return keys
+}
+
+// plainKeys is dataKeys of a valid JSON object whose keys are ASCII
+// without escapes (every event's data ckpt writes), found by scanning the
+// bytes, without a json.Decoder and its reflection on every write's
+// summary line; ok is false for anything else, which dataKeys decodes.
+func plainKeys(data []byte) (keys []string, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	depth, wantKey := 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			j := i + 1
+			for ; data[j] != '"'; j++ {
+				if data[j] == '\\' {
+					j++ // valid JSON: the escape and the string end later
+				}
+			}
+			if depth == 1 && wantKey {
+				key := data[i+1 : j]
+				for _, k := range key {
+					if k == '\\' || k >= 0x80 {
+						return nil, false
+					}
+				}
+				keys = append(keys, string(key))
+				wantKey = false
+			}
+			i = j
+		case '{', '[':
+			if depth == 0 && c != '{' {
+				return nil, false
+			}
+			depth++
+			wantKey = depth == 1
+		case '}', ']':
+			depth--
+		case ',':
+			wantKey = depth == 1
+		default:
+			if depth == 0 && c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				return nil, false // a scalar at the top
+			}
+		}
+	}
+	return keys, true
 }
