@@ -42,7 +42,8 @@ import (
 // its rate as a ratio to the floor's over the same rounds (x/floor),
 // the server's CPU per write, the client's CPU per write and, for the Go
 // contenders, the bytes the client allocated per write (a figure the
-// machine's load does not move), and the load average. The whole comparison:
+// machine's load does not move), the WAL the server wrote per write
+// (nor does it move that), and the load average. The whole comparison:
 //
 //	bench/peer
 //
@@ -78,6 +79,17 @@ type contender struct {
 	elapsed            time.Duration
 	serverCPU, cpuSelf time.Duration
 	allocated          uint64 // bytes this process allocated (not for another process's contender)
+	wal                int64  // bytes of WAL the server wrote meanwhile
+}
+
+// walPosition is the server's current WAL insert position in bytes, read
+// outside the timed parts (its query is not the contenders' CPU).
+func walPosition(b *testing.B, pool *pgxpool.Pool) int64 {
+	var pos int64
+	if err := pool.QueryRow(context.Background(), "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8").Scan(&pos); err != nil {
+		b.Fatal(err)
+	}
+	return pos
 }
 
 func benchPeer(b *testing.B, n int) {
@@ -88,10 +100,10 @@ func benchPeer(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer pool.Close() // reads the WAL position around each timed part
 	if _, err := pool.Exec(ctx, "CREATE TABLE floor (w int, i int, body text)"); err != nil {
 		b.Fatal(err)
 	}
-	pool.Close()
 	var batched batchCount
 	contenders := []*contender{
 		{name: "floor", setup: peerFloor(dsn)},
@@ -122,6 +134,7 @@ func benchPeer(b *testing.B, n int) {
 				cpu        cpuUse
 				mem0, mem1 runtime.MemStats
 			)
+			wal0 := walPosition(b, pool)
 			done := measureCPU(b, &cpu)
 			runtime.ReadMemStats(&mem0) // inside: measureCPU reads /proc
 			start := time.Now()
@@ -129,6 +142,7 @@ func benchPeer(b *testing.B, n int) {
 			elapsed := time.Since(start)
 			runtime.ReadMemStats(&mem1)
 			done()
+			c.wal += walPosition(b, pool) - wal0
 			teardown()
 			if err != nil {
 				b.Fatalf("%s: %v", c.name, err)
@@ -154,6 +168,7 @@ func benchPeer(b *testing.B, n int) {
 		}
 		b.ReportMetric(float64(c.serverCPU.Microseconds())/float64(c.writes), c.name+"-server-cpu-µs/write")
 		b.ReportMetric(float64(c.cpuSelf.Microseconds())/float64(c.writes), c.name+"-client-cpu-µs/write")
+		b.ReportMetric(float64(c.wal)/float64(c.writes), c.name+"-WAL-B/write")
 		if c.allocated > 0 {
 			b.ReportMetric(float64(c.allocated)/float64(c.writes), c.name+"-client-B/write")
 		}
