@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +21,9 @@ type metrics struct {
 	requests     *prometheus.HistogramVec // latency by route and status class
 	subscribers  prometheus.Gauge         // open change-feed streams
 	authFailures *prometheus.CounterVec   // by reason: missing, invalid, forbidden
+
+	// The series every append counts in, looked up once.
+	appended, replayed prometheus.Counter
 }
 
 func newMetrics(s *Server) *metrics {
@@ -44,6 +49,7 @@ func newMetrics(s *Server) *metrics {
 	for _, r := range []string{"appended", "replayed", "conflict", "refused", "error"} {
 		m.appends.WithLabelValues(r)
 	}
+	m.appended, m.replayed = m.appends.WithLabelValues("appended"), m.appends.WithLabelValues("replayed")
 	for _, r := range []string{"missing", "invalid", "forbidden"} {
 		m.authFailures.WithLabelValues(r)
 	}
@@ -58,9 +64,9 @@ func newMetrics(s *Server) *metrics {
 func (m *metrics) countAppend(replayed bool, err error) {
 	switch code := ckpt.ErrorCode(err); {
 	case err == nil && replayed:
-		m.appends.WithLabelValues("replayed").Inc()
+		m.replayed.Inc()
 	case err == nil:
-		m.appends.WithLabelValues("appended").Inc()
+		m.appended.Inc()
 	case code == ckpt.CodeConflict:
 		m.appends.WithLabelValues("conflict").Inc()
 	case code == ckpt.CodeInvalid || code == ckpt.CodeForbidden || code == ckpt.CodeNotFound ||
@@ -69,6 +75,31 @@ func (m *metrics) countAppend(replayed bool, err error) {
 	default:
 		m.appends.WithLabelValues("error").Inc()
 	}
+}
+
+// routeTimer records one route's request latencies by status class, each
+// class's series looked up on its first request (a series appears in
+// /metrics only once a request had that class) and kept: a request costs
+// no label formatting or lookup.
+type routeTimer struct {
+	vec   *prometheus.HistogramVec
+	route string
+	class [6]atomic.Pointer[prometheus.Observer] // by status/100
+}
+
+func (t *routeTimer) observe(status int, d time.Duration) {
+	c := status / 100
+	if c < 1 || c >= len(t.class) {
+		t.vec.WithLabelValues(t.route, fmt.Sprintf("%dxx", c)).Observe(d.Seconds())
+		return
+	}
+	o := t.class[c].Load()
+	if o == nil {
+		obs := t.vec.WithLabelValues(t.route, fmt.Sprintf("%dxx", c))
+		o = &obs
+		t.class[c].Store(o)
+	}
+	(*o).Observe(d.Seconds())
 }
 
 // livenessCollector counts checkpoints by presence at scrape time

@@ -268,6 +268,7 @@ func sameOrigin(r *http.Request, origin string) bool {
 // timed runs an API handler under the request timeout, writes its error,
 // and records its latency.
 func (s *Server) timed(route string, h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	timer := &routeTimer{vec: s.metrics.requests, route: route}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
@@ -281,7 +282,7 @@ func (s *Server) timed(route string, h func(w http.ResponseWriter, r *http.Reque
 			}
 			s.writeError(rw, r, err)
 		}
-		s.metrics.requests.WithLabelValues(route, fmt.Sprintf("%dxx", rw.status/100)).Observe(time.Since(start).Seconds())
+		timer.observe(rw.status, time.Since(start))
 	})
 }
 
