@@ -95,8 +95,36 @@ func (r *reader) has(s string) bool {
 
 // str reads a string: valid UTF-8, escapes but surrogates.
 func (r *reader) str() string {
-	if !r.lit(`"`) {
+	raw, plain := r.strBytes()
+	switch {
+	case !r.ok:
 		return ""
+	case plain:
+		return string(raw)
+	}
+	return r.unescape(raw)
+}
+
+// skipStr reads a string as str does, refusing what str refuses, without
+// making it (a value read only to be checked or kept raw).
+func (r *reader) skipStr() {
+	raw, plain := r.strBytes()
+	for !plain && r.ok {
+		j := bytes.IndexByte(raw, '\\')
+		if j < 0 {
+			return
+		}
+		_, n, ok := escape(raw[j+1:])
+		r.ok = ok
+		raw = raw[j+1+n:]
+	}
+}
+
+// strBytes reads a string's bytes between its quotes, valid UTF-8 without
+// control characters; plain reports that they hold no escape.
+func (r *reader) strBytes() (raw []byte, plain bool) {
+	if !r.lit(`"`) {
+		return nil, false
 	}
 	start, plain := r.i, true
 	for ; r.i < len(r.b); r.i++ {
@@ -107,22 +135,19 @@ func (r *reader) str() string {
 			r.i++
 			if !utf8.Valid(raw) {
 				r.ok = false
-				return ""
+				return nil, false
 			}
-			if plain {
-				return string(raw)
-			}
-			return r.unescape(raw)
+			return raw, plain
 		case c == '\\':
 			plain = false
 			r.i++
 		case c < ' ':
 			r.ok = false
-			return ""
+			return nil, false
 		}
 	}
 	r.ok = false
-	return ""
+	return nil, false
 }
 
 // unescape returns raw, a string's bytes holding escapes, unescaped: the
@@ -138,42 +163,47 @@ func (r *reader) unescape(raw []byte) string {
 			return out.String()
 		}
 		out.Write(raw[:j])
-		raw = raw[j+1:]
-		if len(raw) == 0 {
+		c, n, ok := escape(raw[j+1:])
+		if !ok {
 			r.ok = false
 			return ""
 		}
-		switch c := raw[0]; c {
-		case '"', '\\', '/':
-			out.WriteByte(c)
-		case 'b':
-			out.WriteByte('\b')
-		case 'f':
-			out.WriteByte('\f')
-		case 'n':
-			out.WriteByte('\n')
-		case 'r':
-			out.WriteByte('\r')
-		case 't':
-			out.WriteByte('\t')
-		case 'u':
-			if len(raw) < 5 {
-				r.ok = false
-				return ""
-			}
-			v, err := strconv.ParseUint(string(raw[1:5]), 16, 16)
-			if err != nil || (v >= 0xd800 && v < 0xe000) {
-				r.ok = false
-				return ""
-			}
-			out.WriteRune(rune(v))
-			raw = raw[4:]
-		default:
-			r.ok = false
-			return ""
-		}
-		raw = raw[1:]
+		out.WriteRune(c)
+		raw = raw[j+1+n:]
 	}
+}
+
+// escape decodes the escape that raw starts with (the bytes after its
+// backslash): the character and how many bytes it took. ok is false for
+// one JSON does not have, and for a surrogate (left to encoding/json).
+func escape(raw []byte) (c rune, n int, ok bool) {
+	if len(raw) == 0 {
+		return 0, 0, false
+	}
+	switch raw[0] {
+	case '"', '\\', '/':
+		return rune(raw[0]), 1, true
+	case 'b':
+		return '\b', 1, true
+	case 'f':
+		return '\f', 1, true
+	case 'n':
+		return '\n', 1, true
+	case 'r':
+		return '\r', 1, true
+	case 't':
+		return '\t', 1, true
+	case 'u':
+		if len(raw) < 5 {
+			return 0, 0, false
+		}
+		v, err := strconv.ParseUint(string(raw[1:5]), 16, 16)
+		if err != nil || (v >= 0xd800 && v < 0xe000) {
+			return 0, 0, false
+		}
+		return rune(v), 5, true
+	}
+	return 0, 0, false
 }
 
 // digits reads a JSON number's bytes: -?(0|[1-9][0-9]*) and, if frac,
@@ -319,12 +349,12 @@ func (r *reader) value(depth int) []byte {
 	}
 	switch c := r.b[r.i]; {
 	case c == '"':
-		r.str()
+		r.skipStr()
 	case c == '{':
 		r.i++
 		if !r.has("}") {
 			for r.ok {
-				r.str()
+				r.skipStr()
 				r.lit(":")
 				r.value(depth + 1)
 				if !r.has(",") {
