@@ -64,6 +64,15 @@ func (w *writer) marshaler(b []byte, err error) {
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII holds the ASCII bytes json.Marshal writes as they are in a
+// string (one table lookup per byte instead of six comparisons).
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // str writes s quoted and escaped as encoding/json does with HTML escaping
 // on: invalid UTF-8 becomes \ufffd, U+2028 and U+2029 are escaped.
 func (w *writer) str(s string) {
@@ -72,7 +81,7 @@ func (w *writer) str(s string) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainASCII[c] {
 				i++
 				continue
 			}
