@@ -152,7 +152,8 @@ func (s *Store) writeBatch(rows []*fastRow) {
 		generic := conn.Conn().PgConn().CustomData()
 		setMode := len(rows) == 1 && generic[genericPlansSet] == nil
 		if setMode {
-			mode = pgx.QueryExecModeExec // once per connection: not worth preparing
+			// Prepared too (a shared Store sets the mode again after each
+			// batch of several), unless this is a cold call.
 			s.planModeSets.Add(1)
 		}
 		// A batch of several sets the mode back (customPlans); if it fails
