@@ -26,7 +26,7 @@ var (
 func ckptBinary(tb testing.TB) string {
 	tb.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ckpt-bin-")
+		dir, err := buildDir("ckpt-bin-")
 		if err != nil {
 			buildErr = err
 			return

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -21,9 +22,42 @@ import (
 // way); the scripts themselves run the binary ckptBinary builds, which
 // scriptPath puts first on their PATH.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removingBuilds{m}, map[string]func(){
 		"ckpt": main,
 	})
+}
+
+// removingBuilds runs the tests, then removes the directories of the
+// binaries they built (buildDir): each holds ckpt, ckpt-server and ckpt-pg,
+// some 70 MB per test process, which /tmp otherwise keeps.
+type removingBuilds struct{ m *testing.M }
+
+func (r removingBuilds) Run() int {
+	code := r.m.Run()
+	builds.Lock()
+	defer builds.Unlock()
+	for _, dir := range builds.dirs {
+		os.RemoveAll(dir)
+	}
+	return code
+}
+
+// builds are the directories buildDir made in this test process.
+var builds struct {
+	sync.Mutex
+	dirs []string
+}
+
+// buildDir makes a temporary directory (os.MkdirTemp) for binaries built
+// once per test process, which TestMain removes after the tests.
+func buildDir(pattern string) (string, error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err == nil {
+		builds.Lock()
+		builds.dirs = append(builds.dirs, dir)
+		builds.Unlock()
+	}
+	return dir, err
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script.

@@ -175,7 +175,7 @@ var (
 func helloBinary(tb testing.TB) string {
 	tb.Helper()
 	helloOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ckpt-hello-")
+		dir, err := buildDir("ckpt-hello-")
 		if err != nil {
 			helloErr = err
 			return

@@ -134,7 +134,7 @@ var (
 func storeOnlyBinary(tb testing.TB) string {
 	tb.Helper()
 	storeOnlyOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ckpt-storeonly-")
+		dir, err := buildDir("ckpt-storeonly-")
 		if err != nil {
 			storeOnlyErr = err
 			return
@@ -201,7 +201,7 @@ var (
 func appendSyncBinary(tb testing.TB) string {
 	tb.Helper()
 	appendSyncOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ckpt-appendsync-")
+		dir, err := buildDir("ckpt-appendsync-")
 		if err != nil {
 			appendSyncErr = err
 			return
