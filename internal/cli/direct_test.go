@@ -15,77 +15,81 @@ import (
 	"github.com/ckpt-dev/ckpt/memstore"
 )
 
+// directSetup is the store every line of directLines runs on.
+var directSetup = [][]string{
+	{"start", "a/b", "--step", "s1", "--step", "s2", "--agent", "bot"},
+	{"block", "a/b", "waiting on Y"},
+}
+
+// directLines are the command lines TestDirectRunIsCobrasRun runs both ways.
+var directLines = [][]string{
+	{"update", "a/b", "--stage", "S2.P2", "--current-step", "x y", "--file-modified", "f.md"},
+	{"update", "a/b"},
+	{"update"},
+	{"update", "a/b", "c"},
+	{"update", "a/b", "--bogus"},
+	{"update", "a/b", "--stage"},
+	{"update", "a/b", "--progress", "1/2"},
+	{"update", "a/b", "--status", "done"},
+	{"update", "a/b", "--json", "--title", "T"},
+	{"update", "a/b", "--if-rev", "1", "--title", "T"},
+	{"update", "a/b", "--if-rev", "-1", "--title", "T"},
+	{"update", "missing/x", "--title", "T"},
+	{"update", "a/b", "--key", "k1", "--title", "T"},
+	{"update", "a/b", "--max-cycles", "x"},
+	{"update", "a/b", "--resumable=false", "--next-step", "n1", "--next-step", "n2"},
+	{"update", "a/b", "--meta", "k=v", "--meta-json", `j={"a":1}`, "--review-score", "code=85"},
+	{"update", "a/b", "--", "--title"},
+	{"update", "a/b", "--title", "T", "--"},
+	{"update", "-h"},
+	{"update", "a/b", "--help"},
+	{"update", "a/b", "--help=false", "--title", "T"},
+	{"update", "a/b", "-x"},
+	{"--agent", "bot2", "update", "a/b", "--title", "T"},
+	{"--agent=bot2", "update", "a/b", "--agent", "bot3", "--title", "T"},
+	{"--no-keeper", "update", "a/b", "--title", "T"},
+	{"--store", "update", "update", "a/b", "--title", "T"},
+	{"--store", "ftp://x", "update", "a/b", "--title", "T"},
+	{"--title", "T", "update", "a/b"},
+	{"update", "bad id!", "--title", "T"},
+	{"step", "a/b", "s1", "--done"},
+	{"step", "a/b", "s1", "--notes", "pass 1"},
+	{"step", "a/b", "nosuch", "--done"},
+	{"step", "a/b"},
+	{"start", "c/d", "--step", "x"},
+	{"start", "a/b"},
+	{"beat", "a/b"},
+	{"beat", "a/b", "--state", "waiting", "--reason", "r"},
+	{"beat", "a/b", "--state", "bogus"},
+	{"decision", "a/b", "chose X", "--reason", "why"},
+	{"unblock", "a/b"},
+	{"error", "a/b", "boom", "--type", "network"},
+	{"accept", "a/b", "tests"},
+	{"cycle", "a/b", "--note", "n"},
+	{"note", "a/b", "a note"},
+	{"tell", "a/b", "go ahead"},
+	{"done", "a/b"},
+	{"fail", "a/b", "--reason", "upstream"},
+	{"wait", "a/b", "--reason", "review"},
+	{"hook", "PreToolUse"},
+	{"hook", "--client", "bogus", "PreToolUse"},
+	{"hook", "--newer-flag", "PreToolUse"},
+	{"hook"},
+	{"ls"},
+	{"show", "a/b"},
+	{"version"},
+	{"updat", "a/b"},
+}
+
 // TestDirectRunIsCobrasRun runs command lines of the direct verbs, and
 // lines that only look like them, once through runDirect and once through
 // cobra's Execute, each on its own copy of the same store, and requires
 // the same exit code, output, errors and stored checkpoints.
 func TestDirectRunIsCobrasRun(t *testing.T) {
-	setup := [][]string{
-		{"start", "a/b", "--step", "s1", "--step", "s2", "--agent", "bot"},
-		{"block", "a/b", "waiting on Y"},
-	}
-	lines := [][]string{
-		{"update", "a/b", "--stage", "S2.P2", "--current-step", "x y", "--file-modified", "f.md"},
-		{"update", "a/b"},
-		{"update"},
-		{"update", "a/b", "c"},
-		{"update", "a/b", "--bogus"},
-		{"update", "a/b", "--stage"},
-		{"update", "a/b", "--progress", "1/2"},
-		{"update", "a/b", "--status", "done"},
-		{"update", "a/b", "--json", "--title", "T"},
-		{"update", "a/b", "--if-rev", "1", "--title", "T"},
-		{"update", "a/b", "--if-rev", "-1", "--title", "T"},
-		{"update", "missing/x", "--title", "T"},
-		{"update", "a/b", "--key", "k1", "--title", "T"},
-		{"update", "a/b", "--max-cycles", "x"},
-		{"update", "a/b", "--resumable=false", "--next-step", "n1", "--next-step", "n2"},
-		{"update", "a/b", "--meta", "k=v", "--meta-json", `j={"a":1}`, "--review-score", "code=85"},
-		{"update", "a/b", "--", "--title"},
-		{"update", "a/b", "--title", "T", "--"},
-		{"update", "-h"},
-		{"update", "a/b", "--help"},
-		{"update", "a/b", "--help=false", "--title", "T"},
-		{"update", "a/b", "-x"},
-		{"--agent", "bot2", "update", "a/b", "--title", "T"},
-		{"--agent=bot2", "update", "a/b", "--agent", "bot3", "--title", "T"},
-		{"--no-keeper", "update", "a/b", "--title", "T"},
-		{"--store", "update", "update", "a/b", "--title", "T"},
-		{"--store", "ftp://x", "update", "a/b", "--title", "T"},
-		{"--title", "T", "update", "a/b"},
-		{"update", "bad id!", "--title", "T"},
-		{"step", "a/b", "s1", "--done"},
-		{"step", "a/b", "s1", "--notes", "pass 1"},
-		{"step", "a/b", "nosuch", "--done"},
-		{"step", "a/b"},
-		{"start", "c/d", "--step", "x"},
-		{"start", "a/b"},
-		{"beat", "a/b"},
-		{"beat", "a/b", "--state", "waiting", "--reason", "r"},
-		{"beat", "a/b", "--state", "bogus"},
-		{"decision", "a/b", "chose X", "--reason", "why"},
-		{"unblock", "a/b"},
-		{"error", "a/b", "boom", "--type", "network"},
-		{"accept", "a/b", "tests"},
-		{"cycle", "a/b", "--note", "n"},
-		{"note", "a/b", "a note"},
-		{"tell", "a/b", "go ahead"},
-		{"done", "a/b"},
-		{"fail", "a/b", "--reason", "upstream"},
-		{"wait", "a/b", "--reason", "review"},
-		{"hook", "PreToolUse"},
-		{"hook", "--client", "bogus", "PreToolUse"},
-		{"hook", "--newer-flag", "PreToolUse"},
-		{"hook"},
-		{"ls"},
-		{"show", "a/b"},
-		{"version"},
-		{"updat", "a/b"},
-	}
-	for _, line := range lines {
+	for _, line := range directLines {
 		t.Run(strings.Join(line, " "), func(t *testing.T) {
-			direct := newDirectCase(t, setup)
-			viaCobra := newDirectCase(t, setup)
+			direct := newDirectCase(t, directSetup)
+			viaCobra := newDirectCase(t, directSetup)
 			dCode, dOut, dErr := direct.run(line, true)
 			cCode, cOut, cErr := viaCobra.run(line, false)
 			if dCode != cCode || dOut != cOut || dErr != cErr {
