@@ -46,15 +46,28 @@ func (s Status) Final() bool {
 	return s == StatusDone || s == StatusFailed || s == StatusAbandoned
 }
 
-// statusWords maps the words the seed protocols use onto the seven statuses.
-var statusWords = map[string]Status{
-	"pending": StatusPending, "not_started": StatusPending, "not started": StatusPending, "new": StatusPending, "todo": StatusPending, "ready": StatusPending,
-	"in_progress": StatusInProgress, "in-progress": StatusInProgress, "in progress": StatusInProgress, "running": StatusInProgress, "active": StatusInProgress, "resuming": StatusInProgress, "started": StatusInProgress,
-	"waiting": StatusWaiting, "paused": StatusWaiting, "wait": StatusWaiting,
-	"blocked": StatusBlocked,
-	"done":    StatusDone, "passed": StatusDone, "complete": StatusDone, "completed": StatusDone, "success": StatusDone, "succeeded": StatusDone, "finished": StatusDone,
-	"failed": StatusFailed, "fail": StatusFailed, "error": StatusFailed, "crashed": StatusFailed,
-	"abandoned": StatusAbandoned, "aborted": StatusAbandoned, "cancelled": StatusAbandoned, "canceled": StatusAbandoned, "stale": StatusAbandoned,
+// statusWord maps the words the seed protocols use onto the seven
+// statuses. (A switch, not a map literal: Go builds a map literal at
+// initialisation, in every process that links the package.)
+func statusWord(k string) (Status, bool) {
+	switch k {
+	case "pending", "not_started", "not started", "new", "todo", "ready":
+		return StatusPending, true
+	case "in_progress", "in-progress", "in progress", "running", "active", "resuming",
+		"started":
+		return StatusInProgress, true
+	case "waiting", "paused", "wait":
+		return StatusWaiting, true
+	case "blocked":
+		return StatusBlocked, true
+	case "done", "passed", "complete", "completed", "success", "succeeded", "finished":
+		return StatusDone, true
+	case "failed", "fail", "error", "crashed":
+		return StatusFailed, true
+	case "abandoned", "aborted", "cancelled", "canceled", "stale":
+		return StatusAbandoned, true
+	}
+	return "", false
 }
 
 // ParseStatus maps a status word, in any case, onto a Status: the seven
@@ -63,7 +76,7 @@ var statusWords = map[string]Status{
 // ErrInvalid and lists the accepted names.
 func ParseStatus(word string) (Status, error) {
 	w := strings.ToLower(strings.TrimSpace(word))
-	if s, ok := statusWords[w]; ok {
+	if s, ok := statusWord(w); ok {
 		return s, nil
 	}
 	names := make([]string, len(Statuses))

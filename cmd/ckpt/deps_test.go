@@ -80,10 +80,18 @@ func TestLeanBinary(t *testing.T) {
 // 139 KB and 109 KB before they moved to first use.
 const initBudget = 16 << 10
 
+// ownInitAllocs is the most ckpt's own packages together may allocate at
+// start-up, in allocations: 34 now, 168 when map literals and
+// package-level sync.OnceValue regular expressions were built in every
+// process (docs/design.md, start-up round eight). A set or table is a
+// switch or an array, a regular expression a lazyregexp.New.
+const ownInitAllocs = 40
+
 // TestLightInit fails when a package linked into ckpt does real work at
 // start-up (a map built, a regular expression compiled in a package
 // variable or an init function), which every hook and agent call would pay
-// whether it uses it or not: do it on first use (sync.OnceValue) instead.
+// whether it uses it or not: do it on first use instead (see
+// ownInitAllocs).
 // Go reports each package's initialisation under GODEBUG=inittrace=1; its
 // allocation counts are exact, unlike its times.
 func TestLightInit(t *testing.T) {
@@ -95,7 +103,7 @@ func TestLightInit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ckpt version: %v\n%s", err, out)
 	}
-	inits := 0
+	inits, own := 0, 0
 	for _, line := range strings.Split(string(out), "\n") {
 		// init PKG @0.5 ms, 0.01 ms clock, 2392 bytes, 4 allocs
 		f := strings.Fields(line)
@@ -110,6 +118,14 @@ func TestLightInit(t *testing.T) {
 		if n > initBudget {
 			t.Errorf("package %s allocates %d bytes at start-up in every ckpt process (budget %d): build it on first use", f[1], n, initBudget)
 		}
+		if a, err := strconv.Atoi(f[9]); err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		} else if strings.HasPrefix(f[1], "github.com/ckpt-dev/ckpt") {
+			own += a
+		}
+	}
+	if own > ownInitAllocs {
+		t.Errorf("ckpt's own packages allocate %d times at start-up in every ckpt process (budget %d): make the new map literal a switch, the sync.OnceValue a lazyregexp.New, or build it on first use\n%s", own, ownInitAllocs, out)
 	}
 	if inits < 50 {
 		t.Fatalf("GODEBUG=inittrace=1 reported %d package initialisations; the test no longer reads them:\n%s", inits, out)

@@ -45,30 +45,41 @@ var Events = []Event{EventSessionStart, EventUserPromptSubmit, EventPreToolUse, 
 	EventNotification, EventPostToolUse, EventPostToolUseFailure, EventSubagentStart, EventSubagentStop,
 	EventStop, EventStopFailure, EventPreCompact, EventSessionEnd}
 
-// eventNames maps a normalised name (lower case, no separators) to an event.
-// Gemini CLI's names are here too: BeforeAgent is its UserPromptSubmit,
-// AfterTool its PostToolUse, AfterAgent its Stop, PreCompress its PreCompact,
-// BeforeTool its PreToolUse.
-var eventNames = map[string]Event{
-	"sessionstart":     EventSessionStart,
-	"userpromptsubmit": EventUserPromptSubmit,
-	"beforeagent":      EventUserPromptSubmit,
-	"posttooluse":      EventPostToolUse,
-	"aftertool":        EventPostToolUse,
-	"subagentstop":     EventSubagentStop,
-	"stop":             EventStop,
-	"afteragent":       EventStop,
-	"precompact":       EventPreCompact,
-	"precompress":      EventPreCompact,
-	"sessionend":       EventSessionEnd,
-
-	"pretooluse":         EventPreToolUse,
-	"beforetool":         EventPreToolUse,
-	"posttoolusefailure": EventPostToolUseFailure,
-	"subagentstart":      EventSubagentStart,
-	"notification":       EventNotification,
-	"permissionrequest":  EventPermissionRequest,
-	"stopfailure":        EventStopFailure,
+// eventNamed maps a normalised name (lower case, no separators) to an
+// event. Gemini CLI's names are here too: BeforeAgent is its
+// UserPromptSubmit, AfterTool its PostToolUse, AfterAgent its Stop,
+// PreCompress its PreCompact, BeforeTool its PreToolUse. A switch, not a
+// map: a map literal is built at initialisation, in every ckpt process.
+func eventNamed(norm string) (Event, bool) {
+	switch norm {
+	case "sessionstart":
+		return EventSessionStart, true
+	case "userpromptsubmit", "beforeagent":
+		return EventUserPromptSubmit, true
+	case "posttooluse", "aftertool":
+		return EventPostToolUse, true
+	case "subagentstop":
+		return EventSubagentStop, true
+	case "stop", "afteragent":
+		return EventStop, true
+	case "precompact", "precompress":
+		return EventPreCompact, true
+	case "sessionend":
+		return EventSessionEnd, true
+	case "pretooluse", "beforetool":
+		return EventPreToolUse, true
+	case "posttoolusefailure":
+		return EventPostToolUseFailure, true
+	case "subagentstart":
+		return EventSubagentStart, true
+	case "notification":
+		return EventNotification, true
+	case "permissionrequest":
+		return EventPermissionRequest, true
+	case "stopfailure":
+		return EventStopFailure, true
+	}
+	return "", false
 }
 
 // ParseEvent maps an event name to the Event ckpt handles. It ignores case
@@ -87,7 +98,7 @@ func ParseEvent(name string) (Event, error) {
 		}
 		return r
 	}, strings.TrimSpace(name))
-	if e, ok := eventNames[norm]; ok {
+	if e, ok := eventNamed(norm); ok {
 		return e, nil
 	}
 	names := make([]string, len(Events))

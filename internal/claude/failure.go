@@ -3,12 +3,11 @@ package claude
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
@@ -20,10 +19,17 @@ const (
 	failTailMax    = 1500
 )
 
-// shellTools are the tools that run a command, by normalised name: Claude
-// Code's and Codex's Bash, Codex's exec_command and shell, Gemini CLI's
-// run_shell_command.
-var shellTools = map[string]bool{"bash": true, "shell": true, "execcommand": true, "runshellcommand": true, "localshell": true}
+// shellTool reports whether a tool runs a command, by normalised name:
+// Claude Code's and Codex's Bash, Codex's exec_command and shell, Gemini
+// CLI's run_shell_command. (Switches, not map literals, here and in this
+// package's other sets: a map literal is built at every process's start.)
+func shellTool(name string) bool {
+	switch name {
+	case "bash", "shell", "execcommand", "runshellcommand", "localshell":
+		return true
+	}
+	return false
+}
 
 // toolFailure is what went wrong in a tool call: the error's kind (the
 // command's first line, or the tool's name) and a bounded tail of its
@@ -36,7 +42,7 @@ type toolFailure struct {
 // command returns the first line of a shell tool call's command, "" for
 // any other tool. Codex may send the command as an argument list.
 func (in Input) command() string {
-	if !shellTools[normTool(in.ToolName)] {
+	if !shellTool(normTool(in.ToolName)) {
 		return ""
 	}
 	args, _ := objectMembers(in.ToolInput)
@@ -63,9 +69,7 @@ func (in Input) errorTypeOf(cmd string) string {
 
 // exitCodeLine is compiled on first use: most hook events never read a
 // shell call's output.
-var exitCodeLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?im)^\s*(?:exit code|exit status|exited with code)[:\s]+(-?\d+)`)
-})
+var exitCodeLine = lazyregexp.New(`(?im)^\s*(?:exit code|exit status|exited with code)[:\s]+(-?\d+)`)
 
 // findExitCodeLine is exitCodeLine's first match in s, nil for none. Each
 // of the pattern's phrases starts with "exit", whose letters fold only to
@@ -75,7 +79,7 @@ func findExitCodeLine(s string) []string {
 	if !strings.Contains(strings.ToLower(s), "exit") {
 		return nil
 	}
-	return exitCodeLine().FindStringSubmatch(s)
+	return exitCodeLine.Get().FindStringSubmatch(s)
 }
 
 // exitCode finds a shell call's exit code in its response: a number
@@ -151,7 +155,7 @@ func (in Input) failureOf(failed bool, cmd string) *toolFailure {
 			return nil
 		}
 		text = responseText(in.ToolResponse)
-		if !exitCodeLine().MatchString(text) {
+		if !exitCodeLine.Get().MatchString(text) {
 			text = "Exit code " + strconv.Itoa(code) + "\n" + text
 		}
 	}
@@ -175,7 +179,7 @@ func outputTail(s string) string {
 		}
 	}
 	head := ""
-	if len(lines) > failTailLines && exitCodeLine().MatchString(lines[0]) {
+	if len(lines) > failTailLines && exitCodeLine.Get().MatchString(lines[0]) {
 		head, lines = strings.TrimSpace(lines[0])+"\n…\n", lines[1:]
 	}
 	if len(lines) > failTailLines {

@@ -248,12 +248,16 @@ type FileChange struct {
 	Created bool
 }
 
-// editTools are the tools that write files, by normalised name (lower case,
-// no '_' or '-'): Claude Code's Edit, Write, MultiEdit and NotebookEdit,
-// Codex's apply_patch, Gemini CLI's write_file and replace.
-var editTools = map[string]bool{
-	"edit": true, "write": true, "multiedit": true, "notebookedit": true,
-	"applypatch": true, "writefile": true, "replace": true, "editfile": true, "createfile": true,
+// editTool reports whether a tool writes files, by normalised name (lower
+// case, no '_' or '-'): Claude Code's Edit, Write, MultiEdit and
+// NotebookEdit, Codex's apply_patch, Gemini CLI's write_file and replace.
+func editTool(n string) bool {
+	switch n {
+	case "edit", "write", "multiedit", "notebookedit",
+		"applypatch", "writefile", "replace", "editfile", "createfile":
+		return true
+	}
+	return false
 }
 
 // IsEditTool reports whether name is a tool that writes files. An empty
@@ -264,7 +268,7 @@ func IsEditTool(name string) bool {
 		return true
 	}
 	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
-	return editTools[n]
+	return editTool(n)
 }
 
 // Files returns the files the tool call wrote, each once, in the order

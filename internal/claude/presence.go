@@ -121,10 +121,15 @@ func toolReason(in Input) string {
 	return name
 }
 
-// waitingNotifications are the notifications that mean the agent waits
-// for a person (Gemini CLI's ToolPermission included).
-var waitingNotifications = map[string]bool{
-	"permission_prompt": true, "idle_prompt": true, "elicitation_dialog": true, "toolpermission": true,
+// waitingNotification reports whether a notification type (lower case)
+// means the agent waits for a person (Gemini CLI's ToolPermission
+// included).
+func waitingNotification(typ string) bool {
+	switch typ {
+	case "permission_prompt", "idle_prompt", "elicitation_dialog", "toolpermission":
+		return true
+	}
+	return false
 }
 
 // waitingReason is why a Notification means waiting, "" when it does not
@@ -140,7 +145,7 @@ func waitingReason(in Input) string {
 			typ = "idle_prompt"
 		}
 	}
-	if !waitingNotifications[strings.ToLower(typ)] {
+	if !waitingNotification(strings.ToLower(typ)) {
 		return ""
 	}
 	if m := firstLine(in.Message, 120); m != "" {

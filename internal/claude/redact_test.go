@@ -44,7 +44,7 @@ func FuzzFindExitCodeLine(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, want := findExitCodeLine(s), exitCodeLine().FindStringSubmatch(s)
+		got, want := findExitCodeLine(s), exitCodeLine.Get().FindStringSubmatch(s)
 		if len(got) != len(want) || len(got) > 0 && got[1] != want[1] {
 			t.Fatalf("findExitCodeLine(%q) = %q; the pattern finds %q", s, got, want)
 		}

@@ -179,7 +179,7 @@ func (r *replayer) deliver(l replayLine) {
 // matcher (a regular expression over the tool, the SessionStart source or
 // the notification type) matches.
 func installed(client Client, event string, in Input) bool {
-	for _, spec := range hookSpecs[client] {
+	for _, spec := range hookSpecs(client) {
 		if !strings.EqualFold(spec.event, event) {
 			continue
 		}

@@ -132,42 +132,55 @@ const (
 // apply_patch and asks for permission through PermissionRequest; Gemini
 // CLI has no subagent events, names the events differently and matches
 // lifecycle events by exact string, so its SessionStart and Notification
-// take every source.
-var hookSpecs = map[Client][]hookSpec{
-	Claude: {
-		{"SessionStart", "startup|resume|clear|compact"},
-		{"UserPromptSubmit", ""},
-		{"PreToolUse", busyTools},
-		{"PostToolUse", editToolMatcher + "|" + planTools + "|" + busyTools},
-		{"PostToolUseFailure", busyTools},
-		{"SubagentStart", ""},
-		{"SubagentStop", ""},
-		{"Notification", waitNotifications},
-		{"Stop", ""},
-		{"StopFailure", ""},
-		{"PreCompact", ""},
-		{"SessionEnd", ""},
-	},
-	Codex: {
-		{"SessionStart", "startup|resume|clear|compact"},
-		{"UserPromptSubmit", ""},
-		{"PreToolUse", "Bash"},
-		{"PermissionRequest", ""},
-		{"PostToolUse", "apply_patch|Bash|update_plan"},
-		{"SubagentStop", ""},
-		{"Stop", ""},
-		{"PreCompact", ""},
-	},
-	Gemini: {
-		{"SessionStart", ""},
-		{"BeforeAgent", ""},
-		{"BeforeTool", geminiBusyTools},
-		{"AfterTool", geminiEditTools + "|write_todos|" + geminiBusyTools},
-		{"Notification", ""},
-		{"AfterAgent", ""},
-		{"PreCompress", ""},
-		{"SessionEnd", ""},
-	},
+// take every source. (A switch over slices, which are static data, not a
+// map literal, which Go builds at every process's start.)
+func hookSpecs(c Client) []hookSpec {
+	switch c {
+	case Claude:
+		return claudeHooks
+	case Codex:
+		return codexHooks
+	case Gemini:
+		return geminiHooks
+	}
+	return nil
+}
+
+var claudeHooks = []hookSpec{
+	{"SessionStart", "startup|resume|clear|compact"},
+	{"UserPromptSubmit", ""},
+	{"PreToolUse", busyTools},
+	{"PostToolUse", editToolMatcher + "|" + planTools + "|" + busyTools},
+	{"PostToolUseFailure", busyTools},
+	{"SubagentStart", ""},
+	{"SubagentStop", ""},
+	{"Notification", waitNotifications},
+	{"Stop", ""},
+	{"StopFailure", ""},
+	{"PreCompact", ""},
+	{"SessionEnd", ""},
+}
+
+var codexHooks = []hookSpec{
+	{"SessionStart", "startup|resume|clear|compact"},
+	{"UserPromptSubmit", ""},
+	{"PreToolUse", "Bash"},
+	{"PermissionRequest", ""},
+	{"PostToolUse", "apply_patch|Bash|update_plan"},
+	{"SubagentStop", ""},
+	{"Stop", ""},
+	{"PreCompact", ""},
+}
+
+var geminiHooks = []hookSpec{
+	{"SessionStart", ""},
+	{"BeforeAgent", ""},
+	{"BeforeTool", geminiBusyTools},
+	{"AfterTool", geminiEditTools + "|write_todos|" + geminiBusyTools},
+	{"Notification", ""},
+	{"AfterAgent", ""},
+	{"PreCompress", ""},
+	{"SessionEnd", ""},
 }
 
 // HookTimeout is the time limit, in seconds, ckpt's hook entries give the
@@ -430,7 +443,7 @@ func merge(doc *node, client Client, command string, install bool) error {
 	want := map[string]*node{}
 	var order []string
 	if install {
-		for _, s := range hookSpecs[client] {
+		for _, s := range hookSpecs(client) {
 			want[s.event] = hookGroup(client, command, s)
 			order = append(order, s.event)
 		}

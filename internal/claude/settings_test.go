@@ -569,7 +569,7 @@ func TestInstallUpgradesAnOldInstallInPlace(t *testing.T) {
 	if d := cmp.Diff(any(wantPost), hooks["PostToolUse"]); d != "" {
 		t.Errorf("PostToolUse (-want +got):\n%s", d)
 	}
-	for _, s := range hookSpecs[Claude] {
+	for _, s := range hookSpecs(Claude) {
 		list, _ := hooks[s.event].([]any)
 		n := 0
 		for _, g := range list {

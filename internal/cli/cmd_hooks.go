@@ -29,8 +29,18 @@ type HooksOptions struct {
 	StoreFound bool
 }
 
-// clientNames are the clients' names in messages.
-var clientNames = map[claude.Client]string{claude.Claude: "Claude Code", claude.Codex: "Codex", claude.Gemini: "Gemini CLI"}
+// clientName is a client's name in messages ("" for none ckpt knows).
+func clientName(c claude.Client) string {
+	switch c {
+	case claude.Claude:
+		return "Claude Code"
+	case claude.Codex:
+		return "Codex"
+	case claude.Gemini:
+		return "Gemini CLI"
+	}
+	return ""
+}
 
 func newHooksCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -115,7 +125,7 @@ without ckpt's hooks is left alone.`
 }
 
 func runHooks(o *HooksOptions) error {
-	name := clientNames[o.Client]
+	name := clientName(o.Client)
 	if o.Scope == claude.ScopeLocal && o.Client != claude.Claude {
 		return cmdutil.Usagef("%s has no local settings file: use --scope project or --scope user", name)
 	}

@@ -160,7 +160,7 @@ func TestDirectVerbsAreLeaves(t *testing.T) {
 	f := newFactory(&cmdutil.Env{}, ckptProgram())
 	seen := 0
 	for _, v := range Verbs() {
-		if !directVerbs[v.Name] {
+		if !isDirectVerb(v.Name) {
 			continue
 		}
 		seen++

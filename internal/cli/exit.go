@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"regexp"
 	"strings"
-	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 )
 
 // Exit codes. docs/cli.md documents this table; keep the two in step.
@@ -33,18 +32,32 @@ const (
 // codes and the hint the CLI adds: the one place both are decided. The
 // library's messages say what happened and never name a command or flag
 // (issue 8); each surface adds its own hint (MCP's are in package mcp).
-var exitCodes = map[ckpt.Code]struct {
+// A table, not a map: a map literal is built at every process's start.
+var exitCodes = [...]exitCode{
+	{ckpt.CodeConflict, ExitConflict, "read it again with ckpt show and retry with the new --if-rev"},
+	{ckpt.CodeNoStore, ExitNoStore, "run ckpt init to create one here, or point to one with --store DIR or CKPT_STORE"},
+	{ckpt.CodeCorrupt, ExitCorrupt, "run ckpt check to see the damage and ckpt repair to mend it"},
+	{ckpt.CodeExists, ExitExists, "use another ID, or start it over with ckpt restart ID"},
+	{ckpt.CodeNotFound, ExitNotFound, "list the checkpoints with ckpt ls --all, or create it with ckpt start ID"},
+	{ckpt.CodeCycleLimit, ExitCycleLimit, "raise the limit with ckpt update ID --max-cycles N, or stop and ask for help"},
+	{ckpt.CodeNotResumable, ExitNotResumable, "pass --force to go on anyway"},
+	{ckpt.CodeInvalid, ExitUsage, "see ckpt help"},
+}
+
+type exitCode struct {
+	of   ckpt.Code
 	code int
 	hint string
-}{
-	ckpt.CodeConflict:     {ExitConflict, "read it again with ckpt show and retry with the new --if-rev"},
-	ckpt.CodeNoStore:      {ExitNoStore, "run ckpt init to create one here, or point to one with --store DIR or CKPT_STORE"},
-	ckpt.CodeCorrupt:      {ExitCorrupt, "run ckpt check to see the damage and ckpt repair to mend it"},
-	ckpt.CodeExists:       {ExitExists, "use another ID, or start it over with ckpt restart ID"},
-	ckpt.CodeNotFound:     {ExitNotFound, "list the checkpoints with ckpt ls --all, or create it with ckpt start ID"},
-	ckpt.CodeCycleLimit:   {ExitCycleLimit, "raise the limit with ckpt update ID --max-cycles N, or stop and ask for help"},
-	ckpt.CodeNotResumable: {ExitNotResumable, "pass --force to go on anyway"},
-	ckpt.CodeInvalid:      {ExitUsage, "see ckpt help"},
+}
+
+// exitFor is the row of exitCodes for c; ok is false when there is none.
+func exitFor(c ckpt.Code) (e exitCode, ok bool) {
+	for _, e := range exitCodes {
+		if e.of == c {
+			return e, true
+		}
+	}
+	return exitCode{}, false
 }
 
 // ExitCode maps an error returned by a command onto the process exit code.
@@ -61,7 +74,7 @@ func ExitCode(err error) int {
 	case errors.Is(err, errWarnFound):
 		return ExitStaleWarn
 	}
-	if c, ok := exitCodes[ckpt.ErrorCode(err)]; ok {
+	if c, ok := exitFor(ckpt.ErrorCode(err)); ok {
 		return c.code
 	}
 	return ExitFailure
@@ -72,9 +85,7 @@ func ExitCode(err error) int {
 //
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
-var givesAdvice = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore|archive|prune|stale|monitor|status|progress|demo)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
-})
+var givesAdvice = lazyregexp.New(`\bckpt (init|start|step|update|decision|block|unblock|error|accept|cycle|note|beat|show|ls|log|done|fail|wait|check|repair|help|resume|takeover|restart|restore|archive|prune|stale|monitor|status|progress|demo)\b|--help\b|\b(use|give|pass|say|run|set|choose|quote|create|raise|retry|restore|unset)\b`)
 
 // hint is what the CLI adds to err to say what to do with its flags and
 // commands; the library's messages say what happened, never which flag.
@@ -100,7 +111,7 @@ func hint(err error) string {
 		return "pass --force to go on anyway"
 	}
 	msg := err.Error()
-	if givesAdvice().MatchString(msg) {
+	if givesAdvice.Get().MatchString(msg) {
 		return ""
 	}
 	if cmdutil.IsUsageError(err) {
@@ -113,7 +124,8 @@ func hint(err error) string {
 		return "this user may read the store but not write it: run ckpt as the user who owns it, or give a store you can write with --store DIR or CKPT_STORE"
 	}
 	code := ckpt.ErrorCode(err)
-	return withSubject(exitCodes[code].hint, code, msg)
+	e, _ := exitFor(code)
+	return withSubject(e.hint, code, msg)
 }
 
 // withSubject puts the checkpoint a library error is about into its hint's
@@ -160,14 +172,14 @@ func errorLine(err error) string {
 
 // suggestion is cobra's "Did you mean this?" block under an unknown
 // command: a blank line, the question, then one tab-indented verb a line.
-var suggestion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n+Did you mean this\?\n((?:\t[^\n]*\n?)+)`) })
+var suggestion = lazyregexp.New(`\n+Did you mean this\?\n((?:\t[^\n]*\n?)+)`)
 
 // oneLine puts a multi-line message on one line: cobra's suggestions become
 // "did you mean show?", other lines are joined with "; ", blank ones dropped.
 func oneLine(msg string) string {
 	if strings.Contains(msg, "Did you mean this?") {
-		msg = suggestion().ReplaceAllStringFunc(msg, func(block string) string {
-			verbs := strings.Fields(suggestion().FindStringSubmatch(block)[1])
+		msg = suggestion.Get().ReplaceAllStringFunc(msg, func(block string) string {
+			verbs := strings.Fields(suggestion.Get().FindStringSubmatch(block)[1])
 			return "; did you mean " + strings.Join(verbs, " or ") + "?"
 		})
 	}

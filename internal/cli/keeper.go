@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,11 +25,12 @@ import (
 
 // keeperVerbs are the verbs that go through a keeper: the record verbs,
 // each one append (update also a read when it sets progress) or a beat,
-// and the agent clients' hooks.
-var keeperVerbs = map[string]bool{
-	"start": true, "step": true, "update": true, "decision": true, "block": true, "unblock": true,
-	"error": true, "accept": true, "cycle": true, "note": true, "tell": true, "beat": true,
-	"done": true, "fail": true, "wait": true, "hook": true,
+// and the agent clients' hooks. (An array: a map literal is built at
+// every process's start.)
+var keeperVerbs = [...]string{
+	"start", "step", "update", "decision", "block", "unblock",
+	"error", "accept", "cycle", "note", "tell", "beat",
+	"done", "fail", "wait", "hook",
 }
 
 // keeperLocal reports whether cmd is `keeper status` or `keeper stop`,
@@ -52,7 +54,7 @@ func verbName(cmd *cobra.Command) string {
 // keeper's. When none answers and this binary writes to PostgreSQL itself
 // (ckpt-pg), it starts one for the next commands.
 func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
-	if f.Store != nil || f.NoKeeper || !keeperVerbs[verbName(cmd)] {
+	if f.Store != nil || f.NoKeeper || !slices.Contains(keeperVerbs[:], verbName(cmd)) {
 		return false
 	}
 	loc := f.Location()

@@ -8,18 +8,27 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/render"
 )
 
-// resumeClients are the clients `ckpt resume --for` can hand the work to:
-// the name a user gives, the client's name, the command that starts an
+// resumeClient is the client `ckpt resume --for` hands the work to, by the
+// name a user gives: the client's name, the command that starts an
 // interactive session with a first message, and its hooks' install name.
-var resumeClients = map[string]struct{ name, command, hooks string }{
-	"claude": {"Claude Code", "claude", "claude"},
-	"codex":  {"Codex", "codex", "codex"},
-	"gemini": {"Gemini CLI", "gemini -i", "gemini"},
+// (A switch: a map literal is built at every process's start.)
+func resumeClient(client string) (c resumeTarget, ok bool) {
+	switch client {
+	case "claude":
+		return resumeTarget{"Claude Code", "claude", "claude"}, true
+	case "codex":
+		return resumeTarget{"Codex", "codex", "codex"}, true
+	case "gemini":
+		return resumeTarget{"Gemini CLI", "gemini -i", "gemini"}, true
+	}
+	return c, false
 }
+
+type resumeTarget struct{ name, command, hooks string }
 
 // checkResumeFor refuses a --for that names no client ckpt knows.
 func checkResumeFor(client string) error {
-	if _, ok := resumeClients[client]; client == "" || ok {
+	if _, ok := resumeClient(client); client == "" || ok {
 		return nil
 	}
 	return fmt.Errorf("%w: --for %q: use claude, codex or gemini", ckpt.ErrInvalid, client)
@@ -30,7 +39,7 @@ func checkResumeFor(client string) error {
 // checkpoint by CKPT_ID so that its hooks record into it and give the new
 // session the prompt at its start.
 func continueIn(client, id string) string {
-	c := resumeClients[client]
+	c, _ := resumeClient(client)
 	msg := "Continue the work of checkpoint " + id + " from where it stopped."
 	return fmt.Sprintf("\n---\n\nContinue in %s, from the project directory:\n\n    CKPT_ID=%s %s %s\n\n"+
 		"With ckpt's hooks installed for it (`ckpt hooks install %s`), the new session starts with the prompt above and records its work into %s; without them, give it the prompt above as its first message.\n",

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/atomicfile"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
@@ -170,14 +169,14 @@ func escalateAgent(root string, c *ckpt.Checkpoint, now time.Time) (wrote int, e
 }
 
 // messageHeading is compiled on first use, not in every ckpt process.
-var messageHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^## Message (\d+)`) })
+var messageHeading = lazyregexp.New(`(?m)^## Message (\d+)`)
 
 // warningMessage is the document's 30-minute message, numbered after the
 // messages the inbox holds.
 func warningMessage(c *ckpt.Checkpoint, agent string, last, now time.Time, marker, inbox string) string {
 	n := 1
 	if data, err := os.ReadFile(inbox); err == nil {
-		n += len(messageHeading().FindAll(data, -1))
+		n += len(messageHeading.Get().FindAll(data, -1))
 	}
 	interval := c.Heartbeat.Interval.D()
 	if interval <= 0 {

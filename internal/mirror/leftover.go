@@ -3,12 +3,11 @@ package mirror
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
@@ -26,7 +25,7 @@ const LeftoverAge = time.Minute
 //
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
-var tempName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.(.+)\.tmp[0-9]+$`) })
+var tempName = lazyregexp.New(`^\.(.+)\.tmp[0-9]+$`)
 
 // writtenDir is a directory a format writes files in, and which of its
 // files are the format's (so only their temporary files are touched).
@@ -90,7 +89,7 @@ func (m *Store) leftovers(e Entry, c *ckpt.Checkpoint, seen map[string]bool) []P
 			continue
 		}
 		for _, d := range list {
-			sub := tempName().FindStringSubmatch(d.Name())
+			sub := tempName.Get().FindStringSubmatch(d.Name())
 			if sub == nil || !d.Type().IsRegular() || !w.ours(sub[1]) {
 				continue
 			}

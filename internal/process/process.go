@@ -46,12 +46,17 @@ func Of(pid int) *ckpt.Process {
 	return &ckpt.Process{Host: Host(), PID: pid, Start: st.start}
 }
 
-// wrappers are the programs that stand between an agent client and the
-// hooks it runs: shells that run the command line, and launchers.
-var wrappers = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "fish": true, "ksh": true,
-	"env": true, "timeout": true, "nice": true, "nohup": true, "ckpt": true,
-	"xargs": true, "stdbuf": true, "time": true,
+// wrapper reports whether a program stands between an agent client and
+// the hooks it runs: a shell that runs the command line, or a launcher.
+// (A switch, not a map literal: Go builds a map literal at
+// initialisation, in every ckpt process.)
+func wrapper(k string) bool {
+	switch k {
+	case "sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "nice", "nohup",
+		"ckpt", "xargs", "stdbuf", "time":
+		return true
+	}
+	return false
 }
 
 // Client returns the process of the agent client that started this one:
@@ -68,7 +73,7 @@ func Client() *ckpt.Process {
 		if err != nil {
 			return nil
 		}
-		if !wrappers[st.comm] {
+		if !wrapper(st.comm) {
 			return &ckpt.Process{Host: Host(), PID: pid, Start: st.start}
 		}
 		pid = st.ppid

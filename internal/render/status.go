@@ -122,15 +122,27 @@ func statusWord(c *ckpt.Checkpoint) string {
 	return string(c.Status)
 }
 
-// seedStatus is the word sitebuilder's (seed 003) STATUS.md uses for a status.
-var seedStatus = map[ckpt.Status]string{
-	ckpt.StatusPending:    "not started",
-	ckpt.StatusInProgress: "in_progress",
-	ckpt.StatusWaiting:    "waiting",
-	ckpt.StatusBlocked:    "blocked",
-	ckpt.StatusDone:       "complete",
-	ckpt.StatusFailed:     "failed",
-	ckpt.StatusAbandoned:  "abandoned",
+// seedStatus is the word sitebuilder's (seed 003) STATUS.md uses for a
+// status. (A switch, not a map literal: Go builds a map literal at
+// initialisation, in every ckpt process.)
+func seedStatus(k ckpt.Status) (string, bool) {
+	switch k {
+	case ckpt.StatusPending:
+		return "not started", true
+	case ckpt.StatusInProgress:
+		return "in_progress", true
+	case ckpt.StatusWaiting:
+		return "waiting", true
+	case ckpt.StatusBlocked:
+		return "blocked", true
+	case ckpt.StatusDone:
+		return "complete", true
+	case ckpt.StatusFailed:
+		return "failed", true
+	case ckpt.StatusAbandoned:
+		return "abandoned", true
+	}
+	return "", false
 }
 
 // StatusMarkdown renders sitebuilder's (seed 003) progress/STATUS.md aggregate of cs:
@@ -243,7 +255,7 @@ func StatusJSON(w io.Writer, list []ckpt.Summary, now time.Time, th ckpt.Thresho
 // seedStatusWord is a row's Status in STATUS.md: the seed's word, marked
 // partial, and the presence v when it is news (StatusMarkdown).
 func seedStatusWord(c *ckpt.Checkpoint, v ckpt.PresenceView) string {
-	status, ok := seedStatus[c.Status]
+	status, ok := seedStatus(c.Status)
 	if !ok {
 		status = string(c.Status)
 	}

@@ -140,13 +140,17 @@ func idFromFile(file string) (string, bool) {
 	return id, true
 }
 
-// known lists the document's fields and the names real files use for them.
-var known = map[string]bool{
-	"agent_id": true, "agent_type": true, "agent_role": true, "session_id": true, "session_started": true,
-	"feature": true, "stage": true, "phase": true, "last_checkpoint": true, "timestamp": true,
-	"next_checkpoint_expected": true, "status": true, "can_resume": true, "blockers": true,
-	"files_modified": true, "recovery_instructions": true, "current_step": true,
-	"completed_steps": true, "next_steps": true, "next_action": true,
+// knownField reports whether k is one of the document's fields or a name
+// real files use for one.
+func knownField(k string) bool {
+	switch k {
+	case "agent_id", "agent_type", "agent_role", "session_id", "session_started", "feature",
+		"stage", "phase", "last_checkpoint", "timestamp", "next_checkpoint_expected", "status",
+		"can_resume", "blockers", "files_modified", "recovery_instructions", "current_step",
+		"completed_steps", "next_steps", "next_action":
+		return true
+	}
+	return false
 }
 
 // docToState maps the document onto a checkpoint. It is deterministic: the
@@ -155,7 +159,7 @@ func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error)
 	var kept []string
 	anyKnown := false
 	for _, k := range doc.Keys() {
-		if known[k] {
+		if knownField(k) {
 			anyKnown = true
 		} else {
 			kept = append(kept, k)
@@ -287,15 +291,27 @@ func (*Format) Export(c *ckpt.Checkpoint) ([]byte, error) {
 	return jsondoc.Merge(render(s0, src), ours, src).Indented(), nil
 }
 
-// statusWords are the agent-checkpoints (seed 002) words written for each status.
-var statusWords = map[ckpt.Status]string{
-	ckpt.StatusPending:    "NOT_STARTED",
-	ckpt.StatusInProgress: "IN_PROGRESS",
-	ckpt.StatusWaiting:    "WAITING",
-	ckpt.StatusBlocked:    "BLOCKED",
-	ckpt.StatusDone:       "COMPLETE",
-	ckpt.StatusFailed:     "FAILED",
-	ckpt.StatusAbandoned:  "ABANDONED",
+// statusWord is the agent-checkpoints (seed 002) word written for a status.
+// (Switches, not map literals, here and for the fields and labels: Go
+// builds a map literal at initialisation, in every ckpt process.)
+func statusWord(k ckpt.Status) string {
+	switch k {
+	case ckpt.StatusPending:
+		return "NOT_STARTED"
+	case ckpt.StatusInProgress:
+		return "IN_PROGRESS"
+	case ckpt.StatusWaiting:
+		return "WAITING"
+	case ckpt.StatusBlocked:
+		return "BLOCKED"
+	case ckpt.StatusDone:
+		return "COMPLETE"
+	case ckpt.StatusFailed:
+		return "FAILED"
+	case ckpt.StatusAbandoned:
+		return "ABANDONED"
+	}
+	return ""
 }
 
 // render writes c as the document, in the document's field order. src, the
@@ -335,7 +351,7 @@ func render(c *ckpt.Checkpoint, src *jsondoc.Object) *jsondoc.Object {
 		o.Put(key, jsondoc.FormatTime(last))
 		o.Put("next_checkpoint_expected", jsondoc.FormatTime(last.Add(iv)))
 	}
-	o.Put("status", statusWords[c.Status])
+	o.Put("status", statusWord(c.Status))
 	if p := protocols.PresenceJSON(c); p != nil {
 		// ckpt's presence beside the seed's status: what the agent is
 		// doing as of last_checkpoint (working, busy, waiting, ended).

@@ -3,12 +3,11 @@ package agentcheckpoints
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ckpt-dev/ckpt/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
@@ -19,26 +18,63 @@ import (
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
 var (
-	boldField  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:[-*+]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`) })
-	listItem   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`) })
-	statusLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Z][A-Z0-9_]*):[ \t]?(.*)$`) })
-	trailNote  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*\S)\s+\(([^()]*)\)$`) })
+	boldField  = lazyregexp.New(`^\s*(?:[-*+]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`)
+	listItem   = lazyregexp.New(`^(\s*)[-*+]\s+(.*)$`)
+	statusLine = lazyregexp.New(`^([A-Z][A-Z0-9_]*):[ \t]?(.*)$`)
+	trailNote  = lazyregexp.New(`^(.*\S)\s+\(([^()]*)\)$`)
 )
 
-// labelKeys maps a Markdown label (lower case) onto the document's field.
-var labelKeys = map[string]string{
-	"agent id": "agent_id", "agent": "agent_id", "agent type": "agent_type", "session id": "session_id",
-	"session started": "session_started", "feature": "feature",
-	"last updated": "last_checkpoint", "last checkpoint": "last_checkpoint", "updated": "last_checkpoint",
-	"next checkpoint expected": "next_checkpoint_expected", "next checkpoint": "next_checkpoint_expected",
-	"stage": "stage", "phase": "phase", "status": "status", "can resume": "can_resume",
-	"current step": "current_step", "completed steps": "completed_steps", "completed": "completed_steps",
-	"next steps": "next_steps", "next action": "next_action", "blockers": "blockers",
-	"files modified": "files_modified", "recovery instructions": "recovery_instructions",
+// labelKey maps a Markdown label (lower case) onto the document's field.
+func labelKey(k string) (string, bool) {
+	switch k {
+	case "agent id", "agent":
+		return "agent_id", true
+	case "agent type":
+		return "agent_type", true
+	case "session id":
+		return "session_id", true
+	case "session started":
+		return "session_started", true
+	case "feature":
+		return "feature", true
+	case "last updated", "last checkpoint", "updated":
+		return "last_checkpoint", true
+	case "next checkpoint expected", "next checkpoint":
+		return "next_checkpoint_expected", true
+	case "stage":
+		return "stage", true
+	case "phase":
+		return "phase", true
+	case "status":
+		return "status", true
+	case "can resume":
+		return "can_resume", true
+	case "current step":
+		return "current_step", true
+	case "completed steps", "completed":
+		return "completed_steps", true
+	case "next steps":
+		return "next_steps", true
+	case "next action":
+		return "next_action", true
+	case "blockers":
+		return "blockers", true
+	case "files modified":
+		return "files_modified", true
+	case "recovery instructions":
+		return "recovery_instructions", true
+	}
+	return "", false
 }
 
-// listKeys are the fields that hold lists.
-var listKeys = map[string]bool{"completed_steps": true, "next_steps": true, "blockers": true, "files_modified": true}
+// listKey reports whether field k holds a list.
+func listKey(k string) bool {
+	switch k {
+	case "completed_steps", "next_steps", "blockers", "files_modified":
+		return true
+	}
+	return false
+}
 
 // readMarkdown reads the Markdown variant into the document.
 func readMarkdown(data []byte, n *jsondoc.Notes) (*jsondoc.Object, error) {
@@ -93,16 +129,16 @@ func (r *markdownReader) line(line, trimmed string) {
 	if _, text, ok := mdscan.Heading(line); ok {
 		r.section = strings.ToLower(strings.TrimSpace(text))
 		r.listKey = ""
-		if k := labelKeys[r.section]; listKeys[k] {
+		if k, _ := labelKey(r.section); listKey(k) {
 			r.listKey = k
 		}
 		return
 	}
-	if m := boldField().FindStringSubmatch(line); m != nil {
+	if m := boldField.Get().FindStringSubmatch(line); m != nil {
 		r.field(strings.ToLower(strings.TrimSpace(m[1])), strings.TrimSpace(m[2]))
 		return
 	}
-	if m := listItem().FindStringSubmatch(line); m != nil && r.listKey != "" {
+	if m := listItem.Get().FindStringSubmatch(line); m != nil && r.listKey != "" {
 		if len(m[1]) >= 2 && !r.flattened {
 			r.n.Add("nested list items under %s flattened into one list", r.listKey)
 			r.flattened = true
@@ -113,7 +149,7 @@ func (r *markdownReader) line(line, trimmed string) {
 	if trimmed == "" {
 		return
 	}
-	if _, isSectionList := labelKeys[r.section]; !isSectionList || !listKeys[labelKeys[r.section]] {
+	if k, isSectionList := labelKey(r.section); !isSectionList || !listKey(k) {
 		r.listKey = ""
 	}
 	if r.paras[r.section] == nil {
@@ -131,7 +167,7 @@ func (r *markdownReader) field(label, value string) {
 		r.coord.Put(snake(label), typedValue(value))
 		return
 	}
-	key, ok := labelKeys[label]
+	key, ok := labelKey(label)
 	if !ok {
 		key = snake(label)
 	}
@@ -141,7 +177,7 @@ func (r *markdownReader) field(label, value string) {
 	}
 	r.listKey = ""
 	switch {
-	case listKeys[key]:
+	case listKey(key):
 		if !r.doc.Has(key) {
 			r.doc.Put(key, value) // a list written as text ("None"): read leniently
 		}
@@ -169,7 +205,7 @@ func (r *markdownReader) putParagraphs() {
 	doc := r.doc
 	for _, section := range r.paraOrder {
 		lines := r.paras[section]
-		key, ok := labelKeys[section]
+		key, ok := labelKey(section)
 		if !ok {
 			key = snake(section)
 			if section == "" {
@@ -186,7 +222,7 @@ func (r *markdownReader) putParagraphs() {
 			if !doc.Has(key) {
 				doc.Put(key, []string{})
 			}
-		case listKeys[key]:
+		case listKey(key):
 			if !doc.Has(key) {
 				doc.Put(key, lines)
 			}
@@ -206,7 +242,7 @@ func filePaths(items []string, n *jsondoc.Notes) []string {
 			n.Add("files_modified item %q names no file: skipped", it)
 			continue
 		}
-		if m := trailNote().FindStringSubmatch(it); m != nil {
+		if m := trailNote.Get().FindStringSubmatch(it); m != nil {
 			if !noted {
 				n.Add("files_modified items carry notes such as %q: only the paths are kept", "("+m[2]+")")
 				noted = true
@@ -227,7 +263,7 @@ func readStatusFile(data []byte, n *jsondoc.Notes) (*jsondoc.Object, bool) {
 		if line == "" {
 			continue
 		}
-		m := statusLine().FindStringSubmatch(line)
+		m := statusLine.Get().FindStringSubmatch(line)
 		if m == nil {
 			return nil, false
 		}

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
@@ -27,22 +26,33 @@ const (
 	secPrompt    = "Continuation Prompt"
 )
 
-// sectionNames maps the names real files use onto the seed's sections.
-var sectionNames = map[string]string{
-	"completed tasks": secCompleted, "completed": secCompleted, "done": secCompleted,
-	"current task": secCurrent, "current tasks": secCurrent, "in progress": secCurrent,
-	"remaining tasks": secRemaining, "remaining": secRemaining, "next tasks": secRemaining, "todo": secRemaining,
-	"decisions made": secDecisions, "decisions": secDecisions,
-	"blockers": secBlockers, "blocked": secBlockers,
-	"continuation prompt": secPrompt,
+// sectionNamed maps the names real files use onto the seed's sections. (A
+// switch, not a map literal: Go builds a map literal at initialisation,
+// in every ckpt process.)
+func sectionNamed(k string) (string, bool) {
+	switch k {
+	case "completed tasks", "completed", "done":
+		return secCompleted, true
+	case "current task", "current tasks", "in progress":
+		return secCurrent, true
+	case "remaining tasks", "remaining", "next tasks", "todo":
+		return secRemaining, true
+	case "decisions made", "decisions":
+		return secDecisions, true
+	case "blockers", "blocked":
+		return secBlockers, true
+	case "continuation prompt":
+		return secPrompt, true
+	}
+	return "", false
 }
 
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
 var (
-	headerField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\*\*([^*]+?):?\*\*:?\s*(.*)$`) })
-	bulletLine  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`) })
-	issueKey    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*-[0-9]+$`) })
+	headerField = lazyregexp.New(`^\s*\*\*([^*]+?):?\*\*:?\s*(.*)$`)
+	bulletLine  = lazyregexp.New(`^(\s*)[-*+]\s+(.*)$`)
+	issueKey    = lazyregexp.New(`^[A-Za-z][A-Za-z0-9]*-[0-9]+$`)
 )
 
 // progress is .ccc-progress.md as read: the header fields, the items of
@@ -105,7 +115,7 @@ func parseProgress(md []byte) progress {
 			flush()
 			inBody = true
 			name := strings.ToLower(strings.TrimRight(text, ": "))
-			if known, ok := sectionNames[name]; ok {
+			if known, ok := sectionNamed(name); ok {
 				cur, extra = known, -1
 				if !slices.Contains(p.order, known) {
 					p.order = append(p.order, known)
@@ -118,7 +128,7 @@ func parseProgress(md []byte) progress {
 			continue
 		}
 		if !inBody {
-			if m := headerField().FindStringSubmatch(line); m != nil {
+			if m := headerField.Get().FindStringSubmatch(line); m != nil {
 				p.header = append(p.header, field{strings.TrimSpace(m[1]), strings.TrimSpace(m[2])})
 			}
 			continue
@@ -137,7 +147,7 @@ func items(lines []string) []string {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if m := bulletLine().FindStringSubmatch(l); m != nil && len(m[1]) < 2 {
+		if m := bulletLine.Get().FindStringSubmatch(l); m != nil && len(m[1]) < 2 {
 			out = append(out, strings.TrimSpace(m[2]))
 			continue
 		}
@@ -381,11 +391,11 @@ func generatedPrompt(c *ckpt.Checkpoint) string {
 // issueParts splits "CIA-123 — Title" into the issue key and the title.
 func issueParts(v string) (key, title string) {
 	for _, sep := range []string{" — ", " – ", " - ", ": "} {
-		if k, t, ok := strings.Cut(v, sep); ok && issueKey().MatchString(strings.TrimSpace(k)) {
+		if k, t, ok := strings.Cut(v, sep); ok && issueKey.Get().MatchString(strings.TrimSpace(k)) {
 			return strings.TrimSpace(k), strings.TrimSpace(t)
 		}
 	}
-	if issueKey().MatchString(strings.TrimSpace(v)) {
+	if issueKey.Get().MatchString(strings.TrimSpace(v)) {
 		return strings.TrimSpace(v), ""
 	}
 	return "", strings.TrimSpace(v)

@@ -7,12 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 )
 
 // Report is what SyncStore did: the sync of plan.md's bookkeeping and the
@@ -95,13 +94,11 @@ type SyncStoreOptions struct {
 
 // byPattern is who may complete a task. Compiled on first use, not at
 // start-up: every ckpt process links this package.
-var byPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(main|subagent:[A-Za-z0-9._-]+|team:[A-Za-z0-9._-]+)$`)
-})
+var byPattern = lazyregexp.New(`^(main|subagent:[A-Za-z0-9._-]+|team:[A-Za-z0-9._-]+)$`)
 
 // CheckBy checks who completed a task: main, subagent:TYPE or team:ID.
 func CheckBy(name, by string) error {
-	if !byPattern().MatchString(by) {
+	if !byPattern.Get().MatchString(by) {
 		return fmt.Errorf("%w: %s %q: use main, subagent:TYPE or team:ID", ckpt.ErrInvalid, name, by)
 	}
 	return nil

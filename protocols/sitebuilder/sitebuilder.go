@@ -96,12 +96,18 @@ func (*Format) Import(path string, data []byte) (protocols.Imported, error) {
 	return protocols.Imported{ID: id, State: c, Warnings: n}, nil
 }
 
-var known = map[string]bool{
-	"checkpoint_id": true, "agent": true, "agent_name": true, "task_id": true, "task_title": true,
-	"status": true, "progress_percent": true, "started_at": true, "updated_at": true, "completed_at": true,
-	"subtasks": true, "files_created": true, "files_modified": true, "acceptance_criteria_met": true,
-	"review_scores": true, "errors": true, "context": true, "resumable": true, "resume_instructions": true,
-	"heartbeat": true,
+// known reports whether k is one of the checkpoint file's fields. (Switches,
+// not map literals, here and for the status words: Go builds a map
+// literal at initialisation, in every ckpt process.)
+func known(k string) bool {
+	switch k {
+	case "checkpoint_id", "agent", "agent_name", "task_id", "task_title", "status",
+		"progress_percent", "started_at", "updated_at", "completed_at", "subtasks",
+		"files_created", "files_modified", "acceptance_criteria_met", "review_scores",
+		"errors", "context", "resumable", "resume_instructions", "heartbeat":
+		return true
+	}
+	return false
 }
 
 // docToState maps the document onto a checkpoint. It is deterministic: the
@@ -109,7 +115,7 @@ var known = map[string]bool{
 func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
 	var kept []string
 	for _, k := range doc.Keys() {
-		if !known[k] {
+		if !known(k) {
 			kept = append(kept, k)
 		}
 	}
@@ -465,20 +471,42 @@ func carryCounts(doc, src *jsondoc.Object, s0, c *ckpt.Checkpoint) {
 	}
 }
 
-// statusWords are the sitebuilder (seed 003) words written for each status.
-var statusWords = map[ckpt.Status]string{
-	ckpt.StatusPending:    "pending",
-	ckpt.StatusInProgress: "in_progress",
-	ckpt.StatusWaiting:    "waiting",
-	ckpt.StatusBlocked:    "blocked",
-	ckpt.StatusDone:       "complete",
-	ckpt.StatusFailed:     "failed",
-	ckpt.StatusAbandoned:  "abandoned",
+// statusWord is the sitebuilder (seed 003) word written for a status.
+func statusWord(k ckpt.Status) string {
+	switch k {
+	case ckpt.StatusPending:
+		return "pending"
+	case ckpt.StatusInProgress:
+		return "in_progress"
+	case ckpt.StatusWaiting:
+		return "waiting"
+	case ckpt.StatusBlocked:
+		return "blocked"
+	case ckpt.StatusDone:
+		return "complete"
+	case ckpt.StatusFailed:
+		return "failed"
+	case ckpt.StatusAbandoned:
+		return "abandoned"
+	}
+	return ""
 }
 
-var stepWords = map[ckpt.StepStatus]string{
-	ckpt.StepPending: "pending", ckpt.StepInProgress: "in_progress", ckpt.StepDone: "complete",
-	ckpt.StepFailed: "failed", ckpt.StepSkipped: "skipped",
+// stepWord is the sitebuilder word written for a step status.
+func stepWord(k ckpt.StepStatus) string {
+	switch k {
+	case ckpt.StepPending:
+		return "pending"
+	case ckpt.StepInProgress:
+		return "in_progress"
+	case ckpt.StepDone:
+		return "complete"
+	case ckpt.StepFailed:
+		return "failed"
+	case ckpt.StepSkipped:
+		return "skipped"
+	}
+	return ""
 }
 
 // render writes c as the document, in the document's field order.
@@ -499,7 +527,7 @@ func render(c *ckpt.Checkpoint) *jsondoc.Object {
 	if c.Title != "" {
 		o.Put("task_title", c.Title)
 	}
-	o.Put("status", statusWords[c.Status])
+	o.Put("status", statusWord(c.Status))
 	o.Put("progress_percent", math.Round(c.Progress.Percent))
 	if !c.StartedAt.IsZero() {
 		o.Put("started_at", jsondoc.FormatTime(c.StartedAt))
@@ -564,7 +592,7 @@ func renderSubtasks(c *ckpt.Checkpoint) *jsondoc.Object {
 		if s.Title != "" {
 			it.Put("title", s.Title)
 		}
-		it.Put("status", stepWords[s.Status])
+		it.Put("status", stepWord(s.Status))
 		if s.Output != "" {
 			it.Put("output", s.Output)
 		} else {

@@ -2,15 +2,14 @@ package sitebuilder
 
 import (
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
 
@@ -39,9 +38,9 @@ type StatusRow struct {
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
 var (
-	tableLine     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\|.*\|\s*$`) })
-	separatorCell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*:?-+:?\s*$`) })
-	agentAndName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*?)\s*\(([^()]+)\)$`) })
+	tableLine     = lazyregexp.New(`^\s*\|.*\|\s*$`)
+	separatorCell = lazyregexp.New(`^\s*:?-+:?\s*$`)
+	agentAndName  = lazyregexp.New(`^(.*?)\s*\(([^()]+)\)$`)
 )
 
 // ParseStatusMarkdown reads the agent rows of a STATUS.md aggregate: the
@@ -73,7 +72,7 @@ func ParseStatusMarkdown(md []byte) ([]StatusRow, []string, error) {
 		if !inTable {
 			continue
 		}
-		if !tableLine().MatchString(line) {
+		if !tableLine.Get().MatchString(line) {
 			if trimmed != "" {
 				header = nil
 			}
@@ -130,7 +129,7 @@ func readRow(cells []string, header map[string]int, n *jsondoc.Notes, guessed ma
 	if r.Agent == "" {
 		return StatusRow{}, false
 	}
-	if m := agentAndName().FindStringSubmatch(r.Agent); m != nil && m[1] != "" {
+	if m := agentAndName.Get().FindStringSubmatch(r.Agent); m != nil && m[1] != "" {
 		r.Agent, r.AgentName = m[1], m[2]
 	}
 	r.Task = cell("task", "current task", "task id")
@@ -185,7 +184,7 @@ func splitRow(line string) []string {
 
 func isSeparator(cells []string) bool {
 	for _, c := range cells {
-		if !separatorCell().MatchString(c) {
+		if !separatorCell.Get().MatchString(c) {
 			return false
 		}
 	}

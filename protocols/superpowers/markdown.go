@@ -3,12 +3,11 @@ package superpowers
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/jsondoc"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/protocols"
 	"github.com/ckpt-dev/ckpt/protocols/internal/mdscan"
 )
@@ -20,10 +19,10 @@ import (
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
 var (
-	taskHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^task\s+([0-9][0-9.]*)\s*[:.)-]?\s*(.*)$`) })
-	statusBox   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\*\*status:?\*\*:?\s*\[([ xX~\-/])\]`) })
-	listEntry   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[-*+]\s+(?:\[([ xX])\]\s+)?(.*)$`) })
-	tableRow    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\|(.*)\|\s*$`) })
+	taskHeading = lazyregexp.New(`(?i)^task\s+([0-9][0-9.]*)\s*[:.)-]?\s*(.*)$`)
+	statusBox   = lazyregexp.New(`(?i)^\*\*status:?\*\*:?\s*\[([ xX~\-/])\]`)
+	listEntry   = lazyregexp.New(`^\s*[-*+]\s+(?:\[([ xX])\]\s+)?(.*)$`)
+	tableRow    = lazyregexp.New(`^\s*\|(.*)\|\s*$`)
 )
 
 // importMarkdown reads a track's plan.md, or explains why a tracks.md
@@ -128,7 +127,7 @@ func (r *planReader) heading(level int, text string) {
 		}
 	default:
 		r.task = -1
-		if tm := taskHeading().FindStringSubmatch(text); tm != nil {
+		if tm := taskHeading.Get().FindStringSubmatch(text); tm != nil {
 			id := "task-" + strings.TrimSuffix(tm[1], ".")
 			for i := 2; r.ids[id]; i++ {
 				id = fmt.Sprintf("task-%s-%d", strings.TrimSuffix(tm[1], "."), i)
@@ -145,7 +144,7 @@ func (r *planReader) heading(level int, text string) {
 // line sets the step's status ([x] done, [~] [-] [/] in progress, else
 // pending) and closes the section; other lines are skipped.
 func (r *planReader) taskStatus(trimmed string) {
-	m := statusBox().FindStringSubmatch(trimmed)
+	m := statusBox.Get().FindStringSubmatch(trimmed)
 	if m == nil {
 		return
 	}
@@ -165,7 +164,7 @@ func (r *planReader) taskStatus(trimmed string) {
 // gets a note.
 func (r *planReader) criterion(line string) {
 	c := r.c
-	if m := listEntry().FindStringSubmatch(line); m != nil && strings.TrimSpace(m[2]) != "" {
+	if m := listEntry.Get().FindStringSubmatch(line); m != nil && strings.TrimSpace(m[2]) != "" {
 		a := ckpt.Criterion{ID: fmt.Sprintf("ac-%d", len(c.Acceptance)+1), Title: strings.TrimSpace(m[2])}
 		a.Met = m[1] == "x" || m[1] == "X"
 		if m[1] == "" && len(c.Acceptance) == 0 {
@@ -230,7 +229,7 @@ func registryTracks(data []byte) []string {
 	tracks := []string{}
 	col := -1
 	for _, l := range lines {
-		m := tableRow().FindStringSubmatch(l)
+		m := tableRow.Get().FindStringSubmatch(l)
 		if m == nil {
 			col = -1
 			continue

@@ -49,7 +49,7 @@ func putExtras(c *ckpt.Checkpoint, step string, e, progress *jsondoc.Object) {
 			}
 			continue
 		}
-		if !stepKnown[k] && !e.Has(k) {
+		if !stepKnown(k) && !e.Has(k) {
 			e.Set(k, x.Get(k))
 		}
 	}

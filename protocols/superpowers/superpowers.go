@@ -99,21 +99,36 @@ func suggestID(track, path string, n *jsondoc.Notes) string {
 	return "track"
 }
 
-// topKnown are the track fields the model holds; loop_state is read apart.
-var topKnown = map[string]bool{
-	"track_id": true, "trackId": true, "name": true, "description": true, "status": true,
-	"created_at": true, "createdAt": true, "completed_at": true, "completedAt": true,
-	"updated_at": true, "updatedAt": true, "loop_state": true,
+// topKnown reports whether k is a track field the model holds; loop_state
+// is read apart. (Switches, not map literals, here and below: Go builds a
+// map literal at initialisation, in every ckpt process.)
+func topKnown(k string) bool {
+	switch k {
+	case "track_id", "trackId", "name", "description", "status", "created_at", "createdAt",
+		"completed_at", "completedAt", "updated_at", "updatedAt", "loop_state":
+		return true
+	}
+	return false
 }
 
-var loopKnown = map[string]bool{
-	"current_step": true, "step_status": true, "step_started_at": true,
-	"fix_cycle_count": true, "max_fix_cycles": true, "checkpoints": true,
+// loopKnown reports whether k is a loop_state field the model holds.
+func loopKnown(k string) bool {
+	switch k {
+	case "current_step", "step_status", "step_started_at", "fix_cycle_count",
+		"max_fix_cycles", "checkpoints":
+		return true
+	}
+	return false
 }
 
-var stepKnown = map[string]bool{
-	"status": true, "started_at": true, "completed_at": true, "agent": true,
-	"output_files": true, "notes": true, "last_updated": true, "last_task": true, "progress": true,
+// stepKnown reports whether k is a step field the model holds.
+func stepKnown(k string) bool {
+	switch k {
+	case "status", "started_at", "completed_at", "agent", "output_files", "notes",
+		"last_updated", "last_task", "progress":
+		return true
+	}
+	return false
 }
 
 // loopEnd is the current_step a finished loop shows; it is not a step.
@@ -131,12 +146,12 @@ func keyFor(src *jsondoc.Object, snake, camel string) string {
 // docToState maps the document onto a checkpoint. It is deterministic: the
 // same document always gives the same state (Export relies on that).
 func docToState(doc *jsondoc.Object, n *jsondoc.Notes) (*ckpt.Checkpoint, error) {
-	if !slices.ContainsFunc(doc.Keys(), func(k string) bool { return topKnown[k] }) {
+	if !slices.ContainsFunc(doc.Keys(), func(k string) bool { return topKnown(k) }) {
 		return nil, fmt.Errorf("none of a track's fields (track_id, status, loop_state, …) found: is this a conductor/tracks/<track-id>/metadata.json file?")
 	}
 	var kept []string
 	for _, k := range doc.Keys() {
-		if !topKnown[k] {
+		if !topKnown(k) {
 			kept = append(kept, k)
 		}
 	}
@@ -192,7 +207,7 @@ func readLoop(c *ckpt.Checkpoint, doc *jsondoc.Object, n *jsondoc.Notes, kept *[
 		return "", false
 	}
 	for _, k := range ls.Keys() {
-		if !loopKnown[k] {
+		if !loopKnown(k) {
 			*kept = append(*kept, "loop_state."+k)
 		}
 	}
@@ -264,7 +279,7 @@ func readStep(c *ckpt.Checkpoint, key string, raw json.RawMessage, n *jsondoc.No
 	}
 	path := "loop_state.checkpoints." + key + "."
 	for _, k := range e.Keys() {
-		if !stepKnown[k] {
+		if !stepKnown(k) {
 			*kept = append(*kept, path+k)
 		}
 	}
@@ -441,15 +456,25 @@ func baseDocument(c *ckpt.Checkpoint) (base, src *jsondoc.Object, err error) {
 	return render(s0, src, nil), src, nil
 }
 
-// trackWords are the track status words written for each status.
-var trackWords = map[ckpt.Status]string{
-	ckpt.StatusPending:    "new",
-	ckpt.StatusInProgress: "in_progress",
-	ckpt.StatusWaiting:    "paused",
-	ckpt.StatusBlocked:    "blocked",
-	ckpt.StatusDone:       "complete",
-	ckpt.StatusFailed:     "failed",
-	ckpt.StatusAbandoned:  "abandoned",
+// trackWord is the track status word written for a status.
+func trackWord(k ckpt.Status) string {
+	switch k {
+	case ckpt.StatusPending:
+		return "new"
+	case ckpt.StatusInProgress:
+		return "in_progress"
+	case ckpt.StatusWaiting:
+		return "paused"
+	case ckpt.StatusBlocked:
+		return "blocked"
+	case ckpt.StatusDone:
+		return "complete"
+	case ckpt.StatusFailed:
+		return "failed"
+	case ckpt.StatusAbandoned:
+		return "abandoned"
+	}
+	return ""
 }
 
 // stepWordOf returns superpowers' (seed 000) status word for step s of c.
@@ -509,7 +534,7 @@ func render(c *ckpt.Checkpoint, src, onDisk *jsondoc.Object) *jsondoc.Object {
 		}
 		o.Put(key, c.Title)
 	}
-	o.Put("status", trackWords[c.Status])
+	o.Put("status", trackWord(c.Status))
 	if k := keyFor(src, "created_at", "createdAt"); !c.StartedAt.IsZero() && (src == nil || src.Has(k)) {
 		o.Put(k, jsondoc.FormatTime(c.StartedAt))
 	}

@@ -9,13 +9,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/internal/tracker"
 	"github.com/ckpt-dev/ckpt/internal/tracker/internal/apicall"
 )
@@ -53,8 +52,8 @@ type Tracker struct {
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
 var (
-	namePart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
-	digits   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,19}$`) })
+	namePart = lazyregexp.New(`^[A-Za-z0-9_.-]+$`)
+	digits   = lazyregexp.New(`^[0-9]{1,19}$`)
 )
 
 // New checks cfg and returns a Tracker. It fails (wrapping ckpt.ErrInvalid)
@@ -62,7 +61,7 @@ var (
 // http(s) URL; it sends nothing.
 func New(cfg Config) (*Tracker, error) {
 	owner, repo, ok := strings.Cut(cfg.Repo, "/")
-	if !ok || !namePart().MatchString(owner) || !namePart().MatchString(repo) || dots(owner) || dots(repo) {
+	if !ok || !namePart.Get().MatchString(owner) || !namePart.Get().MatchString(repo) || dots(owner) || dots(repo) {
 		return nil, fmt.Errorf("%w: GitHub repository %q: give it as owner/name, e.g. --github-repo ckpt-dev/ckpt", ckpt.ErrInvalid, cfg.Repo)
 	}
 	if strings.TrimSpace(cfg.Token) == "" {
@@ -93,14 +92,14 @@ func New(cfg Config) (*Tracker, error) {
 // deleted comment: a new comment is created.
 func (t *Tracker) Upsert(ctx context.Context, issue, commentID, body string) (tracker.Comment, error) {
 	number := strings.TrimPrefix(strings.TrimSpace(issue), "#")
-	if !digits().MatchString(number) || strings.Trim(number, "0") == "" {
+	if !digits.Get().MatchString(number) || strings.Trim(number, "0") == "" {
 		return tracker.Comment{}, fmt.Errorf("%w: GitHub issue %q: give the issue number, e.g. --issue 42", ckpt.ErrInvalid, issue)
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.call.Timeout)
 	defer cancel()
 	payload := map[string]string{"body": body}
 
-	if digits().MatchString(commentID) {
+	if digits.Get().MatchString(commentID) {
 		u := fmt.Sprintf("%s/repos/%s/%s/issues/comments/%s", t.base, url.PathEscape(t.owner), url.PathEscape(t.repo), commentID)
 		resp, err := t.call.Do(ctx, "update comment", http.MethodPatch, u, payload)
 		if err != nil {

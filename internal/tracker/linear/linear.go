@@ -9,12 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 	"github.com/ckpt-dev/ckpt/internal/tracker"
 	"github.com/ckpt-dev/ckpt/internal/tracker/internal/apicall"
 )
@@ -58,10 +58,8 @@ type Tracker struct {
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
 var (
-	identifierRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,19}-[0-9]{1,9}$`) })
-	uuidRE       = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	})
+	identifierRE = lazyregexp.New(`^[A-Za-z][A-Za-z0-9_]{0,19}-[0-9]{1,9}$`)
+	uuidRE       = lazyregexp.New(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
 // New checks cfg and returns a Tracker. It fails (wrapping ckpt.ErrInvalid)
@@ -96,7 +94,7 @@ func New(cfg Config) (*Tracker, error) {
 // a new comment is created.
 func (t *Tracker) Upsert(ctx context.Context, issue, commentID, body string) (tracker.Comment, error) {
 	issue = strings.TrimSpace(issue)
-	if !identifierRE().MatchString(issue) && !uuidRE().MatchString(issue) {
+	if !identifierRE.Get().MatchString(issue) && !uuidRE.Get().MatchString(issue) {
 		return tracker.Comment{}, fmt.Errorf("%w: Linear issue %q: give its identifier, e.g. --linear-issue CIA-123", ckpt.ErrInvalid, issue)
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.call.Timeout)
@@ -104,7 +102,7 @@ func (t *Tracker) Upsert(ctx context.Context, issue, commentID, body string) (tr
 
 	// An ID that cannot be a Linear comment's (e.g. one stored for GitHub)
 	// is treated like a deleted comment.
-	if commentID = strings.TrimSpace(commentID); uuidRE().MatchString(commentID) {
+	if commentID = strings.TrimSpace(commentID); uuidRE.Get().MatchString(commentID) {
 		vars := map[string]any{"id": commentID, "input": map[string]string{"body": body}}
 		c, err := t.mutate(ctx, "update comment", updateMutation, vars, "commentUpdate")
 		if !notFound(err) {
@@ -122,7 +120,7 @@ func (t *Tracker) Upsert(ctx context.Context, issue, commentID, body string) (tr
 
 // resolve returns the UUID of issue, asking Linear for an identifier's.
 func (t *Tracker) resolve(ctx context.Context, issue string) (string, error) {
-	if uuidRE().MatchString(issue) {
+	if uuidRE.Get().MatchString(issue) {
 		return issue, nil
 	}
 	key := strings.ToUpper(issue)

@@ -11,9 +11,9 @@ package mdscan
 
 import (
 	"iter"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/ckpt-dev/ckpt/internal/lazyregexp"
 )
 
 // Line is one line of a Markdown document.
@@ -84,7 +84,7 @@ func (f *fence) next(trimmed string) bool {
 
 // Regular expressions are compiled on first use, not at start-up: every
 // ckpt process links this package, and most never use them.
-var heading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`) })
+var heading = lazyregexp.New(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
 
 // Heading reads line as an ATX heading: up to three white-space characters,
 // one to six '#', white space, the text, and optionally closing '#'s. It
@@ -99,7 +99,7 @@ var heading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 // text when written as "## " + text + " #", but as "## " + text only when
 // text is neither empty nor ends in '#'.
 func Heading(line string) (level int, text string, ok bool) {
-	m := heading().FindStringSubmatch(line)
+	m := heading.Get().FindStringSubmatch(line)
 	if m == nil {
 		return 0, "", false
 	}

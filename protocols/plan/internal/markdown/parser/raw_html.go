@@ -52,9 +52,9 @@ var closeDeclCacheKey = NewContextKey()
 var closeCDATACacheKey = NewContextKey()
 var closeCommentCacheKey = NewContextKey()
 
-var tagnamePattern = `([A-Za-z][A-Za-z0-9-]*)`
-var spaceOrOneNewline = `(?:[ \t]|(?:\r\n|\n){0,1})`
-var attributePattern = `(?:[\r\n \t]+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:[\r\n \t]*=[\r\n \t]*(?:[^\"'=<>` + "`" + `\x00-\x20]+|'[^']*'|"[^"]*"))?)` //nolint:lll
+const tagnamePattern = `([A-Za-z][A-Za-z0-9-]*)`
+const spaceOrOneNewline = `(?:[ \t]|(?:\r\n|\n){0,1})`
+const attributePattern = `(?:[\r\n \t]+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:[\r\n \t]*=[\r\n \t]*(?:[^\"'=<>` + "`" + `\x00-\x20]+|'[^']*'|"[^"]*"))?)` //nolint:lll
 var openTagRegexp = lazyRegexp("^<" + tagnamePattern + attributePattern + `*` + spaceOrOneNewline + `*/?>`)
 var closeTagRegexp = lazyRegexp("^</" + tagnamePattern + spaceOrOneNewline + `*>`)
 
