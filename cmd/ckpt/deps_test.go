@@ -81,11 +81,11 @@ func TestLeanBinary(t *testing.T) {
 const initBudget = 16 << 10
 
 // ownInitAllocs is the most ckpt's own packages together may allocate at
-// start-up, in allocations: 34 now, 168 when map literals and
+// start-up, in allocations: 22 now, 168 when map literals and
 // package-level sync.OnceValue regular expressions were built in every
 // process (docs/design.md, start-up round eight). A set or table is a
 // switch or an array, a regular expression a lazyregexp.New.
-const ownInitAllocs = 40
+const ownInitAllocs = 32
 
 // TestLightInit fails when a package linked into ckpt does real work at
 // start-up (a map built, a regular expression compiled in a package

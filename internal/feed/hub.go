@@ -14,7 +14,6 @@ package feed
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -39,7 +38,17 @@ const MaxDeliver = 64
 // ErrBehind ends a stream that fell further behind the feed than the hub
 // keeps: its client reconnects from the last change it got (Last-Event-ID)
 // and misses nothing. It is ckpt.ErrUnavailable, so clients retry.
-var ErrBehind = fmt.Errorf("%w: this stream fell too far behind the change feed; reconnect with Last-Event-ID to resume", ckpt.ErrUnavailable)
+var ErrBehind error = &behind{}
+
+// behind is ErrBehind's type: fmt.Errorf("%w: …", ckpt.ErrUnavailable) as
+// static data, since a package-level fmt.Errorf runs at initialisation in
+// every ckpt process (docs/design.md, start-up round eight).
+type behind struct{}
+
+func (*behind) Error() string {
+	return ckpt.ErrUnavailable.Error() + ": this stream fell too far behind the change feed; reconnect with Last-Event-ID to resume"
+}
+func (*behind) Unwrap() error { return ckpt.ErrUnavailable }
 
 // Hub is the one store watch a server process runs, shared by every
 // stream. It watches while some stream follows it, from the feed's head

@@ -73,7 +73,18 @@ type Request struct {
 
 // errBadRequest wraps every decoding failure of a request: the socket is
 // hostile input, and a request that does not decode is refused whole.
-var errBadRequest = fmt.Errorf("%w: not a keeper request", ckpt.ErrInvalid)
+var errBadRequest error = &sentinel{ckpt.ErrInvalid, "not a keeper request"}
+
+// sentinel is fmt.Errorf("%w: "+msg, err) as static data: a package-level
+// fmt.Errorf runs at initialisation, in every ckpt process (docs/design.md,
+// start-up round eight).
+type sentinel struct {
+	err error
+	msg string
+}
+
+func (e *sentinel) Error() string { return e.err.Error() + ": " + e.msg }
+func (e *sentinel) Unwrap() error { return e.err }
 
 // DecodeRequest reads a request from a frame's bytes (without its length).
 // It refuses, with an error wrapping ckpt.ErrInvalid, an unknown op, a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -354,4 +353,4 @@ func (s *server) status() Status {
 
 // errUnsupported: the keeper runs on Linux only (it checks its peers with
 // SO_PEERCRED).
-var errUnsupported = fmt.Errorf("%w: the keeper runs on Linux only", ckpt.ErrUnavailable)
+var errUnsupported error = &sentinel{ckpt.ErrUnavailable, "the keeper runs on Linux only"}
