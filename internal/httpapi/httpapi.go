@@ -12,7 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+	"strings"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
@@ -43,6 +43,13 @@ const (
 	PathTokens      = "/v1/tokens"         // admin: GET list, POST create; /{id}: DELETE revoke
 	PathWhoAmI      = "/v1/tokens/current" // GET: the calling token's grant
 )
+
+// IsURL reports whether s names a server (http:// or https://) rather than
+// a store directory: remote.IsURL's rule, here so that code linking no
+// HTTP client (ckpt's own binary) decides alike.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
 
 // Headers with a meaning in the API.
 const (
@@ -221,30 +228,91 @@ type Conflict struct {
 	Have int64  `json:"have"`
 }
 
-// statusOf is the one table of HTTP statuses for error codes. A code not
-// here is 500.
-var statusOf = map[ckpt.Code]int{
-	ckpt.CodeNotFound:        http.StatusNotFound,
-	ckpt.CodeExists:          http.StatusConflict,
-	ckpt.CodeConflict:        http.StatusPreconditionFailed,
-	ckpt.CodeInvalid:         http.StatusBadRequest,
-	ckpt.CodeCorrupt:         http.StatusInternalServerError,
-	ckpt.CodeNotResumable:    http.StatusConflict,
-	ckpt.CodeCycleLimit:      http.StatusUnprocessableEntity,
-	ckpt.CodeNoStore:         http.StatusServiceUnavailable,
-	ckpt.CodeUnavailable:     http.StatusServiceUnavailable,
-	ckpt.CodeUnauthenticated: http.StatusUnauthorized,
-	ckpt.CodeForbidden:       http.StatusForbidden,
-	ckpt.CodeCanceled:        499, // the client went away (nginx's code)
-	ckpt.CodeInternal:        http.StatusInternalServerError,
+// HTTP statuses the API answers with, named here so that this package (and
+// so the keeper and ckpt's own binary, which import it) links no net/http.
+// They equal net/http's constants of the same names.
+const (
+	StatusBadRequest          = 400
+	StatusUnauthorized        = 401
+	StatusForbidden           = 403
+	StatusNotFound            = 404
+	StatusConflict            = 409
+	StatusPreconditionFailed  = 412
+	StatusUnprocessableEntity = 422
+	StatusClientClosedRequest = 499 // the client went away (nginx's code)
+	StatusInternalServerError = 500
+	StatusBadGateway          = 502
+	StatusServiceUnavailable  = 503
+	StatusGatewayTimeout      = 504
+)
+
+// Status returns the HTTP status of an error code: the one table of
+// statuses for error codes. A code not here is 500.
+func Status(c ckpt.Code) int {
+	switch c {
+	case ckpt.CodeNotFound:
+		return StatusNotFound
+	case ckpt.CodeExists, ckpt.CodeNotResumable:
+		return StatusConflict
+	case ckpt.CodeConflict:
+		return StatusPreconditionFailed
+	case ckpt.CodeInvalid:
+		return StatusBadRequest
+	case ckpt.CodeCycleLimit:
+		return StatusUnprocessableEntity
+	case ckpt.CodeNoStore, ckpt.CodeUnavailable:
+		return StatusServiceUnavailable
+	case ckpt.CodeUnauthenticated:
+		return StatusUnauthorized
+	case ckpt.CodeForbidden:
+		return StatusForbidden
+	case ckpt.CodeCanceled:
+		return StatusClientClosedRequest
+	}
+	return StatusInternalServerError // CodeCorrupt, CodeInternal and unknown codes
 }
 
-// Status returns the HTTP status of an error code.
-func Status(c ckpt.Code) int {
-	if s, ok := statusOf[c]; ok {
-		return s
+// statusText is the reason phrase of status, as net/http's StatusText
+// words it for the statuses a server or proxy commonly answers with; ""
+// for others (the number alone still says what happened).
+func statusText(status int) string {
+	switch status {
+	case 200:
+		return "OK"
+	case StatusBadRequest:
+		return "Bad Request"
+	case StatusUnauthorized:
+		return "Unauthorized"
+	case StatusForbidden:
+		return "Forbidden"
+	case StatusNotFound:
+		return "Not Found"
+	case 405:
+		return "Method Not Allowed"
+	case 408:
+		return "Request Timeout"
+	case StatusConflict:
+		return "Conflict"
+	case 413:
+		return "Request Entity Too Large"
+	case StatusPreconditionFailed:
+		return "Precondition Failed"
+	case StatusUnprocessableEntity:
+		return "Unprocessable Entity"
+	case 429:
+		return "Too Many Requests"
+	case StatusInternalServerError:
+		return "Internal Server Error"
+	case 501:
+		return "Not Implemented"
+	case StatusBadGateway:
+		return "Bad Gateway"
+	case StatusServiceUnavailable:
+		return "Service Unavailable"
+	case StatusGatewayTimeout:
+		return "Gateway Timeout"
 	}
-	return http.StatusInternalServerError
+	return ""
 }
 
 // ErrorOf returns the wire form of err.
@@ -308,20 +376,24 @@ func DecodeError(status int, body []byte) error {
 	}
 	code := ckpt.CodeInternal
 	switch status {
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case StatusBadGateway, StatusServiceUnavailable, StatusGatewayTimeout:
 		code = ckpt.CodeUnavailable
-	case http.StatusUnauthorized:
+	case StatusUnauthorized:
 		code = ckpt.CodeUnauthenticated
-	case http.StatusForbidden:
+	case StatusForbidden:
 		code = ckpt.CodeForbidden
-	case http.StatusNotFound:
+	case StatusNotFound:
 		code = ckpt.CodeNotFound
 	}
 	snippet := string(body)
 	if len(snippet) > 200 {
 		snippet = snippet[:200] + "…"
 	}
-	return &RemoteError{Code: code, Message: fmt.Sprintf("the server answered %d %s: %q", status, http.StatusText(status), snippet)}
+	answered := fmt.Sprint(status)
+	if text := statusText(status); text != "" {
+		answered += " " + text
+	}
+	return &RemoteError{Code: code, Message: fmt.Sprintf("the server answered %s: %q", answered, snippet)}
 }
 
 // TokenInfo is a token as the API shows it: never its hash; its bearer

@@ -65,3 +65,41 @@ func FuzzDecodeError(f *testing.F) {
 		}
 	})
 }
+
+// TestStatusesAreNetHTTPs: the package names its statuses itself so that it
+// links no net/http; they must stay the statuses the server has always
+// answered with, and a foreign error's message must word its status as
+// net/http does.
+func TestStatusesAreNetHTTPs(t *testing.T) {
+	want := map[ckpt.Code]int{
+		ckpt.CodeNotFound:         http.StatusNotFound,
+		ckpt.CodeExists:           http.StatusConflict,
+		ckpt.CodeConflict:         http.StatusPreconditionFailed,
+		ckpt.CodeInvalid:          http.StatusBadRequest,
+		ckpt.CodeCorrupt:          http.StatusInternalServerError,
+		ckpt.CodeNotResumable:     http.StatusConflict,
+		ckpt.CodeCycleLimit:       http.StatusUnprocessableEntity,
+		ckpt.CodeNoStore:          http.StatusServiceUnavailable,
+		ckpt.CodeUnavailable:      http.StatusServiceUnavailable,
+		ckpt.CodeUnauthenticated:  http.StatusUnauthorized,
+		ckpt.CodeForbidden:        http.StatusForbidden,
+		ckpt.CodeCanceled:         499,
+		ckpt.CodeInternal:         http.StatusInternalServerError,
+		ckpt.Code("no_such_code"): http.StatusInternalServerError,
+	}
+	for code, status := range want {
+		if got := httpapi.Status(code); got != status {
+			t.Errorf("Status(%s) = %d, want %d", code, got, status)
+		}
+	}
+	for _, status := range []int{200, 400, 401, 403, 404, 405, 408, 409, 412, 413, 422, 429, 500, 501, 502, 503, 504} {
+		err := httpapi.DecodeError(status, []byte("<html>"))
+		wantMsg := fmt.Sprintf("the server answered %d %s: %q", status, http.StatusText(status), "<html>")
+		if err.Error() != wantMsg {
+			t.Errorf("status %d: %q, want %q", status, err.Error(), wantMsg)
+		}
+	}
+	if got, want := httpapi.DecodeError(599, []byte("x")).Error(), `the server answered 599: "x"`; got != want {
+		t.Errorf("an unnamed status: %q, want %q", got, want)
+	}
+}
