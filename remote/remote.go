@@ -20,9 +20,7 @@ package remote
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +37,7 @@ import (
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/backoff"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
+	"github.com/ckpt-dev/ckpt/internal/spool"
 )
 
 // Options configure a client. The zero value (plus a Token) is usable.
@@ -84,9 +83,7 @@ var (
 
 // IsURL reports whether s names a server (http:// or https://) rather than
 // a store directory.
-func IsURL(s string) bool {
-	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
-}
+func IsURL(s string) bool { return httpapi.IsURL(s) }
 
 // New returns a client of the server at rawURL (https://host[:port][/path];
 // http:// for a loopback host). It does not contact the server.
@@ -170,16 +167,6 @@ type call struct {
 	onRetry func(err error) error
 }
 
-type attemptsKey struct{}
-
-// WithAttempts returns ctx with the number of attempts a call under it
-// makes (Options.Attempts otherwise): the spool makes one when the server
-// was unreachable a moment ago, so a hook does not spend its time limit
-// retrying every call.
-func WithAttempts(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, attemptsKey{}, n)
-}
-
 // do runs c, retrying transport failures and retryable errors.
 func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 	var body []byte
@@ -195,7 +182,7 @@ func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 		}
 	}
 	attempts := s.opts.Attempts
-	if n, ok := ctx.Value(attemptsKey{}).(int); ok && n > 0 {
+	if n, ok := spool.Attempts(ctx); ok {
 		attempts = n
 	}
 	var err error
@@ -344,13 +331,7 @@ func (s *Store) backoff() backoff.Policy {
 }
 
 // NewKey returns a fresh idempotency key.
-func NewKey() string {
-	var b [12]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("remote: reading random bytes: %v", err)) // crypto/rand does not fail on Linux
-	}
-	return "k-" + hex.EncodeToString(b[:])
-}
+func NewKey() string { return spool.NewKey() }
 
 func idPath(prefix, id string) (string, error) {
 	if err := ckpt.ValidateID(id); err != nil {

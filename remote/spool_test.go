@@ -176,25 +176,3 @@ func TestSpoolReadsOffline(t *testing.T) {
 		t.Errorf("the later offline writes: rev %d, notes %q", c.Rev, c.Context.Notes)
 	}
 }
-
-// TestSpoolDir: one spool per server on this machine, in the XDG state
-// directory (a relative $XDG_STATE_HOME is ignored, as the XDG rule says),
-// the same for a URL with or without its trailing slash.
-func TestSpoolDir(t *testing.T) {
-	a := remote.SpoolDir("/state", "/home/u", "https://ckpt.example.com:8443")
-	if filepath.Dir(a) != "/state/ckpt/spool" || len(filepath.Base(a)) != 16 {
-		t.Fatalf("SpoolDir = %q", a)
-	}
-	if b := remote.SpoolDir("/state", "", "https://ckpt.example.com:8443/"); b != a {
-		t.Errorf("a trailing slash gives another spool: %q, %q", a, b)
-	}
-	if c := remote.SpoolDir("/state", "", "https://other.example.com"); c == a {
-		t.Errorf("two servers share the spool %q", c)
-	}
-	if d := remote.SpoolDir("rel", "/home/u", "https://ckpt.example.com:8443"); filepath.Dir(d) != "/home/u/.local/state/ckpt/spool" {
-		t.Errorf("with a relative XDG_STATE_HOME: %q", d)
-	}
-	if e := remote.SpoolDir("", "", "https://ckpt.example.com:8443"); e != "" {
-		t.Errorf("with no state directory nor home: %q", e)
-	}
-}

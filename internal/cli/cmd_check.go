@@ -10,9 +10,9 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/render"
-	"github.com/ckpt-dev/ckpt/remote"
 )
 
 // CheckOptions are the inputs of `ckpt check` and `ckpt repair`.
@@ -64,7 +64,7 @@ func (o *CheckOptions) validate() error {
 // itself (not the mirroring wrapper commands write through), or whatever
 // store the command is pointed at, which may not offer the capability.
 func openCheckedStore(f *cmdutil.Factory) (ckpt.Store, *mirror.List, error) {
-	if u := f.Location(); f.Store != nil || remote.IsURL(u) || isPGURL(u) {
+	if u := f.Location(); f.Store != nil || httpapi.IsURL(u) || isPGURL(u) {
 		st, err := f.OpenStore()
 		return st, nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/gitignore"
-	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +55,7 @@ commits); --gitignore adds the line for it (/.ckpt/), and init never changes
 		if isPGURL(o.Dir) {
 			return cmdutil.Usagef("a PostgreSQL store needs no init: ckpt migrate creates its schema (and every command does on first use)")
 		}
-		if remote.IsURL(o.Dir) {
+		if httpapi.IsURL(o.Dir) {
 			return cmdutil.Usagef("a server store needs no init here: the server's machine has the store (ckpt init there, or ckpt serve --pg); this machine uses it with CKPT_STORE and CKPT_TOKEN as it is")
 		}
 		if o.Dir == "" {

@@ -12,7 +12,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
-	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/internal/spool"
 )
 
 // Main runs the command line in env.Args with the verbs and stores of
@@ -59,7 +59,7 @@ func runLine(f *cmdutil.Factory, p Program, direct bool) int {
 		// flag or a wrong number of arguments.
 		err = cmdutil.UsageError(err)
 	}
-	var spooled *remote.SpooledError
+	var spooled *spool.SpooledError
 	if errors.As(err, &spooled) {
 		// Not lost, only late: the next ckpt call delivers it.
 		cmdutil.PrintWarning(env.ErrOut, spooled.Error())

@@ -8,7 +8,7 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
-	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 )
 
 // A local store is a directory: --store DIR, else $CKPT_STORE, else the
@@ -22,7 +22,7 @@ func openFileStore(f *cmdutil.Factory) (*filestore.Store, error) {
 		return nil, err
 	}
 	dir := f.Location()
-	if remote.IsURL(dir) {
+	if httpapi.IsURL(dir) {
 		return nil, fmt.Errorf("%w: the store is the server %s; this command works on a local store directory: run it where the server's store is (or pass --store DIR)", ckpt.ErrInvalid, dir)
 	}
 	if isPGURL(dir) {

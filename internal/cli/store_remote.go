@@ -10,7 +10,9 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/render"
+	"github.com/ckpt-dev/ckpt/internal/spool"
 	"github.com/ckpt-dev/ckpt/remote"
 )
 
@@ -54,23 +56,23 @@ func withSpooling(getenv func(string) string) func(string) string {
 	}
 }
 
-// spoolDir is this machine's spool of server u (remote.SpoolDir).
+// spoolDir is this machine's spool of server u (spool.DirOf).
 func spoolDir(env *cmdutil.Env, u string) string {
-	return remote.SpoolDir(env.Var("XDG_STATE_HOME"), env.Var("HOME"), u)
+	return spool.DirOf(env.Var("XDG_STATE_HOME"), env.Var("HOME"), u)
 }
 
 // spoolWaiting reports what this machine's spool for the server store in
 // use holds, and where it is ("" for a local store).
-func spoolWaiting(f *cmdutil.Factory) (remote.Waiting, string) {
+func spoolWaiting(f *cmdutil.Factory) (spool.Waiting, string) {
 	u := f.Location()
-	if !remote.IsURL(u) {
-		return remote.Waiting{}, ""
+	if !httpapi.IsURL(u) {
+		return spool.Waiting{}, ""
 	}
 	dir := spoolDir(f.Env, u)
 	if dir == "" {
-		return remote.Waiting{}, ""
+		return spool.Waiting{}, ""
 	}
-	w, _ := remote.Look(dir)
+	w, _ := spool.Look(dir)
 	return w, dir
 }
 

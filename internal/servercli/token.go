@@ -44,7 +44,7 @@ func newTokenCmd(f *cmdutil.Factory) *cobra.Command {
 	var file string
 	o := &TokenOptions{IO: f.Env.IOStreams}
 	open := func() (tokenAdmin, error) {
-		if u := f.Location(); remote.IsURL(u) && file == "" {
+		if u := f.Location(); httpapi.IsURL(u) && file == "" {
 			st, err := remote.New(u, remote.Options{Token: f.Env.Var(cmdutil.EnvToken)})
 			if err != nil {
 				return nil, err

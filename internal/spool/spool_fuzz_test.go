@@ -1,4 +1,4 @@
-package remote_test
+package spool_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/spool"
 	"github.com/ckpt-dev/ckpt/memstore"
-	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/storetest"
 )
 
@@ -54,7 +54,7 @@ func FuzzSpoolFiles(f *testing.F) {
 		t.Cleanup(func() { storetest.Verify(t, backend) })
 		server := &reachable{Store: backend}
 		dir := filepath.Join(t.TempDir(), "spool")
-		sp := remote.NewSpool(server, dir, true, nil)
+		sp := spool.New(server, dir, true, nil)
 		create := ckpt.MustEvent(ckpt.EventCreated, time.Date(2026, 1, 15, 14, 0, 0, 0, time.UTC), ckpt.Actor{Agent: "kai-7"}, ckpt.Created{})
 		if _, err := sp.Append(ctx, "a", create, ckpt.AppendOptions{}); err != nil {
 			t.Fatal(err)
@@ -81,7 +81,7 @@ func FuzzSpoolFiles(f *testing.F) {
 		if err := sp.Deliver(ctx); err != nil {
 			t.Fatalf("delivery with the server back: %v", err)
 		}
-		if n, err := remote.Pending(dir); n != 0 || err != nil {
+		if n, err := spool.Pending(dir); n != 0 || err != nil {
 			t.Fatalf("after delivery: %d pending (%v), want none: a refused write is moved aside", n, err)
 		}
 		if _, err := backend.Get(ctx, "a", 0); err != nil {
