@@ -20,7 +20,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400) // as ckpt: a short-lived process (cmd/ckpt)
 	}
-	// ckpt's verbs (serve, mcp, token and migrate as dispatchers to
+	// ckpt's verbs (serve, mcp, token, migrate, monitor and checkpoint as dispatchers to
 	// ckpt-server) and ckpt's stores plus PostgreSQL.
 	program := cli.Program{Verbs: cli.Verbs(), Stores: pgcli.Stores()}
 	os.Exit(cli.Main(cli.AsCkpt(cmdutil.System(), cli.PGProgram), program))

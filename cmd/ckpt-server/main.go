@@ -1,6 +1,7 @@
 // Command ckpt-server is ckpt with the commands that need the HTTP server,
-// the dashboard, the MCP SDK, Prometheus and the PostgreSQL driver: serve,
-// mcp, token and migrate, and every command over a PostgreSQL store. ckpt
+// the dashboard, the MCP SDK, Prometheus, the PostgreSQL driver or an HTTP
+// client: serve, mcp, token, migrate, monitor and checkpoint, and every
+// command over a PostgreSQL store. ckpt
 // runs it for those (ckpt serve is ckpt-server serve), so install the two
 // together: CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...
 // Every other command runs here as in ckpt.

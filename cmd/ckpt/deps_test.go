@@ -20,6 +20,11 @@ var heavyPackages = []string{
 	"github.com/ckpt-dev/ckpt/internal/web",
 	"github.com/ckpt-dev/ckpt/internal/mcp",
 	"github.com/ckpt-dev/ckpt/internal/servercli",
+	// HTTP clients: monitor's webhooks, checkpoint's issue trackers.
+	"github.com/ckpt-dev/ckpt/internal/monitor",
+	"github.com/ckpt-dev/ckpt/internal/fourstep",
+	"github.com/ckpt-dev/ckpt/internal/tracker",
+	"github.com/ckpt-dev/ckpt/internal/tracker/",
 	"github.com/ckpt-dev/ckpt/pgstore", // with the driver and x/text: a third of the binary
 	"github.com/jackc/",
 	"golang.org/x/text/",

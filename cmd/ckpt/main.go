@@ -22,7 +22,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	// Every verb (serve, mcp, token and migrate as dispatchers to
+	// Every verb (serve, mcp, token, migrate, monitor and checkpoint as dispatchers to
 	// ckpt-server), and the stores ckpt opens itself: a directory and a
 	// ckpt serve server; a PostgreSQL store is handed to ckpt-server.
 	program := cli.Program{Verbs: cli.Verbs(), Stores: cli.Stores()}

@@ -266,7 +266,11 @@ func TestVerbsCoverEveryField(t *testing.T) {
 	h.ok("cycle", id)
 	h.ok("note", id, "more")
 	h.ok("tell", id, "pending until a hook delivers it")
-	h.ok("checkpoint", id, "--profile", "auto", "--dir", divergedRepo(t)) // records where the code is
+	repo := divergedRepo(t)
+	if err := os.WriteFile(repo+"/untracked.txt", []byte("u\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.recordCode(id, repo) // the hooks' final checkpoint and ckpt-server's checkpoint record where the code is
 	h.now = t0.Add(time.Minute)
 	h.ok("beat", id)
 	h.ok("beat", id, "--state", "busy", "--reason", "make test", "--pid", strconv.Itoa(os.Getpid()))

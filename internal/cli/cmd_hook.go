@@ -15,10 +15,10 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/filestore"
+	"github.com/ckpt-dev/ckpt/internal/autockpt"
 	"github.com/ckpt-dev/ckpt/internal/claude"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/codestate"
-	"github.com/ckpt-dev/ckpt/internal/fourstep"
 	"github.com/ckpt-dev/ckpt/internal/process"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/protocols/plan"
@@ -105,7 +105,7 @@ and one warning line on stderr.`,
 			}
 		}
 		o.Process = process.Client
-		o.Wire = wireHook(o.Getenv)
+		o.Wire = wireHook(f, o.Getenv)
 		claude.Run(ctx, o.Call)
 		return nil
 	})
@@ -175,9 +175,10 @@ func openFoundStore(f *cmdutil.Factory, dir string) (ckpt.Store, error) {
 // wireHook fills the parts of a hook's Handler that other packages own
 // for the events that use them (claude.Call.Wire): the code state and the
 // continuation prompt (codestate, render), plan sync (protocols/plan) and
-// the final checkpoint's four steps (fourstep). A store that could not be
-// opened is reported with the CLI's hint.
-func wireHook(getenv func(string) string) func(context.Context, *claude.Handler, string, io.Writer) {
+// the final checkpoint's four steps (autockpt, its tracker step run by
+// ckpt-server). A store that could not be opened is reported with the
+// CLI's hint.
+func wireHook(f *cmdutil.Factory, getenv func(string) string) func(context.Context, *claude.Handler, string, io.Writer) {
 	return func(ctx context.Context, h *claude.Handler, start string, warn io.Writer) {
 		code := &codeProbe{dir: start, now: h.Now}
 		h.Code = code.state
@@ -194,7 +195,7 @@ func wireHook(getenv func(string) string) func(context.Context, *claude.Handler,
 		h.SyncPlan = func(ctx context.Context, id, path string) error {
 			return plan.SyncTracked(ctx, h.Store, id, path, plan.TrackedSync{Project: project, Now: h.Now, Actor: actor})
 		}
-		auto := fourstep.Auto{Store: h.Store, Dir: project, Getenv: getenv, Now: h.Now}
+		auto := autockpt.Auto{Store: h.Store, Dir: project, Getenv: getenv, Now: h.Now, Tracker: trackerStep(f, h.Store, project)}
 		h.Final = []claude.FinalStep{{Name: "checkpoint (auto profile)", Run: auto.Run}}
 		h.AtStop = []claude.FinalStep{{Name: "checkpoint at the gate (auto profile)", Run: auto.AtGate}}
 		h.Plan = plan.Triggers{Store: h.Store, Project: project, Now: h.Now, Actor: actor}

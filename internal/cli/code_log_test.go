@@ -2,38 +2,14 @@ package cli
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/internal/autockpt"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
-
-// TestCheckpointRecordsCodeState: ckpt checkpoint records where the code
-// is; show and log say it, and a second checkpoint with nothing moved
-// records nothing.
-func TestCheckpointRecordsCodeState(t *testing.T) {
-	h := newHarness(t)
-	h.ok("start", "a", "--title", "A")
-	repo := divergedRepo(t)
-	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
-	c := h.get("a")
-	if c.Code == nil || c.Code.Root != repo || c.Code.Branch != "main" || c.Code.Upstream != "origin/main" ||
-		c.Code.Ahead != 1 || c.Code.Behind != 1 || c.Code.Uncommitted != 1 {
-		t.Fatalf("recorded code %+v", c.Code)
-	}
-	rev := c.Rev
-	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
-	if got := h.get("a").Rev; got != rev {
-		t.Errorf("a checkpoint with the code where it was appended: rev %d → %d", rev, got)
-	}
-	if out := h.ok("show", "a"); !strings.Contains(out, "code         branch main at ") || !strings.Contains(out, "(origin/main, 1 ahead, 1 behind), 1 file uncommitted") {
-		t.Errorf("show:\n%s", out)
-	}
-	if out := h.ok("log", "a"); !strings.Contains(out, "code at branch main at ") {
-		t.Errorf("log:\n%s", out)
-	}
-}
 
 // TestResumeSaysWhatChangedInTheCode: the continuation prompt of resume
 // and takeover says what moved in the new session's code since the last
@@ -42,7 +18,7 @@ func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 	h := newHarness(t)
 	h.ok("start", "a", "--title", "A")
 	repo := divergedRepo(t)
-	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
+	h.recordCode("a", repo)
 	c := h.get("a")
 	testsupport.Git(t, repo, "commit", "-q", "-am", "more")
 	ctx := context.Background()
@@ -61,5 +37,16 @@ func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 	// harness's work directory is outside the repository).
 	if out := h.ok("takeover", "a", "--agent", "b"); !strings.Contains(out, "This session is not in that repository") {
 		t.Errorf("takeover:\n%s", out)
+	}
+}
+
+// recordCode records where the code in repo is on checkpoint id, as a
+// hook's final checkpoint and ckpt-server's checkpoint do
+// (autockpt.RecordCode).
+func (h *harness) recordCode(id, repo string) {
+	h.t.Helper()
+	autockpt.RecordCode(context.Background(), io.Discard, h.store, h.get(id), repo, h.now)
+	if h.get(id).Code == nil {
+		h.t.Fatalf("no code state recorded on %s from %s", id, repo)
 	}
 }

@@ -41,6 +41,10 @@ var serverCommands = map[string]string{
 	"mcp":     "Serve ckpt's tools over the Model Context Protocol on stdio",
 	"token":   "Create, list and revoke the tokens of ckpt serve",
 	"migrate": "Create or upgrade a PostgreSQL store's schema",
+	// These two need HTTP clients (the webhooks, the issue trackers'
+	// APIs), whose initialisation every hook call would pay.
+	"monitor":    "Watch for agents that go quiet; act on each change (runs until Ctrl-C)",
+	"checkpoint": "Run seed 001's four-step checkpoint: progress file, git snapshot, tracker comment, prompt",
 }
 
 // IsServerCommand reports whether ckpt leaves verb to ckpt-server.
@@ -146,7 +150,7 @@ func findProgram(env *cmdutil.Env, name string) (string, error) {
 	if env.Executable != "" {
 		where = "beside " + env.Executable + " or on $PATH"
 	}
-	return "", fmt.Errorf("%w %s: ckpt serve, mcp, token and migrate, and every command over a PostgreSQL store, are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (in a checkout: CGO_ENABLED=0 go install ./cmd/...)",
+	return "", fmt.Errorf("%w %s: ckpt serve, mcp, token, migrate, monitor and checkpoint, and every command over a PostgreSQL store, are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (in a checkout: CGO_ENABLED=0 go install ./cmd/...)",
 		errNoServer, where)
 }
 

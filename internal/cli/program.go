@@ -36,8 +36,9 @@ func Replace(verbs []Verb, with ...Verb) []Verb {
 	return out
 }
 
-// Verbs lists ckpt's verbs in the order help shows them: serve, mcp, token
-// and migrate are dispatchers to ckpt-server (see dispatch.go). (A
+// Verbs lists ckpt's verbs in the order help shows them: serve, mcp, token,
+// migrate, monitor and checkpoint are dispatchers to ckpt-server (see
+// dispatch.go). (A
 // function, not a variable: the demo's constructor runs command lines, so
 // a variable would refer to itself.)
 func Verbs() []Verb {
@@ -54,9 +55,9 @@ func Verbs() []Verb {
 		{"archive", "lifecycle", newArchiveCmd}, {"restore", "lifecycle", newRestoreCmd}, {"prune", "lifecycle", newPruneCmd},
 		{"bulk", "lifecycle", newBulkCmd},
 		{"inbox", "watch", newInboxCmd}, {"status", "watch", newStatusViewCmd}, {"progress", "watch", newProgressCmd}, {"stale", "watch", newStaleCmd},
-		{"monitor", "watch", newMonitorCmd},
+		{"monitor", "watch", serverVerb("monitor")},
 		{"import", "protocols", newImportCmd}, {"export", "protocols", newExportCmd}, {"mirror", "protocols", newMirrorCmd},
-		{"plan", "protocols", newPlanCmd}, {"checkpoint", "protocols", newCheckpointCmd},
+		{"plan", "protocols", newPlanCmd}, {"checkpoint", "protocols", serverVerb("checkpoint")},
 		{"hooks", "integrations", newHooksCmd}, {"hook", "integrations", newHookCmd}, {"mcp", "integrations", serverVerb("mcp")},
 		{"demo", "", newDemoCmd}, {"version", "", newVersionCmd},
 	}

@@ -53,6 +53,13 @@ type Env struct {
 	// (args[0] included) and the process's environment with env added;
 	// ckpt starts a store's keeper this way. nil: it cannot.
 	Start func(path string, args, env []string) error
+	// Output runs the program at path as a child process, given args
+	// (args[0] included), the process's environment with env added and no
+	// standard input, and waits for it: its standard output, and on failure
+	// an error ending with the last line of its standard error. The child
+	// is killed when ctx ends. The hooks run their tracker step in
+	// ckpt-server this way. nil: it cannot.
+	Output func(ctx context.Context, path string, args, env []string) ([]byte, error)
 }
 
 // Var reads the environment variable key; "" when unset.

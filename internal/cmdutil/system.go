@@ -41,6 +41,7 @@ func System() *Env {
 		LookupUser: accountName,
 		Exec:       execProgram,
 		Start:      startDetached,
+		Output:     outputOf,
 	}
 }
 

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/autockpt"
 	"github.com/ckpt-dev/ckpt/internal/gitsnap"
-	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/tracker"
 	"github.com/ckpt-dev/ckpt/internal/tracker/github"
 	"github.com/ckpt-dev/ckpt/internal/tracker/linear"
@@ -41,31 +41,9 @@ const (
 	EnvGitHubToken  = "GITHUB_TOKEN"
 	EnvGHToken      = "GH_TOKEN"
 	EnvGitHubAPIURL = "GITHUB_API_URL"
-	EnvLinearKey    = "LINEAR_API_KEY"
+	EnvLinearKey    = autockpt.EnvLinearKey
 	EnvLinearAPIURL = "LINEAR_API_URL"
 )
-
-// OptedIn reports whether the project in dir uses ccc (seed 001), so that an
-// automatic checkpoint (the Claude hooks' final one) may write
-// .ccc-progress.md there, and says why: the project keeps the seed's own
-// .ccc-state.json, or its mirror list has a ccc mirror rooted at dir. A
-// project that did neither gets no progress file from the hooks;
-// `ckpt checkpoint` is explicit and always runs.
-func OptedIn(dir string, mirrors mirror.List) (bool, string) {
-	if fi, err := os.Stat(filepath.Join(dir, ccc.StateFile)); err == nil && fi.Mode().IsRegular() {
-		return true, ccc.StateFile + " in the project"
-	}
-	cfg, err := mirrors.Read()
-	if err != nil {
-		return false, ""
-	}
-	for _, e := range cfg.Mirrors {
-		if e.Format == ccc.Name && filepath.Clean(mirrors.RootDir(e)) == filepath.Clean(dir) {
-			return true, "a ccc mirror of " + e.Selector() + " in " + mirrors.File
-		}
-	}
-	return false, ""
-}
 
 // stateUpdatedKey is the .ccc-state.json field where the checkpoint records
 // when it last wrote the status comment, so the next comment lists the
@@ -117,6 +95,11 @@ type Options struct {
 	Dir     string
 	Tracker Tracker
 	Now     func() time.Time // nil: time.Now
+	// TrackerOnly runs step 3 alone, and records nothing else: the part
+	// of the hooks' final checkpoint that ckpt leaves to ckpt-server
+	// (package autockpt), which wrote the progress file and the code's
+	// state itself. The report has that one step.
+	TrackerOnly bool
 }
 
 // Step is what one step did.
@@ -223,6 +206,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Profile: o.Profile}
 	manual := o.Profile == ProfileManual
+	if o.TrackerOnly {
+		s, comment := upsertStatus(ctx, out, o, c, state, stateUsable, statePath, now().UTC())
+		r.CommentID = comment
+		r.add(s)
+		fmt.Fprint(out, r.Summary())
+		return r, nil
+	}
 
 	r.add(persistProgress(out, o.Dir, c))
 	if manual {
@@ -234,7 +224,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if errOut == nil {
 		errOut = out
 	}
-	recordCodeState(ctx, errOut, o.Store, c, o.Dir, now().UTC()) // where the code is, after the snapshot
+	autockpt.RecordCode(ctx, errOut, o.Store, c, o.Dir, now().UTC()) // where the code is, after the snapshot
 	s, comment := upsertStatus(ctx, out, o, c, state, stateUsable, statePath, now().UTC())
 	r.CommentID = comment
 	r.add(s)
@@ -249,14 +239,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // persistProgress is step 1: .ccc-progress.md from the checkpoint.
 func persistProgress(out io.Writer, dir string, c *ckpt.Checkpoint) Step {
-	s := Step{Name: "Progress file"}
-	if err := ccc.New().Mirror(dir, c); err != nil {
-		fmt.Fprintf(out, "Warning: progress file not written: %v\n", err)
-		s.Failed = fmt.Sprintf("Failed: Progress file (%s) — progress not saved to %s.", stepReason(err), ccc.ProgressFile)
-		return s
-	}
-	fmt.Fprintf(out, "Progress saved to %s.\n", ccc.ProgressFile)
-	return s
+	return Step{Name: "Progress file", Failed: autockpt.WriteProgress(out, dir, c)}
 }
 
 // gitSnapshot is step 2: commit the in-scope files, skip-aware.
@@ -290,15 +273,11 @@ func gitSnapshot(ctx context.Context, out io.Writer, dir string, c *ckpt.Checkpo
 // stepReason is the short cause of a step's failure for its report line:
 // the file and what went wrong for a file error, else tracker.Reason.
 func stepReason(err error) string {
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return filepath.Base(le.New) + ": " + le.Err.Error()
+	var te *tracker.Error
+	if errors.As(err, &te) {
+		return tracker.Reason(err)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return filepath.Base(pe.Path) + ": " + pe.Err.Error()
-	}
-	return tracker.Reason(err)
+	return autockpt.Reason(err)
 }
 
 func shortHash(h string) string {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
-	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/testsupport"
 	"github.com/ckpt-dev/ckpt/internal/tracker"
 	"github.com/ckpt-dev/ckpt/memstore"
@@ -303,6 +302,26 @@ func TestCheckpointLinearFromStateFile(t *testing.T) {
 	if !strings.Contains(r.Summary(), "Failed: Linear update (no API key: set LINEAR_API_KEY to a Linear personal API key) — status not persisted to issue tracker.") {
 		t.Errorf("flag without key: %s", r.Summary())
 	}
+
+	// Step 3 alone, as ckpt-server runs it for the hooks' final checkpoint
+	// (package autockpt): one step, and no progress file.
+	os.Remove(filepath.Join(fx.dir, ccc.ProgressFile))
+	fx.writeState(`{"linearIssue": "CIA-123"}`)
+	mu.Lock()
+	ops = nil
+	mu.Unlock()
+	o := fx.options(ProfileAuto, Tracker{LinearKey: "lin-key", LinearURL: srv.URL, Timeout: 5 * time.Second})
+	o.TrackerOnly = true
+	r, err := Run(context.Background(), o)
+	if err != nil || r.Total != 1 || r.Succeeded != 1 || r.Steps[0].Name != "Linear update" || r.CommentID == "" {
+		t.Fatalf("tracker only: %v, report %+v\n%s", err, r, fx.out.String())
+	}
+	if strings.Join(ops, ",") != "issue CIA-123,create" {
+		t.Errorf("tracker only: Linear operations %v", ops)
+	}
+	if _, err := os.Stat(filepath.Join(fx.dir, ccc.ProgressFile)); !os.IsNotExist(err) {
+		t.Errorf("tracker only wrote %s (%v)", ccc.ProgressFile, err)
+	}
 }
 
 func TestCheckpointSettingsRefusedBeforeAnyStep(t *testing.T) {
@@ -496,32 +515,3 @@ func TestEveryViewAgreesOnTheCurrentTask(t *testing.T) {
 
 // The hooks write .ccc-progress.md only into projects that use seed 001:
 // .ccc-state.json there, or a ccc mirror rooted there.
-func TestOptedIn(t *testing.T) {
-	project := t.TempDir()
-	list := mirror.ForStoreDir(filepath.Join(project, ".ckpt"))
-	os.Mkdir(filepath.Join(project, ".ckpt"), 0o755)
-	if ok, why := OptedIn(project, list); ok {
-		t.Errorf("a plain project opted in: %s", why)
-	}
-	if _, err := list.Edit(func(cfg *mirror.Config) error {
-		cfg.Mirrors = append(cfg.Mirrors, mirror.Entry{Format: ccc.Name, Root: "elsewhere"}, mirror.Entry{Format: "agent-checkpoints", Root: "."})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if ok, why := OptedIn(project, list); ok {
-		t.Errorf("a ccc mirror under another root, or another format, opted in: %s", why)
-	}
-	list.Edit(func(cfg *mirror.Config) error {
-		cfg.Mirrors = append(cfg.Mirrors, mirror.Entry{Format: ccc.Name, Root: ".", ID: "x"})
-		return nil
-	})
-	if ok, why := OptedIn(project, list); !ok || !strings.Contains(why, "ccc mirror") {
-		t.Errorf("a ccc mirror of the project: %v %q", ok, why)
-	}
-	other := t.TempDir()
-	os.WriteFile(filepath.Join(other, ccc.StateFile), []byte(`{}`), 0o644)
-	if ok, why := OptedIn(other, mirror.ForStoreDir(filepath.Join(other, ".ckpt"))); !ok || !strings.Contains(why, ccc.StateFile) {
-		t.Errorf(".ccc-state.json: %v %q", ok, why)
-	}
-}

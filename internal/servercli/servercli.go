@@ -1,6 +1,7 @@
 // Package servercli is the wiring of the commands only ckpt-server runs:
 // serve (the HTTP server, dashboard and metrics), mcp (the MCP server),
-// token (the server's tokens) and migrate, and the PostgreSQL store, which
+// token (the server's tokens), migrate, monitor (its webhooks) and
+// checkpoint (the issue trackers' APIs), and the PostgreSQL store, which
 // ckpt hands every command over such a store to. They need the HTTP server,
 // the MCP SDK, Prometheus and the PostgreSQL driver, which the ckpt binary
 // does not link: its process starts for
@@ -27,6 +28,8 @@ func serverVerbs() []cli.Verb {
 		{Name: "mcp", Group: "integrations", Build: newMCPCmd},
 		{Name: "token", Group: "store", Build: newTokenCmd},
 		{Name: "migrate", Group: "store", Build: newMigrateCmd},
+		{Name: "monitor", Group: "watch", Build: newMonitorCmd},
+		{Name: "checkpoint", Group: "protocols", Build: newCheckpointCmd},
 	}
 }
 

@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
 	"github.com/ckpt-dev/ckpt/internal/monitor"
@@ -17,7 +18,10 @@ import (
 
 // MonitorOptions are the inputs of `ckpt monitor`.
 type MonitorOptions struct {
-	common
+	IO  cmdutil.IOStreams
+	Now func() time.Time
+	// Store opens the store; the monitor closes it.
+	Store        func() (ckpt.Store, error)
 	Every        time.Duration // between ticks; ignored with Once or Ticks
 	Exec         string        // shell command run once per transition
 	Webhook      string        // URL that receives each transition as JSON
@@ -42,15 +46,14 @@ type MonitorOptions struct {
 const defaultMonitorEvery = time.Minute
 
 func newMonitorCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &MonitorOptions{common: newCommon(f)}
+	o := &MonitorOptions{IO: f.Env.IOStreams, Now: f.Now, Store: f.OpenStore}
 	o.Mirrors = func(st ckpt.Store) (ckpt.Store, mirror.List) {
 		if ms, ok := st.(*mirror.Store); ok {
 			return ms.Unwrap(), ms.MirrorList()
 		}
-		return st, mirrorList(f, st)
+		return st, cli.MirrorList(f, st)
 	}
-	var th thresholdFlags
-	var every, abandon, actionTimeout string
+	var warn, stale, every, abandon, actionTimeout string
 	cmd := &cobra.Command{
 		Use:   "monitor",
 		Short: "Watch for agents that go quiet; act on each change (runs until Ctrl-C)",
@@ -81,7 +84,8 @@ once and exits, for cron.`,
 		Args: cmdutil.ExactArgs(0, "no arguments"),
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
-		t, err := th.parse()
+		// An empty flag keeps each checkpoint's default, as in ckpt stale.
+		t, err := request.ParseThresholds(ckpt.Thresholds{}, "--warn", warn, "--stale", stale)
 		if err != nil {
 			return err
 		}
@@ -102,12 +106,13 @@ once and exits, for cron.`,
 				return err
 			}
 		}
-		ctx, stop := untilInterrupted(f, ctx)
+		ctx, stop := cli.UntilInterrupted(f, ctx)
 		defer stop()
 		return runMonitor(ctx, o)
 	})
-	th.add(cmd)
 	fl := cmd.Flags()
+	fl.StringVar(&warn, "warn", "", "silent longer than `DURATION` is warn (default: 2x each checkpoint's heartbeat interval)")
+	fl.StringVar(&stale, "stale", "", "silent longer than `DURATION` is stale (default: 4x each checkpoint's heartbeat interval)")
 	fl.StringVar(&every, "every", "", "look every `DURATION` (default 1m)")
 	fl.StringVar(&o.Exec, "exec", "", "run shell `COMMAND` once per transition (transition JSON on stdin)")
 	fl.StringVar(&o.Webhook, "webhook", "", "POST each transition as JSON to `URL`")
@@ -118,44 +123,47 @@ once and exits, for cron.`,
 	return cmd
 }
 
-// untilInterrupted returns ctx made to end when the user interrupts the
-// process (Env.Interrupt), for commands that run until Ctrl-C.
-func untilInterrupted(f *cmdutil.Factory, ctx context.Context) (context.Context, context.CancelFunc) {
-	if f.Env.Interrupt == nil {
-		return context.WithCancel(ctx)
-	}
-	return f.Env.Interrupt(ctx)
-}
-
 func runMonitor(ctx context.Context, o *MonitorOptions) error {
 	if !o.Once && o.Ticks == nil && o.Every <= 0 {
 		return fmt.Errorf("%w: --every must be positive, e.g. --every 30s", ckpt.ErrInvalid)
 	}
-	return o.withStore(func(st ckpt.Store) error {
-		opts := monitor.Options{
-			Store: st, Thresholds: o.Thresholds, AbandonAfter: o.AbandonAfter,
-			Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
-			Now: o.Now, Log: o.IO.Out, Warn: func(msg string) { cmdutil.PrintWarning(o.IO.ErrOut, msg) }, Alive: process.Alive,
-		}
-		opts.Escalate = o.escalator(st, opts.Warn)
-		m, err := monitor.New(opts)
-		if err != nil {
-			return err
-		}
-		ticks := o.Ticks
-		switch {
-		case o.Once:
-			closed := make(chan time.Time)
-			close(closed)
-			ticks = closed
-		case ticks == nil:
-			t := time.NewTicker(o.Every)
-			defer t.Stop()
-			ticks = t.C
-			fmt.Fprintf(o.IO.ErrOut, "ckpt: monitoring every %s (%s); Ctrl-C stops\n", o.Every, opts.Describe())
-		}
-		return m.Run(ctx, ticks)
-	})
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	err = watch(ctx, o, st)
+	if cerr := st.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("closing the store: %w", cerr)
+	}
+	return err
+}
+
+// watch runs the monitor over st until ctx ends (after one look with
+// o.Once).
+func watch(ctx context.Context, o *MonitorOptions, st ckpt.Store) error {
+	opts := monitor.Options{
+		Store: st, Thresholds: o.Thresholds, AbandonAfter: o.AbandonAfter,
+		Exec: o.Exec, Webhook: o.Webhook, ActionTimeout: o.ActionTimeout, Filter: ckpt.Filter{Prefix: o.Prefix},
+		Now: o.Now, Log: o.IO.Out, Warn: func(msg string) { cmdutil.PrintWarning(o.IO.ErrOut, msg) }, Alive: process.Alive,
+	}
+	opts.Escalate = o.escalator(st, opts.Warn)
+	m, err := monitor.New(opts)
+	if err != nil {
+		return err
+	}
+	ticks := o.Ticks
+	switch {
+	case o.Once:
+		closed := make(chan time.Time)
+		close(closed)
+		ticks = closed
+	case ticks == nil:
+		t := time.NewTicker(o.Every)
+		defer t.Stop()
+		ticks = t.C
+		fmt.Fprintf(o.IO.ErrOut, "ckpt: monitoring every %s (%s); Ctrl-C stops\n", o.Every, opts.Describe())
+	}
+	return m.Run(ctx, ticks)
 }
 
 // escalator is the seed escalations of each look (mirror.Store.Escalate):
@@ -174,7 +182,7 @@ func (o *MonitorOptions) escalator(st ckpt.Store, warn func(string)) func(contex
 	said := ""
 	return func(ctx context.Context, now time.Time) {
 		// The look's time names the backups, as it judges the silences.
-		ms, err := mirror.Open(base, list, mirrorOptions(o.IO.ErrOut, func() time.Time { return now }))
+		ms, err := mirror.Open(base, list, cli.MirrorLibOptions(o.IO.ErrOut, func() time.Time { return now }))
 		if err != nil {
 			if err.Error() != said {
 				said = err.Error()

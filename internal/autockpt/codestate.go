@@ -1,4 +1,4 @@
-package fourstep
+package autockpt
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/request"
 )
 
-// recordCodeState appends where the code in dir is to checkpoint c when it
+// RecordCode appends where the code in dir is to checkpoint c when it
 // moved since c recorded it (ckpt.EventCode). It is an extra of the
 // checkpoint, not one of its four steps: a failure is one warning line on
 // out and fails nothing.
-func recordCodeState(ctx context.Context, out io.Writer, st ckpt.Store, c *ckpt.Checkpoint, dir string, now time.Time) {
+func RecordCode(ctx context.Context, out io.Writer, st ckpt.Store, c *ckpt.Checkpoint, dir string, now time.Time) {
 	cs, err := codestate.Probe(ctx, dir, process.Host(), now)
 	if err == nil && cs != nil && !ckpt.SameCode(c.Code, cs) {
 		actor := ckpt.Actor{Agent: c.Agent.ID, Session: c.Session.ID}

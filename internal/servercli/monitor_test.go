@@ -1,4 +1,4 @@
-package cli
+package servercli
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/monitor"
 	"github.com/ckpt-dev/ckpt/internal/syncbuf"
@@ -45,22 +46,20 @@ func startMonitor(t *testing.T, st ckpt.Store, edit func(*MonitorOptions)) *step
 	}
 	last := t0
 	o := &MonitorOptions{
-		common: common{
-			IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: m.out, ErrOut: m.errOut},
-			Now: func() time.Time {
-				select {
-				case m.asking <- struct{}{}:
-				case <-ctx.Done():
-					return last
-				}
-				select {
-				case last = <-m.times:
-				case <-ctx.Done():
-				}
+		IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: m.out, ErrOut: m.errOut},
+		Now: func() time.Time {
+			select {
+			case m.asking <- struct{}{}:
+			case <-ctx.Done():
 				return last
-			},
-			Store: func() (ckpt.Store, error) { return st, nil },
+			}
+			select {
+			case last = <-m.times:
+			case <-ctx.Done():
+			}
+			return last
 		},
+		Store: func() (ckpt.Store, error) { return st, nil },
 		Ticks: ticks,
 	}
 	if edit != nil {
@@ -215,7 +214,7 @@ func TestMonitorOnceAndBadFlags(t *testing.T) {
 		{"monitor", "--exec", "  "},
 		{"monitor", "--warn", "2h", "--stale", "1h"},
 	} {
-		h.fails(ExitUsage, args...)
+		h.fails(cli.ExitUsage, args...)
 	}
 }
 
@@ -243,7 +242,7 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 		},
 	}
 	code := make(chan int, 1)
-	go func() { code <- runOn(env, st) }()
+	go func() { code <- cli.MainOn(env, program(), st) }()
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(errOut.String(), "Ctrl-C stops") {
 		if time.Now().After(deadline) {
@@ -276,6 +275,6 @@ func TestMonitorActionTimeout(t *testing.T) {
 		t.Errorf("monitor with a hung --exec: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	for _, bad := range []string{"0s", "soon", "-1s"} {
-		h.fails(ExitUsage, "monitor", "--once", "--action-timeout", bad)
+		h.fails(cli.ExitUsage, "monitor", "--once", "--action-timeout", bad)
 	}
 }
