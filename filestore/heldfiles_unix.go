@@ -5,8 +5,6 @@ package filestore
 import (
 	"context"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // heldFiles are a checkpoint's descriptors that a Store keeps open between
@@ -110,9 +108,7 @@ func (s *Store) relock(ctx context.Context, f files, h heldFiles) (held heldLock
 		h.close()
 		return heldLock{}, ctx.Err() != nil, ctx.Err()
 	}
-	var dir, lock unix.Stat_t
-	if lstatIn(-1, f.dir, &dir) != nil || uint64(dir.Dev) != h.dev || dir.Ino != h.ino ||
-		lstatIn(h.dfd, f.lock(), &lock) != nil || uint64(lock.Dev) != h.dev || lock.Ino != h.lockIno {
+	if !isFileID(-1, f.dir, h.dev, h.ino) || !isFileID(h.dfd, f.lock(), h.dev, h.lockIno) {
 		h.close() // the locks go with the descriptors
 		return heldLock{}, false, nil
 	}
@@ -130,4 +126,12 @@ func (s *Store) holding(id string, h heldFiles) heldLock {
 		h.hfd = keep
 		s.keepHeldFiles(id, h)
 	}}
+}
+
+// isFileID reports whether path (through dfd) is the file dev and ino
+// name. It does not read the file's times (fileid.go): the lock file is
+// written at every append.
+func isFileID(dfd int, path string, dev, ino uint64) bool {
+	id, err := idIn(dfd, path)
+	return err == nil && id.dev == dev && id.ino == ino
 }

@@ -64,17 +64,16 @@ func (s *Store) fastAppend(line []byte) error {
 // caller holds the journal lock.
 func (s *Store) appendActive(c *jfast, line []byte) error {
 	j := s.journal()
-	var st syscall.Stat_t
-	err := syscall.Stat(j.active(), &st)
-	if err != nil || st.Size > segmentMax {
+	st, err := idFollow(j.active())
+	if err != nil || st.size > segmentMax {
 		c.closeActive()
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return &os.PathError{Op: "stat", Path: j.active(), Err: err}
+			return err
 		}
 		_, err := j.appendEntriesRaw(line) // creates or rotates
 		return err
 	}
-	if c.actFD < 0 || st.Ino != c.actIno || uint64(st.Dev) != c.actDev {
+	if c.actFD < 0 || st.ino != c.actIno || st.dev != c.actDev {
 		c.closeActive()
 		fd, err := openFile(j.active(), syscall.O_RDWR)
 		if err != nil {
@@ -85,9 +84,9 @@ func (s *Store) appendActive(c *jfast, line []byte) error {
 			syscall.Close(fd)
 			return err
 		}
-		c.actFD, c.actIno, c.actDev, c.start, c.hlen, c.end = fd, st.Ino, uint64(st.Dev), h.Start, hlen, -1
+		c.actFD, c.actIno, c.actDev, c.start, c.hlen, c.end = fd, st.ino, st.dev, h.Start, hlen, -1
 	}
-	size := st.Size
+	size := st.size
 	// A segment that ends where this Store's own last line ended ends in
 	// its newline: only another writer's tail can be torn.
 	if size > c.hlen && size != c.end {

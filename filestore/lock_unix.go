@@ -67,7 +67,7 @@ func (s *Store) lockHeld(ctx context.Context, f files, create bool) (heldLock, e
 		if err != nil {
 			return heldLock{}, err
 		}
-		lfd, err := openFile(f.lock(), syscall.O_RDWR|syscall.O_CREAT)
+		lfd, err := openQuiet(f.lock(), syscall.O_RDWR|syscall.O_CREAT)
 		if err != nil {
 			syscall.Close(dfd)
 			if errors.Is(err, fs.ErrNotExist) {

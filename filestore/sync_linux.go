@@ -75,13 +75,12 @@ func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bo
 	if int64(len(tail)) > size {
 		return -1, false
 	}
-	fd, err := openFile(path, syscall.O_RDWR|syscall.O_APPEND)
+	fd, err := openQuiet(path, syscall.O_RDWR|syscall.O_APPEND)
 	if err != nil {
 		return -1, false
 	}
-	var st syscall.Stat_t
 	buf := make([]byte, len(tail))
-	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Ino == ino && st.Size == size {
+	if st, err := idOf(fd); err == nil && st.regular && st.ino == ino && st.size == size {
 		if n, err := syscall.Pread(fd, buf, size-int64(len(tail))); err == nil && n == len(buf) && string(buf) == string(tail) {
 			return fd, true
 		}
@@ -100,8 +99,7 @@ func reuseAsLeft(dfd, hfd int, path string, ino uint64, size int64, tail []byte)
 	if hfd < 0 {
 		return openAsLeft(path, ino, size, tail)
 	}
-	var st unix.Stat_t
-	if int64(len(tail)) <= size && lstatIn(dfd, path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Ino == ino && st.Size == size {
+	if st, err := idIn(dfd, path); err == nil && st.regular && st.ino == ino && st.size == size && int64(len(tail)) <= size {
 		buf := make([]byte, len(tail))
 		if n, err := syscall.Pread(hfd, buf, size-int64(len(tail))); err == nil && n == len(buf) && string(buf) == string(tail) {
 			return hfd, true
@@ -210,11 +208,11 @@ func overwriteIn(dfd int, path string, data []byte) error {
 	}
 	// Cut only when the file was longer: a truncate to the same size would
 	// still be a journalled inode change.
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	st, err := idOf(fd)
+	if err != nil {
 		return &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if st.Size > int64(len(data)) {
+	if st.size > int64(len(data)) {
 		if err := syscall.Ftruncate(fd, int64(len(data))); err != nil {
 			return &os.PathError{Op: "truncate", Path: path, Err: err}
 		}

@@ -1,0 +1,49 @@
+package filestore
+
+import (
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// oNoAtime is O_NOATIME (openQuiet).
+const oNoAtime = unix.O_NOATIME
+
+// idMask asks statx for the type, inode and size only: not the times.
+const idMask = unix.STATX_TYPE | unix.STATX_INO | unix.STATX_SIZE
+
+// noStatx is set once statx failed with ENOSYS (an old kernel or a seccomp
+// filter): fstatat is used from then on.
+var noStatx atomic.Bool
+
+// idOf is the fileID of the open file fd.
+func idOf(fd int) (fileID, error) {
+	return statID(fd, "", unix.AT_EMPTY_PATH, "")
+}
+
+// statID is the fileID of name under dir (statx(2) with flags), without
+// the file's times.
+func statID(dir int, name string, flags int, path string) (fileID, error) {
+	for !noStatx.Load() {
+		var x unix.Statx_t
+		err := unix.Statx(dir, name, flags, idMask, &x)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.ENOSYS:
+			noStatx.Store(true)
+		case err != nil:
+			return fileID{}, &os.PathError{Op: "statx", Path: path, Err: err}
+		default:
+			return fileID{
+				dev:     unix.Mkdev(x.Dev_major, x.Dev_minor),
+				ino:     x.Ino,
+				regular: x.Mode&unix.S_IFMT == unix.S_IFREG,
+				dir:     x.Mode&unix.S_IFMT == unix.S_IFDIR,
+				size:    int64(x.Size),
+			}, nil
+		}
+	}
+	return fstatatID(dir, name, flags, path)
+}
