@@ -16,27 +16,48 @@ import (
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/keeper"
 	"github.com/ckpt-dev/ckpt/pgstore"
+	"github.com/ckpt-dev/ckpt/remote"
 )
 
-// keeperRig runs ckpt against one PostgreSQL database with a private
-// keeper directory, as a user's agent does: the first record command over
-// the store starts a keeper, later ones go through it.
+// keeperRig runs ckpt against one store (a PostgreSQL database, or a ckpt
+// serve server with a token) with a private keeper directory, as a user's
+// agent does: the first record command over the store starts a keeper,
+// later ones go through it.
 type keeperRig struct {
 	t       *testing.T
 	bin     string
 	url     string
+	token   string // CKPT_TOKEN, for a server store
 	runtime string // XDG_RUNTIME_DIR
 	extra   []string
+	// history reads a checkpoint's events from the store itself.
+	history func(id string) ([]ckpt.Event, error)
 }
 
 func newKeeperRig(t *testing.T, extra ...string) *keeperRig {
+	t.Helper()
+	url := pgCluster.URL(pgCluster.NewDatabase(t))
+	k := newRig(t, url, "", extra...)
+	k.history = func(id string) ([]ckpt.Event, error) {
+		st, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		return st.History(context.Background(), id, 1, 0)
+	}
+	return k
+}
+
+// newRig is a rig of the store at url with the token.
+func newRig(t *testing.T, url, token string, extra ...string) *keeperRig {
 	t.Helper()
 	// Short: a Unix socket's path is limited to about 100 bytes.
 	runtime, err := os.MkdirTemp("", "kr")
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &keeperRig{t: t, bin: ckptBinary(t), url: pgCluster.URL(pgCluster.NewDatabase(t)), runtime: runtime, extra: extra}
+	k := &keeperRig{t: t, bin: ckptBinary(t), url: url, token: token, runtime: runtime, extra: extra}
 	t.Cleanup(func() {
 		k.killKeeper()
 		os.RemoveAll(runtime) // a keeper still starting finds no directory and exits
@@ -45,8 +66,11 @@ func newKeeperRig(t *testing.T, extra ...string) *keeperRig {
 }
 
 func (k *keeperRig) getenv(key string) string {
-	if key == "XDG_RUNTIME_DIR" {
+	switch key {
+	case "XDG_RUNTIME_DIR":
 		return k.runtime
+	case "CKPT_TOKEN":
+		return k.token
 	}
 	return ""
 }
@@ -56,6 +80,9 @@ func (k *keeperRig) env() []string {
 	// keeper the cleanup did not see start exits on its own.
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + k.runtime, "USER=kai", "XDG_RUNTIME_DIR=" + k.runtime,
 		"CKPT_STORE=" + k.url, "CKPT_KEEPER_IDLE=1m"}
+	if k.token != "" {
+		env = append(env, "CKPT_TOKEN="+k.token)
+	}
 	return append(env, k.extra...)
 }
 
@@ -151,8 +178,14 @@ func (k *keeperRig) killKeeper() {
 // and exiting exactly as writing directly does, errors included; a keeper
 // killed between commands costs nothing but its warm pool.
 func testKeeper(t *testing.T) {
-	direct := newKeeperRig(t, "CKPT_KEEPER=off")
-	k := newKeeperRig(t)
+	keeperParity(t, newKeeperRig(t, "CKPT_KEEPER=off"), newKeeperRig(t))
+}
+
+// keeperParity runs the same command lines and hooks with direct (which
+// writes directly) and k (through its keeper, once one runs) over two
+// stores alike, and requires the same stdout, stderr, exit codes and
+// stored checkpoints.
+func keeperParity(t *testing.T, direct, k *keeperRig) {
 	id := "kai-7/secondary-a"
 	for _, r := range []*keeperRig{direct, k} {
 		r.must("start", id, "--step", "research", "--step", "spec")
@@ -238,8 +271,14 @@ func testKeeper(t *testing.T) {
 // request, before or after applying it, loses no write and doubles none:
 // ckpt retries the command directly under the hand-off's key.
 func testKeeperKilledMidRequest(t *testing.T) {
+	keeperKilledMidRequest(t, newKeeperRig)
+}
+
+// keeperKilledMidRequest is testKeeperKilledMidRequest over the stores of
+// rig.
+func keeperKilledMidRequest(t *testing.T, rig func(*testing.T, ...string) *keeperRig) {
 	for _, when := range []string{"before", "after"} {
-		k := newKeeperRig(t, "CKPT_KEEPER=off")
+		k := rig(t, "CKPT_KEEPER=off")
 		id := "kai-7/mid-" + when
 		k.must("start", id)
 		k.extra = nil
@@ -260,12 +299,7 @@ func testKeeperKilledMidRequest(t *testing.T) {
 		if ws, ok := helper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 			t.Fatalf("%s: the helper keeper was not killed at the append (%v): %s", when, helper.ProcessState, log.String())
 		}
-		st, err := pgstore.Open(context.Background(), k.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		events, err := st.History(context.Background(), id, 1, 0)
-		st.Close()
+		events, err := k.history(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,6 +328,10 @@ func TestKeeperHelperProcess(t *testing.T) {
 	err := keeper.Serve(context.Background(), keeper.Options{
 		Paths: keeper.PathsFor(url, os.Getenv), Idle: time.Minute,
 		Open: func() (ckpt.Store, error) {
+			if keeper.IsServerURL(url) {
+				st, err := remote.New(url, remote.Options{Token: os.Getenv("CKPT_TOKEN")})
+				return dying{Store: st, after: when == "after"}, err
+			}
 			st, err := pgstore.Open(context.Background(), url)
 			return dying{Store: st, after: when == "after"}, err
 		},

@@ -113,12 +113,7 @@ func benchKeeper(b *testing.B, bin, url string, env []string, args ...string) ([
 	}
 	kenv := append(slices.DeleteFunc(slices.Clone(env), func(v string) bool { return v == "CKPT_KEEPER=off" }),
 		"XDG_RUNTIME_DIR="+runtime, "CKPT_KEEPER_IDLE=10m")
-	paths := keeper.PathsFor(url, func(k string) string {
-		if k == "XDG_RUNTIME_DIR" {
-			return runtime
-		}
-		return ""
-	})
+	paths := keeper.PathsFor(url, envOf(kenv)) // a server's keeper is also its token's
 	warm := exec.Command(bin, append([]string{"--store", url}, args...)...)
 	warm.Env = kenv
 	if out, err := warm.CombinedOutput(); err != nil {
@@ -140,6 +135,20 @@ func benchKeeper(b *testing.B, bin, url string, env []string, args ...string) ([
 		if time.Now().After(end) {
 			b.Fatal("no keeper answered within a minute of the first update")
 		}
+	}
+}
+
+// envOf returns the lookup of variables in env (KEY=VALUE pairs, the
+// last of a key winning, as exec does).
+func envOf(env []string) func(string) string {
+	return func(key string) string {
+		v := ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+				v = val
+			}
+		}
+		return v
 	}
 }
 

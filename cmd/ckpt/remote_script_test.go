@@ -46,6 +46,9 @@ func TestRemoteScripts(t *testing.T) {
 			env.Setenv("KAI_TOKEN", srv.kai)
 			env.Setenv("SERVER_STORE", filepath.Join(env.WorkDir, "server", filestore.StoreDirName))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
+			// The scripts pin the direct path; keeper_serve_process_test.go
+			// holds the keeper's to it.
+			env.Setenv("CKPT_KEEPER", "off")
 			return scriptPath(env, bin)
 		},
 	})

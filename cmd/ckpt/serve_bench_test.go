@@ -44,7 +44,8 @@ func BenchmarkProcessUpdateRemote(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := startServe(b, bin, store, "127.0.0.1:0")
-	remote := []string{"CKPT_STORE=" + srv.url, "CKPT_TOKEN=" + srv.admin}
+	// Directly: BenchmarkUpdateOverServer measures the keeper's path.
+	remote := []string{"CKPT_STORE=" + srv.url, "CKPT_TOKEN=" + srv.admin, "CKPT_KEEPER=off"}
 	// Local and remote alternate in one loop, each on a checkpoint of its
 	// own, so that a shared machine's load weighs on both alike.
 	var local, served, localCPU, servedCPU []time.Duration

@@ -59,7 +59,7 @@ func startServeEnv(t testing.TB, bin, store, addr string, env []string, extra ..
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	rd := bufio.NewReader(errPipe)
-	serving := regexp.MustCompile(`ckpt serve: serving (http://127\.0\.0\.1:\d+) `)
+	serving := regexp.MustCompile(`ckpt serve: serving (https?://127\.0\.0\.1:\d+) `)
 	for {
 		line, err := rd.ReadString('\n')
 		if err != nil {
@@ -89,12 +89,14 @@ func remoteRun(t *testing.T, bin, url, token string, args ...string) (string, in
 	return remoteRunIn(t, bin, t.TempDir(), []string{"CKPT_STORE=" + url, "CKPT_TOKEN=" + token}, args...)
 }
 
-// remoteRunIn runs a ckpt command with HOME home and the extra environment.
+// remoteRunIn runs a ckpt command with HOME home and the extra environment,
+// writing directly (keeper_serve_process_test.go holds the keeper's path
+// to the direct one).
 func remoteRunIn(t *testing.T, bin, home string, env []string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CKPT_AGENT=claimed"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CKPT_AGENT=claimed", "CKPT_KEEPER=off"}, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

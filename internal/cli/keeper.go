@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,14 +15,17 @@ import (
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/keeper"
+	"github.com/ckpt-dev/ckpt/internal/spool"
 )
 
-// A command over a PostgreSQL store that records work goes through this
-// user's keeper of the store when one runs (package keeper): ckpt sends
-// its store calls over a Unix socket and neither hands the command to
-// ckpt-pg nor connects to the database. When none runs, the command is
-// handed over as before, and ckpt-pg, writing directly, starts one in the
-// background for the next commands.
+// A command that records work over a PostgreSQL store, or over a ckpt
+// serve server with a token, goes through this user's keeper of the store
+// when one runs (package keeper): ckpt sends its store calls over a Unix
+// socket and neither hands the command to ckpt-pg nor connects to the
+// database or the server. When none runs, the command runs as before
+// (handed to ckpt-pg, or ckpt's own client of the server), and a keeper is
+// started in the background for the next commands. A server store's
+// spool stays in the command's process, around the keeper's client.
 
 // keeperVerbs are the verbs that go through a keeper: the record verbs,
 // each one append (update also a read when it sets progress) or a beat,
@@ -49,17 +53,22 @@ func verbName(cmd *cobra.Command) string {
 	return ""
 }
 
-// useKeeper routes cmd through the keeper of its PostgreSQL store when one
-// answers, and reports whether it did: the store's openers are then the
-// keeper's. When none answers and this binary writes to PostgreSQL itself
-// (ckpt-pg), it starts one for the next commands.
+// useKeeper routes cmd through the keeper of its store (PostgreSQL, or a
+// server with a token) when one answers, and reports whether it did: the
+// store's openers are then the keeper's. When none answers, it starts one
+// for the next commands (unless the command is handed to ckpt-pg, which
+// does that itself).
 func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
 	if f.Store != nil || f.NoKeeper || !slices.Contains(keeperVerbs[:], verbName(cmd)) {
 		return false
 	}
 	loc := f.Location()
-	if !isPGURL(loc) || !keeper.Enabled(f.Env.Var) {
+	server := keeper.IsServerURL(loc)
+	if !isPGURL(loc) && !server || !keeper.Enabled(f.Env.Var) {
 		return false
+	}
+	if server && strings.TrimSpace(f.Env.Var(cmdutil.EnvToken)) == "" {
+		return false // a keeper is one token's: the direct path warns
 	}
 	paths := keeper.PathsFor(loc, f.Env.Var)
 	c, err := keeper.Dial(paths)
@@ -78,13 +87,13 @@ func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
 	// A lost request is retried by running the command again directly,
 	// except a hook's: its payload on stdin is read already. A hook
 	// reports the loss as it reports a database that failed (it never
-	// breaks the agent's session).
-	onLost := func(e *keeper.LostError) error { return retryDirect(f, e) }
+	// breaks the agent's session), or, over a server, spools the write.
+	onLost := func(e *keeper.LostError) error { return retryDirect(f, e, server) }
 	if verbName(cmd) == "hook" {
 		onLost = nil
 	}
 	first := c
-	open := func(*cmdutil.Factory, string) (ckpt.Store, error) {
+	open := func(f *cmdutil.Factory, loc string) (ckpt.Store, error) {
 		cl := first
 		first = nil
 		if cl == nil {
@@ -99,43 +108,86 @@ func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
 			}
 		}
 		cl.OnLost = onLost
+		if server {
+			cl.Attempts = spoolAttempts
+			return spooled(f, loc, cl), nil
+		}
 		return cl, nil
 	}
 	f.Stores = maps.Clone(f.Stores)
-	f.Stores["postgres"], f.Stores["postgresql"] = open, open
+	if server {
+		f.Stores["http"], f.Stores["https"] = open, open
+	} else {
+		f.Stores["postgres"], f.Stores["postgresql"] = open, open
+	}
 	return true
 }
 
-// retryDirect runs the command again, from the start, by ckpt-pg writing
-// directly, after the keeper lost a request: with the lost append's
-// idempotency key (keeper.EnvHandoffKey), so that it is applied once
-// whether the keeper had applied it or not. It returns only on failure.
-func retryDirect(f *cmdutil.Factory, lost *keeper.LostError) error {
+// spoolAttempts is the number of attempts the spool asked for on ctx, 0
+// for the client's own setting: what a keeper's client sends its keeper.
+func spoolAttempts(ctx context.Context) int {
+	n, _ := spool.Attempts(ctx)
+	return n
+}
+
+// retryDirect runs the command again, from the start, writing directly
+// (ckpt-pg for a PostgreSQL store, this program for a server store), after
+// the keeper lost a request: with the lost append's idempotency key
+// (keeper.EnvHandoffKey), so that it is applied once whether the keeper
+// had applied it or not. It returns only on failure.
+func retryDirect(f *cmdutil.Factory, lost *keeper.LostError, server bool) error {
 	key := lost.Key
 	if key == "" {
 		key = "none" // not an append: nothing to key, but no keeper either
 	}
-	if err := execProgram(f, PGProgram, keeper.EnvHandoffKey+"="+key); err != nil {
+	handoff := keeper.EnvHandoffKey + "=" + key
+	var err error
+	if server {
+		err = execSelf(f, handoff)
+	} else {
+		err = execProgram(f, PGProgram, handoff)
+	}
+	if err != nil {
 		return errors.Join(lost, err)
 	}
 	return lost
 }
 
-// startKeeper starts `ckpt-pg keeper run` for the store at loc in the
-// background. A keeper that cannot start costs nothing but this try:
-// every command writes directly until one runs.
+// execSelf replaces the process with this program, given the same command
+// line and the KEY=VALUE pairs extra added to its environment. It returns
+// only when that cannot be done.
+func execSelf(f *cmdutil.Factory, extra ...string) error {
+	if f.Env.Exec == nil || f.Env.Executable == "" {
+		return errors.New("cannot run the command again from here: run it again")
+	}
+	if err := f.Env.Exec(f.Env.Executable, append([]string{f.Env.Executable}, f.Env.Args...), extra); err != nil {
+		return fmt.Errorf("starting %s: %w", f.Env.Executable, err)
+	}
+	return nil
+}
+
+// startKeeper starts `keeper run` for the store at loc in the background:
+// ckpt-pg's for a PostgreSQL store, this program's for a server store
+// (with the token the command has). A keeper that cannot start costs
+// nothing but this try: every command writes directly until one runs.
 func startKeeper(f *cmdutil.Factory, loc string) {
 	if f.Env.Start == nil || !keeper.Supported {
 		return
 	}
-	path, err := findProgram(f.Env, PGProgram)
-	if err != nil {
-		path, err = findProgram(f.Env, ServerProgram)
+	env := []string{cmdutil.EnvStore + "=" + loc}
+	path := f.Env.Executable
+	var err error
+	if keeper.IsServerURL(loc) {
+		env = append(env, cmdutil.EnvToken+"="+f.Env.Var(cmdutil.EnvToken))
+		if path == "" {
+			return
+		}
+	} else if path, err = findProgram(f.Env, PGProgram); err != nil {
+		if path, err = findProgram(f.Env, ServerProgram); err != nil {
+			return
+		}
 	}
-	if err != nil {
-		return
-	}
-	_ = f.Env.Start(path, []string{path, "keeper", "run"}, []string{cmdutil.EnvStore + "=" + loc})
+	_ = f.Env.Start(path, []string{path, "keeper", "run"}, env)
 }
 
 // KeeperOptions are the inputs of `ckpt keeper`.
@@ -146,20 +198,31 @@ type KeeperOptions struct {
 	Idle  time.Duration
 	// OpenStore opens the store a keeper serves (run).
 	OpenStore func() (ckpt.Store, error)
+	// Server is set for a server store's keeper: its store's calls take
+	// the attempts each request asks for (spool.WithAttempts).
+	Server bool
 }
+
+// keptRequestTimeout bounds one request of a server store's keeper: its
+// client bounds each call itself (attempts of 30 s each, with backoff),
+// and a command with a deadline (a hook) sends its own.
+const keptRequestTimeout = 5 * time.Minute
 
 func newKeeperCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &KeeperOptions{common: newCommon(f), OpenStore: f.OpenRawStore}
 	cmd := &cobra.Command{
 		Use:   "keeper",
-		Short: "See or stop this user's keeper of a PostgreSQL store",
-		Long: `A command that records work over a PostgreSQL store (--store or CKPT_STORE a
-postgres:// URL), a hook among them, goes through this user's keeper of that store when one
-runs: a background process holding the store's connections open, reached
-over a private Unix socket ($XDG_RUNTIME_DIR/ckpt, else /tmp/ckpt-UID), so
-the command starts no database connection. The first such command starts
+		Short: "See or stop this user's keeper of a PostgreSQL or server store",
+		Long: `A command that records work (a hook among them) over a PostgreSQL store
+(--store or CKPT_STORE a postgres:// URL), or over a ckpt serve server
+(an https:// or http:// URL, with CKPT_TOKEN), goes through this user's
+keeper of that store when one runs: a background process holding the
+store's database connections, or its TLS connections to the server, open,
+reached over a private Unix socket ($XDG_RUNTIME_DIR/ckpt, else
+/tmp/ckpt-UID), so the command connects to neither. A server's keeper is
+one token's: two tokens are two keepers. The first such command starts
 it; it exits after CKPT_KEEPER_IDLE (default 5m) without a request.
-CKPT_KEEPER=off writes directly and starts none.`,
+CKPT_KEEPER=off (or --no-keeper) writes directly and starts none.`,
 		Args: cobra.NoArgs,
 	}
 	status := &cobra.Command{
@@ -207,11 +270,18 @@ CKPT_KEEPER=off writes directly and starts none.`,
 }
 
 // locate sets the keeper's files from the store, which must be a
-// PostgreSQL URL.
+// PostgreSQL URL or a server's URL with a token.
 func (o *KeeperOptions) locate(f *cmdutil.Factory) error {
 	loc := f.Location()
-	if !isPGURL(loc) {
-		return cmdutil.Usagef("ckpt keeper works on a PostgreSQL store: give its postgres:// URL with --store or CKPT_STORE")
+	switch {
+	case keeper.IsServerURL(loc):
+		if strings.TrimSpace(f.Env.Var(cmdutil.EnvToken)) == "" {
+			return cmdutil.Usagef("a server store's keeper is one token's: set %s to the token the commands use", cmdutil.EnvToken)
+		}
+		o.Server = true
+		o.OpenStore = func() (ckpt.Store, error) { return openKeptRemote(f, loc) }
+	case !isPGURL(loc):
+		return cmdutil.Usagef("ckpt keeper works on a PostgreSQL or server store: give its postgres:// or https:// URL with --store or CKPT_STORE")
 	}
 	o.Paths = keeper.PathsFor(loc, f.Env.Var)
 	return nil
@@ -274,8 +344,12 @@ func replacedExecutable() func() bool {
 // wrong is also written to the keeper's log file, beside its socket: a
 // keeper ckpt started has no standard streams.
 func runKeeper(ctx context.Context, o *KeeperOptions) error {
-	err := keeper.Serve(ctx, keeper.Options{Open: o.OpenStore, Paths: o.Paths, Idle: o.Idle,
-		Replaced: replacedExecutable(), CheckEvery: min(10*time.Second, o.Idle/3)})
+	ko := keeper.Options{Open: o.OpenStore, Paths: o.Paths, Idle: o.Idle,
+		Replaced: replacedExecutable(), CheckEvery: min(10*time.Second, o.Idle/3)}
+	if o.Server {
+		ko.WithAttempts, ko.RequestTimeout = spool.WithAttempts, keptRequestTimeout
+	}
+	err := keeper.Serve(ctx, ko)
 	if errors.Is(err, keeper.ErrRunning) {
 		return nil
 	}

@@ -20,22 +20,36 @@ import (
 // spool of that server on this machine: every command first delivers the
 // writes spooled earlier, in order; with CKPT_SPOOL=1 (the hooks set it) a
 // write the server cannot take is spooled instead of failing, and the
-// command exits 0 with a warning (see run).
+// command exits 0 with a warning (see run). A command that a keeper lost
+// (keeper.EnvHandoffKey) appends under the key the keeper was sent.
 func openRemote(f *cmdutil.Factory, u string) (ckpt.Store, error) {
-	token := strings.TrimSpace(f.Env.Var(cmdutil.EnvToken))
-	st, err := remote.New(u, remote.Options{Token: token})
+	st, err := openKeptRemote(f, u)
 	if err != nil {
 		return nil, err
 	}
-	if token == "" {
+	if strings.TrimSpace(f.Env.Var(cmdutil.EnvToken)) == "" {
 		cmdutil.PrintWarning(f.Env.ErrOut, fmt.Sprintf("%s is a server store but %s is not set: the server will refuse every call (ask its admin for a token)", cmdutil.EnvStore, cmdutil.EnvToken))
 	}
+	return HandOff(f, spooled(f, u, st)), nil
+}
+
+// openKeptRemote is the plain client of the server store at u with
+// CKPT_TOKEN: no spool, no warning. It is what a keeper of the server
+// holds (ckpt keeper run); the commands it serves keep their spool.
+func openKeptRemote(f *cmdutil.Factory, u string) (*remote.Store, error) {
+	return remote.New(u, remote.Options{Token: strings.TrimSpace(f.Env.Var(cmdutil.EnvToken))})
+}
+
+// spooled wraps st, a client of the server store at u (its own, or a
+// keeper's), in this machine's spool of that server; st itself when there
+// is no spool directory.
+func spooled(f *cmdutil.Factory, u string, st ckpt.Store) ckpt.Store {
 	dir := spoolDir(f.Env, u)
 	if dir == "" {
-		return st, nil
+		return st
 	}
 	spooling, _ := strconv.ParseBool(f.Env.Var(EnvSpool))
-	return remote.NewSpool(st, dir, spooling, func(w string) { cmdutil.PrintWarning(f.Env.ErrOut, w) }), nil
+	return spool.New(st, dir, spooling, func(w string) { cmdutil.PrintWarning(f.Env.ErrOut, w) })
 }
 
 // EnvSpool, when true, makes a write that cannot reach the server wait in

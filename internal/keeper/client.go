@@ -45,6 +45,14 @@ type Client struct {
 	// LostError) and its answer is the call's error: ckpt retries the
 	// whole command directly.
 	OnLost func(*LostError) error
+	// Attempts, when set, makes every store call carry its call options
+	// (Request.Attempts, Request.Budget): the attempts Attempts returns for
+	// the call's context (0: the keeper store's default), and the time
+	// left before the context's deadline, so that the keeper's store
+	// spends no more on a call than the command would writing directly.
+	// A server store's client sets it (spool.Attempts); the keeper of a
+	// PostgreSQL store is sent none.
+	Attempts func(context.Context) int
 
 	mu   sync.Mutex
 	conn *net.UnixConn
@@ -105,6 +113,13 @@ func (c *Client) call(ctx context.Context, op Op, key string, req []byte) ([][]b
 		c.conn = conn
 	}
 	conn := c.conn
+	if c.Attempts != nil && op != OpStatus && op != OpStop {
+		var budget time.Duration
+		if d, ok := ctx.Deadline(); ok {
+			budget = max(time.Until(d), 1) // 0 would be no limit
+		}
+		req = appendCallOptions(req, int64(c.Attempts(ctx)), budget)
+	}
 	if d, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(d)
 		defer conn.SetDeadline(time.Time{})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
@@ -20,7 +21,9 @@ import (
 // signal, change) as internal/wire's JSON, anything else (list options, a
 // page, an error, the keeper's status) as encoding/json's. A connection
 // carries requests and their answers in turn; a watch's answer is a stream
-// of change frames ended by an ok or error frame.
+// of change frames ended by an ok or error frame. A request may end with
+// one more field than its op takes: its call options (callOptions), which
+// a server store's client sends.
 
 // Op is what a request asks the keeper to do.
 type Op byte
@@ -69,6 +72,38 @@ type Request struct {
 	List    ckpt.ListOptions
 	Signal  ckpt.Signal
 	Cursor  string // Watch's from
+	// The call options (sent by a server store's client, zero otherwise):
+	// how many attempts the keeper's store makes (0: its own default;
+	// spool.WithAttempts), and how long the client waits for the answer
+	// (0: no limit of its own).
+	Attempts int64
+	Budget   time.Duration
+}
+
+// callOptionsLen is the call options field's length: two numbers.
+const callOptionsLen = 16
+
+// appendCallOptions returns the request frame req with the call options
+// field added.
+func appendCallOptions(req []byte, attempts int64, budget time.Duration) []byte {
+	req = binary.BigEndian.AppendUint32(req, callOptionsLen)
+	req = binary.BigEndian.AppendUint64(req, uint64(attempts))
+	req = binary.BigEndian.AppendUint64(req, uint64(budget))
+	binary.BigEndian.PutUint32(req, uint32(len(req)-4))
+	return req
+}
+
+// callOptions reads the call options field into r.
+func (r *Request) callOptions(b []byte) error {
+	if len(b) != callOptionsLen {
+		return errors.New("the call options field is not 16 bytes")
+	}
+	r.Attempts = int64(binary.BigEndian.Uint64(b))
+	r.Budget = time.Duration(binary.BigEndian.Uint64(b[8:]))
+	if r.Attempts < 0 || r.Budget < 0 {
+		return errors.New("negative call options")
+	}
+	return nil
 }
 
 // errBadRequest wraps every decoding failure of a request: the socket is
@@ -98,6 +133,12 @@ func DecodeRequest(b []byte) (Request, error) {
 	fields, err := splitFields(b[1:])
 	if err != nil {
 		return Request{}, err
+	}
+	if n := fieldsOf[r.Op]; len(fields) == n+1 {
+		if err := r.callOptions(fields[n]); err != nil {
+			return Request{}, fmt.Errorf("%w: %v", errBadRequest, err)
+		}
+		fields = fields[:n]
 	}
 	if len(fields) != fieldsOf[r.Op] {
 		return Request{}, fmt.Errorf("%w: operation %d takes %d fields, got %d", errBadRequest, r.Op, fieldsOf[r.Op], len(fields))

@@ -1,11 +1,13 @@
-// Package keeper is the per-user local keeper of PostgreSQL stores: a
-// background process that holds one store open (its pool of connections
+// Package keeper is the per-user local keeper of PostgreSQL and server
+// stores: a background process that holds one store open (its pool of
+// database connections, or its keep-alive TLS connections to ckpt serve,
 // warm) and serves ckpt commands over a Unix socket, so that a short
 // `ckpt update` over PostgreSQL starts no database backend and links no
-// driver. A command over a postgres:// store first dials the keeper of
-// that store (Dial); when none answers, it writes directly as before and
-// starts one in the background (`ckpt keeper run`, Serve), which exits
-// after an idle period.
+// driver, and one over https:// makes no TCP or TLS handshake. A command
+// over a postgres:// store, or a server store with a token, first dials
+// the keeper of that store (Dial); when none answers, it writes directly
+// as before and starts one in the background (`ckpt keeper run`, Serve),
+// which exits after an idle period.
 //
 // The socket lives in a private per-user directory (Dir): its owner must
 // be the user and its mode 0700, and each side checks the other's user
@@ -88,12 +90,36 @@ var pgEnv = []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "
 	"PGSERVICE", "PGSERVICEFILE", "PGSSLMODE", "PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT", "PGAPPNAME",
 	"PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS"}
 
+// EnvToken is the bearer token of a server store (cmdutil.EnvToken): a
+// keeper of a server acts with one token's scope, so the token is part of
+// its name (hashed: never in a path).
+const EnvToken = "CKPT_TOKEN"
+
+// serverEnv are the variables that change what a server store's client
+// sends and to whom: its token, the proxies and the trusted certificates
+// Go's HTTP client reads.
+var serverEnv = []string{EnvToken, "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR"}
+
+// IsServerURL reports whether loc names a ckpt serve server (http:// or
+// https://, as remote.IsURL) rather than a PostgreSQL database.
+func IsServerURL(loc string) bool {
+	return strings.HasPrefix(loc, "https://") || strings.HasPrefix(loc, "http://")
+}
+
 // Name is the keeper's file name stem for the store at loc under getenv's
-// environment: a hash of both, so the socket names no secret.
+// environment: a hash of both, so the socket names no secret. For a
+// server store the environment is its token (and proxies and trusted
+// certificates): two tokens of one server are two keepers, and a command
+// never acts with another token's scope.
 func Name(loc string, getenv func(string) string) string {
 	h := sha256.New()
 	h.Write([]byte(loc))
-	for _, k := range pgEnv {
+	vars := pgEnv
+	if IsServerURL(loc) {
+		vars = serverEnv
+	}
+	for _, k := range vars {
 		fmt.Fprintf(h, "\x00%s=%s", k, getenv(k))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])

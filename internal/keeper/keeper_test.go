@@ -370,6 +370,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		request(OpGet).str("w").num(0).frame(), request(OpHistory).str("w").num(1).num(10).frame(),
 		request(OpList).bytes([]byte(`{"Prefix":"kai-7/","Limit":5}`)).frame(), request(OpDelete).str("w").frame(),
 		request(OpHead).frame(), request(OpWatch).str("c").frame(), request(OpStatus).frame(), request(OpStop).frame(),
+		appendCallOptions(request(OpGet).str("w").num(0).frame(), 1, time.Second),
 	} {
 		f.Add(fr[4:])
 	}

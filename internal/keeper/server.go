@@ -17,8 +17,9 @@ import (
 // its lock: there is one keeper per store and user.
 var ErrRunning = errors.New("a keeper of this store is running already")
 
-// requestTimeout bounds one request's store call: a client that went away
-// must not hold the keeper's store forever.
+// requestTimeout bounds one request's store call by default
+// (Options.RequestTimeout): a client that went away must not hold the
+// keeper's store forever.
 const requestTimeout = 30 * time.Second
 
 // Status is what a keeper says about itself (`ckpt keeper status`).
@@ -46,6 +47,13 @@ type Options struct {
 	// when idle, and the next command starts the new one.
 	Replaced   func() bool
 	CheckEvery time.Duration
+	// RequestTimeout bounds one request's store call when the request
+	// sets no shorter budget of its own; 0 means 30 s.
+	RequestTimeout time.Duration
+	// WithAttempts, when set, gives a request's store call the number of
+	// attempts the request asks for (its call options; spool.WithAttempts
+	// for a server store).
+	WithAttempts func(ctx context.Context, n int) context.Context
 }
 
 // server is one running keeper.
@@ -237,8 +245,18 @@ func (s *server) serveConn(c *net.UnixConn) {
 
 // answer runs r against the store and returns the answer's frame.
 func (s *server) answer(r Request) []byte {
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	limit := s.o.RequestTimeout
+	if limit <= 0 {
+		limit = requestTimeout
+	}
+	if r.Budget > 0 {
+		limit = min(limit, r.Budget)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
+	if r.Attempts > 0 && s.o.WithAttempts != nil {
+		ctx = s.o.WithAttempts(ctx, int(r.Attempts))
+	}
 	st := s.st
 	f := newFrame(answerOK)
 	var err error

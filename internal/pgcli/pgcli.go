@@ -9,13 +9,11 @@ package pgcli
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
-	"github.com/ckpt-dev/ckpt/internal/keeper"
 	"github.com/ckpt-dev/ckpt/pgstore"
 )
 
@@ -43,31 +41,5 @@ func Open(f *cmdutil.Factory, dsn string) (ckpt.Store, error) {
 	if f.Env.Var(cmdutil.EnvNow) != "" {
 		st.SetClock(f.Now)
 	}
-	if key := f.Env.Var(keeper.EnvHandoffKey); strings.HasPrefix(key, "keeper-") {
-		return &handedOff{Store: st, key: key}, nil
-	}
-	return st, nil
-}
-
-// handedOff is the store of a command ckpt retries directly after its
-// keeper went away before answering (keeper.LostError): the command's
-// unkeyed append gets the key the keeper was sent, so that it is applied
-// once, whether the keeper had applied it or not. When it had, the
-// command prints that first result as its own (the key is ckpt's, not the
-// user's: there is no repeat to report).
-type handedOff struct {
-	ckpt.Store
-	key string
-}
-
-func (h *handedOff) Append(ctx context.Context, id string, e ckpt.Event, o ckpt.AppendOptions) (ckpt.AppendResult, error) {
-	ours := e.Key == "" && h.key != ""
-	if ours {
-		e.Key, h.key = h.key, ""
-	}
-	res, err := h.Store.Append(ctx, id, e, o)
-	if ours && res.Replayed {
-		res.Replayed = false
-	}
-	return res, err
+	return cli.HandOff(f, st), nil
 }
