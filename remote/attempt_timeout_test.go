@@ -20,10 +20,8 @@ import (
 // not lost.
 func TestAnAttemptThatTimesOutIsRetried(t *testing.T) {
 	t.Parallel()
-	var got atomic.Int32
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.Add(1)
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -31,7 +29,11 @@ func TestAnAttemptThatTimesOutIsRetried(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	c, err := remote.New(srv.URL, remote.Options{Timeout: 50 * time.Millisecond, Attempts: 2, Backoff: time.Millisecond})
+	// Attempts are counted as the client sends them: under load the
+	// server's handler may not have run before an attempt's 50 ms ran out.
+	got := &countingTransport{next: http.DefaultTransport}
+	c, err := remote.New(srv.URL, remote.Options{Timeout: 50 * time.Millisecond, Attempts: 2, Backoff: time.Millisecond,
+		HTTPClient: &http.Client{Transport: got}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,18 @@ func TestAnAttemptThatTimesOutIsRetried(t *testing.T) {
 	if !errors.Is(err, ckpt.ErrUnavailable) || !ckpt.Retryable(err) {
 		t.Fatalf("a call whose attempts time out: %v, want unavailable (retryable)", err)
 	}
-	if n := got.Load(); n != 2 {
-		t.Fatalf("the server got %d attempts, want 2", n)
+	if n := got.n.Load(); n != 2 {
+		t.Fatalf("the client sent %d attempts, want 2", n)
 	}
+}
+
+// countingTransport counts the requests sent through it.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int32
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
 }
