@@ -17,9 +17,9 @@ const idMask = unix.STATX_TYPE | unix.STATX_INO | unix.STATX_SIZE
 // filter): fstatat is used from then on.
 var noStatx atomic.Bool
 
-// idOf is the fileID of the open file fd.
-func idOf(fd int) (fileID, error) {
-	return statID(fd, "", unix.AT_EMPTY_PATH, "")
+// idOf is the fileID of the open file fd, the file at path.
+func idOf(fd int, path string) (fileID, error) {
+	return statID(fd, "", unix.AT_EMPTY_PATH, path)
 }
 
 // statID is the fileID of name under dir (statx(2) with flags), without

@@ -5,9 +5,9 @@ package filestore
 // oNoAtime is 0: no O_NOATIME here (openQuiet).
 const oNoAtime = 0
 
-// idOf is the fileID of the open file fd.
-func idOf(fd int) (fileID, error) {
-	return fstatatID(fd, "", 0, "")
+// idOf is the fileID of the open file fd, the file at path.
+func idOf(fd int, path string) (fileID, error) {
+	return fstatatID(fd, "", 0, path)
 }
 
 // statID is the fileID of name under dir (fstatat(2) with flags).

@@ -41,7 +41,7 @@ func TestFileIDIsStat(t *testing.T) {
 	for name, get := range map[string]func() (fileID, error){
 		"idIn by path":      func() (fileID, error) { return idIn(-1, file) },
 		"idIn through dir":  func() (fileID, error) { return idIn(dfd, file) },
-		"idOf":              func() (fileID, error) { return idOf(fd) },
+		"idOf":              func() (fileID, error) { return idOf(fd, file) },
 		"idFollow the link": func() (fileID, error) { return idFollow(link) },
 	} {
 		if got, err := get(); err != nil || got != want {

@@ -80,7 +80,7 @@ func openAsLeft(path string, ino uint64, size int64, tail []byte) (fd int, ok bo
 		return -1, false
 	}
 	buf := make([]byte, len(tail))
-	if st, err := idOf(fd); err == nil && st.regular && st.ino == ino && st.size == size {
+	if st, err := idOf(fd, path); err == nil && st.regular && st.ino == ino && st.size == size {
 		if n, err := syscall.Pread(fd, buf, size-int64(len(tail))); err == nil && n == len(buf) && string(buf) == string(tail) {
 			return fd, true
 		}
@@ -208,9 +208,9 @@ func overwriteIn(dfd int, path string, data []byte) error {
 	}
 	// Cut only when the file was longer: a truncate to the same size would
 	// still be a journalled inode change.
-	st, err := idOf(fd)
+	st, err := idOf(fd, path)
 	if err != nil {
-		return &os.PathError{Op: "stat", Path: path, Err: err}
+		return err
 	}
 	if st.size > int64(len(data)) {
 		if err := syscall.Ftruncate(fd, int64(len(data))); err != nil {
