@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -18,6 +20,10 @@ import (
 // beatWaits, when set (by tests only), runs when a Beat finds the beat
 // file's lock held and is about to wait for it.
 var beatWaits func()
+
+// beatCreated, when set (by tests only), runs when a Beat has created the
+// beat file at path, before it reads or writes it.
+var beatCreated func(path string)
 
 // lockBeat takes the exclusive flock of f's beat file, the lock that makes
 // a Beat's read, merge and write one step: without it, two beats racing
@@ -35,11 +41,14 @@ func (s *Store) lockBeat(ctx context.Context, f files) (bf *beatFile, created bo
 			if err := beatable(f); err != nil {
 				return nil, false, err
 			}
-			fd, err = openFile(f.beat(), syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+			fd, err = createLocked(f.beat())
 			if errors.Is(err, fs.ErrExist) {
 				continue
 			}
 			created = true
+			if err == nil && beatCreated != nil {
+				beatCreated(f.beat())
+			}
 		}
 		if err != nil {
 			return nil, false, fmt.Errorf("filestore: %s: opening the beat file: %w", f.id, err)
@@ -64,6 +73,32 @@ func (s *Store) lockBeat(ctx context.Context, f files) (bf *beatFile, created bo
 		}
 		return &beatFile{fd: fd}, created, nil
 	}
+}
+
+// createLocked creates the empty file at path already flock'ed: under a
+// temporary name first, locked, then linked to path (fs.ErrExist when
+// path exists meanwhile). Created at path and then locked, the file was
+// open to another Beat in between, which took the empty file for an older
+// ckpt's plain beat at its modification time, the moment of creation: a
+// beat with an older time then recorded nothing, and a record it wrote
+// was overwritten by the creator, which does not read. A crash in between
+// leaves a temporary file that check reports and repair removes.
+func createLocked(path string) (int, error) {
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.tmp-%d-%016x", filepath.Base(path), os.Getpid(), rand.Uint64()))
+	fd, err := openFile(tmp, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+	if err != nil {
+		return -1, err
+	}
+	defer syscall.Unlink(tmp)
+	if err := flock(fd, syscall.LOCK_EX); err != nil {
+		syscall.Close(fd)
+		return -1, &os.PathError{Op: "flock", Path: tmp, Err: err}
+	}
+	if err := syscall.Link(tmp, path); err != nil {
+		syscall.Close(fd)
+		return -1, &os.PathError{Op: "link", Path: path, Err: err}
+	}
+	return fd, nil
 }
 
 // beatFile is a beat file open and locked by lockBeat: the Beat reads and
