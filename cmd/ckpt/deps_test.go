@@ -12,8 +12,9 @@ import (
 // heavyPackages are the libraries ckpt must not link: every hook and agent
 // call starts a ckpt process, and these cost each one its package
 // initialisation (Prometheus alone ~0.7 ms), size and page faults. They
-// belong to ckpt-server (serve, mcp, token, migrate, and every command
-// over a PostgreSQL store). A prefix ending in "/" matches
+// belong to ckpt-server (serve, mcp, token, migrate, monitor, checkpoint,
+// and every command over a server's store that its keeper does not take)
+// or to ckpt-pg (a PostgreSQL store). A prefix ending in "/" matches
 // the packages under it.
 var heavyPackages = []string{
 	"github.com/ckpt-dev/ckpt/internal/server",
@@ -26,6 +27,10 @@ var heavyPackages = []string{
 	"github.com/ckpt-dev/ckpt/internal/tracker",
 	"github.com/ckpt-dev/ckpt/internal/tracker/",
 	"github.com/ckpt-dev/ckpt/pgstore", // with the driver and x/text: a third of the binary
+	// The server store's HTTP client and its change feed: ckpt hands a
+	// server store's commands to its keeper or to ckpt-server.
+	"github.com/ckpt-dev/ckpt/remote",
+	"github.com/ckpt-dev/ckpt/internal/feed",
 	"github.com/jackc/",
 	"golang.org/x/text/",
 	"github.com/prometheus/",
@@ -41,6 +46,12 @@ var heavyPackages = []string{
 	"encoding/gob",
 	"expvar",
 	"html/template",
+	// The HTTP stack: importing net/http costs a hello-world 0.37x more CPU,
+	// crypto/tls 0.24x (docs/design.md). `net` alone (the keeper's Unix
+	// socket) is cheap and allowed.
+	"net/http",
+	"net/http/",
+	"crypto/tls",
 }
 
 // pgPackages are the heavy packages ckpt-pg links on purpose: the
@@ -51,6 +62,7 @@ var pgPackages = []string{
 	"github.com/ckpt-dev/ckpt/pgstore",
 	"github.com/jackc/",
 	"golang.org/x/text/",
+	"crypto/tls", // the driver's sslmode
 }
 
 // TestLeanBinary fails when ckpt (the binary every hook call starts) links

@@ -23,8 +23,8 @@ func main() {
 		debug.SetGCPercent(400)
 	}
 	// Every verb (serve, mcp, token, migrate, monitor and checkpoint as dispatchers to
-	// ckpt-server), and the stores ckpt opens itself: a directory and a
-	// ckpt serve server; a PostgreSQL store is handed to ckpt-server.
+	// ckpt-server), and the store ckpt opens itself: a directory; a
+	// PostgreSQL or server store goes to its keeper or is handed over.
 	program := cli.Program{Verbs: cli.Verbs(), Stores: cli.Stores()}
 	os.Exit(cli.Main(cmdutil.System(), program))
 }

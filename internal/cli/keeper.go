@@ -110,7 +110,7 @@ func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
 		cl.OnLost = onLost
 		if server {
 			cl.Attempts = spoolAttempts
-			return spooled(f, loc, cl), nil
+			return Spooled(f, loc, cl), nil
 		}
 		return cl, nil
 	}
@@ -131,58 +131,43 @@ func spoolAttempts(ctx context.Context) int {
 }
 
 // retryDirect runs the command again, from the start, writing directly
-// (ckpt-pg for a PostgreSQL store, this program for a server store), after
-// the keeper lost a request: with the lost append's idempotency key
-// (keeper.EnvHandoffKey), so that it is applied once whether the keeper
-// had applied it or not. It returns only on failure.
+// (ckpt-pg for a PostgreSQL store, ckpt-server for a server store: ckpt
+// links neither a driver nor an HTTP client), after the keeper lost a
+// request: with the lost append's idempotency key (keeper.EnvHandoffKey),
+// so that it is applied once whether the keeper had applied it or not. It
+// returns only on failure.
 func retryDirect(f *cmdutil.Factory, lost *keeper.LostError, server bool) error {
 	key := lost.Key
 	if key == "" {
 		key = "none" // not an append: nothing to key, but no keeper either
 	}
-	handoff := keeper.EnvHandoffKey + "=" + key
-	var err error
+	program := PGProgram
 	if server {
-		err = execSelf(f, handoff)
-	} else {
-		err = execProgram(f, PGProgram, handoff)
+		program = ServerProgram
 	}
-	if err != nil {
+	if err := execProgram(f, program, keeper.EnvHandoffKey+"="+key); err != nil {
 		return errors.Join(lost, err)
 	}
 	return lost
 }
 
-// execSelf replaces the process with this program, given the same command
-// line and the KEY=VALUE pairs extra added to its environment. It returns
-// only when that cannot be done.
-func execSelf(f *cmdutil.Factory, extra ...string) error {
-	if f.Env.Exec == nil || f.Env.Executable == "" {
-		return errors.New("cannot run the command again from here: run it again")
-	}
-	if err := f.Env.Exec(f.Env.Executable, append([]string{f.Env.Executable}, f.Env.Args...), extra); err != nil {
-		return fmt.Errorf("starting %s: %w", f.Env.Executable, err)
-	}
-	return nil
-}
-
 // startKeeper starts `keeper run` for the store at loc in the background:
-// ckpt-pg's for a PostgreSQL store, this program's for a server store
-// (with the token the command has). A keeper that cannot start costs
-// nothing but this try: every command writes directly until one runs.
+// ckpt-pg's for a PostgreSQL store (ckpt-server's where it is missing),
+// ckpt-server's for a server store (with the token the command has). A
+// keeper that cannot start costs nothing but this try: every command
+// writes directly until one runs.
 func startKeeper(f *cmdutil.Factory, loc string) {
 	if f.Env.Start == nil || !keeper.Supported {
 		return
 	}
 	env := []string{cmdutil.EnvStore + "=" + loc}
-	path := f.Env.Executable
-	var err error
+	path, err := "", errNoServer
 	if keeper.IsServerURL(loc) {
 		env = append(env, cmdutil.EnvToken+"="+f.Env.Var(cmdutil.EnvToken))
-		if path == "" {
-			return
-		}
-	} else if path, err = findProgram(f.Env, PGProgram); err != nil {
+	} else {
+		path, err = findProgram(f.Env, PGProgram)
+	}
+	if err != nil {
 		if path, err = findProgram(f.Env, ServerProgram); err != nil {
 			return
 		}
@@ -198,6 +183,10 @@ type KeeperOptions struct {
 	Idle  time.Duration
 	// OpenStore opens the store a keeper serves (run).
 	OpenStore func() (ckpt.Store, error)
+	// OpenServer opens the plain client (no spool: the commands keep
+	// theirs) of a server store a keeper serves; nil in ckpt, which hands
+	// `keeper run` over a server store to ckpt-server (NewKeeperCmd).
+	OpenServer cmdutil.Opener
 	// Server is set for a server store's keeper: its store's calls take
 	// the attempts each request asks for (spool.WithAttempts).
 	Server bool
@@ -208,8 +197,19 @@ type KeeperOptions struct {
 // and a command with a deadline (a hook) sends its own.
 const keptRequestTimeout = 5 * time.Minute
 
-func newKeeperCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &KeeperOptions{common: newCommon(f), OpenStore: f.OpenRawStore}
+// newKeeperCmd is ckpt's `ckpt keeper`: its keeper run serves no server
+// store (ckpt-server runs that one).
+func newKeeperCmd(f *cmdutil.Factory) *cobra.Command { return NewKeeperCmd(nil)(f) }
+
+// NewKeeperCmd returns the constructor of `ckpt keeper` whose keeper of a
+// server store holds the client openServer opens: ckpt-server's
+// (servercli), which links the HTTP client ckpt does not.
+func NewKeeperCmd(openServer cmdutil.Opener) func(*cmdutil.Factory) *cobra.Command {
+	return func(f *cmdutil.Factory) *cobra.Command { return keeperCmd(f, openServer) }
+}
+
+func keeperCmd(f *cmdutil.Factory, openServer cmdutil.Opener) *cobra.Command {
+	o := &KeeperOptions{common: newCommon(f), OpenStore: f.OpenRawStore, OpenServer: openServer}
 	cmd := &cobra.Command{
 		Use:   "keeper",
 		Short: "See or stop this user's keeper of a PostgreSQL or server store",
@@ -279,7 +279,12 @@ func (o *KeeperOptions) locate(f *cmdutil.Factory) error {
 			return cmdutil.Usagef("a server store's keeper is one token's: set %s to the token the commands use", cmdutil.EnvToken)
 		}
 		o.Server = true
-		o.OpenStore = func() (ckpt.Store, error) { return openKeptRemote(f, loc) }
+		o.OpenStore = func() (ckpt.Store, error) {
+			if o.OpenServer == nil {
+				return nil, fmt.Errorf("this binary runs no keeper of a server store: run %s keeper run", ServerProgram)
+			}
+			return o.OpenServer(f, loc)
+		}
 	case !isPGURL(loc):
 		return cmdutil.Usagef("ckpt keeper works on a PostgreSQL or server store: give its postgres:// or https:// URL with --store or CKPT_STORE")
 	}

@@ -63,14 +63,18 @@ func Verbs() []Verb {
 	}
 }
 
-// Stores are the stores ckpt opens: a directory (filestore) and a ckpt
-// serve server (remote, behind this machine's spool). A PostgreSQL store is
-// known but left to ckpt-server, which registers pgstore (servercli).
+// Stores are the stores ckpt opens: a directory (filestore). A ckpt serve
+// server and a PostgreSQL store are known but left to other binaries, so
+// that ckpt links neither an HTTP client nor a database driver: a command
+// that records work goes through this user's keeper of the store when one
+// runs (keeper.go), and every other one is handed to ckpt-server (a
+// server's store: servercli registers remote) or ckpt-pg (PostgreSQL:
+// pgcli registers pgstore).
 func Stores() cmdutil.Stores {
 	return cmdutil.Stores{
 		"":           openFileStoreAt,
-		"http":       openRemote,
-		"https":      openRemote,
+		"http":       nil,
+		"https":      nil,
 		"postgres":   nil,
 		"postgresql": nil,
 	}

@@ -12,6 +12,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
+	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/spool"
 )
 
@@ -72,9 +73,10 @@ func runLine(f *cmdutil.Factory, p Program, direct bool) int {
 }
 
 // prepare runs before every command (cmd): it resolves the clock, and
-// hands a command over a store this binary leaves to another (a
-// PostgreSQL store in ckpt) to it before the command reads anything:
-// ckpt-pg, or ckpt-server for the server commands.
+// hands a command over a store this binary leaves to another (in ckpt a
+// PostgreSQL store or a server's) to it before the command reads
+// anything, unless the store's keeper takes it: ckpt-pg for PostgreSQL,
+// ckpt-server for a server's store and for the server commands.
 func prepare(f *cmdutil.Factory, cmd *cobra.Command) error {
 	if err := f.Prepare(); err != nil {
 		return err
@@ -84,6 +86,9 @@ func prepare(f *cmdutil.Factory, cmd *cobra.Command) error {
 	}
 	f.MarkReached() // not a usage error
 	program := PGProgram
+	if httpapi.IsURL(f.Location()) {
+		program = ServerProgram // a server's store: remote is linked there
+	}
 	for c := cmd; c != nil && c.HasParent(); c = c.Parent() {
 		if !c.Parent().HasParent() && IsServerCommand(c.Name()) {
 			program = ServerProgram

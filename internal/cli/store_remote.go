@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
@@ -13,37 +12,16 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/httpapi"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/spool"
-	"github.com/ckpt-dev/ckpt/remote"
 )
 
-// openRemote opens the server store at u with CKPT_TOKEN, behind the
-// spool of that server on this machine: every command first delivers the
-// writes spooled earlier, in order; with CKPT_SPOOL=1 (the hooks set it) a
-// write the server cannot take is spooled instead of failing, and the
-// command exits 0 with a warning (see run). A command that a keeper lost
-// (keeper.EnvHandoffKey) appends under the key the keeper was sent.
-func openRemote(f *cmdutil.Factory, u string) (ckpt.Store, error) {
-	st, err := openKeptRemote(f, u)
-	if err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(f.Env.Var(cmdutil.EnvToken)) == "" {
-		cmdutil.PrintWarning(f.Env.ErrOut, fmt.Sprintf("%s is a server store but %s is not set: the server will refuse every call (ask its admin for a token)", cmdutil.EnvStore, cmdutil.EnvToken))
-	}
-	return HandOff(f, spooled(f, u, st)), nil
-}
-
-// openKeptRemote is the plain client of the server store at u with
-// CKPT_TOKEN: no spool, no warning. It is what a keeper of the server
-// holds (ckpt keeper run); the commands it serves keep their spool.
-func openKeptRemote(f *cmdutil.Factory, u string) (*remote.Store, error) {
-	return remote.New(u, remote.Options{Token: strings.TrimSpace(f.Env.Var(cmdutil.EnvToken))})
-}
-
-// spooled wraps st, a client of the server store at u (its own, or a
-// keeper's), in this machine's spool of that server; st itself when there
-// is no spool directory.
-func spooled(f *cmdutil.Factory, u string, st ckpt.Store) ckpt.Store {
+// Spooled wraps st, a client of the server store at u, in this machine's
+// spool of that server: every call first delivers the writes spooled
+// earlier, in order; with CKPT_SPOOL=1 (the hooks set it) a write the
+// server cannot take is spooled instead of failing, and the command exits
+// 0 with a warning (see run). It is st itself when there is no spool
+// directory. ckpt wraps its keeper's client in it (useKeeper), ckpt-server
+// its HTTP client (servercli), so the spool is the command's either way.
+func Spooled(f *cmdutil.Factory, u string, st ckpt.Store) ckpt.Store {
 	dir := spoolDir(f.Env, u)
 	if dir == "" {
 		return st
