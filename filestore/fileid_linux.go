@@ -13,8 +13,9 @@ const oNoAtime = unix.O_NOATIME
 // idMask asks statx for the type, inode and size only: not the times.
 const idMask = unix.STATX_TYPE | unix.STATX_INO | unix.STATX_SIZE
 
-// noStatx is set once statx failed with ENOSYS (an old kernel or a seccomp
-// filter): fstatat is used from then on.
+// noStatx is set once statx failed with ENOSYS (a kernel before 4.11) or
+// EPERM (a seccomp filter that predates it, as in Docker before 18.04;
+// statx itself never returns EPERM): fstatat is used from then on.
 var noStatx atomic.Bool
 
 // idOf is the fileID of the open file fd, the file at path.
@@ -31,7 +32,7 @@ func statID(dir int, name string, flags int, path string) (fileID, error) {
 		switch {
 		case err == unix.EINTR:
 			continue
-		case err == unix.ENOSYS:
+		case err == unix.ENOSYS || err == unix.EPERM:
 			noStatx.Store(true)
 		case err != nil:
 			return fileID{}, &os.PathError{Op: "statx", Path: path, Err: err}

@@ -12,8 +12,19 @@ import (
 // TestFileIDIsStat: the identity an append checks without reading times
 // (idIn, idOf, idFollow) names the same device, inode, type and size as
 // lstat, fstat and stat, so a kept descriptor (whose device and inode came
-// from fstat) is recognised, and a link is seen as a link, not followed.
+// from fstat) is recognised, and a link is seen as a link, not followed;
+// by statx and by the fstatat it falls back on.
 func TestFileIDIsStat(t *testing.T) {
+	t.Run("statx", testFileIDIsStat)
+	if hasStatx {
+		t.Run("fstatat", func(t *testing.T) {
+			statxFallback(t)
+			testFileIDIsStat(t)
+		})
+	}
+}
+
+func testFileIDIsStat(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "history.jsonl")
 	if err := os.WriteFile(file, []byte("{\"seq\":1}\n"), 0o644); err != nil {
