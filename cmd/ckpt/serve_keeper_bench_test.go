@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -47,18 +48,12 @@ func BenchmarkUpdateOverServer(b *testing.B) {
 	bin := ckptBinary(b)
 	dir := b.TempDir()
 	local := filepath.Join(dir, ".ckpt")
-	served := newProcessStore(b, bin)
 	if _, err := ckptRun(b, bin, "--store", local, "init"); err != nil {
 		b.Fatal(err)
 	}
-	certFile, keyFile := selfSignedCert(b, dir)
-	srv := startServe(b, bin, served, "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
-	if srv.admin == "" {
-		b.Fatalf("ckpt serve printed no admin token: %q", srv.stdout.String())
-	}
 	id := "kai-7/secondary-a"
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=kai", "CKPT_ID=" + id, "CKPT_KEEPER=off"}
-	remote := append(slices.Clone(env), "CKPT_STORE="+srv.url, "CKPT_TOKEN="+srv.admin, "SSL_CERT_FILE="+certFile)
+	srv, remote := startTLSServe(b, bin, dir, env)
 	for _, e := range [][]string{append(slices.Clone(env), "CKPT_STORE="+local), remote} {
 		start := exec.Command(bin, "start", id, "--step", "research", "--step", "spec")
 		start.Dir, start.Env = dir, e
@@ -84,6 +79,70 @@ func BenchmarkUpdateOverServer(b *testing.B) {
 		{name: "local", cmd: update(local, env)},
 		{name: "served", cmd: update(srv.url, remote), server: serverCPU},
 		{name: "served-keeper", cmd: update(srv.url, keeperEnv), server: serverCPU, keeper: keeperCPU},
+	}
+	runServedCases(b, cases)
+	reportServedCases(b, cases)
+}
+
+// startTLSServe runs `ckpt serve` over TLS (a self-signed certificate
+// written into dir) over a store of its own, and returns it and env with
+// what a client of it needs: CKPT_STORE, its admin CKPT_TOKEN and the
+// certificate in SSL_CERT_FILE.
+func startTLSServe(b *testing.B, bin, dir string, env []string) (*serveProcess, []string) {
+	certFile, keyFile := selfSignedCert(b, dir)
+	srv := startServe(b, bin, newProcessStore(b, bin), "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	if srv.admin == "" {
+		b.Fatalf("ckpt serve printed no admin token: %q", srv.stdout.String())
+	}
+	return srv, append(slices.Clone(env), "CKPT_STORE="+srv.url, "CKPT_TOKEN="+srv.admin, "SSL_CERT_FILE="+certFile)
+}
+
+// BenchmarkHookOverServer is BenchmarkUpdateOverServer for a hook: a
+// whole `ckpt hook PreToolUse` process (Claude Code's payload on stdin: a
+// presence beat), the event Claude Code sends before every tool call, on
+// a local store, over the server directly and through the keeper, with a
+// hello-world; it reports the same figures.
+//
+//	go test -run '^$' -bench HookOverServer -benchtime 40x ./cmd/ckpt
+func BenchmarkHookOverServer(b *testing.B) {
+	hello := helloBinary(b)
+	bin := ckptBinary(b)
+	dir := b.TempDir()
+	project := filepath.Join(dir, "app")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	local := filepath.Join(dir, ".ckpt")
+	if _, err := ckptRun(b, bin, "--store", local, "init"); err != nil {
+		b.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=kai", "CKPT_KEEPER=off", "XDG_STATE_HOME=" + filepath.Join(dir, "state")}
+	srv, remote := startTLSServe(b, bin, dir, env)
+	prompt := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"UserPromptSubmit","prompt":"Refactor parseConfig"}`, project)
+	pre := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_01"}`, project)
+	hook := func(store string, env []string, event, stdin string) *exec.Cmd {
+		cmd := exec.Command(bin, "--store", store, "hook", event)
+		cmd.Dir, cmd.Env, cmd.Stdin = project, env, strings.NewReader(stdin)
+		return cmd
+	}
+	for _, c := range []struct {
+		store string
+		env   []string
+	}{{local, env}, {srv.url, remote}} {
+		if out, err := hook(c.store, c.env, "UserPromptSubmit", prompt).CombinedOutput(); err != nil || len(out) == 0 {
+			b.Fatalf("the first prompt's hook: %v: %s", err, out)
+		}
+	}
+	keeperEnv, keeperPID := benchKeeper(b, bin, srv.url, remote, "beat", "app/session-s1")
+	preToolUse := func(store string, env []string) func() *exec.Cmd {
+		return func() *exec.Cmd { return hook(store, env, "PreToolUse", pre) }
+	}
+	cases := []servedCase{
+		{name: "hello", cmd: func() *exec.Cmd { c := exec.Command(hello); c.Dir, c.Env = dir, env; return c }},
+		{name: "local", cmd: preToolUse(local, env)},
+		{name: "served", cmd: preToolUse(srv.url, remote), server: func() time.Duration { return processCPU(b, srv.cmd.Process.Pid) }},
+		{name: "served-keeper", cmd: preToolUse(srv.url, keeperEnv), server: func() time.Duration { return processCPU(b, srv.cmd.Process.Pid) },
+			keeper: func() time.Duration { return processCPU(b, keeperPID) }},
 	}
 	runServedCases(b, cases)
 	reportServedCases(b, cases)
