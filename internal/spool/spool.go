@@ -1,9 +1,9 @@
 // Package spool is this machine's spool of a ckpt serve store: a
 // ckpt.Store wrapper that keeps, durably and in order, the writes its
 // server cannot take while it is away, and delivers them before every
-// later call. It links no HTTP client (nor net/http): package remote
-// wraps its client in it (remote.NewSpool), and any other ckpt.Store of a
-// server's, such as the keeper's client, can be wrapped in it alike.
+// later call. It links no HTTP client (nor net/http): ckpt-server wraps
+// its HTTP client in it (remote.NewSpool), and ckpt, which links none,
+// its keeper's client, so that a command's spool is the same either way.
 package spool
 
 import (
