@@ -25,6 +25,10 @@ var beatWaits func()
 // beat file at path, before it reads or writes it.
 var beatCreated func(path string)
 
+// beatTempLocked, when set (by tests only), runs when a first Beat holds
+// its new beat file locked under the temporary name tmp, before linking it.
+var beatTempLocked func(tmp string)
+
 // lockBeat takes the exclusive flock of f's beat file, the lock that makes
 // a Beat's read, merge and write one step: without it, two beats racing
 // both read the old record and the later writer drops the other's beat
@@ -82,7 +86,9 @@ func (s *Store) lockBeat(ctx context.Context, f files) (bf *beatFile, created bo
 // ckpt's plain beat at its modification time, the moment of creation: a
 // beat with an older time then recorded nothing, and a record it wrote
 // was overwritten by the creator, which does not read. A crash in between
-// leaves a temporary file that check reports and repair removes.
+// leaves a temporary file that check reports and repair removes; while
+// its creator lives the file is locked, and both leave it alone
+// (heldByWriter).
 func createLocked(path string) (int, error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.tmp-%d-%016x", filepath.Base(path), os.Getpid(), rand.Uint64()))
 	fd, err := openFile(tmp, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
@@ -93,6 +99,9 @@ func createLocked(path string) (int, error) {
 	if err := flock(fd, syscall.LOCK_EX); err != nil {
 		syscall.Close(fd)
 		return -1, &os.PathError{Op: "flock", Path: tmp, Err: err}
+	}
+	if beatTempLocked != nil {
+		beatTempLocked(tmp)
 	}
 	if err := syscall.Link(tmp, path); err != nil {
 		syscall.Close(fd)

@@ -391,7 +391,7 @@ func (s *Store) findStrayFiles(d *diagnosis, repairCmd string) error {
 			case isSymlink(de):
 				p := s.linkProblem(f.id, filepath.Join(checkpointsDir, filepath.Base(f.dir), name), repairCmd)
 				d.found = append(d.found, finding{kind: kindLink, Problem: p, path: filepath.Join(f.dir, name)})
-			case isTemp(de.Name()):
+			case isTemp(de.Name()) && !heldByWriter(filepath.Join(f.dir, name)):
 				d.add(kindTemp, ckpt.SeverityWarning, repairCmd, "leftover temporary file %s from an interrupted write", name)
 			}
 		}

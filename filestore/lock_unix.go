@@ -198,3 +198,18 @@ func setTimes(path string, at time.Time) error {
 		return nil
 	}
 }
+
+// heldByWriter reports whether the regular file at path is flock'ed by
+// someone: a temporary file a live Beat is creating holds its lock from
+// its creation to its unlink (createLocked), so check and repair leave it
+// alone rather than take it for a crashed write's leftover. It opens
+// without following links and without blocking (a FIFO planted in a store
+// must not hang check); a file that cannot be opened is not held.
+func heldByWriter(path string) bool {
+	fd, err := openFile(path, syscall.O_RDONLY|syscall.O_NONBLOCK)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	return flock(fd, syscall.LOCK_SH|syscall.LOCK_NB) == syscall.EWOULDBLOCK
+}

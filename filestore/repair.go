@@ -357,8 +357,9 @@ func (s *Store) rebuildCaches(f files, d *diagnosis) error {
 	return nil
 }
 
-// removeTemps removes atomicfile's leftover temporary files in f's
-// directory and its backups. Call it only under the checkpoint's lock.
+// removeTemps removes the leftover temporary files in f's directory and
+// its backups, not one a live writer holds locked (a first Beat's, which
+// takes no checkpoint lock). Call it only under the checkpoint's lock.
 func removeTemps(f files) error {
 	var first error
 	for _, dir := range []string{f.dir, f.backups()} {
@@ -367,8 +368,8 @@ func removeTemps(f files) error {
 		}
 		des, _ := os.ReadDir(dir)
 		for _, de := range des {
-			if isTemp(de.Name()) {
-				if err := os.Remove(filepath.Join(dir, de.Name())); err != nil && first == nil {
+			if path := filepath.Join(dir, de.Name()); isTemp(de.Name()) && !heldByWriter(path) {
+				if err := os.Remove(path); err != nil && first == nil {
 					first = err
 				}
 			}
