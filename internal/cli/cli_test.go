@@ -266,7 +266,7 @@ func TestVerbsCoverEveryField(t *testing.T) {
 	h.ok("cycle", id)
 	h.ok("note", id, "more")
 	h.ok("tell", id, "pending until a hook delivers it")
-	repo := divergedRepo(t)
+	repo := testsupport.DivergedRepo(t)
 	if err := os.WriteFile(repo+"/untracked.txt", []byte("u\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -302,27 +302,4 @@ func zeroFields(v reflect.Value, prefix string) []string {
 		}
 	}
 	return out
-}
-
-// divergedRepo is a clone one commit ahead of and one behind its upstream,
-// with a file changed: a code state with every field set.
-func divergedRepo(t *testing.T) string {
-	t.Helper()
-	base := t.TempDir()
-	git := func(dir string, args ...string) { testsupport.Git(t, dir, args...) }
-	origin, repo := base+"/origin", base+"/work"
-	git(base, "init", "-q", "-b", "main", origin)
-	if err := os.WriteFile(origin+"/a.txt", []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(origin, "add", "a.txt")
-	git(origin, "commit", "-q", "-m", "a")
-	git(base, "clone", "-q", origin, repo)
-	git(origin, "commit", "-q", "--allow-empty", "-m", "upstream")
-	git(repo, "commit", "-q", "--allow-empty", "-m", "local")
-	git(repo, "fetch", "-q")
-	if err := os.WriteFile(repo+"/a.txt", []byte("changed\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return repo
 }

@@ -17,7 +17,7 @@ import (
 func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 	h := newHarness(t)
 	h.ok("start", "a", "--title", "A")
-	repo := divergedRepo(t)
+	repo := testsupport.DivergedRepo(t)
 	h.recordCode("a", repo)
 	c := h.get("a")
 	testsupport.Git(t, repo, "commit", "-q", "-am", "more")

@@ -11,36 +11,13 @@ import (
 	"github.com/ckpt-dev/ckpt/protocols/ccc"
 )
 
-// divergedRepo is a clone one commit ahead of and one behind its upstream,
-// with a file changed: a code state with every field set.
-func divergedRepo(t *testing.T) string {
-	t.Helper()
-	base := t.TempDir()
-	git := func(dir string, args ...string) { testsupport.Git(t, dir, args...) }
-	origin, repo := base+"/origin", base+"/work"
-	git(base, "init", "-q", "-b", "main", origin)
-	if err := os.WriteFile(origin+"/a.txt", []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(origin, "add", "a.txt")
-	git(origin, "commit", "-q", "-m", "a")
-	git(base, "clone", "-q", origin, repo)
-	git(origin, "commit", "-q", "--allow-empty", "-m", "upstream")
-	git(repo, "commit", "-q", "--allow-empty", "-m", "local")
-	git(repo, "fetch", "-q")
-	if err := os.WriteFile(repo+"/a.txt", []byte("changed\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return repo
-}
-
 // TestCheckpointRecordsCodeState: ckpt checkpoint records where the code
 // is; show and log say it, and a second checkpoint with nothing moved
 // records nothing.
 func TestCheckpointRecordsCodeState(t *testing.T) {
 	h := newHarness(t)
 	h.ok("start", "a", "--title", "A")
-	repo := divergedRepo(t)
+	repo := testsupport.DivergedRepo(t)
 	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
 	c := h.get("a")
 	if c.Code == nil || c.Code.Root != repo || c.Code.Branch != "main" || c.Code.Upstream != "origin/main" ||
