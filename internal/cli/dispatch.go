@@ -96,15 +96,16 @@ func execProgram(f *cmdutil.Factory, name string, extra ...string) error {
 	}
 	// A ckpt-server that is this ckpt (a link or copy installed under the
 	// name) would run the dispatcher again, forever.
-	if f.Env.Executable != "" && (f.Env.Var(EnvExecutable) == f.Env.Executable || sameFile(path, f.Env.Executable)) {
+	self := f.Env.ExecutablePath()
+	if self != "" && (f.Env.Var(EnvExecutable) == self || sameFile(path, self)) {
 		return fmt.Errorf("%s is ckpt itself, not %s: reinstall the binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest", path, filepath.Base(path))
 	}
 	if f.Env.Exec == nil {
 		return fmt.Errorf("cannot start %s from here: run %s %s", path, path, strings.Join(f.Env.Args, " "))
 	}
 	env := extra
-	if f.Env.Executable != "" {
-		env = append(env, EnvExecutable+"="+f.Env.Executable)
+	if self != "" {
+		env = append(env, EnvExecutable+"="+self)
 	}
 	if err := f.Env.Exec(path, append([]string{path}, f.Env.Args...), env); err != nil {
 		return fmt.Errorf("starting %s: %w", path, err)
@@ -133,8 +134,9 @@ func findProgram(env *cmdutil.Env, name string) (string, error) {
 		name += ".exe"
 	}
 	var dirs []string
-	if env.Executable != "" {
-		dirs = append(dirs, filepath.Dir(env.Executable))
+	self := env.ExecutablePath()
+	if self != "" {
+		dirs = append(dirs, filepath.Dir(self))
 	}
 	dirs = append(dirs, filepath.SplitList(env.Var("PATH"))...)
 	for _, dir := range dirs {
@@ -147,8 +149,8 @@ func findProgram(env *cmdutil.Env, name string) (string, error) {
 		}
 	}
 	where := "on $PATH"
-	if env.Executable != "" {
-		where = "beside " + env.Executable + " or on $PATH"
+	if self != "" {
+		where = "beside " + self + " or on $PATH"
 	}
 	return "", fmt.Errorf("%w %s: ckpt serve, mcp, token, migrate, monitor and checkpoint, and every command over a PostgreSQL store, are run by it; install both binaries with CGO_ENABLED=0 go install github.com/ckpt-dev/ckpt/cmd/...@latest (in a checkout: CGO_ENABLED=0 go install ./cmd/...)",
 		errNoServer, where)
@@ -160,14 +162,15 @@ func findProgram(env *cmdutil.Env, name string) (string, error) {
 // through ckpt. Run by ckpt's dispatcher, that is the ckpt given in
 // CKPT_EXECUTABLE; run directly, the ckpt installed beside program.
 func AsCkpt(env *cmdutil.Env, program string) *cmdutil.Env {
-	base := filepath.Base(env.Executable)
+	self := env.ExecutablePath()
+	base := filepath.Base(self)
 	if strings.TrimSuffix(base, ".exe") != program {
 		return env
 	}
 	e := *env
 	e.Executable = env.Var(EnvExecutable)
 	if e.Executable == "" {
-		e.Executable = filepath.Join(filepath.Dir(env.Executable), "ckpt"+strings.TrimPrefix(base, program))
+		e.Executable = filepath.Join(filepath.Dir(self), "ckpt"+strings.TrimPrefix(base, program))
 	}
 	// Consumed: a dispatcher of this process (ckpt-pg's serve) must not
 	// take its own ckpt for a copy of itself (execProgram's check).

@@ -7,5 +7,5 @@ import (
 
 // installCommand is claude.InstallCommand for the running binary.
 func installCommand(e *cmdutil.Env, own bool) string {
-	return claude.InstallCommand(e.Executable, e.Var, own)
+	return claude.InstallCommand(e.ExecutablePath(), e.Var, own)
 }

@@ -29,10 +29,13 @@ type Env struct {
 	// Args are the command-line arguments without the program name.
 	Args []string
 	// Executable is the absolute path of the running ckpt binary, symbolic
-	// links resolved; "" when it is not known. `hooks install` and `mcp
-	// install` write it into a client's settings when it is an installed
-	// ckpt.
+	// links resolved; "" when it is not known or not looked up yet: read
+	// it with ExecutablePath. `hooks install` and `mcp install` write it
+	// into a client's settings when it is an installed ckpt.
 	Executable string
+	// LookupExecutable finds Executable the first time ExecutablePath is
+	// asked while it is ""; nil: it stays unknown.
+	LookupExecutable func() string
 	// Interrupt returns a context derived from ctx that ends when the user
 	// interrupts the process (Ctrl-C, SIGTERM), and the function that stops
 	// watching for that. Commands that run until interrupted (monitor,
@@ -60,6 +63,21 @@ type Env struct {
 	// is killed when ctx ends. The hooks run their tracker step in
 	// ckpt-server this way. nil: it cannot.
 	Output func(ctx context.Context, path string, args, env []string) ([]byte, error)
+}
+
+// ExecutablePath is Executable, found by LookupExecutable the first time
+// it is asked for when Executable is "". Most command lines never ask
+// (only dispatching to a sibling program, starting a keeper and the
+// install commands do), and the lookup, a readlink of /proc/self/exe and a
+// stat per component of the path, cost every process about 60 µs of CPU
+// when System did it up front (docs/design.md, "Issue 22, round ten"). It
+// fills Executable, so it is not safe for concurrent first use.
+func (e *Env) ExecutablePath() string {
+	if e.Executable == "" && e.LookupExecutable != nil {
+		e.Executable = e.LookupExecutable()
+		e.LookupExecutable = nil
+	}
+	return e.Executable
 }
 
 // Var reads the environment variable key; "" when unset.

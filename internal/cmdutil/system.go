@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"os/user"
 	"path/filepath"
 	"runtime/debug"
 	"syscall"
@@ -23,12 +22,12 @@ func System() *Env {
 		wd = string(os.PathSeparator)
 	}
 	return &Env{
-		IOStreams:  IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
-		Getenv:     os.Getenv,
-		WorkDir:    wd,
-		Now:        time.Now,
-		Args:       os.Args[1:],
-		Executable: executable(),
+		IOStreams:        IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
+		Getenv:           os.Getenv,
+		WorkDir:          wd,
+		Now:              time.Now,
+		Args:             os.Args[1:],
+		LookupExecutable: executable,
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			// A command that runs until interrupted (monitor, status
 			// --watch, mirror follow) lives long: the collector goes back
@@ -43,16 +42,6 @@ func System() *Env {
 		Start:      startDetached,
 		Output:     outputOf,
 	}
-}
-
-// accountName is the login name of the account the process runs as, ""
-// when the system cannot say.
-func accountName() string {
-	u, err := user.Current()
-	if err != nil {
-		return ""
-	}
-	return u.Username
 }
 
 // executable is the absolute path of the running binary with symbolic links

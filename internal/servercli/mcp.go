@@ -175,14 +175,14 @@ server and key. A file without it is left alone.`
 		fl := cmd.Flags()
 		fl.BoolVar(&o.Print, "print", false, "print the claude mcp add command instead of writing .mcp.json")
 		fl.StringVar(&o.Scope, "scope", "project", "`SCOPE`: project (.mcp.json, written by ckpt), local or user (printed as a claude mcp add command)")
-		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+claude.InstallCommand(f.Env.Executable, f.Env.Var, true)+")")
+		fl.StringVar(&o.Command, "command", "", "how Claude Code runs ckpt: ckpt (on its PATH) or an absolute `PATH`; default: ckpt in the project's shared .mcp.json, this binary's path for --print, local and user ("+claude.InstallCommand(f.Env.ExecutablePath(), f.Env.Var, true)+")")
 	}
 	return cmd
 }
 
 func runMCPInstall(o *MCPInstallOptions) error {
 	if o.Command == "" {
-		o.Command = claude.InstallCommand(o.Env.Executable, o.Env.Var, o.Print || o.Scope != "project")
+		o.Command = claude.InstallCommand(o.Env.ExecutablePath(), o.Env.Var, o.Print || o.Scope != "project")
 	}
 	if !o.Install {
 		changed, path, err := mcp.UninstallClaudeProject(o.ProjectDir)
