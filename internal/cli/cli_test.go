@@ -18,19 +18,19 @@ import (
 
 func TestIssueWalkthrough(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "kai-7/secondary-a", "--agent", "Secondary-A", "--title", "Schedule fetcher spec",
+	h.OK("start", "kai-7/secondary-a", "--agent", "Secondary-A", "--title", "Schedule fetcher spec",
 		"--step", "research", "--step", "spec", "--step", "checklist", "--interval", "15m")
-	if out := h.ok("step", "kai-7/secondary-a", "research", "--done", "--output", "research/NOTES.md"); out != "kai-7/secondary-a  rev 2  step research done  (1/3, 33%, in_progress)\n" {
+	if out := h.OK("step", "kai-7/secondary-a", "research", "--done", "--output", "research/NOTES.md"); out != "kai-7/secondary-a  rev 2  step research done  (1/3, 33%, in_progress)\n" {
 		t.Errorf("step output %q", out)
 	}
-	h.ok("update", "kai-7/secondary-a", "--stage", "S2.P2", "--current-step", "Writing acceptance criteria",
+	h.OK("update", "kai-7/secondary-a", "--stage", "S2.P2", "--current-step", "Writing acceptance criteria",
 		"--file-modified", "feature_02/spec.md", "--next-step", "Write checklist.md")
-	h.ok("decision", "kai-7/secondary-a", "Use the v2 API", "--reason", "v1 is rate limited")
-	h.ok("block", "kai-7/secondary-a", "Waiting for DISCOVERY.md")
-	h.ok("unblock", "kai-7/secondary-a")
-	h.now = t0.Add(10 * time.Minute)
-	h.ok("beat", "kai-7/secondary-a")
-	show := h.ok("show", "kai-7/secondary-a")
+	h.OK("decision", "kai-7/secondary-a", "Use the v2 API", "--reason", "v1 is rate limited")
+	h.OK("block", "kai-7/secondary-a", "Waiting for DISCOVERY.md")
+	h.OK("unblock", "kai-7/secondary-a")
+	h.Now = t0.Add(10 * time.Minute)
+	h.OK("beat", "kai-7/secondary-a")
+	show := h.OK("show", "kai-7/secondary-a")
 	for _, want := range []string{
 		"kai-7/secondary-a  Schedule fetcher spec\n",
 		"status       in_progress  (rev 6)\n",
@@ -51,32 +51,32 @@ func TestIssueWalkthrough(t *testing.T) {
 			t.Errorf("show lacks %q:\n%s", want, show)
 		}
 	}
-	c := decodeCheckpoint(t, h.ok("show", "kai-7/secondary-a", "--json", "--rev", "3"))
+	c := decodeCheckpoint(t, h.OK("show", "kai-7/secondary-a", "--json", "--rev", "3"))
 	if c.Rev != 3 || c.Stage != "S2.P2" || len(c.Decisions) != 0 {
 		t.Errorf("show --rev 3: rev %d stage %q decisions %d", c.Rev, c.Stage, len(c.Decisions))
 	}
-	h.ok("done", "kai-7/secondary-a")
-	if c := h.get("kai-7/secondary-a"); c.Status != ckpt.StatusDone || c.Rev != 7 {
+	h.OK("done", "kai-7/secondary-a")
+	if c := h.Get("kai-7/secondary-a"); c.Status != ckpt.StatusDone || c.Rev != 7 {
 		t.Errorf("after done: %s rev %d", c.Status, c.Rev)
 	}
 }
 
 func TestLsFiltersAndJSON(t *testing.T) {
 	h := newHarness(t)
-	if out := h.ok("ls", "--json"); out != "[]\n" {
+	if out := h.OK("ls", "--json"); out != "[]\n" {
 		t.Errorf("empty ls --json printed %q", out)
 	}
-	if code, out, errOut := h.run("ls"); code != 0 || out != "" || !strings.Contains(errOut, "ckpt start") {
+	if code, out, errOut := h.Run("ls"); code != 0 || out != "" || !strings.Contains(errOut, "ckpt start") {
 		t.Errorf("empty ls: %d %q %q", code, out, errOut)
 	}
-	h.ok("start", "kai-7/a", "--agent", "A", "--parent", "kai-7", "--label", "wave-1")
-	h.ok("start", "kai-7/b", "--agent", "B", "--parent", "kai-7", "--status", "NOT_STARTED")
-	h.ok("start", "other", "--agent", "A")
-	h.ok("wait", "other", "--reason", "review")
+	h.OK("start", "kai-7/a", "--agent", "A", "--parent", "kai-7", "--label", "wave-1")
+	h.OK("start", "kai-7/b", "--agent", "B", "--parent", "kai-7", "--status", "NOT_STARTED")
+	h.OK("start", "other", "--agent", "A")
+	h.OK("wait", "other", "--reason", "review")
 	list := func(args ...string) []string {
 		t.Helper()
 		var cs []ckpt.Checkpoint
-		out := h.ok(append([]string{"ls", "--json"}, args...)...)
+		out := h.OK(append([]string{"ls", "--json"}, args...)...)
 		if err := json.Unmarshal([]byte(out), &cs); err != nil {
 			t.Fatalf("ls --json %v: %v\n%s", args, err, out)
 		}
@@ -101,25 +101,25 @@ func TestLsFiltersAndJSON(t *testing.T) {
 			t.Errorf("ls %v = %v, want %v", tc.args, got, tc.want)
 		}
 	}
-	h.now = t0.Add(45 * time.Minute)
-	out := h.ok("ls")
+	h.Now = t0.Add(45 * time.Minute)
+	out := h.OK("ls")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[1], "kai-7/a") ||
 		!strings.Contains(lines[1], "45m ago (warn)") || !strings.Contains(lines[2], "pending") {
 		t.Errorf("ls table:\n%s", out)
 	}
-	if errOut := h.fails(ExitUsage, "ls", "--status", "sleeping"); !strings.Contains(errOut, "use one of pending") {
+	if errOut := h.Fails(ExitUsage, "ls", "--status", "sleeping"); !strings.Contains(errOut, "use one of pending") {
 		t.Errorf("bad status: %s", errOut)
 	}
 }
 
 func TestLogShowsEveryEvent(t *testing.T) {
 	h := newHarness(t)
-	h.vars[cmdutil.EnvSession] = "sess-1"
-	h.ok("start", "w", "--agent", "A", "--step", "s1")
-	h.ok("step", "w", "s1", "--start", "--agent", "B", "--key", "hook-1")
-	h.ok("note", "w", "hello")
-	out := h.ok("log", "w", "--json")
+	h.Vars[cmdutil.EnvSession] = "sess-1"
+	h.OK("start", "w", "--agent", "A", "--step", "s1")
+	h.OK("step", "w", "s1", "--start", "--agent", "B", "--key", "hook-1")
+	h.OK("note", "w", "hello")
+	out := h.OK("log", "w", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("log --json printed %d lines:\n%s", len(lines), out)
@@ -140,10 +140,10 @@ func TestLogShowsEveryEvent(t *testing.T) {
 		len(e.Sum) != 32 || e.Prev == "" || !strings.Contains(string(e.Data), `"in_progress"`) {
 		t.Errorf("event 2: %+v", e)
 	}
-	if out := h.ok("log", "w", "--from", "3", "--json"); strings.Count(out, "\n") != 1 || !strings.Contains(out, `"seq":3`) {
+	if out := h.OK("log", "w", "--from", "3", "--json"); strings.Count(out, "\n") != 1 || !strings.Contains(out, `"seq":3`) {
 		t.Errorf("log --from 3: %s", out)
 	}
-	human := h.ok("log", "w")
+	human := h.OK("log", "w")
 	for _, want := range []string{
 		"   1  2026-01-15T14:30:00Z  created     A@sess-1        started\n",
 		"   2  2026-01-15T14:30:00Z  step        B@sess-1        step s1 in_progress  [key hook-1]\n",
@@ -153,14 +153,14 @@ func TestLogShowsEveryEvent(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, human)
 		}
 	}
-	if from := h.ok("log", "w", "--from", "2"); !strings.HasPrefix(from, "   2  ") || !strings.Contains(from, "step s1 in_progress") {
+	if from := h.OK("log", "w", "--from", "2"); !strings.HasPrefix(from, "   2  ") || !strings.Contains(from, "step s1 in_progress") {
 		t.Errorf("log --from 2:\n%s", from)
 	}
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "w")
+	h.OK("start", "w")
 	for _, args := range [][]string{
 		{"frobnicate"},
 		{"start"},
@@ -173,7 +173,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"log", "w", "--from", "-1"},
 		{"update", "w"},
 	} {
-		errOut := h.fails(ExitUsage, args...)
+		errOut := h.Fails(ExitUsage, args...)
 		if !strings.Contains(errOut, "ckpt ") && !strings.Contains(errOut, "--") {
 			t.Errorf("ckpt %v: message does not say what to do: %s", args, errOut)
 		}
@@ -182,7 +182,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 
 func TestErrorPathsSayWhatToDo(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "w")
+	h.OK("start", "w")
 	cases := []struct {
 		code int
 		args []string
@@ -203,39 +203,39 @@ func TestErrorPathsSayWhatToDo(t *testing.T) {
 		{ExitUsage, []string{"fail", "w"}, "--reason"},
 	}
 	for _, tc := range cases {
-		errOut := h.fails(tc.code, tc.args...)
+		errOut := h.Fails(tc.code, tc.args...)
 		if !strings.Contains(errOut, tc.say) {
 			t.Errorf("ckpt %v: %q does not say %q", tc.args, errOut, tc.say)
 		}
 	}
-	if c := h.get("w"); c.Rev != 1 {
+	if c := h.Get("w"); c.Rev != 1 {
 		t.Errorf("failed commands wrote: rev %d", c.Rev)
 	}
 }
 
 func TestCKPTNowPinsTheClock(t *testing.T) {
 	h := newHarness(t)
-	h.vars[cmdutil.EnvNow] = "2030-02-03T04:05:06Z"
-	h.ok("start", "w")
-	if c := h.get("w"); !c.StartedAt.Equal(time.Date(2030, 2, 3, 4, 5, 6, 0, time.UTC)) {
+	h.Vars[cmdutil.EnvNow] = "2030-02-03T04:05:06Z"
+	h.OK("start", "w")
+	if c := h.Get("w"); !c.StartedAt.Equal(time.Date(2030, 2, 3, 4, 5, 6, 0, time.UTC)) {
 		t.Errorf("started at %v", c.StartedAt)
 	}
-	h.vars[cmdutil.EnvNow] = "yesterday"
-	if errOut := h.fails(ExitUsage, "note", "w", "x"); !strings.Contains(errOut, "CKPT_NOW") || !strings.Contains(errOut, "RFC 3339") {
+	h.Vars[cmdutil.EnvNow] = "yesterday"
+	if errOut := h.Fails(ExitUsage, "note", "w", "x"); !strings.Contains(errOut, "CKPT_NOW") || !strings.Contains(errOut, "RFC 3339") {
 		t.Errorf("bad CKPT_NOW: %s", errOut)
 	}
 }
 
 func TestActingAgentFromEnvAndFlag(t *testing.T) {
 	h := newHarness(t)
-	h.vars[cmdutil.EnvAgent] = "env-agent"
-	h.ok("start", "w", "--step", "s")
-	h.ok("step", "w", "s", "--done", "--agent", "flag-agent")
-	ev := h.history("w")
+	h.Vars[cmdutil.EnvAgent] = "env-agent"
+	h.OK("start", "w", "--step", "s")
+	h.OK("step", "w", "s", "--done", "--agent", "flag-agent")
+	ev := h.History("w")
 	if ev[0].Actor.Agent != "env-agent" || ev[1].Actor.Agent != "flag-agent" {
 		t.Errorf("actors %+v %+v", ev[0].Actor, ev[1].Actor)
 	}
-	if c := h.get("w"); c.Agent.ID != "env-agent" || c.Steps[0].By != "flag-agent" {
+	if c := h.Get("w"); c.Agent.ID != "env-agent" || c.Steps[0].By != "flag-agent" {
 		t.Errorf("agent %+v step by %q", c.Agent, c.Steps[0].By)
 	}
 }
@@ -246,37 +246,37 @@ func TestActingAgentFromEnvAndFlag(t *testing.T) {
 // takeover, restart) set them.
 func TestVerbsCoverEveryField(t *testing.T) {
 	h := newHarness(t)
-	h.vars[cmdutil.EnvSession] = "sess-1"
+	h.Vars[cmdutil.EnvSession] = "sess-1"
 	id := "kai-7/secondary-a"
-	h.ok("start", id, "--agent", "Secondary-A", "--agent-type", "secondary", "--agent-name", "Secondary A",
+	h.OK("start", id, "--agent", "Secondary-A", "--agent-type", "secondary", "--agent-name", "Secondary A",
 		"--title", "Spec", "--task", "KAI-7", "--parent", "kai-7", "--label", "wave-1",
 		"--step", "research", "--step", "spec", "--accept", "tests=All tests pass", "--interval", "5m",
 		"--max-cycles", "3", "--meta", "feature=f2", "--stage", "S2.P1", "--phase", "Research")
-	h.ok("step", id, "research", "--start", "--title", "Research", "--phase", "P1", "--notes", "reading")
-	h.ok("step", id, "research", "--done", "--output", "NOTES.md", "--by", "main", "--after", "kickoff")
-	h.ok("update", id, "--current-step", "Writing spec", "--file-created", "spec.md", "--file-modified", "README.md",
+	h.OK("step", id, "research", "--start", "--title", "Research", "--phase", "P1", "--notes", "reading")
+	h.OK("step", id, "research", "--done", "--output", "NOTES.md", "--by", "main", "--after", "kickoff")
+	h.OK("update", id, "--current-step", "Writing spec", "--file-created", "spec.md", "--file-modified", "README.md",
 		"--last-processed", "s4", "--next-to-process", "s5", "--notes", "n", "--last-message", "Next: s5", "--instructions", "Continue at s5",
 		"--next-step", "Write s5", "--review-score", "code=85", "--reason", "r")
-	h.ok("decision", id, "v2 API", "--reason", "v1 limited")
-	h.ok("block", id, "DISCOVERY.md")
-	h.ok("unblock", id)
-	h.ok("error", id, "timeout", "--type", "network", "--blocking")
-	h.ok("error", id, "--clear")
-	h.ok("accept", id, "tests")
-	h.ok("cycle", id)
-	h.ok("note", id, "more")
-	h.ok("tell", id, "pending until a hook delivers it")
+	h.OK("decision", id, "v2 API", "--reason", "v1 limited")
+	h.OK("block", id, "DISCOVERY.md")
+	h.OK("unblock", id)
+	h.OK("error", id, "timeout", "--type", "network", "--blocking")
+	h.OK("error", id, "--clear")
+	h.OK("accept", id, "tests")
+	h.OK("cycle", id)
+	h.OK("note", id, "more")
+	h.OK("tell", id, "pending until a hook delivers it")
 	repo := testsupport.DivergedRepo(t)
 	if err := os.WriteFile(repo+"/untracked.txt", []byte("u\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.recordCode(id, repo) // the hooks' final checkpoint and ckpt-server's checkpoint record where the code is
-	h.now = t0.Add(time.Minute)
-	h.ok("beat", id)
-	h.ok("beat", id, "--state", "busy", "--reason", "make test", "--pid", strconv.Itoa(os.Getpid()))
-	h.ok("beat", id, "--state", "waiting", "--for", "thing", "--reason", "CI run")
-	h.ok("done", id, "--reason", "all criteria met")
-	c := h.get(id)
+	recordCode(h, id, repo) // the hooks' final checkpoint and ckpt-server's checkpoint record where the code is
+	h.Now = t0.Add(time.Minute)
+	h.OK("beat", id)
+	h.OK("beat", id, "--state", "busy", "--reason", "make test", "--pid", strconv.Itoa(os.Getpid()))
+	h.OK("beat", id, "--state", "waiting", "--for", "thing", "--reason", "CI run")
+	h.OK("done", id, "--reason", "all criteria met")
+	c := h.Get(id)
 	missing := zeroFields(reflect.ValueOf(*c), "")
 	want := []string{"ResumesWithoutProgress", "Archived"}
 	if !reflect.DeepEqual(missing, want) {

@@ -20,9 +20,9 @@ import (
 // instead of failing on a type.
 func TestCheckOnAStoreWithoutTheCapabilitySaysSo(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "w")
+	h.OK("start", "w")
 	for _, verb := range []string{"check", "repair"} {
-		msg := h.fails(ExitUsage, verb)
+		msg := h.Fails(ExitUsage, verb)
 		if !strings.Contains(msg, "this store offers no "+verb) || !strings.Contains(msg, "run ckpt "+verb+" on the host") {
 			t.Errorf("ckpt %s on a store without the capability: %q", verb, msg)
 		}

@@ -64,12 +64,12 @@ func TestDemoPlaysEveryStageAndCleansUp(t *testing.T) {
 
 func TestDemoCommandRuns(t *testing.T) {
 	h := newHarness(t)
-	out := h.ok("demo")
+	out := h.OK("demo")
 	if !strings.Contains(out, "== 7/7") || !strings.Contains(out, "(exit status 10)") {
 		t.Errorf("ckpt demo output:\n%s", out)
 	}
 	// The demo plays in its own store: the user's is untouched.
-	if h.ok("ls", "--all", "--json") != "[]\n" {
+	if h.OK("ls", "--all", "--json") != "[]\n" {
 		t.Error("the demo wrote to the user's store")
 	}
 }

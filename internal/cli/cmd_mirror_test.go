@@ -309,18 +309,18 @@ func TestMirrorFollowOnAFileStore(t *testing.T) {
 func TestMirrorsWithAStoreThatIsNotADirectory(t *testing.T) {
 	h := newHarness(t)
 	dir := t.TempDir()
-	h.vars[EnvMirrors] = filepath.Join(dir, "mirrors.json")
-	h.ok("mirror", "add", "agent-checkpoints", "--root", dir, "--prefix", "kai/")
-	h.ok("start", "kai/a", "--agent", "A", "--stage", "S1")
+	h.Vars[EnvMirrors] = filepath.Join(dir, "mirrors.json")
+	h.OK("mirror", "add", "agent-checkpoints", "--root", dir, "--prefix", "kai/")
+	h.OK("start", "kai/a", "--agent", "A", "--stage", "S1")
 	data, err := os.ReadFile(filepath.Join(dir, "agent_checkpoints", "a.json"))
 	if err != nil || !strings.Contains(string(data), `"stage": "S1"`) {
 		t.Fatalf("mirror not written: %v\n%s", err, data)
 	}
-	h.ok("update", "kai/a", "--stage", "S2")
+	h.OK("update", "kai/a", "--stage", "S2")
 	if data, _ := os.ReadFile(filepath.Join(dir, "agent_checkpoints", "a.json")); !strings.Contains(string(data), `"stage": "S2"`) {
 		t.Errorf("the update was not mirrored:\n%s", data)
 	}
-	if out := h.ok("mirror", "check"); !strings.Contains(out, "1 mirror file checked, 0 problems") {
+	if out := h.OK("mirror", "check"); !strings.Contains(out, "1 mirror file checked, 0 problems") {
 		t.Errorf("mirror check: %s", out)
 	}
 	var cfg struct{ Mirrors []mirror.Entry }

@@ -25,23 +25,23 @@ func resumeForTest(st ckpt.Store, id string, out, errOut *bytes.Buffer) *ResumeO
 
 func TestRunResumeStartsASessionAndPrintsThePrompt(t *testing.T) {
 	h := newHarness(t)
-	h.vars[cmdutil.EnvAgent] = "Secondary-A"
-	h.ok("start", "kai-7/a", "--title", "Schedule fetcher spec", "--step", "research=Read the sources", "--step", "spec=Write spec.md", "--step", "checklist")
-	h.ok("step", "kai-7/a", "research", "--done")
-	h.ok("step", "kai-7/a", "spec", "--start")
-	h.ok("decision", "kai-7/a", "Use the v2 API", "--reason", "v1 is rate limited")
-	h.ok("update", "kai-7/a", "--file-modified", "feature_02/spec.md", "--instructions", "Finish the acceptance criteria")
-	before := h.get("kai-7/a")
+	h.Vars[cmdutil.EnvAgent] = "Secondary-A"
+	h.OK("start", "kai-7/a", "--title", "Schedule fetcher spec", "--step", "research=Read the sources", "--step", "spec=Write spec.md", "--step", "checklist")
+	h.OK("step", "kai-7/a", "research", "--done")
+	h.OK("step", "kai-7/a", "spec", "--start")
+	h.OK("decision", "kai-7/a", "Use the v2 API", "--reason", "v1 is rate limited")
+	h.OK("update", "kai-7/a", "--file-modified", "feature_02/spec.md", "--instructions", "Finish the acceptance criteria")
+	before := h.Get("kai-7/a")
 
-	h.now = t0.Add(45 * time.Minute)
-	h.vars[cmdutil.EnvSession] = "sess-2"
-	out := h.ok("resume", "kai-7/a")
+	h.Now = t0.Add(45 * time.Minute)
+	h.Vars[cmdutil.EnvSession] = "sess-2"
+	out := h.OK("resume", "kai-7/a")
 
-	c := h.get("kai-7/a")
-	ev := h.history("kai-7/a")
+	c := h.Get("kai-7/a")
+	ev := h.History("kai-7/a")
 	last := ev[len(ev)-1]
-	if last.Type != ckpt.EventResumed || last.Seq != before.Rev+1 || !last.At.Equal(h.now) || last.Actor.Agent != "Secondary-A" {
-		t.Errorf("last event %+v, want a session.resumed at %v by Secondary-A", last, h.now)
+	if last.Type != ckpt.EventResumed || last.Seq != before.Rev+1 || !last.At.Equal(h.Now) || last.Actor.Agent != "Secondary-A" {
+		t.Errorf("last event %+v, want a session.resumed at %v by Secondary-A", last, h.Now)
 	}
 	if c.Session.ID != "sess-2" || c.Session.Number != before.Session.Number+1 || c.Agent.ID != "Secondary-A" {
 		t.Errorf("session %+v agent %+v after resume", c.Session, c.Agent)
@@ -68,8 +68,8 @@ func TestRunResumeStartsASessionAndPrintsThePrompt(t *testing.T) {
 
 func TestRunResumeJSONIsThePromptWithTheCrashLoopVerdict(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "w", "--step", "a", "--step", "b")
-	out := h.ok("resume", "w", "--json")
+	h.OK("start", "w", "--step", "a", "--step", "b")
+	out := h.OK("resume", "w", "--json")
 	var got map[string]any
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("resume --json is not JSON: %v\n%s", err, out)
@@ -100,20 +100,20 @@ func TestRunResumeRefusesWithoutForce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.ok("start", "w", "--step", "a")
+			h.OK("start", "w", "--step", "a")
 			for _, args := range tc.setup {
-				h.ok(args...)
+				h.OK(args...)
 			}
-			rev := h.get("w").Rev
-			msg := h.fails(ExitNotResumable, "resume", "w")
+			rev := h.Get("w").Rev
+			msg := h.Fails(ExitNotResumable, "resume", "w")
 			if !strings.Contains(msg, tc.msg) || !strings.Contains(msg, "not resumable") {
 				t.Errorf("refusal %q does not say %q", msg, tc.msg)
 			}
-			if got := h.get("w").Rev; got != rev {
+			if got := h.Get("w").Rev; got != rev {
 				t.Fatalf("a refused resume appended: rev %d, was %d", got, rev)
 			}
-			out := h.ok("resume", "w", "--force")
-			c := h.get("w")
+			out := h.OK("resume", "w", "--force")
+			c := h.Get("w")
 			if c.Rev != rev+1 || c.Session.Number != 2 || !strings.Contains(out, "# Resume:") {
 				t.Errorf("--force: rev %d session %d, output:\n%s", c.Rev, c.Session.Number, out)
 			}
@@ -182,30 +182,30 @@ func TestRunResumeFlagsACrashLoop(t *testing.T) {
 
 func TestRunResumeByAnotherAgentAndIdempotencyKey(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "w", "--agent", "Secondary-A", "--agent-type", "secondary")
+	h.OK("start", "w", "--agent", "Secondary-A", "--agent-type", "secondary")
 	// The same agent keeps its recorded details.
-	h.ok("resume", "w", "--agent", "Secondary-A")
-	if a := h.get("w").Agent; a != (ckpt.Agent{ID: "Secondary-A", Type: "secondary"}) {
+	h.OK("resume", "w", "--agent", "Secondary-A")
+	if a := h.Get("w").Agent; a != (ckpt.Agent{ID: "Secondary-A", Type: "secondary"}) {
 		t.Errorf("agent after a resume by itself: %+v", a)
 	}
-	code, _, errOut := h.run("resume", "w", "--agent", "Secondary-C", "--agent-name", "C")
+	code, _, errOut := h.Run("resume", "w", "--agent", "Secondary-C", "--agent-name", "C")
 	if code != 0 || !strings.Contains(errOut, "w was Secondary-A's; it is now Secondary-C's (ckpt takeover archives") {
 		t.Errorf("resume by another agent: exit %d, stderr %q", code, errOut)
 	}
-	if a := h.get("w").Agent; a != (ckpt.Agent{ID: "Secondary-C", Name: "C"}) {
+	if a := h.Get("w").Agent; a != (ckpt.Agent{ID: "Secondary-C", Name: "C"}) {
 		t.Errorf("agent after a resume by Secondary-C: %+v", a)
 	}
-	h.fails(ExitUsage, "resume", "w", "--agent-type", "x")
+	h.Fails(ExitUsage, "resume", "w", "--agent-type", "x")
 
-	rev := h.get("w").Rev
-	h.ok("resume", "w", "--key", "session-start-7")
-	h.ok("resume", "w", "--key", "session-start-7")
-	if got := h.get("w").Rev; got != rev+1 {
+	rev := h.Get("w").Rev
+	h.OK("resume", "w", "--key", "session-start-7")
+	h.OK("resume", "w", "--key", "session-start-7")
+	if got := h.Get("w").Rev; got != rev+1 {
 		t.Errorf("a resume retried with the same key appended again: rev %d, want %d", got, rev+1)
 	}
-	h.fails(ExitNotFound, "resume", "nope")
-	h.fails(ExitUsage, "resume", "../x")
-	h.fails(ExitUsage, "resume")
+	h.Fails(ExitNotFound, "resume", "nope")
+	h.Fails(ExitUsage, "resume", "../x")
+	h.Fails(ExitUsage, "resume")
 }
 
 func TestRunResumeSummarisesAHugeCheckpoint(t *testing.T) {

@@ -7,30 +7,31 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/clitest"
 )
 
 // threeAgents starts a (interval 5m), b (interval 15m, the default) and a
 // done checkpoint c at t0.
-func threeAgents(h *harness) {
-	h.t.Helper()
-	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
-	h.ok("start", "b", "--agent", "bob")
-	h.ok("start", "c", "--agent", "carol", "--interval", "5m")
-	h.ok("done", "c")
+func threeAgents(h *clitest.Harness) {
+	h.T.Helper()
+	h.OK("start", "a", "--agent", "alice", "--interval", "5m")
+	h.OK("start", "b", "--agent", "bob")
+	h.OK("start", "c", "--agent", "carol", "--interval", "5m")
+	h.OK("done", "c")
 }
 
 func TestStaleExitCodesFollowTheThresholds(t *testing.T) {
 	h := newHarness(t)
 	threeAgents(h)
 
-	h.now = t0.Add(10 * time.Minute) // a at exactly 2x: not yet warn
-	out := h.ok("stale")
+	h.Now = t0.Add(10 * time.Minute) // a at exactly 2x: not yet warn
+	out := h.OK("stale")
 	if want := "no agent is quiet: all 2 live checkpoints showed a sign of life within their warn threshold\n"; out != want {
 		t.Errorf("nothing stale: %q, want %q", out, want)
 	}
 
-	h.now = t0.Add(11 * time.Minute)
-	code, out, errOut := h.run("stale")
+	h.Now = t0.Add(11 * time.Minute)
+	code, out, errOut := h.Run("stale")
 	if code != ExitStaleWarn {
 		t.Fatalf("a warn: exit %d, want %d", code, ExitStaleWarn)
 	}
@@ -41,8 +42,8 @@ func TestStaleExitCodesFollowTheThresholds(t *testing.T) {
 		t.Errorf("stderr %q, want %q", errOut, want)
 	}
 
-	h.now = t0.Add(31 * time.Minute) // a stale (>20m), b warn (>30m)
-	code, out, errOut = h.run("stale", "--json")
+	h.Now = t0.Add(31 * time.Minute) // a stale (>20m), b warn (>30m)
+	code, out, errOut = h.Run("stale", "--json")
 	if code != ExitStale {
 		t.Fatalf("a stale: exit %d, want %d", code, ExitStale)
 	}
@@ -60,9 +61,9 @@ func TestStaleExitCodesFollowTheThresholds(t *testing.T) {
 	}
 
 	// A heartbeat is a sign of life.
-	h.ok("beat", "a")
-	h.ok("beat", "b")
-	if out := h.ok("stale", "--json"); strings.TrimSpace(out) != "[]" {
+	h.OK("beat", "a")
+	h.OK("beat", "b")
+	if out := h.OK("stale", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("after beats: %s", out)
 	}
 }
@@ -70,26 +71,26 @@ func TestStaleExitCodesFollowTheThresholds(t *testing.T) {
 func TestStaleThresholdFlagsAndFilters(t *testing.T) {
 	h := newHarness(t)
 	threeAgents(h)
-	h.ok("start", "kai-7/x", "--parent", "kai-7")
-	h.now = t0.Add(3 * time.Minute)
-	if code, _, _ := h.run("stale", "--warn", "2m"); code != ExitStaleWarn {
+	h.OK("start", "kai-7/x", "--parent", "kai-7")
+	h.Now = t0.Add(3 * time.Minute)
+	if code, _, _ := h.Run("stale", "--warn", "2m"); code != ExitStaleWarn {
 		t.Errorf("--warn 2m at 3m: exit %d", code)
 	}
-	if code, _, _ := h.run("stale", "--warn", "1m", "--stale", "150s"); code != ExitStale {
+	if code, _, _ := h.Run("stale", "--warn", "1m", "--stale", "150s"); code != ExitStale {
 		t.Errorf("--stale 150s at 3m: exit %d", code)
 	}
-	code, out, _ := h.run("stale", "--stale", "2m", "--json", "--prefix", "kai-7/")
+	code, out, _ := h.Run("stale", "--stale", "2m", "--json", "--prefix", "kai-7/")
 	var got []ckpt.StaleEntry
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitStale || len(got) != 1 || got[0].ID != "kai-7/x" {
 		t.Errorf("--prefix: exit %d, %s", code, out)
 	}
-	if code, _, _ := h.run("stale", "--stale", "2m", "--parent", "nothing"); code != 0 {
+	if code, _, _ := h.Run("stale", "--stale", "2m", "--parent", "nothing"); code != 0 {
 		t.Errorf("--parent with no match: exit %d", code)
 	}
 	// The done checkpoint c never goes stale, nor an archived one.
-	h.now = t0.Add(48 * time.Hour)
-	h.ok("archive", "c")
-	_, out, _ = h.run("stale", "--json")
+	h.Now = t0.Add(48 * time.Hour)
+	h.OK("archive", "c")
+	_, out, _ = h.Run("stale", "--json")
 	if strings.Contains(out, `"c"`) {
 		t.Errorf("a done checkpoint is listed: %s", out)
 	}
@@ -100,6 +101,6 @@ func TestStaleThresholdFlagsAndFilters(t *testing.T) {
 		{"stale", "--stale", "0s"},
 		{"stale", "extra"},
 	} {
-		h.fails(ExitUsage, args...)
+		h.Fails(ExitUsage, args...)
 	}
 }

@@ -11,37 +11,37 @@ import (
 	"time"
 
 	ckpt "github.com/ckpt-dev/ckpt"
+	"github.com/ckpt-dev/ckpt/internal/clitest"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/syncbuf"
-	"github.com/ckpt-dev/ckpt/memstore"
 )
 
 // orchestration sets up seed 003's picture: migration working on T060,
 // technical done with every criterion met, content done with one unmet,
 // and an archived old run.
-func orchestration(h *harness) {
-	h.t.Helper()
-	h.ok("start", "migration-T060", "--agent", "migration", "--task", "T060", "--title", "Convert the PDFs", "--interval", "5m",
+func orchestration(h *clitest.Harness) {
+	h.T.Helper()
+	h.OK("start", "migration-T060", "--agent", "migration", "--task", "T060", "--title", "Convert the PDFs", "--interval", "5m",
 		"--step", "post-01", "--step", "post-02", "--step", "post-03", "--step", "post-04")
-	h.ok("step", "migration-T060", "post-01", "--done")
-	h.ok("step", "migration-T060", "post-02", "--start")
-	h.ok("start", "technical-T040", "--agent", "technical", "--task", "T040", "--accept", "build")
-	h.ok("accept", "technical-T040", "build")
-	h.ok("done", "technical-T040")
-	h.ok("start", "content-T050", "--agent", "content", "--task", "T050", "--accept", "links=Links checked", "--accept", "images")
-	h.ok("accept", "content-T050", "links")
-	h.ok("done", "content-T050")
-	h.ok("start", "old-run", "--agent", "migration")
-	h.ok("done", "old-run")
-	h.ok("archive", "old-run")
+	h.OK("step", "migration-T060", "post-01", "--done")
+	h.OK("step", "migration-T060", "post-02", "--start")
+	h.OK("start", "technical-T040", "--agent", "technical", "--task", "T040", "--accept", "build")
+	h.OK("accept", "technical-T040", "build")
+	h.OK("done", "technical-T040")
+	h.OK("start", "content-T050", "--agent", "content", "--task", "T050", "--accept", "links=Links checked", "--accept", "images")
+	h.OK("accept", "content-T050", "links")
+	h.OK("done", "content-T050")
+	h.OK("start", "old-run", "--agent", "migration")
+	h.OK("done", "old-run")
+	h.OK("archive", "old-run")
 }
 
 func TestStatusTableShowsLivenessAndPartialCompletion(t *testing.T) {
 	h := newHarness(t)
 	orchestration(h)
-	h.now = t0.Add(12 * time.Minute)
-	out := h.ok("status")
+	h.Now = t0.Add(12 * time.Minute)
+	out := h.OK("status")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "PRESENCE") {
 		t.Fatalf("status table:\n%s", out)
@@ -67,7 +67,7 @@ func TestStatusTableShowsLivenessAndPartialCompletion(t *testing.T) {
 	if strings.Contains(out, "old-run") {
 		t.Error("status shows an archived checkpoint without --all")
 	}
-	if out := h.ok("status", "--all"); !strings.Contains(out, "old-run") {
+	if out := h.OK("status", "--all"); !strings.Contains(out, "old-run") {
 		t.Errorf("status --all:\n%s", out)
 	}
 }
@@ -75,8 +75,8 @@ func TestStatusTableShowsLivenessAndPartialCompletion(t *testing.T) {
 func TestStatusMarkdownIsSeed003StatusMD(t *testing.T) {
 	h := newHarness(t)
 	orchestration(h)
-	h.now = t0.Add(2 * time.Minute)
-	out := h.ok("status", "--md")
+	h.Now = t0.Add(2 * time.Minute)
+	out := h.OK("status", "--md")
 	for _, want := range []string{
 		"# Orchestration Status\n\n**Last Updated**: 2026-01-15T14:32:00Z\n**Overall Progress**: 75% (2/3 tasks complete)\n",
 		"| Agent | Task | Progress | Last Update | Status |\n|-------|------|----------|-------------|--------|\n",
@@ -96,7 +96,7 @@ func TestStatusMarkdownIsSeed003StatusMD(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.ok("status", "--md", "--out", file); got != "" {
+	if got := h.OK("status", "--md", "--out", file); got != "" {
 		t.Errorf("--out printed %q", got)
 	}
 	b, err := os.ReadFile(file)
@@ -106,7 +106,7 @@ func TestStatusMarkdownIsSeed003StatusMD(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
 		t.Errorf("--out left %d files behind", len(entries))
 	}
-	msg := h.fails(ExitFailure, "status", "--md", "--out", filepath.Join(dir, "missing", "STATUS.md"))
+	msg := h.Fails(ExitFailure, "status", "--md", "--out", filepath.Join(dir, "missing", "STATUS.md"))
 	if !strings.Contains(msg, "writing "+filepath.Join(dir, "missing", "STATUS.md")) {
 		t.Errorf("--out into a missing directory: %q", msg)
 	}
@@ -115,9 +115,9 @@ func TestStatusMarkdownIsSeed003StatusMD(t *testing.T) {
 func TestStatusJSONRows(t *testing.T) {
 	h := newHarness(t)
 	orchestration(h)
-	h.now = t0.Add(25 * time.Minute)
+	h.Now = t0.Add(25 * time.Minute)
 	var rows []render.StatusRow
-	if err := json.Unmarshal([]byte(h.ok("status", "--json")), &rows); err != nil {
+	if err := json.Unmarshal([]byte(h.OK("status", "--json")), &rows); err != nil {
 		t.Fatal(err)
 	}
 	byID := map[string]render.StatusRow{}
@@ -133,17 +133,17 @@ func TestStatusJSONRows(t *testing.T) {
 	if r := byID["migration-T060"]; r.Liveness != ckpt.Stale || r.SilentSeconds != 25*60 || r.Progress.Done != 1 || r.CurrentStep != "post-02" || r.TaskID != "T060" {
 		t.Errorf("migration row %+v", r)
 	}
-	h.fails(ExitUsage, "status", "--md", "--json")
-	h.fails(ExitUsage, "status", "--every", "1s")
-	if out := h.ok("status", "--json", "--prefix", "nothing"); strings.TrimSpace(out) != "[]" {
+	h.Fails(ExitUsage, "status", "--md", "--json")
+	h.Fails(ExitUsage, "status", "--every", "1s")
+	if out := h.OK("status", "--json", "--prefix", "nothing"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("empty status --json: %q", out)
 	}
 }
 
 func TestStatusWatchRedrawsUntilInterrupted(t *testing.T) {
-	st := memstore.New()
-	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
-	h.ok("start", "a", "--agent", "alice")
+	h := newHarness(t)
+	st := h.Store
+	h.OK("start", "a", "--agent", "alice")
 	ctx, cancel := context.WithCancel(context.Background())
 	var errOut syncbuf.Buffer
 	o := &StatusViewOptions{
@@ -185,32 +185,32 @@ func TestStatusWatchRedrawsUntilInterrupted(t *testing.T) {
 
 func TestProgressMarkdownHasSeed001Sections(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "loop/T060", "--task", "T060", "--title", "Convert the PDFs", "--step", "post-01", "--step", "post-02", "--step", "post-03", "--meta", "execution_mode=tdd")
-	h.ok("step", "loop/T060", "post-01", "--done")
-	h.ok("step", "loop/T060", "post-02", "--start")
-	h.ok("decision", "loop/T060", "Keep the PDF page numbers", "--reason", "citations use them")
-	h.ok("block", "loop/T060", "post-03.pdf is missing")
-	out := h.ok("progress", "loop/T060")
+	h.OK("start", "loop/T060", "--task", "T060", "--title", "Convert the PDFs", "--step", "post-01", "--step", "post-02", "--step", "post-03", "--meta", "execution_mode=tdd")
+	h.OK("step", "loop/T060", "post-01", "--done")
+	h.OK("step", "loop/T060", "post-02", "--start")
+	h.OK("decision", "loop/T060", "Keep the PDF page numbers", "--reason", "citations use them")
+	h.OK("block", "loop/T060", "post-03.pdf is missing")
+	out := h.OK("progress", "loop/T060")
 	want := "# Session Progress\n\n**Issue:** T060 — Convert the PDFs\n**Session:** 2026-01-15T14:30:00Z\n**Execution Mode:** exec:tdd\n\n" +
 		"## Completed Tasks\n- post-01 ✓\n\n## Current Task\n- post-02 — blocked\n\n## Remaining Tasks\n- post-03\n\n" +
 		"## Decisions Made\n- Keep the PDF page numbers: citations use them\n\n## Blockers\n- post-03.pdf is missing\n\n## Continuation Prompt\n"
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("progress markdown:\n%s\nwant it to start:\n%s", out, want)
 	}
-	if old := h.ok("progress", "loop/T060", "--rev", "1"); !strings.Contains(old, "## Completed Tasks\n- None\n") {
+	if old := h.OK("progress", "loop/T060", "--rev", "1"); !strings.Contains(old, "## Completed Tasks\n- None\n") {
 		t.Errorf("progress --rev 1:\n%s", old)
 	}
 	// --out writes the file as ckpt export does: missing directories made.
 	file := filepath.Join(t.TempDir(), "issue", "T060", ".ccc-progress.md")
-	if got := h.ok("progress", "loop/T060", "--out", file); got != "" {
+	if got := h.OK("progress", "loop/T060", "--out", file); got != "" {
 		t.Errorf("--out printed %q", got)
 	}
 	if b, _ := os.ReadFile(file); string(b) != out {
 		t.Errorf("--out file differs from stdout")
 	}
-	h.fails(ExitNotFound, "progress", "nope")
-	h.fails(ExitNotFound, "progress", "loop/T060", "--rev", "99")
-	h.fails(ExitUsage, "progress", "loop/T060", "--rev", "-2")
+	h.Fails(ExitNotFound, "progress", "nope")
+	h.Fails(ExitNotFound, "progress", "loop/T060", "--rev", "99")
+	h.Fails(ExitUsage, "progress", "loop/T060", "--rev", "-2")
 }
 
 func TestIsTerminal(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ckpt-dev/ckpt/internal/autockpt"
+	"github.com/ckpt-dev/ckpt/internal/clitest"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/testsupport"
 )
@@ -16,10 +17,10 @@ import (
 // session recorded it, or that the new session is not in that repository.
 func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "a", "--title", "A")
+	h.OK("start", "a", "--title", "A")
 	repo := testsupport.DivergedRepo(t)
-	h.recordCode("a", repo)
-	c := h.get("a")
+	recordCode(h, "a", repo)
+	c := h.Get("a")
 	testsupport.Git(t, repo, "commit", "-q", "-am", "more")
 	ctx := context.Background()
 	out := withCodeSince(ctx, render.NewContinuation(c, ""), repo)
@@ -35,7 +36,7 @@ func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 	}
 	// The commands: the prompt printed by takeover says it too (the
 	// harness's work directory is outside the repository).
-	if out := h.ok("takeover", "a", "--agent", "b"); !strings.Contains(out, "This session is not in that repository") {
+	if out := h.OK("takeover", "a", "--agent", "b"); !strings.Contains(out, "This session is not in that repository") {
 		t.Errorf("takeover:\n%s", out)
 	}
 }
@@ -43,10 +44,10 @@ func TestResumeSaysWhatChangedInTheCode(t *testing.T) {
 // recordCode records where the code in repo is on checkpoint id, as a
 // hook's final checkpoint and ckpt-server's checkpoint do
 // (autockpt.RecordCode).
-func (h *harness) recordCode(id, repo string) {
-	h.t.Helper()
-	autockpt.RecordCode(context.Background(), io.Discard, h.store, h.get(id), repo, h.now)
-	if h.get(id).Code == nil {
-		h.t.Fatalf("no code state recorded on %s from %s", id, repo)
+func recordCode(h *clitest.Harness, id, repo string) {
+	h.T.Helper()
+	autockpt.RecordCode(context.Background(), io.Discard, h.Store, h.Get(id), repo, h.Now)
+	if h.Get(id).Code == nil {
+		h.T.Fatalf("no code state recorded on %s from %s", id, repo)
 	}
 }

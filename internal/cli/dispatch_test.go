@@ -132,7 +132,7 @@ func TestDispatchRefusesItself(t *testing.T) {
 // runs with their one-line help.
 func TestHelpListsServerCommands(t *testing.T) {
 	h := newHarness(t)
-	out := h.ok("--help")
+	out := h.OK("--help")
 	for verb, short := range serverCommands {
 		if !strings.Contains(out, "  "+verb+" ") || !strings.Contains(out, short) {
 			t.Errorf("ckpt --help does not list %s (%q):\n%s", verb, short, out)

@@ -13,7 +13,7 @@ import (
 // Environment section of ckpt --help, so the help cannot fall behind
 // env.go again.
 func TestHelpNamesEveryVariable(t *testing.T) {
-	out := newHarness(t).ok("--help")
+	out := newHarness(t).OK("--help")
 	i, j := strings.Index(out, "Environment:"), strings.Index(out, "Exit codes:")
 	if i < 0 || j < i {
 		t.Fatalf("no Environment section in ckpt --help:\n%s", out)

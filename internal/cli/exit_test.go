@@ -103,8 +103,8 @@ func TestErrorLineAddsTheCLIsHintToLibraryErrors(t *testing.T) {
 // adds what to do, naming the checkpoint the message is about (issue 8).
 func TestLibraryErrorsGetTheCLIsHint(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "kai-7/w", "--max-cycles", "1")
-	h.ok("cycle", "kai-7/w")
+	h.OK("start", "kai-7/w", "--max-cycles", "1")
+	h.OK("cycle", "kai-7/w")
 	for _, tc := range []struct {
 		code int
 		args []string
@@ -115,7 +115,7 @@ func TestLibraryErrorsGetTheCLIsHint(t *testing.T) {
 		{ExitNotFound, []string{"note", "kai-7/nope", "x"}, "ckpt start kai-7/nope"},
 		{ExitUsage, []string{"unblock", "kai-7/w", "b9"}, `kai-7/w has no active blocker "b9" (active: none with an ID)`},
 	} {
-		if got := h.fails(tc.code, tc.args...); !strings.Contains(got, tc.want) {
+		if got := h.Fails(tc.code, tc.args...); !strings.Contains(got, tc.want) {
 			t.Errorf("ckpt %v: %q, want %q", tc.args, got, tc.want)
 		}
 	}

@@ -63,7 +63,7 @@ func TestHelpListsFlagsByName(t *testing.T) {
 		{"update", "--help"}, {"update", "x", "-h"}, {"--store", "s", "update", "--help=true"},
 		{"help", "update"}, {"step", "--help"},
 	} {
-		out := h.ok(args...)
+		out := h.OK(args...)
 		_, section, _ := strings.Cut(out, "\nFlags:\n")
 		section, _, _ = strings.Cut(section, "\n\n")
 		var names []string

@@ -12,7 +12,6 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/render"
 	"github.com/ckpt-dev/ckpt/internal/syncbuf"
-	"github.com/ckpt-dev/ckpt/memstore"
 )
 
 // fakeTerminal is a terminal screen that understands what --watch writes:
@@ -124,10 +123,10 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // below it are cleared; the slow timer redraws presence; Ctrl-C stops it
 // cleanly.
 func TestStatusWatchFollowsTheFeed(t *testing.T) {
-	st := memstore.New()
-	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
-	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
-	h.ok("start", "b", "--agent", "bob", "--interval", "5m")
+	h := newHarness(t)
+	st := h.Store
+	h.OK("start", "a", "--agent", "alice", "--interval", "5m")
+	h.OK("start", "b", "--agent", "bob", "--interval", "5m")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ticks := make(chan time.Time)
@@ -152,14 +151,14 @@ func TestStatusWatchFollowsTheFeed(t *testing.T) {
 	// The screen is exactly what ckpt status prints, under the header.
 	frame := func() string {
 		return "ckpt status  " + o.Now().Format(render.TimeLayout) + ", on each change and every 5s  (Ctrl-C stops)\n\n" +
-			strings.TrimSuffix(h.ok("status"), "\n")
+			strings.TrimSuffix(h.OK("status"), "\n")
 	}
 	want := frame()
 	waitUntil(t, "the first frame", func() bool { return term.screen() == want })
 	_, mark := term.since(0)
 
 	// A write: only b's row is rewritten.
-	h.ok("fail", "b", "--reason", "upstream API removed")
+	h.OK("fail", "b", "--reason", "upstream API removed")
 	want = frame()
 	waitUntil(t, "the frame after b failed", func() bool { return term.screen() == want })
 	redraw, mark := term.since(mark)
@@ -170,7 +169,7 @@ func TestStatusWatchFollowsTheFeed(t *testing.T) {
 
 	// Archived, b leaves the table (status without --all): the row below
 	// the new last one is cleared.
-	h.ok("archive", "b")
+	h.OK("archive", "b")
 	want = frame()
 	waitUntil(t, "the frame without b", func() bool { return term.screen() == want })
 	redraw, mark = term.since(mark)
@@ -182,7 +181,7 @@ func TestStatusWatchFollowsTheFeed(t *testing.T) {
 	clockMu.Lock()
 	clock = t0.Add(25 * time.Minute)
 	clockMu.Unlock()
-	h.now = t0.Add(25 * time.Minute)
+	h.Now = t0.Add(25 * time.Minute)
 	ticks <- time.Time{}
 	want = frame()
 	waitUntil(t, "the frame after the tick", func() bool { return term.screen() == want })

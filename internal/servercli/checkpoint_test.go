@@ -16,23 +16,23 @@ import (
 // records nothing.
 func TestCheckpointRecordsCodeState(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "a", "--title", "A")
+	h.OK("start", "a", "--title", "A")
 	repo := testsupport.DivergedRepo(t)
-	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
-	c := h.get("a")
+	h.OK("checkpoint", "a", "--profile", "auto", "--dir", repo)
+	c := h.Get("a")
 	if c.Code == nil || c.Code.Root != repo || c.Code.Branch != "main" || c.Code.Upstream != "origin/main" ||
 		c.Code.Ahead != 1 || c.Code.Behind != 1 || c.Code.Uncommitted != 1 {
 		t.Fatalf("recorded code %+v", c.Code)
 	}
 	rev := c.Rev
-	h.ok("checkpoint", "a", "--profile", "auto", "--dir", repo)
-	if got := h.get("a").Rev; got != rev {
+	h.OK("checkpoint", "a", "--profile", "auto", "--dir", repo)
+	if got := h.Get("a").Rev; got != rev {
 		t.Errorf("a checkpoint with the code where it was appended: rev %d → %d", rev, got)
 	}
-	if out := h.ok("show", "a"); !strings.Contains(out, "code         branch main at ") || !strings.Contains(out, "(origin/main, 1 ahead, 1 behind), 1 file uncommitted") {
+	if out := h.OK("show", "a"); !strings.Contains(out, "code         branch main at ") || !strings.Contains(out, "(origin/main, 1 ahead, 1 behind), 1 file uncommitted") {
 		t.Errorf("show:\n%s", out)
 	}
-	if out := h.ok("log", "a"); !strings.Contains(out, "code at branch main at ") {
+	if out := h.OK("log", "a"); !strings.Contains(out, "code at branch main at ") {
 		t.Errorf("log:\n%s", out)
 	}
 }
@@ -42,10 +42,10 @@ func TestCheckpointRecordsCodeState(t *testing.T) {
 // runs in ckpt-server) runs step 3 alone, writing no progress file.
 func TestCheckpointJSON(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "a", "--title", "A")
+	h.OK("start", "a", "--title", "A")
 	dir := t.TempDir()
-	h.dir = dir
-	code, out, errOut := h.run("checkpoint", "a", "--profile", "auto", "--json")
+	h.Dir = dir
+	code, out, errOut := h.Run("checkpoint", "a", "--profile", "auto", "--json")
 	var r struct {
 		Profile string `json:"profile"`
 		Steps   []struct {
@@ -67,7 +67,7 @@ func TestCheckpointJSON(t *testing.T) {
 	if err := os.Remove(progress); err != nil {
 		t.Fatal(err)
 	}
-	out = h.ok("checkpoint", "a", "--profile", "auto", "--json", "--tracker-only")
+	out = h.OK("checkpoint", "a", "--profile", "auto", "--json", "--tracker-only")
 	if json.Unmarshal([]byte(out), &r) != nil || r.Total != 1 || len(r.Steps) != 1 || r.Steps[0].Name != "Issue tracker" {
 		t.Errorf("--tracker-only report:\n%s", out)
 	}

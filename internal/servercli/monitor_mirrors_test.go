@@ -9,7 +9,6 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/mirror"
-	"github.com/ckpt-dev/ckpt/memstore"
 	"github.com/ckpt-dev/ckpt/protocols/agentcheckpoints"
 )
 
@@ -17,9 +16,9 @@ import (
 // list at every look, so an agent-checkpoints mirror added while it runs
 // gets seed 002's escalations at the next look.
 func TestMonitorPicksUpAMirrorAddedWhileItRuns(t *testing.T) {
-	st := memstore.New()
-	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
-	h.ok("start", "kai-7/secondary_a", "--agent", "Secondary-A")
+	h := newHarness(t)
+	st := h.Store
+	h.OK("start", "kai-7/secondary_a", "--agent", "Secondary-A")
 	dir := t.TempDir()
 	list := mirror.ForFile(filepath.Join(dir, mirror.ProjectFile))
 	m := startMonitor(t, st, func(o *MonitorOptions) {

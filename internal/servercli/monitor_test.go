@@ -99,10 +99,10 @@ func (m *steppedMonitor) stop() error {
 }
 
 func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
-	st := memstore.New()
-	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
-	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
-	h.ok("start", "b", "--agent", "bob")
+	h := newHarness(t)
+	st := h.Store
+	h.OK("start", "a", "--agent", "alice", "--interval", "5m")
+	h.OK("start", "b", "--agent", "bob")
 
 	var hookMu sync.Mutex
 	var hooks []monitor.Transition
@@ -167,9 +167,9 @@ func TestRunMonitorReportsEachTransitionOnceAndActs(t *testing.T) {
 }
 
 func TestRunMonitorAbandonsAfterTheGracePeriodAndReportsFailedActions(t *testing.T) {
-	st := memstore.New()
-	h := &harness{t: t, store: st, now: t0, vars: map[string]string{}}
-	h.ok("start", "a", "--interval", "5m")
+	h := newHarness(t)
+	st := h.Store
+	h.OK("start", "a", "--interval", "5m")
 	m := startMonitor(t, st, func(o *MonitorOptions) {
 		o.AbandonAfter = 5 * time.Minute
 		o.Exec = "echo nope >&2; exit 3"
@@ -181,8 +181,8 @@ func TestRunMonitorAbandonsAfterTheGracePeriodAndReportsFailedActions(t *testing
 	if err := m.stop(); err != nil {
 		t.Fatal(err)
 	}
-	c := h.get("a")
-	ev := h.history("a")
+	c := h.Get("a")
+	ev := h.History("a")
 	if c.Status != ckpt.StatusAbandoned || !strings.Contains(c.StatusReason, "no sign of life for 26m0s") || ev[len(ev)-1].Actor.Agent != "ckpt-monitor" {
 		t.Errorf("after the grace period: status %s (%s), last event by %q", c.Status, c.StatusReason, ev[len(ev)-1].Actor.Agent)
 	}
@@ -198,12 +198,12 @@ func TestRunMonitorAbandonsAfterTheGracePeriodAndReportsFailedActions(t *testing
 
 func TestMonitorOnceAndBadFlags(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
-	h.now = t0.Add(11 * time.Minute)
-	if out := h.ok("monitor", "--once"); out != "2026-01-15T14:41:00Z a (alice): working → warn, silent 11m0s\n" {
+	h.OK("start", "a", "--agent", "alice", "--interval", "5m")
+	h.Now = t0.Add(11 * time.Minute)
+	if out := h.OK("monitor", "--once"); out != "2026-01-15T14:41:00Z a (alice): working → warn, silent 11m0s\n" {
 		t.Errorf("monitor --once: %q", out)
 	}
-	if out := h.ok("monitor", "--once", "--stale", "10m"); !strings.Contains(out, "working → stale") {
+	if out := h.OK("monitor", "--once", "--stale", "10m"); !strings.Contains(out, "working → stale") {
 		t.Errorf("monitor --once --stale 10m: %q", out)
 	}
 	for _, args := range [][]string{
@@ -214,7 +214,7 @@ func TestMonitorOnceAndBadFlags(t *testing.T) {
 		{"monitor", "--exec", "  "},
 		{"monitor", "--warn", "2h", "--stale", "1h"},
 	} {
-		h.fails(cli.ExitUsage, args...)
+		h.Fails(cli.ExitUsage, args...)
 	}
 }
 
@@ -268,13 +268,13 @@ func TestMonitorStopsWhenInterrupted(t *testing.T) {
 // is reported and killed; the look still finishes and the command exits 0.
 func TestMonitorActionTimeout(t *testing.T) {
 	h := newHarness(t)
-	h.ok("start", "a", "--agent", "alice", "--interval", "5m")
-	h.now = t0.Add(11 * time.Minute)
-	code, out, errOut := h.run("monitor", "--once", "--exec", "sleep 300 & wait", "--action-timeout", "200ms")
+	h.OK("start", "a", "--agent", "alice", "--interval", "5m")
+	h.Now = t0.Add(11 * time.Minute)
+	code, out, errOut := h.Run("monitor", "--once", "--exec", "sleep 300 & wait", "--action-timeout", "200ms")
 	if code != 0 || !strings.Contains(out, "working → warn") || !strings.Contains(errOut, "--exec for a did not finish within 200ms") {
 		t.Errorf("monitor with a hung --exec: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	for _, bad := range []string{"0s", "soon", "-1s"} {
-		h.fails(cli.ExitUsage, "monitor", "--once", "--action-timeout", bad)
+		h.Fails(cli.ExitUsage, "monitor", "--once", "--action-timeout", bad)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/cli"
+	"github.com/ckpt-dev/ckpt/internal/clitest"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 )
 
@@ -17,7 +18,7 @@ import (
 func program() cli.Program { return cli.Program{Verbs: Verbs(), Stores: Stores()} }
 
 // t0 is the clock of every test.
-var t0 = time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)
+var t0 = clitest.T0
 
 // run executes `ckpt-server args...` in dir, run as the binary exe, and
 // returns the exit code and both streams.
