@@ -25,6 +25,7 @@ func TestKeeperOverServer(t *testing.T) {
 		keeperParity(t, newServerRig(t, "CKPT_KEEPER=off"), newServerRig(t))
 	})
 	t.Run("KilledMidRequest", func(t *testing.T) { keeperKilledMidRequest(t, newServerRig) })
+	t.Run("MCP", func(t *testing.T) { mcpKeeperParity(t, newServerRig(t, "CKPT_KEEPER=off"), newServerRig(t)) })
 	t.Run("OneKeeperPerToken", testKeeperPerToken)
 	t.Run("ServerAway", testKeeperServerAway)
 }

@@ -37,6 +37,10 @@ func TestPostgreSQL(t *testing.T) {
 	t.Run("KeeperIdleExit", testKeeperIdleExit)
 	t.Run("KeeperRefusesUnsafeDirectories", testKeeperRefusesUnsafeDirectories)
 	t.Run("KeeperStopsWhenUpgraded", testKeeperStopsWhenUpgraded)
+	t.Run("MCPKeeper", testMCPKeeper)
+	t.Run("MCPServersShareAKeeper", testMCPServersShareAKeeper)
+	t.Run("MCPKeeperKilled", testMCPKeeperKilled)
+	t.Run("MCPKeeperKilledMidRequest", testMCPKeeperKilledMidRequest)
 }
 
 // testPGScripts runs the scripts in testdata/pgscript against a

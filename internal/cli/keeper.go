@@ -59,16 +59,12 @@ func verbName(cmd *cobra.Command) string {
 // for the next commands (unless the command is handed to ckpt-pg, which
 // does that itself).
 func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
-	if f.Store != nil || f.NoKeeper || !slices.Contains(keeperVerbs[:], verbName(cmd)) {
+	if !slices.Contains(keeperVerbs[:], verbName(cmd)) {
 		return false
 	}
-	loc := f.Location()
-	server := keeper.IsServerURL(loc)
-	if !isPGURL(loc) && !server || !keeper.Enabled(f.Env.Var) {
+	loc, server, ok := keptLocation(f)
+	if !ok {
 		return false
-	}
-	if server && strings.TrimSpace(f.Env.Var(cmdutil.EnvToken)) == "" {
-		return false // a keeper is one token's: the direct path warns
 	}
 	paths := keeper.PathsFor(loc, f.Env.Var)
 	c, err := keeper.Dial(paths)
@@ -121,6 +117,23 @@ func useKeeper(f *cmdutil.Factory, cmd *cobra.Command) bool {
 		f.Stores["postgres"], f.Stores["postgresql"] = open, open
 	}
 	return true
+}
+
+// keptLocation is the location of f's store when a keeper may serve it:
+// a PostgreSQL store, or a server store (server set) with a token (a
+// keeper is one token's: the direct path warns of a missing one), with
+// the keeper not turned off (--no-keeper, keeper.Enabled).
+func keptLocation(f *cmdutil.Factory) (loc string, server, ok bool) {
+	if f.Store != nil || f.NoKeeper {
+		return "", false, false
+	}
+	loc = f.Location()
+	server = keeper.IsServerURL(loc)
+	if !isPGURL(loc) && !server || !keeper.Enabled(f.Env.Var) ||
+		server && strings.TrimSpace(f.Env.Var(cmdutil.EnvToken)) == "" {
+		return "", false, false
+	}
+	return loc, server, true
 }
 
 // spoolAttempts is the number of attempts the spool asked for on ctx, 0
@@ -321,8 +334,8 @@ func runKeeperStatus(o *KeeperOptions, stop bool) error {
 	if stop {
 		verb = "stops"
 	}
-	_, err = fmt.Fprintf(o.IO.Out, "keeper %s: pid %d, started %s, %d requests served, exits after %s idle\nsocket %s\n",
-		verb, s.PID, s.Started.UTC().Format(time.RFC3339), s.Requests, s.Idle, s.Socket)
+	_, err = fmt.Fprintf(o.IO.Out, "keeper %s: pid %d, started %s, %d requests served, %d clients connected, exits after %s idle\nsocket %s\n",
+		verb, s.PID, s.Started.UTC().Format(time.RFC3339), s.Requests, s.Connections, s.Idle, s.Socket)
 	return err
 }
 

@@ -27,8 +27,11 @@ type Status struct {
 	PID      int       `json:"pid"`
 	Started  time.Time `json:"started"`
 	Requests int64     `json:"requests"`
-	Idle     string    `json:"idle"`
-	Socket   string    `json:"socket"`
+	// Connections are the clients connected, the asking one left out: a
+	// long-lived client (ckpt mcp) holds one the whole time.
+	Connections int    `json:"connections"`
+	Idle        string `json:"idle"`
+	Socket      string `json:"socket"`
 }
 
 // Options are a keeper's.
@@ -366,7 +369,10 @@ func (s *server) watch(c *net.UnixConn, r Request) {
 }
 
 func (s *server) status() Status {
-	return Status{PID: os.Getpid(), Started: s.started, Requests: s.requests.Load(), Idle: s.o.Idle.String(), Socket: s.o.Paths.Socket}
+	s.mu.Lock()
+	conns := s.active - 1
+	s.mu.Unlock()
+	return Status{PID: os.Getpid(), Started: s.started, Requests: s.requests.Load(), Connections: conns, Idle: s.o.Idle.String(), Socket: s.o.Paths.Socket}
 }
 
 // errUnsupported: the keeper runs on Linux only (it checks its peers with

@@ -16,6 +16,7 @@ import (
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/claude"
+	"github.com/ckpt-dev/ckpt/internal/cli"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
 	"github.com/ckpt-dev/ckpt/internal/gitroot"
 	"github.com/ckpt-dev/ckpt/internal/mcp"
@@ -56,7 +57,10 @@ an MCP server without authentication let anyone who could reach it rewrite
 any checkpoint.
 
 The store is the one every ckpt command uses (--store, CKPT_STORE, else the
-nearest .ckpt/). Events are recorded as --agent (or $CKPT_AGENT), else "mcp",
+nearest .ckpt/). Over a PostgreSQL store, or a server store with
+CKPT_TOKEN, the server goes through this user's keeper of the store (see
+ckpt keeper), starting one when none runs; --no-keeper or CKPT_KEEPER=off
+opens the store directly. Events are recorded as --agent (or $CKPT_AGENT), else "mcp",
 unless a tool call names its agent.`,
 		Example: `  ckpt mcp
   ckpt mcp install claude
@@ -65,6 +69,11 @@ unless a tool call names its agent.`,
 	}
 	cmd.RunE = f.RunE(func(ctx context.Context, args []string) error {
 		o.Agent = f.Actor().Agent
+		// A PostgreSQL or server store goes through this user's keeper of
+		// it, as the record commands do: one pool for every agent's MCP
+		// server on the machine (keeper.Session says what a lost keeper
+		// costs a call).
+		cli.KeepSession(f, openKeptRemote)
 		return runMCP(ctx, o)
 	})
 	// --http and --allow-remote are gone; kept hidden so that an old
