@@ -30,6 +30,10 @@ import (
 //   - stores: ckpt with one Store per writer (N agent processes with --pg,
 //     N long-lived `ckpt mcp`), each appending to its own checkpoint;
 //   - shared: ckpt with one Store shared by the N writers (ckpt serve --pg);
+//   - keeper: N writers each with its own connection (a keeper.Client, as
+//     N long-lived `ckpt mcp` or agent commands have) to one keeper, in
+//     this process, serving one shared Store (peer_keeper_bench_test.go):
+//     its client CPU is the clients' and the keeper's together;
 //   - langgraph: LangGraph.js's PostgresSaver.put
 //     (@langchain/langgraph-checkpoint-postgres) by N concurrent writers
 //     in one node process, each on its own thread, when CKPT_PEER_LANGGRAPH
@@ -109,6 +113,7 @@ func benchPeer(b *testing.B, n int) {
 		{name: "floor", setup: peerFloor(dsn)},
 		{name: "stores", setup: peerStores(dsn, true, nil)},
 		{name: "shared", setup: peerStores(dsn, false, &batched)},
+		{name: "keeper", setup: peerKeeper(dsn)},
 	}
 	if prefix := os.Getenv("CKPT_PEER_LANGGRAPH"); prefix != "" {
 		lg, stop := peerLangGraph(b, dsn, prefix, n)
@@ -173,10 +178,10 @@ func benchPeer(b *testing.B, n int) {
 			b.ReportMetric(float64(c.allocated)/float64(c.writes), c.name+"-client-B/write")
 		}
 	}
-	if len(contenders) == 4 {
-		lg := contenders[3]
-		b.ReportMetric(rate(contenders[1])/rate(lg), "stores/langgraph")
-		b.ReportMetric(rate(contenders[2])/rate(lg), "shared/langgraph")
+	if lg := contenders[len(contenders)-1]; lg.name == "langgraph" {
+		for _, c := range contenders[1 : len(contenders)-1] {
+			b.ReportMetric(rate(c)/rate(lg), c.name+"/langgraph")
+		}
 	}
 	if batched.statements > 0 {
 		b.ReportMetric(float64(batched.appends)/float64(batched.statements), "shared-appends/statement")
