@@ -28,7 +28,8 @@ import (
 //     INSERT of 200 bytes) by N pgx connections: what any durable write
 //     costs at least;
 //   - stores: ckpt with one Store per writer (N agent processes with --pg,
-//     N long-lived `ckpt mcp`), each appending to its own checkpoint;
+//     or N long-lived `ckpt mcp`, writing directly: --no-keeper), each
+//     appending to its own checkpoint;
 //   - shared: ckpt with one Store shared by the N writers (ckpt serve --pg);
 //   - keeper: N writers each with its own connection (a keeper.Client, as
 //     N long-lived `ckpt mcp` or agent commands have) to one keeper, in
