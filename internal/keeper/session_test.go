@@ -292,3 +292,45 @@ func TestSessionWatchResumesAfterALoss(t *testing.T) {
 		t.Errorf("the watch ended with %v", err)
 	}
 }
+
+// TestAConnectedClientKeepsTheKeeper: a keeper does not exit idle while a
+// client (a session of ckpt mcp) holds a connection, however long it sends
+// nothing, and exits once that connection ends.
+func TestAConnectedClientKeepsTheKeeper(t *testing.T) {
+	p := testPaths(t)
+	idle := 50 * time.Millisecond
+	ready, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), Options{Open: func() (ckpt.Store, error) { return memstore.New(), nil }, Paths: p, Idle: idle, Ready: func() { close(ready) }})
+	}()
+	<-ready
+	c, err := Dial(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Status(); err != nil {
+		t.Fatal(err)
+	}
+	// Several idle periods with the connection open and quiet: a keeper
+	// that exited in them is the bug (a slow machine only makes them
+	// longer).
+	for start := time.Now(); time.Since(start) < 4*idle; time.Sleep(idle / 5) {
+		select {
+		case err := <-done:
+			t.Fatalf("the keeper exited with a client connected: %v", err)
+		default:
+		}
+	}
+	if s, err := c.Status(); err != nil || s.Connections != 0 {
+		t.Fatalf("the held connection after the idle periods: %+v, %v", s, err)
+	}
+	c.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the keeper did not exit idle once its client went away")
+	}
+}
