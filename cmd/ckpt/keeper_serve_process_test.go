@@ -26,6 +26,7 @@ func TestKeeperOverServer(t *testing.T) {
 	})
 	t.Run("KilledMidRequest", func(t *testing.T) { keeperKilledMidRequest(t, newServerRig) })
 	t.Run("MCP", func(t *testing.T) { mcpKeeperParity(t, newServerRig(t, "CKPT_KEEPER=off"), newServerRig(t)) })
+	t.Run("MCPKilledMidRequest", func(t *testing.T) { mcpKeeperKilledMidRequest(t, newServerRig) })
 	t.Run("OneKeeperPerToken", testKeeperPerToken)
 	t.Run("ServerAway", testKeeperServerAway)
 }

@@ -201,11 +201,18 @@ func testMCPKeeperKilled(t *testing.T) {
 
 // testMCPKeeperKilledMidRequest: a keeper killed (SIGKILL) at a tool
 // call's append, before or after applying it, loses no write and doubles
-// none, though the agent gave no key: the session's own key makes the
-// direct retry a replay.
+// none, though the agent gave no key: the session's own key (over a
+// server, the spool's) makes the direct retry a replay, which the agent
+// is not told of.
 func testMCPKeeperKilledMidRequest(t *testing.T) {
+	mcpKeeperKilledMidRequest(t, newKeeperRig)
+}
+
+// mcpKeeperKilledMidRequest is testMCPKeeperKilledMidRequest over the
+// stores of rig.
+func mcpKeeperKilledMidRequest(t *testing.T, rig func(*testing.T, ...string) *keeperRig) {
 	for _, when := range []string{"before", "after"} {
-		k := newKeeperRig(t, "CKPT_KEEPER=off")
+		k := rig(t, "CKPT_KEEPER=off")
 		id := "kai-7/mcp-mid-" + when
 		k.must("start", id)
 		k.extra = nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"maps"
+	"strings"
 
 	ckpt "github.com/ckpt-dev/ckpt"
 	"github.com/ckpt-dev/ckpt/internal/cmdutil"
@@ -40,7 +41,9 @@ func KeepSession(f *cmdutil.Factory, openServer cmdutil.Opener) bool {
 			Direct: func() (ckpt.Store, error) { return direct(f, loc) },
 		}
 		if server {
-			o.Attempts = spoolAttempts
+			// The spool keys every write (spool.NewKey, k-…) before the
+			// session sees it (as HandOff tells them apart).
+			o.Attempts, o.MadeKey = spoolAttempts, func(k string) bool { return strings.HasPrefix(k, "k-") }
 		}
 		var st ckpt.Store
 		s, err := keeper.NewSession(o)

@@ -25,8 +25,8 @@ import (
 // idempotency key (the caller's, else one the session makes with NewKey,
 // as the keeper's client does), and a store applies a key at most once,
 // so the retry of an append the lost keeper had applied replays its
-// result (reported as not replayed when the key was the session's own:
-// the caller made one call); reads, Head and Beat (a repeated beat
+// result (reported as not replayed when the key was the session's own,
+// or made by a wrapper, MadeKey: the caller made one call); reads, Head and Beat (a repeated beat
 // changes nothing) are retried as they are. Delete is not retried: its
 // loss is returned. A retry goes to a keeper that answers a new dial,
 // else directly, and a second loss goes directly.
@@ -56,6 +56,11 @@ type SessionOptions struct {
 	// RetryEvery is the least time between two starts of a keeper; 0 means
 	// 10 s.
 	RetryEvery time.Duration
+	// MadeKey, when set, reports an idempotency key that a wrapper of the
+	// session made, not its caller (a server store's spool's): a replay of
+	// it by the retry of a lost append is that append's own, reported as
+	// not replayed, like a key the session made.
+	MadeKey func(key string) bool
 }
 
 // NewSession returns a session of the keeper at o.Paths and dials it once,
@@ -173,8 +178,12 @@ func (s *Session) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt
 	if ours {
 		e.Key = NewKey()
 	}
-	res, err := call(s, true, func(st ckpt.Store) (ckpt.AppendResult, error) { return st.Append(ctx, id, e, opts) })
-	if ours {
+	tries := 0
+	res, err := call(s, true, func(st ckpt.Store) (ckpt.AppendResult, error) {
+		tries++
+		return st.Append(ctx, id, e, opts)
+	})
+	if ours || tries > 1 && s.o.MadeKey != nil && s.o.MadeKey(e.Key) {
 		res.Replayed = false // only a lost attempt of this call can have used the key
 	}
 	return res, err
