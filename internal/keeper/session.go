@@ -14,7 +14,8 @@ import (
 // while one answers, and to the store opened directly (Direct) while none
 // does. Such a process outlives keepers (killed, stopped, or replaced by
 // an upgrade, which stops the old one): when a dial finds none, Start
-// starts one in the background (at most once per RetryEvery) and the
+// starts one in the background (at most once per RetryEvery until one
+// answers) and the
 // call is made directly; a later call dials again, and once a keeper
 // answers the direct store is closed (its connections are what the keeper
 // saves).
@@ -114,6 +115,7 @@ func (s *Session) acquire(direct bool) (st ckpt.Store, cl *Client, release func(
 		case err == nil:
 			c.Attempts = s.o.Attempts
 			s.cl = c
+			s.started = false // that start worked: a keeper lost later is started at once
 		case !errors.Is(err, ErrUnsafeDir):
 			s.startLocked()
 		}

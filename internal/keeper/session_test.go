@@ -115,6 +115,20 @@ func TestSessionStartsAKeeperAndMovesToIt(t *testing.T) {
 	if st, err := c.Status(); err != nil || st.Requests != 2 || st.Connections != 1 { // 2: the append and this status
 		t.Fatalf("the keeper's status: %+v, %v: want the session's one request and connection", st, err)
 	}
+	// The keeper goes away: the next call is made directly, and, since
+	// the last start worked, a keeper is started again at once.
+	c.Close()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	done <- nil // for the deferred wait
+	if _, err := s.Append(ctx, "w", noteOf("after"), ckpt.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if starts.Load() != 2 || d.opened.Load() != 1 || s.Connected() {
+		t.Errorf("after the keeper went: %d starts, %d direct stores opened, connected %v: want 2, 1, false", starts.Load(), d.opened.Load(), s.Connected())
+	}
 }
 
 // lostKeeper listens on p's socket like a keeper, takes one request,
