@@ -15,10 +15,9 @@ import (
 // does. Such a process outlives keepers (killed, stopped, or replaced by
 // an upgrade, which stops the old one): when a dial finds none, Start
 // starts one in the background (at most once per RetryEvery until one
-// answers) and the
-// call is made directly; a later call dials again, and once a keeper
-// answers the direct store is closed (its connections are what the keeper
-// saves).
+// answers) and the call is made directly; a later call dials again, and
+// once a keeper answers the direct store is closed (its connections are
+// what the keeper saves).
 //
 // A call whose keeper went away after it was sent and before it answered
 // (a LostError) may or may not have been applied. The session retries it
@@ -26,11 +25,11 @@ import (
 // idempotency key (the caller's, else one the session makes with NewKey,
 // as the keeper's client does), and a store applies a key at most once,
 // so the retry of an append the lost keeper had applied replays its
-// result (reported as not replayed when the key was the session's own,
-// or made by a wrapper, MadeKey: the caller made one call); reads, Head and Beat (a repeated beat
-// changes nothing) are retried as they are. Delete is not retried: its
-// loss is returned. A retry goes to a keeper that answers a new dial,
-// else directly, and a second loss goes directly.
+// result (reported as not replayed when the key was the session's own or
+// a wrapper's, MadeKey: the caller made one call); reads, Head and Beat
+// (a repeated beat changes nothing) are retried as they are. Delete is
+// not retried: its loss is returned. A retry goes to a keeper that
+// answers a new dial, else directly, and a second loss goes directly.
 type Session struct {
 	o SessionOptions
 
