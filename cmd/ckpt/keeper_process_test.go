@@ -282,37 +282,65 @@ func keeperKilledMidRequest(t *testing.T, rig func(*testing.T, ...string) *keepe
 		id := "kai-7/mid-" + when
 		k.must("start", id)
 		k.extra = nil
-		helper := exec.Command(os.Args[0], "-test.run=^TestKeeperHelperProcess$")
-		helper.Env = append(k.env(), "CKPT_KEEPER_HELPER="+when)
-		var log bytes.Buffer
-		helper.Stdout, helper.Stderr = &log, &log
-		if err := helper.Start(); err != nil {
-			t.Fatal(err)
-		}
-		k.waitKeeper()
+		dying := k.startDyingKeeper(t, when)
 		text := "written as the keeper died " + when + " applying it"
 		out, errOut, code := k.run("update", id, "--current-step", text)
 		if code != 0 || !strings.Contains(out, id) {
 			t.Fatalf("%s: the update through a dying keeper: exit %d: %s%s", when, code, out, errOut)
 		}
-		_ = helper.Wait()
-		if ws, ok := helper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("%s: the helper keeper was not killed at the append (%v): %s", when, helper.ProcessState, log.String())
-		}
-		events, err := k.history(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, e := range events {
-			if strings.Contains(string(e.Data), text) {
-				n++
-			}
-		}
-		if n != 1 || len(events) != 2 {
-			t.Errorf("%s: the update is in the history %d times (%d events), want once", when, n, len(events))
+		dying.waitKilled(t)
+		if n, total := k.eventsWith(t, id, text); n != 1 || total != 2 {
+			t.Errorf("%s: the update is in the history %d times (%d events), want once", when, n, total)
 		}
 	}
+}
+
+// dyingKeeper is TestKeeperHelperProcess serving a rig's store: it kills
+// itself with SIGKILL at its first append, before or after applying it.
+type dyingKeeper struct {
+	when string // "before" or "after"
+	cmd  *exec.Cmd
+	log  bytes.Buffer
+}
+
+// startDyingKeeper starts a dyingKeeper for k's store and returns once it
+// answers.
+func (k *keeperRig) startDyingKeeper(t *testing.T, when string) *dyingKeeper {
+	t.Helper()
+	d := &dyingKeeper{when: when, cmd: exec.Command(os.Args[0], "-test.run=^TestKeeperHelperProcess$")}
+	d.cmd.Env = append(k.env(), "CKPT_KEEPER_HELPER="+when)
+	d.cmd.Stdout, d.cmd.Stderr = &d.log, &d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	k.waitKeeper()
+	return d
+}
+
+// waitKilled waits for the keeper to end and fails t unless SIGKILL ended
+// it (at the append, not before one came).
+func (d *dyingKeeper) waitKilled(t *testing.T) {
+	t.Helper()
+	_ = d.cmd.Wait()
+	if ws, ok := d.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("%s: the helper keeper was not killed at the append (%v): %s", d.when, d.cmd.ProcessState, d.log.String())
+	}
+}
+
+// eventsWith returns how many of id's events carry text in their data, and
+// how many events id has.
+func (k *keeperRig) eventsWith(t *testing.T, id, text string) (n, total int) {
+	t.Helper()
+	events, err := k.history(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if strings.Contains(string(e.Data), text) {
+			n++
+		}
+	}
+	return n, len(events)
 }
 
 // TestKeeperHelperProcess is the keeper testKeeperKilledMidRequest runs

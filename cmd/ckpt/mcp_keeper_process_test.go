@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,15 +26,7 @@ func (k *keeperRig) mcpSession(t *testing.T) *sdk.ClientSession {
 	cmd := exec.Command(k.bin, "mcp", "--agent", "worker-1")
 	cmd.Dir = k.runtime
 	cmd.Env = append(k.env(), "XDG_STATE_HOME="+filepath.Join(k.runtime, "state"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "ckpt-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connecting to ckpt mcp: %v (stderr: %s)", err, stderr.String())
-	}
+	cs, stderr := connectMCP(t, cmd)
 	t.Cleanup(func() {
 		cs.Close()
 		if stderr.Len() != 0 {
@@ -216,14 +204,7 @@ func mcpKeeperKilledMidRequest(t *testing.T, rig func(*testing.T, ...string) *ke
 		id := "kai-7/mcp-mid-" + when
 		k.must("start", id)
 		k.extra = nil
-		helper := exec.Command(os.Args[0], "-test.run=^TestKeeperHelperProcess$")
-		helper.Env = append(k.env(), "CKPT_KEEPER_HELPER="+when)
-		var log bytes.Buffer
-		helper.Stdout, helper.Stderr = &log, &log
-		if err := helper.Start(); err != nil {
-			t.Fatal(err)
-		}
-		k.waitKeeper()
+		dying := k.startDyingKeeper(t, when)
 		cs := k.mcpSession(t)
 		text := "decided as the keeper died " + when + " applying it"
 		var res struct {
@@ -231,25 +212,12 @@ func mcpKeeperKilledMidRequest(t *testing.T, rig func(*testing.T, ...string) *ke
 			Replayed bool  `json:"replayed"`
 		}
 		mcpCall(t, cs, "ckpt_decision", map[string]any{"id": id, "text": text}, &res)
-		_ = helper.Wait()
-		if ws, ok := helper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("%s: the helper keeper was not killed at the append (%v): %s", when, helper.ProcessState, log.String())
-		}
+		dying.waitKilled(t)
 		if res.Rev != 2 || res.Replayed {
 			t.Errorf("%s: the decision's result: %+v, want rev 2, not replayed", when, res)
 		}
-		events, err := k.history(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, e := range events {
-			if strings.Contains(string(e.Data), text) {
-				n++
-			}
-		}
-		if n != 1 || len(events) != 2 {
-			t.Errorf("%s: the decision is in the history %d times (%d events), want once", when, n, len(events))
+		if n, total := k.eventsWith(t, id, text); n != 1 || total != 2 {
+			t.Errorf("%s: the decision is in the history %d times (%d events), want once", when, n, total)
 		}
 	}
 }

@@ -56,15 +56,9 @@ func TestMCPCommandTransport(t *testing.T) {
 	store := newProcessStore(t, bin)
 	cmd := exec.Command(bin, "mcp", "--agent", "worker-1")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CKPT_STORE=" + store, "HOME=" + t.TempDir()}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cs, stderr := connectMCP(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "ckpt-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connecting to ckpt mcp: %v (stderr: %s)", err, stderr.String())
-	}
 	closed := false
 	defer func() {
 		if !closed {
@@ -210,4 +204,21 @@ func TestMCPCommandTransport(t *testing.T) {
 	if !strings.Contains(hist, `"agent":"worker-1"`) {
 		t.Errorf("events not recorded as --agent worker-1:\n%s", hist)
 	}
+}
+
+// connectMCP starts cmd, a `ckpt mcp`, and connects an MCP client to it
+// over its standard streams; a server that does not answer within a minute
+// fails t. What the server writes on stderr is in the returned buffer.
+func connectMCP(t *testing.T, cmd *exec.Cmd) (*sdk.ClientSession, *bytes.Buffer) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "ckpt-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to ckpt mcp: %v (stderr: %s)", err, stderr.String())
+	}
+	return cs, &stderr
 }
