@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -107,41 +106,17 @@ func startTLSServe(b *testing.B, bin, dir string, env []string) (*serveProcess, 
 func BenchmarkHookOverServer(b *testing.B) {
 	hello := helloBinary(b)
 	bin := ckptBinary(b)
-	dir := b.TempDir()
-	project := filepath.Join(dir, "app")
-	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	local := filepath.Join(dir, ".ckpt")
-	if _, err := ckptRun(b, bin, "--store", local, "init"); err != nil {
-		b.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=kai", "CKPT_KEEPER=off", "XDG_STATE_HOME=" + filepath.Join(dir, "state")}
+	h := newHookSession(b, bin)
+	dir, env := h.dir, h.env
 	srv, remote := startTLSServe(b, bin, dir, env)
-	prompt := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"UserPromptSubmit","prompt":"Refactor parseConfig"}`, project)
-	pre := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_01"}`, project)
-	hook := func(store string, env []string, event, stdin string) *exec.Cmd {
-		cmd := exec.Command(bin, "--store", store, "hook", event)
-		cmd.Dir, cmd.Env, cmd.Stdin = project, env, strings.NewReader(stdin)
-		return cmd
-	}
-	for _, c := range []struct {
-		store string
-		env   []string
-	}{{local, env}, {srv.url, remote}} {
-		if out, err := hook(c.store, c.env, "UserPromptSubmit", prompt).CombinedOutput(); err != nil || len(out) == 0 {
-			b.Fatalf("the first prompt's hook: %v: %s", err, out)
-		}
-	}
+	h.start(b, h.local, env)
+	h.start(b, srv.url, remote)
 	keeperEnv, keeperPID := benchKeeper(b, bin, srv.url, remote, "beat", "app/session-s1")
-	preToolUse := func(store string, env []string) func() *exec.Cmd {
-		return func() *exec.Cmd { return hook(store, env, "PreToolUse", pre) }
-	}
 	cases := []servedCase{
 		{name: "hello", cmd: func() *exec.Cmd { c := exec.Command(hello); c.Dir, c.Env = dir, env; return c }},
-		{name: "local", cmd: preToolUse(local, env)},
-		{name: "served", cmd: preToolUse(srv.url, remote), server: func() time.Duration { return processCPU(b, srv.cmd.Process.Pid) }},
-		{name: "served-keeper", cmd: preToolUse(srv.url, keeperEnv), server: func() time.Duration { return processCPU(b, srv.cmd.Process.Pid) },
+		{name: "local", cmd: h.preToolUse(h.local, env)},
+		{name: "served", cmd: h.preToolUse(srv.url, remote), server: func() time.Duration { return processCPU(b, srv.cmd.Process.Pid) }},
+		{name: "served-keeper", cmd: h.preToolUse(srv.url, keeperEnv), server: func() time.Duration { return processCPU(b, srv.cmd.Process.Pid) },
 			keeper: func() time.Duration { return processCPU(b, keeperPID) }},
 	}
 	runServedCases(b, cases)
