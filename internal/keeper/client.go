@@ -1,6 +1,7 @@
 package keeper
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -56,6 +57,7 @@ type Client struct {
 
 	mu   sync.Mutex
 	conn *net.UnixConn
+	in   *bufio.Reader // conn's answers: a frame's length and body in one read
 }
 
 // Dial connects to the keeper at p. It returns ErrNoKeeper when nothing
@@ -76,7 +78,7 @@ func Dial(p Paths) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{path: p.Socket, uid: uid, conn: c}, nil
+	return &Client{path: p.Socket, uid: uid, conn: c, in: bufio.NewReader(c)}, nil
 }
 
 // dialSocket connects to path and checks the user serving it.
@@ -110,7 +112,7 @@ func (c *Client) call(ctx context.Context, op Op, key string, req []byte) ([][]b
 		if err != nil {
 			return nil, c.lost(&LostError{Op: op, Key: key, Err: err})
 		}
-		c.conn = conn
+		c.conn, c.in = conn, bufio.NewReader(conn)
 	}
 	conn := c.conn
 	if c.Attempts != nil && op != OpStatus && op != OpStop {
@@ -129,7 +131,7 @@ func (c *Client) call(ctx context.Context, op Op, key string, req []byte) ([][]b
 	if _, err := conn.Write(req); err != nil {
 		return nil, c.drop(ctx, &LostError{Op: op, Key: key, Err: err})
 	}
-	b, err := readFrame(conn, maxAnswer)
+	b, err := readFrame(c.in, maxAnswer)
 	if err != nil {
 		return nil, c.drop(ctx, &LostError{Op: op, Key: key, Err: err})
 	}
@@ -140,7 +142,7 @@ func (c *Client) call(ctx context.Context, op Op, key string, req []byte) ([][]b
 // or ctx's error when ctx ending is what failed it.
 func (c *Client) drop(ctx context.Context, e *LostError) error {
 	c.conn.Close()
-	c.conn = nil
+	c.conn, c.in = nil, nil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -324,7 +326,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	err := c.conn.Close()
-	c.conn = nil
+	c.conn, c.in = nil, nil
 	return err
 }
 
@@ -342,8 +344,9 @@ func (c *Client) Watch(ctx context.Context, from string, fn func(ckpt.Change) er
 	if _, err := conn.Write(request(OpWatch).str(from).frame()); err != nil {
 		return &LostError{Op: OpWatch, Err: err}
 	}
+	in := bufio.NewReader(conn)
 	for {
-		b, err := readFrame(conn, maxAnswer)
+		b, err := readFrame(in, maxAnswer)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

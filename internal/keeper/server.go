@@ -1,6 +1,7 @@
 package keeper
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -216,8 +217,9 @@ func (s *server) serveConn(c *net.UnixConn) {
 	if uid, err := peerUID(c); err != nil || uid != s.uid {
 		return
 	}
+	in := bufio.NewReader(c) // a request's length and body in one read
 	for {
-		b, err := readFrame(c, maxRequest)
+		b, err := readFrame(in, maxRequest)
 		if err != nil {
 			if errors.Is(err, errBadRequest) { // not a connection's end: say why
 				_, _ = c.Write(errorFrame(err))
@@ -231,7 +233,7 @@ func (s *server) serveConn(c *net.UnixConn) {
 		}
 		s.requests.Add(1)
 		if r.Op == OpWatch {
-			s.watch(c, r)
+			s.watch(c, in, r)
 			s.served()
 			return
 		}
@@ -339,15 +341,15 @@ func listAnswer(page ckpt.Page, err error) []byte {
 }
 
 // watch streams the store's changes from r.Cursor to c until the store's
-// Watch ends or c goes away (a write fails), then ends the stream with an
-// ok or error frame.
-func (s *server) watch(c *net.UnixConn, r Request) {
+// Watch ends or c goes away (a write fails, or in, c's reader, ends),
+// then ends the stream with an ok or error frame.
+func (s *server) watch(c *net.UnixConn, in *bufio.Reader, r Request) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
 		// The client ends a watch by closing the connection.
 		var one [1]byte
-		_, _ = c.Read(one[:])
+		_, _ = in.Read(one[:])
 		cancel()
 	}()
 	err := s.st.Watch(ctx, r.Cursor, func(ch ckpt.Change) error {

@@ -124,6 +124,46 @@ func checkDecode(t *testing.T, data []byte) {
 	if werr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("wire.Unmarshal read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", got, want, data)
 	}
+	// Into a pointer (a keeper's answer decodes into &res.State): what
+	// json.Unmarshal leaves in a nil *ckpt.Checkpoint.
+	var wantPtr, gotPtr *ckpt.Checkpoint
+	werr = json.Unmarshal(data, &wantPtr)
+	gerr = wire.Unmarshal(data, &gotPtr)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("into a pointer: json.Unmarshal error %v, wire.Unmarshal error %v on\n%s", werr, gerr, data)
+	}
+	if werr == nil && !reflect.DeepEqual(gotPtr, wantPtr) {
+		t.Fatalf("into a pointer: wire.Unmarshal read\n%#v\njson.Unmarshal reads\n%#v\nfrom %s", gotPtr, wantPtr, data)
+	}
+}
+
+// TestUnmarshalIntoAPointerIsFast: a state decoded into a pointer field
+// (the keeper client's &res.State, a **ckpt.Checkpoint) is read by the
+// generated code, not encoding/json, and null leaves the pointer nil.
+func TestUnmarshalIntoAPointerIsFast(t *testing.T) {
+	data, err := json.Marshal(fuzzCheckpoint("kai-7/a", "Writing the spec", 3, 12.5, 1768487400, 5, 0, 0x6bf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want ckpt.Checkpoint
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := &ckpt.Checkpoint{ID: "left over"}
+	n := wire.Fallbacks(func() {
+		if err := wire.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("decoding into a **ckpt.Checkpoint fell back to encoding/json %d times", n)
+	}
+	if got == nil || !reflect.DeepEqual(*got, want) {
+		t.Errorf("read %#v, want %#v", got, want)
+	}
+	if err := wire.Unmarshal([]byte("null"), &got); err != nil || got != nil {
+		t.Errorf("null read into a pointer: %#v, %v; want nil, no error", got, err)
+	}
 }
 
 // BenchmarkCheckpointJSON compares the codec with encoding/json on a

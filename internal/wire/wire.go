@@ -62,19 +62,36 @@ func Append(dst []byte, v any) ([]byte, error) {
 // nothing of what *v held before is kept, and on error *v holds what
 // json.Unmarshal left in a zero value). It shares no memory with data,
 // which may be reused or unmapped afterwards.
+//
+// v may also point to a pointer to a root type (&res.State, a
+// **ckpt.Checkpoint): the value is read into a new one, as json.Unmarshal
+// does, and a JSON null leaves the pointer nil.
 func Unmarshal(data []byte, v any) error {
 	target := reflect.ValueOf(v)
 	if target.Kind() != reflect.Pointer || target.IsNil() {
-		return json.Unmarshal(data, v) // json.Unmarshal's InvalidUnmarshalError
+		return jsonUnmarshal(data, v) // json.Unmarshal's InvalidUnmarshalError
 	}
 	target.Elem().SetZero()
+	into := v
+	var fresh reflect.Value
+	if target.Elem().Kind() == reflect.Pointer && string(data) != "null" {
+		fresh = reflect.New(target.Elem().Type().Elem())
+		into = fresh.Interface()
+	}
 	r := reader{b: data, ok: true}
-	if r.readAny(v) && r.ok && r.i == len(data) {
+	if r.readAny(into) && r.ok && r.i == len(data) {
+		if fresh.IsValid() {
+			target.Elem().Set(fresh)
+		}
 		return nil
 	}
 	target.Elem().SetZero()
-	return json.Unmarshal(data, v)
+	return jsonUnmarshal(data, v)
 }
+
+// jsonUnmarshal is encoding/json's, what Unmarshal falls back to (a
+// variable so that the tests can count the fallbacks).
+var jsonUnmarshal = json.Unmarshal
 
 // DecodePrefix reads one value of a root type (see Roots), in the form
 // json.Marshal writes, from the start of data into *v, which it
