@@ -638,9 +638,11 @@ func validateState(c *Checkpoint) error {
 
 // Derive recomputes the fields of c that follow from others: progress from
 // steps (done and skipped steps count as done), the percent from done/total,
-// 100 for a done checkpoint without a count. Apply calls it after every
-// event; adapters call it on states they build.
+// 100 for a done checkpoint without a count; and it bounds the notes
+// (BoundNotes). Apply calls it after every event; adapters call it on
+// states they build.
 func Derive(c *Checkpoint) {
+	c.Context.Notes = BoundNotes(c.Context.Notes)
 	if len(c.Steps) > 0 {
 		done := 0
 		for _, s := range c.Steps {

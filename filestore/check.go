@@ -515,7 +515,10 @@ func expectedBackups(last, every, keep int64) []int64 {
 	return revs
 }
 
-// sameState compares two states as stored: by their JSON, without the beat.
+// sameState compares two states as stored: by their JSON, without the beat,
+// and with their notes bounded (ckpt.BoundNotes): a state written before
+// ckpt bounded the notes is the fold of its history once they are (the
+// next append rewrites it bounded).
 func sameState(a, b *ckpt.Checkpoint) bool {
 	if a == nil || b == nil {
 		return a == b
@@ -523,6 +526,7 @@ func sameState(a, b *ckpt.Checkpoint) bool {
 	x, y := *a, *b
 	x.Heartbeat.LastBeat, y.Heartbeat.LastBeat = time.Time{}, time.Time{}
 	x.Heartbeat.Presence, y.Heartbeat.Presence = nil, nil
+	x.Context.Notes, y.Context.Notes = ckpt.BoundNotes(x.Context.Notes), ckpt.BoundNotes(y.Context.Notes)
 	jx, err1 := json.Marshal(&x)
 	jy, err2 := json.Marshal(&y)
 	return err1 == nil && err2 == nil && bytes.Equal(jx, jy)

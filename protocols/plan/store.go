@@ -165,7 +165,7 @@ func Overlay(cur, p *ckpt.Checkpoint, now time.Time) *ckpt.Checkpoint {
 		}
 	}
 	if p.Context.Notes != "" {
-		c.Context.Notes = p.Context.Notes
+		c.Context.Notes = ckpt.BoundNotes(p.Context.Notes) // as the stored state keeps them
 	}
 	return c
 }
