@@ -3,8 +3,6 @@ package keeper
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,12 +179,9 @@ func badAnswer(op Op) error {
 	return fmt.Errorf("%w: the keeper's answer to operation %d has the wrong fields", ckpt.ErrUnavailable, op)
 }
 
-// NewKey returns a fresh idempotency key for a hand-off.
-func NewKey() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "keeper-" + hex.EncodeToString(b[:])
-}
+// NewKey returns a fresh idempotency key for a hand-off ("keeper-", then
+// ckpt.NewKey's time and random digits).
+func NewKey() string { return ckpt.NewKey("keeper-") }
 
 // Append sends e to the keeper's store. An event without a key gets one
 // (NewKey), so that a retry of a lost request applies it at most once.

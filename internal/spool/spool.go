@@ -8,7 +8,6 @@ package spool
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -446,13 +445,7 @@ func Attempts(ctx context.Context) (int, bool) {
 	return n, ok && n > 0
 }
 
-// NewKey returns a fresh idempotency key ("k-" and 24 hex digits): what
-// the spool gives a write that has none, so that a delivery repeated after
-// a crash replays instead of appending twice.
-func NewKey() string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("spool: reading random bytes: %v", err)) // crypto/rand does not fail on Linux
-	}
-	return "k-" + hex.EncodeToString(b[:])
-}
+// NewKey returns a fresh idempotency key ("k-", then ckpt.NewKey's time
+// and random digits): what the spool gives a write that has none, so that
+// a delivery repeated after a crash replays instead of appending twice.
+func NewKey() string { return ckpt.NewKey("k-") }
