@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -202,6 +203,38 @@ func FuzzParseMovedKeys(f *testing.F) {
 		m, ok := parseMovedKeys(data, key)
 		if ok && m.Key != key {
 			t.Fatalf("asked for %q, found %q", key, m.Key)
+		}
+	})
+}
+
+// FuzzWindowStart holds windowStart to the line-by-line reading it
+// replaced (each line from the end back, newest first, the first partial
+// line of a buffer that starts inside the history never taken): both find
+// the same last window lines in any bytes.
+func FuzzWindowStart(f *testing.F) {
+	f.Add([]byte("a\nb\nc\n"), false, uint8(2))
+	f.Add([]byte("tail of a line\nb\nc"), true, uint8(5))
+	f.Add([]byte("\n\n\n"), true, uint8(1))
+	f.Add([]byte(""), false, uint8(3))
+	f.Fuzz(func(t *testing.T, buf []byte, inside bool, w uint8) {
+		window := int(w)%8 + 1
+		start := int64(0)
+		if inside {
+			start = 1
+		}
+		var want [][]byte // the reference: newest first
+		stop := len(buf)
+		for len(want) < window && stop > 0 {
+			i := bytes.LastIndexByte(buf[:stop-1], '\n')
+			if i < 0 && start > 0 {
+				break
+			}
+			want = append(want, buf[i+1:stop])
+			stop = i + 1
+		}
+		slices.Reverse(want)
+		if got := buf[windowStart(buf, start, window):]; !bytes.Equal(got, bytes.Join(want, nil)) {
+			t.Fatalf("windowStart(%q, start %d, window %d) leaves %q, want %q", buf, start, window, got, bytes.Join(want, nil))
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/ckpt-dev/ckpt"
 )
@@ -92,62 +93,129 @@ func readRange(path string, from, to int64) ([]byte, error) {
 // of the history that ends at byte end. It returns the event and true if
 // found.
 func findKey(path string, end int64, key string) (ckpt.Event, bool, error) {
+	buf, start, err := readWindow(path, end)
+	if err != nil {
+		return ckpt.Event{}, false, err
+	}
+	e, ok, err := lastKeyed(buf[windowStart(buf, start, ckpt.KeyWindow):], key)
+	return e, ok, err
+}
+
+// lastKeyed returns the newest of lines (whole history lines, oldest
+// first) whose event has key. It searches the bytes for the key's member
+// (`"key":` and the key as JSON) in one pass and decodes only the lines
+// where it occurs, newest first: a fresh process's keyed append (every
+// hook's) searched a thousand lines one by one for about 1 ms.
+func lastKeyed(lines []byte, key string) (ckpt.Event, bool, error) {
 	k, err := json.Marshal(key)
 	if err != nil {
 		return ckpt.Event{}, false, err
 	}
 	needle := append([]byte(`"key":`), k...)
-	buf, start, err := readWindow(path, end)
-	if err != nil {
-		return ckpt.Event{}, false, err
-	}
-	for _, line := range windowLines(buf, start) {
-		if bytes.Contains(line, needle) {
-			if e, err := ckpt.DecodeLine(line); err == nil && e.Key == key {
-				return e, true, nil
-			}
+	at := occurrences(lines, needle)
+	for n := len(at) - 1; n >= 0; n-- {
+		from := bytes.LastIndexByte(lines[:at[n]], '\n') + 1
+		to := len(lines)
+		if j := bytes.IndexByte(lines[at[n]:], '\n'); j >= 0 {
+			to = at[n] + j + 1
+		}
+		if e, err := ckpt.DecodeLine(lines[from:to]); err == nil && e.Key == key {
+			return e, true, nil
 		}
 	}
 	return ckpt.Event{}, false, nil
 }
 
-// readWindow reads the history that ends at byte end backwards, in growing
+// occurrences returns where needle starts in b, in order. It searches for
+// needle's last 16 bytes and then compares the rest: a key's member starts
+// with `"key":"` and often a long prefix its keys share (a hook's
+// "hook:tool:SESSION:"), which bytes.Index, going by the first bytes,
+// would find and compare on every line; the end of a key is its own.
+func occurrences(b, needle []byte) []int {
+	tail := needle[max(len(needle)-16, 0):]
+	head := len(needle) - len(tail)
+	var at []int
+	for i := head; i < len(b); {
+		j := bytes.Index(b[i:], tail)
+		if j < 0 {
+			break
+		}
+		if p := i + j - head; bytes.Equal(b[p:p+head], needle[:head]) {
+			at = append(at, p)
+		}
+		i += j + 1
+	}
+	return at
+}
+
+// readWindow reads the history that ends at byte end backwards, in
 // chunks, until it holds more than ckpt.KeyWindow line ends or the whole
-// file: buf holds bytes [start, end).
+// file: buf holds bytes [start, end). After the first chunk the next is
+// sized from the lines' mean length (with a quarter more), so that a
+// window of short lines is not read twice over.
 func readWindow(path string, end int64) (buf []byte, start int64, err error) {
 	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	chunk := int64(64 << 10)
+	chunk, lines := int64(64<<10), 0
 	start = end
-	for start > 0 && bytes.Count(buf, []byte{'\n'}) <= ckpt.KeyWindow {
+	for start > 0 && lines <= ckpt.KeyWindow {
 		from := max(start-chunk, 0)
 		more := make([]byte, start-from, int(start-from)+len(buf))
 		if _, err := f.ReadAt(more, from); err != nil && err != io.EOF {
 			return nil, 0, err
 		}
+		lines += bytes.Count(more, []byte{'\n'})
 		buf, start = append(more, buf...), from
-		chunk *= 2
+		if lines > 0 {
+			chunk = max(int64(ckpt.KeyWindow+1-lines)*int64(len(buf))/int64(lines)*5/4, 4<<10)
+		} else {
+			chunk *= 2
+		}
 	}
 	return buf, start, nil
 }
 
+// windowStart returns where in buf (bytes [start, end) of a history) the
+// last window complete lines begin. The first partial line of buf (when
+// start > 0) is outside the window or incomplete and is never in it; a
+// last line without its newline counts as a line.
+func windowStart(buf []byte, start int64, window int) int {
+	if len(buf) == 0 {
+		return 0
+	}
+	lines := bytes.Count(buf, []byte{'\n'})
+	if buf[len(buf)-1] != '\n' {
+		lines++
+	}
+	i := 0
+	if start > 0 {
+		i = bytes.IndexByte(buf, '\n') + 1
+		if i == 0 {
+			return len(buf)
+		}
+		lines--
+	}
+	for ; lines > window; lines-- {
+		i += bytes.IndexByte(buf[i:], '\n') + 1
+	}
+	return i
+}
+
 // windowLines returns the last ckpt.KeyWindow complete lines of buf (bytes
-// [start, end) of a history), newest first. The first partial line of buf
-// (when start > 0) is outside the window or incomplete and is skipped.
+// [start, end) of a history), newest first (see windowStart).
 func windowLines(buf []byte, start int64) [][]byte {
 	var lines [][]byte
-	stop := len(buf)
-	for len(lines) < ckpt.KeyWindow && stop > 0 {
-		i := bytes.LastIndexByte(buf[:stop-1], '\n')
-		if i < 0 && start > 0 {
-			break
+	for rest := buf[windowStart(buf, start, ckpt.KeyWindow):]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n') + 1
+		if i == 0 {
+			i = len(rest)
 		}
-		lines = append(lines, buf[i+1:stop])
-		stop = i + 1
+		lines, rest = append(lines, rest[:i]), rest[i:]
 	}
+	slices.Reverse(lines)
 	return lines
 }
 
