@@ -284,6 +284,10 @@ func FuzzEventJSON(f *testing.F) {
 	f.Add(int64(0), int64(-62135596800), int64(0), 3600, "a<b>", "", "\xff", "\"", "{ \"a\" : [1, 2] }", "")
 	f.Add(int64(-1), int64(253402300800), int64(1), -30, "", "", "", "", `"<&>"`, "p")
 	f.Add(int64(1), int64(1), int64(1), 0, "note", "a", "", "", `{"text":"ü"}`, "")
+	f.Add(int64(2), int64(1), int64(1), 0, "note", "a", "", "", `{"text":"a note, with spaces — and\u2028 a\u2029 line"}`, "")
+	f.Add(int64(2), int64(1), int64(1), 0, "note", "a", "", "", "{\"text\":\"raw \u2028 and \u2029 and \x7f\"}", "")
+	f.Add(int64(2), int64(1), int64(1), 0, "note", "a", "", "", `{"text": "space after the colon"}`, "")
+	f.Add(int64(2), int64(1), int64(1), 0, "note", "a", "", "", "{\"text\":\"bad \xe2\x80 utf-8\"}", "")
 	f.Fuzz(func(t *testing.T, seq, sec, nsec int64, offset int, typ, agent, session, key, data, prev string) {
 		e := ckpt.Event{Seq: seq, At: time.Unix(sec, nsec).In(time.FixedZone("z", offset)), Type: ckpt.EventType(typ),
 			Actor: ckpt.Actor{Agent: agent, Session: session}, Key: key, Prev: prev}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt"
@@ -108,5 +109,23 @@ func checkDataDecode(t *testing.T, data []byte, into any) {
 	}
 	if werr == nil && !reflect.DeepEqual(into, want) {
 		t.Fatalf("%T: read %+v; json.Unmarshal reads %+v from %s", into, into, want, data)
+	}
+}
+
+// TestAPayloadWithSpacesIsCopied: an event's payload as json.Marshal
+// wrote it, with spaces and other text in its strings, is copied into the
+// event's encoding as it is, not compacted again through encoding/json
+// (which allocates, and which every note, step and update with a space in
+// its text went through).
+func TestAPayloadWithSpacesIsCopied(t *testing.T) {
+	e := ckpt.MustEvent(ckpt.EventNote, time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC), ckpt.Actor{Agent: "kai"},
+		ckpt.Note{Text: "the tests pass — écrit, and a DEL \x7f too"})
+	buf := make([]byte, 0, 4096)
+	if allocs := testing.AllocsPerRun(100, func() { buf, _ = wire.Append(buf[:0], &e) }); allocs != 0 {
+		t.Errorf("encoding the event allocated %v times, want none (its payload copied)", allocs)
+	}
+	want, _ := json.Marshal(&e)
+	if !bytes.Equal(buf, want) {
+		t.Errorf("wire.Append wrote %s, json.Marshal writes %s", buf, want)
 	}
 }

@@ -164,18 +164,22 @@ func (w *writer) time(t time.Time) {
 }
 
 // rawJSON writes v as json.Marshal writes a json.RawMessage: compacted,
-// with < > & and U+2028/U+2029 escaped. Compact printable ASCII without
-// < > & (what json.Marshal wrote) is copied after a check; anything else
-// goes through json.Compact and json.HTMLEscape (no reflection); invalid
-// JSON is left to encoding/json (an error).
+// with < > & and U+2028/U+2029 escaped. JSON that is compact already and
+// holds none of those (what json.Marshal wrote: an event's payload, with
+// spaces and any other text in its strings) is copied after a check (the
+// reader takes no space between tokens, no control character and no
+// invalid UTF-8); anything else goes through json.Compact and
+// json.HTMLEscape (no reflection); invalid JSON is left to encoding/json
+// (an error).
 func (w *writer) rawJSON(v json.RawMessage) {
 	if v == nil {
 		w.raw(`null`)
 		return
 	}
 	plain := true
-	for _, c := range v {
-		if c <= ' ' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+	for i, c := range v {
+		if c < ' ' || c == '<' || c == '>' || c == '&' ||
+			c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xA8 || v[i+2] == 0xA9) { // U+2028, U+2029
 			plain = false
 			break
 		}
