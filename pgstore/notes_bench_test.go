@@ -44,19 +44,12 @@ func BenchmarkAppendToAnOldCheckpoint(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	lsn := func() int64 {
-		var n int64
-		if err := conn.QueryRow(ctx, "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8").Scan(&n); err != nil {
-			b.Fatal(err)
-		}
-		return n
-	}
 	var wall [2]time.Duration
 	var wal [2]int64
 	n := 0
 	for b.Loop() {
 		for k, id := range ids {
-			w0, t0 := lsn(), time.Now()
+			w0, t0 := walPosition(b, conn), time.Now()
 			for j := range block {
 				step := fmt.Sprint("step ", n*block+j)
 				e := ckpt.MustEvent(ckpt.EventUpdate, time.Now(), ckpt.Actor{Agent: "kai-7"}, ckpt.Patch{CurrentStep: &step})
@@ -65,7 +58,7 @@ func BenchmarkAppendToAnOldCheckpoint(b *testing.B) {
 				}
 			}
 			wall[k] += time.Since(t0)
-			wal[k] += lsn() - w0
+			wal[k] += walPosition(b, conn) - w0
 		}
 		n++
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ckpt-dev/ckpt"
@@ -88,10 +89,13 @@ type contender struct {
 }
 
 // walPosition is the server's current WAL insert position in bytes, read
-// outside the timed parts (its query is not the contenders' CPU).
-func walPosition(b *testing.B, pool *pgxpool.Pool) int64 {
+// outside the timed parts (its query is not the contenders' CPU), over a
+// pool or a connection.
+func walPosition(b *testing.B, db interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) int64 {
 	var pos int64
-	if err := pool.QueryRow(context.Background(), "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8").Scan(&pos); err != nil {
+	if err := db.QueryRow(context.Background(), "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8").Scan(&pos); err != nil {
 		b.Fatal(err)
 	}
 	return pos
