@@ -23,3 +23,21 @@ func NewKey(prefix string) string {
 	}
 	return fmt.Sprintf("%s%012x%s", prefix, uint64(time.Now().UnixMilli())&(1<<48-1), hex.EncodeToString(b[:]))
 }
+
+// MadeKey reports whether key has the form NewKey gives: a prefix (maybe
+// empty), then 28 lowercase hex digits. An append may send such a key
+// with KeyNew, and a store may then leave it out of its index of keys;
+// a store's check uses MadeKey to tell such a key from a given one the
+// index lost. A key a user gives in this form is checked as a made one.
+func MadeKey(key string) bool {
+	const digits = 28
+	if len(key) < digits {
+		return false
+	}
+	for _, c := range []byte(key[len(key)-digits:]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

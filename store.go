@@ -72,7 +72,34 @@ type AppendOptions struct {
 	// result stands). Every Store honours it (storetest checks); see
 	// Attribute.
 	AsCheckpointAgent bool
+	// KeyOrigin says where e.Key came from; the zero value, KeyGiven, is
+	// the caller's own key, which any earlier event may carry. A Store
+	// MUST treat an origin it does not use as KeyGiven.
+	KeyOrigin KeyOrigin
 }
+
+// KeyOrigin is where an append's idempotency key came from. It lets a
+// store skip the lookup of a key that cannot have been used yet, and keep
+// such a key out of any index of keys it has: pgstore's ckpt_keys row is
+// about a fifth of an append's cost through a keeper (docs/design.md, "A
+// key made for one call"). Whatever the origin, Append's contract holds:
+// an event whose key is among the last KeyWindow events is replayed.
+type KeyOrigin uint8
+
+const (
+	// KeyGiven is a key the caller was given (ckpt update --key, a spool's
+	// key sent again): it is looked up.
+	KeyGiven KeyOrigin = iota
+	// KeyNew is a key made for this call (NewKey) and sent for the first
+	// time: no event can carry it yet. A store may skip its lookup and
+	// leave it out of its key index; the key is still stored with the
+	// event, and every later send of it MUST say KeyResent.
+	KeyNew
+	// KeyResent is a key first sent with KeyNew whose answer was lost (a
+	// keeper that went away): the event may have been applied, with its
+	// key in the history but not in the store's key index.
+	KeyResent
+)
 
 // Attribute returns e as an append under o records it after cur (the
 // checkpoint's state before the event, nil when it does not exist yet):

@@ -59,14 +59,16 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if opts.IfRev < 0 {
 		return ckpt.AppendResult{}, fmt.Errorf("%w: if-rev %d is negative: give the revision you read, or 0 for none", ckpt.ErrInvalid, opts.IfRev)
 	}
-	if k, ok := s.cache.take(id); ok {
-		res, err := s.fastAppend(ctx, id, k, e, opts)
-		if err == nil {
-			return res, nil
-		}
-		s.cache.forget(id, errors.Is(err, errContended))
-		if !errors.Is(err, errStale) && !errors.Is(err, errContended) {
-			return res, err
+	if e.Key == "" || opts.KeyOrigin != ckpt.KeyResent {
+		if k, ok := s.cache.take(id); ok {
+			res, err := s.fastAppend(ctx, id, k, e, opts)
+			if err == nil {
+				return res, nil
+			}
+			s.cache.forget(id, errors.Is(err, errContended))
+			if !errors.Is(err, errStale) && !errors.Is(err, errContended) {
+				return res, err
+			}
 		}
 	}
 	res, err := retry(ctx, func() (res ckpt.AppendResult, err error) {
@@ -87,9 +89,15 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 }
 
 func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
-	cur, err := lockCheckpoint(ctx, conn, id, e.Key)
+	key := indexedKey(e.Key, opts)
+	cur, err := lockCheckpoint(ctx, conn, id, key)
 	if err != nil {
 		return ckpt.AppendResult{}, err
+	}
+	if opts.KeyOrigin == ckpt.KeyResent && e.Key != "" && cur.state != nil && !cur.keyInWindow() {
+		if cur.keySeq, err = findMadeKey(ctx, conn, id, e.Key, cur.rev); err != nil {
+			return ckpt.AppendResult{}, err
+		}
 	}
 	s.dbNow.set(cur.dbNow)
 	var before *ckpt.Checkpoint
@@ -98,7 +106,7 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 			return ckpt.AppendResult{}, err
 		}
 	}
-	if cur.keySeq > 0 && cur.keySeq > cur.rev-int64(ckpt.KeyWindow) {
+	if cur.keyInWindow() {
 		return s.replay(ctx, conn, id, before, cur)
 	}
 	if err := checkRev(id, cur, opts.IfRev); err != nil {
@@ -112,7 +120,7 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}
-	if err := writeAppend(ctx, conn, id, next, stored, line, cur.state == nil); err != nil {
+	if err := writeAppend(ctx, conn, id, next, stored, key, line, cur.state == nil); err != nil {
 		if uniqueViolation(err) && cur.state == nil {
 			// Another transaction created the checkpoint meanwhile: run
 			// again, to replay its key or refuse with ErrExists.
@@ -125,6 +133,73 @@ func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e
 		return ckpt.AppendResult{}, err
 	}
 	return ckpt.AppendResult{State: next, Event: stored}, nil
+}
+
+// indexedKey is the key of e an append looks up and indexes in ckpt_keys:
+// none for a key made for this call (ckpt.KeyNew), which no event can
+// carry yet. Its event's line holds it, where a resend (ckpt.KeyResent)
+// finds it (findMadeKey).
+func indexedKey(key string, opts ckpt.AppendOptions) string {
+	if opts.KeyOrigin == ckpt.KeyNew {
+		return ""
+	}
+	return key
+}
+
+// keyInWindow reports whether the append's key names one of the last
+// ckpt.KeyWindow events: the append is then a replay of that event.
+func (cur current) keyInWindow() bool {
+	return cur.keySeq > 0 && cur.keySeq > cur.rev-int64(ckpt.KeyWindow)
+}
+
+// findMadeKey returns the latest of checkpoint id's last ckpt.KeyWindow
+// events (rev is its last) whose key is key, 0 for none. It is how a
+// resent key (ckpt.KeyResent) is found when its first send, made with
+// ckpt.KeyNew, was applied: that key is in its event's line and not in
+// ckpt_keys. Lines are filtered by the key's bytes where the key is
+// plain text (every key ckpt makes is: ckpt.NewKey), so only candidate
+// lines cross the wire; each candidate is decoded and its key compared.
+func findMadeKey(ctx context.Context, conn *pgxpool.Conn, id, key string, rev int64) (int64, error) {
+	sql := "SELECT seq, line FROM ckpt_events WHERE id = $1 AND seq > $2 AND ($3 = '' OR position(convert_to($3, 'UTF8') IN line) > 0) ORDER BY seq DESC"
+	filter := ""
+	if plainKey(key) {
+		filter = key
+	}
+	rows, err := conn.Query(ctx, sql, id, rev-int64(ckpt.KeyWindow), filter)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var (
+		seq  int64
+		line []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &line); err != nil {
+			return 0, err
+		}
+		e, err := ckpt.DecodeLine(line)
+		if err != nil {
+			return 0, fmt.Errorf("%s event %d: %w (run ckpt check %s)", id, seq, err, id)
+		}
+		if e.Key == key {
+			return seq, nil
+		}
+	}
+	return 0, rows.Err()
+}
+
+// plainKey reports whether key's bytes appear as they are in a history
+// line: letters, digits and a few punctuation marks that JSON never
+// escapes.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return key != ""
 }
 
 // appendLockSQL takes the append locks of the checkpoints $1 names, in the
@@ -240,11 +315,12 @@ func seal(e ckpt.Event, cur current, now time.Time) (ckpt.Event, []byte, error) 
 	return stored, line[:len(line)-1], nil
 }
 
-// writeAppend stores the new state row, the change, the event and the key,
-// and commits, all in one pipelined batch. The checkpoint's row is written
+// writeAppend stores the new state row, the change, the event and its key
+// in ckpt_keys (key: "" for none, see indexedKey), and commits, all in one
+// pipelined batch. The checkpoint's row is written
 // first: for a new checkpoint that first write is what gives the
 // transaction its ID (see the change feed in docs/design.md).
-func writeAppend(ctx context.Context, conn *pgxpool.Conn, id string, next *ckpt.Checkpoint, e ckpt.Event, line []byte, create bool) error {
+func writeAppend(ctx context.Context, conn *pgxpool.Conn, id string, next *ckpt.Checkpoint, e ckpt.Event, key string, line []byte, create bool) error {
 	row, err := encodeRow(next)
 	if err != nil {
 		return err
@@ -262,9 +338,9 @@ func writeAppend(ctx context.Context, conn *pgxpool.Conn, id string, next *ckpt.
 	b.Queue("INSERT INTO ckpt_changes (kind, id, rev, type, at) VALUES ($1, $2, $3, $4, $5)",
 		string(ckpt.ChangeEvent), id, e.Seq, string(e.Type), e.At)
 	b.Queue("INSERT INTO ckpt_events (id, seq, line) VALUES ($1, $2, $3)", id, e.Seq, line)
-	if e.Key != "" {
+	if key != "" {
 		b.Queue(`INSERT INTO ckpt_keys (id, key, seq) VALUES ($1, $2, $3)
-			ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq`, id, e.Key, e.Seq)
+			ON CONFLICT (id, key) DO UPDATE SET seq = excluded.seq`, id, key, e.Seq)
 	}
 	b.Queue("COMMIT")
 	return conn.SendBatch(ctx, b).Close()

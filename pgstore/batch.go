@@ -41,6 +41,7 @@ type fastRow struct {
 	rev     int64  // remembered revision
 	lastSum string // remembered checksum
 	event   ckpt.Event
+	key     string // the key to look up and index: "" for none, and for a made one (ckpt.KeyNew)
 	line    []byte
 	row     stateRow
 	checkAt bool // check the event's time against the server's clock
@@ -204,7 +205,7 @@ func (s *Store) writeBatch(rows []*fastRow) {
 // outcome. A prepared one-row statement goes by execOne.
 func (s *Store) runBatch(ctx context.Context, conn *pgx.Conn, mode pgx.QueryExecMode, setMode bool, rows []*fastRow, results map[string]fastResult) error {
 	if len(rows) == 1 && mode == pgx.QueryExecModeCacheStatement {
-		res, err := execOne(ctx, conn, oneStatement(rows[0].event.Key != "", setMode), rows[0])
+		res, err := execOne(ctx, conn, oneStatement(rows[0].key != "", setMode), rows[0])
 		if err == nil && res.matched {
 			results[rows[0].id] = res
 		}

@@ -177,8 +177,8 @@ func inspect(ctx context.Context, tx pgx.Tx, id string) ([]ckpt.Problem, *ckpt.C
 	if err != nil {
 		return nil, nil, err
 	}
-	if !maps.Equal(keys, historyKeys(events)) {
-		problem(ckpt.SeverityWarning, fix, "the idempotency key index differs from the history's keys")
+	if what := keyIndexProblem(keys, historyKeys(events)); what != "" {
+		problem(ckpt.SeverityWarning, fix, "%s", what)
 	}
 	return found, folded, nil
 }
@@ -214,6 +214,26 @@ func storedKeys(ctx context.Context, tx pgx.Tx, id string) (map[string]int64, er
 	)
 	_, err = pgx.ForEachRow(rows, []any{&k, &q}, func() error { out[k] = q; return nil })
 	return out, err
+}
+
+// keyIndexProblem describes how the key index differs from the history's
+// keys (history, each key's latest event), "" when it does not: an index
+// row that names another event than the history's latest with its key, or
+// a key of the history missing from the index. A made key (ckpt.MadeKey)
+// may be missing: an append leaves out a key made for it (ckpt.KeyNew),
+// which a resend finds in the history.
+func keyIndexProblem(index, history map[string]int64) string {
+	for _, k := range slices.Sorted(maps.Keys(index)) {
+		if history[k] != index[k] {
+			return fmt.Sprintf("the idempotency key index names event %d for key %q; the history's latest event with it is %d", index[k], k, history[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(history)) {
+		if _, ok := index[k]; !ok && !ckpt.MadeKey(k) {
+			return fmt.Sprintf("the idempotency key index lacks key %q of event %d", k, history[k])
+		}
+	}
+	return ""
 }
 
 // historyKeys maps each key in events to its latest event.

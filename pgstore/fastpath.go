@@ -204,7 +204,7 @@ func (s *Store) fastAppend(ctx context.Context, id string, k known, e ckpt.Event
 		rowBuffers.Put(buf)
 		return ckpt.AppendResult{}, err
 	}
-	res, written := s.submit(ctx, &fastRow{id: id, rev: k.rev, lastSum: k.lastSum, event: stored, line: line, row: row, checkAt: skewBound})
+	res, written := s.submit(ctx, &fastRow{id: id, rev: k.rev, lastSum: k.lastSum, event: stored, key: indexedKey(e.Key, opts), line: line, row: row, checkAt: skewBound})
 	if written {
 		rowBuffers.Put(buf) // else the batch may still be reading it
 	}

@@ -182,7 +182,7 @@ func oneStatement(keyed, setMode bool) string {
 func batchArgs(rows []*fastRow, described, setMode bool) (string, []any) {
 	keyed := false
 	for _, r := range rows {
-		keyed = keyed || r.event.Key != ""
+		keyed = keyed || r.key != ""
 	}
 	consts := []any{ckpt.MaxClockSkew.Seconds(), int64(ckpt.KeyWindow), string(ckpt.ChangeEvent)}
 	if len(rows) == 1 {
@@ -194,7 +194,7 @@ func batchArgs(rows []*fastRow, described, setMode bool) (string, []any) {
 		}
 		return sql, append([]any{r.id, r.rev, r.lastSum, r.event.Sum, state, summary,
 			r.row.status, r.row.agentID, r.row.agentName, r.row.parent, r.row.labels, r.row.archived, r.row.updatedAt,
-			r.event.At, r.event.Key, r.line, string(r.event.Type), r.checkAt}, consts...)
+			r.event.At, r.key, r.line, string(r.event.Type), r.checkAt}, consts...)
 	}
 	n := len(rows)
 	var (
@@ -210,7 +210,7 @@ func batchArgs(rows []*fastRow, described, setMode bool) (string, []any) {
 		states[i], summaries[i], statuses[i] = string(r.row.state), string(r.row.summary), r.row.status
 		agentIDs[i], agentNames[i], parents[i], labels[i] = r.row.agentID, r.row.agentName, r.row.parent, labelsJSON(r.row.labels)
 		archived[i], updatedAts[i], ats[i] = r.row.archived, r.row.updatedAt, r.event.At
-		keys[i], lines[i], types[i], checks[i] = r.event.Key, r.line, string(r.event.Type), r.checkAt
+		keys[i], lines[i], types[i], checks[i] = r.key, r.line, string(r.event.Type), r.checkAt
 	}
 	sql := batchUnkeyedSQL
 	if keyed {

@@ -164,7 +164,7 @@ func encodeOne(buf []byte, r *fastRow, values *[len(oneParamOIDs)][]byte) []byte
 	boolean(11, r.row.archived)
 	stamp(12, r.row.updatedAt)
 	stamp(13, r.event.At)
-	str(14, r.event.Key)
+	str(14, r.key)
 	put(15, r.line)
 	str(16, string(r.event.Type))
 	boolean(17, r.checkAt)

@@ -346,6 +346,53 @@ func testIdempotencyKeyWindow(t *testing.T, s ckpt.Store) {
 	unchanged(t, s, id, rev)
 }
 
+// testMadeKey checks keys made for one call: an append sent with
+// ckpt.KeyNew applies once, and its resend (ckpt.KeyResent, after a lost
+// answer) replays it, after other events too and for a create, though the
+// store may have kept a made key out of its key index; the resend of a
+// made key whose first send never arrived appends it, once.
+func testMadeKey(t *testing.T, s ckpt.Store) {
+	ctx := context.Background()
+	id := "made-key"
+	made, resent := ckpt.AppendOptions{KeyOrigin: ckpt.KeyNew}, ckpt.AppendOptions{KeyOrigin: ckpt.KeyResent}
+	createKey, noteKey := ckpt.NewKey("test-"), ckpt.NewKey("test-")
+	first, err := s.Append(ctx, id, keyed(created("m"), createKey), made)
+	if err != nil || first.Replayed {
+		t.Fatalf("a create with a made key: %+v, %v", first, err)
+	}
+	one, err := s.Append(ctx, id, keyed(note(1, "once"), noteKey), made)
+	if err != nil || one.Replayed || one.Event.Seq != 2 {
+		t.Fatalf("a note with a made key: %+v, %v; want seq 2", one, err)
+	}
+	mustAppend(t, s, id, note(2, "other"))
+	mustAppend(t, s, id, keyed(note(3, "given"), "given-3"))
+	for range 2 {
+		again, err := s.Append(ctx, id, keyed(note(1, "once"), noteKey), resent)
+		if err != nil || !again.Replayed || again.Event.Seq != 2 || again.State.Rev != 2 {
+			t.Fatalf("resending a made key that was applied: %+v, %v; want a replay of seq 2", again, err)
+		}
+		if d := cmp.Diff(one.Event, again.Event, eventOpts); d != "" {
+			t.Errorf("replayed event differs from the first (-first +replay):\n%s", d)
+		}
+	}
+	retried, err := s.Append(ctx, id, keyed(created("m"), createKey), resent)
+	if err != nil || !retried.Replayed || retried.Event.Seq != 1 {
+		t.Errorf("resending a made key's create: %+v, %v; want a replay of seq 1 (not ErrExists)", retried.Event, err)
+	}
+	unchanged(t, s, id, 4)
+
+	lostKey := ckpt.NewKey("test-")
+	res, err := s.Append(ctx, id, keyed(note(5, "first send lost"), lostKey), resent)
+	if err != nil || res.Replayed || res.Event.Seq != 5 {
+		t.Fatalf("resending a made key never applied: %+v, %v; want it appended at seq 5", res, err)
+	}
+	res, err = s.Append(ctx, id, keyed(note(5, "first send lost"), lostKey), resent)
+	if err != nil || !res.Replayed || res.Event.Seq != 5 {
+		t.Errorf("resending it again: %+v, %v; want a replay of seq 5", res, err)
+	}
+	unchanged(t, s, id, 5)
+}
+
 // testConcurrentSameCheckpoint checks that concurrent writers of one
 // checkpoint are serialised: every append gets its own revision and the
 // final revision is exact.

@@ -72,6 +72,7 @@ var cases = []struct {
 	{"AsCheckpointAgent", testAsCheckpointAgent},
 	{"IdempotencyKey", testIdempotencyKey},
 	{"IdempotencyKeyWindow", testIdempotencyKeyWindow},
+	{"MadeKey", testMadeKey},
 	{"ConcurrentSameCheckpoint", testConcurrentSameCheckpoint},
 	{"ConcurrentSameKey", testConcurrentSameKey},
 	{"ConcurrentDifferentCheckpoints", testConcurrentDifferentCheckpoints},
