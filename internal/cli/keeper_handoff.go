@@ -34,7 +34,8 @@ type handedOff struct {
 func (h *handedOff) Append(ctx context.Context, id string, e ckpt.Event, o ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	ours := e.Key == "" && h.key != ""
 	if ours {
-		e.Key, h.key = h.key, ""
+		// Sent to the keeper as a made key (ckpt.KeyNew), maybe applied.
+		e.Key, h.key, o.KeyOrigin = h.key, "", ckpt.KeyResent
 	}
 	res, err := h.Store.Append(ctx, id, e, o)
 	if ours && res.Replayed {

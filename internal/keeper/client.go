@@ -184,20 +184,17 @@ func badAnswer(op Op) error {
 func NewKey() string { return ckpt.NewKey("keeper-") }
 
 // Append sends e to the keeper's store. An event without a key gets one
-// (NewKey), so that a retry of a lost request applies it at most once.
+// (NewKey, sent as ckpt.KeyNew), so that a retry of a lost request applies
+// it at most once; that retry says ckpt.KeyResent (Session, HandOff).
 func (c *Client) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	if e.Key == "" {
-		e.Key = NewKey()
+		e.Key, opts.KeyOrigin = NewKey(), ckpt.KeyNew
 	}
 	f := request(OpAppend).str(id)
 	if err := f.value(e); err != nil {
 		return ckpt.AppendResult{}, fmt.Errorf("%w: the event does not encode: %v", ckpt.ErrInvalid, err)
 	}
-	asAgent := int64(0)
-	if opts.AsCheckpointAgent {
-		asAgent = 1
-	}
-	fields, err := c.call(ctx, OpAppend, e.Key, f.num(opts.IfRev).num(asAgent).frame())
+	fields, err := c.call(ctx, OpAppend, e.Key, f.num(opts.IfRev).num(appendFlags(opts)).frame())
 	if err != nil {
 		return ckpt.AppendResult{}, err
 	}

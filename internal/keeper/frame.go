@@ -46,6 +46,19 @@ const (
 // fieldsOf is how many fields each op's request carries.
 var fieldsOf = [opEnd]int{OpAppend: 4, OpGet: 2, OpHistory: 3, OpList: 1, OpBeat: 2, OpDelete: 1, OpHead: 0, OpWatch: 1, OpStatus: 0, OpStop: 0}
 
+// An append's flags field: AsCheckpointAgent in its lowest bit, the
+// key's origin (ckpt.KeyOrigin) in the two above it.
+const flagAsAgent = 1
+
+// appendFlags is the flags field of an append under opts.
+func appendFlags(opts ckpt.AppendOptions) int64 {
+	f := int64(opts.KeyOrigin) << 1
+	if opts.AsCheckpointAgent {
+		f |= flagAsAgent
+	}
+	return f
+}
+
 // Answer kinds.
 const (
 	answerOK     byte = 0
@@ -67,11 +80,13 @@ type Request struct {
 	Event   ckpt.Event
 	IfRev   int64
 	AsAgent bool
-	Rev     int64 // Get's revision, History's from
-	Limit   int64 // History's limit
-	List    ckpt.ListOptions
-	Signal  ckpt.Signal
-	Cursor  string // Watch's from
+	// KeyOrigin is the append's ckpt.AppendOptions.KeyOrigin.
+	KeyOrigin ckpt.KeyOrigin
+	Rev       int64 // Get's revision, History's from
+	Limit     int64 // History's limit
+	List      ckpt.ListOptions
+	Signal    ckpt.Signal
+	Cursor    string // Watch's from
 	// The call options (sent by a server store's client, zero otherwise):
 	// how many attempts the keeper's store makes (0: its own default;
 	// spool.WithAttempts), and how long the client waits for the answer
@@ -147,9 +162,12 @@ func DecodeRequest(b []byte) (Request, error) {
 	case OpAppend:
 		r.ID = string(fields[0])
 		err = errors.Join(unmarshalField(fields[1], &r.Event), number(fields[2], &r.IfRev))
-		var flag int64
-		err = errors.Join(err, number(fields[3], &flag))
-		r.AsAgent = flag != 0
+		var flags int64
+		err = errors.Join(err, number(fields[3], &flags))
+		if flags < 0 || flags>>1 > int64(ckpt.KeyResent) {
+			err = errors.Join(err, fmt.Errorf("append flags %d", flags))
+		}
+		r.AsAgent, r.KeyOrigin = flags&flagAsAgent != 0, ckpt.KeyOrigin(flags>>1)
 	case OpGet:
 		r.ID = string(fields[0])
 		err = number(fields[1], &r.Rev)

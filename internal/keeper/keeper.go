@@ -107,14 +107,23 @@ func IsServerURL(loc string) bool {
 	return strings.HasPrefix(loc, "https://") || strings.HasPrefix(loc, "http://")
 }
 
+// Protocol is the version of the keeper's protocol (frame.go). It is part
+// of every keeper's name, so that a command never reaches a keeper that
+// reads its requests otherwise: after an upgrade, the first command starts
+// a keeper of the new version beside the old one, which exits once it
+// sees its program replaced or stays idle. Version 2 added the key's
+// origin to an append's flags.
+const Protocol = 2
+
 // Name is the keeper's file name stem for the store at loc under getenv's
-// environment: a hash of both, so the socket names no secret. For a
+// environment and the Protocol: a hash of them, so the socket names no
+// secret. For a
 // server store the environment is its token (and proxies and trusted
 // certificates): two tokens of one server are two keepers, and a command
 // never acts with another token's scope.
 func Name(loc string, getenv func(string) string) string {
 	h := sha256.New()
-	h.Write([]byte(loc))
+	fmt.Fprintf(h, "%d\x00%s", Protocol, loc)
 	vars := pgEnv
 	if IsServerURL(loc) {
 		vars = serverEnv

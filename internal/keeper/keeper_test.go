@@ -361,12 +361,15 @@ func TestBadRequestsAreRefused(t *testing.T) {
 func FuzzDecodeRequest(f *testing.F) {
 	title := "t"
 	e := ckpt.MustEvent(ckpt.EventCreated, time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC), ckpt.Actor{Agent: "a"}, ckpt.Created{Patch: ckpt.Patch{Title: &title}})
-	app := request(OpAppend).str("kai-7/a")
-	_ = app.value(e)
+	app := func(ifRev, flags int64) []byte {
+		f := request(OpAppend).str("kai-7/a")
+		_ = f.value(e)
+		return f.num(ifRev).num(flags).frame()
+	}
 	beat := request(OpBeat).str("w")
 	_ = beat.value(ckpt.Signal{State: ckpt.PresenceWorking})
 	for _, fr := range [][]byte{
-		app.num(3).num(1).frame(), beat.frame(),
+		app(3, 1), app(0, appendFlags(ckpt.AppendOptions{KeyOrigin: ckpt.KeyNew})), app(0, 7), beat.frame(),
 		request(OpGet).str("w").num(0).frame(), request(OpHistory).str("w").num(1).num(10).frame(),
 		request(OpList).bytes([]byte(`{"Prefix":"kai-7/","Limit":5}`)).frame(), request(OpDelete).str("w").frame(),
 		request(OpHead).frame(), request(OpWatch).str("c").frame(), request(OpStatus).frame(), request(OpStop).frame(),
@@ -396,4 +399,31 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("%q: the answer does not decode: %v", b, err)
 		}
 	})
+}
+
+// TestAppendFlags: an append's flags carry AsCheckpointAgent and the key's
+// origin to the keeper as the caller set them, and flags no version of the
+// protocol sends are refused, not read as something else.
+func TestAppendFlags(t *testing.T) {
+	e := ckpt.MustEvent(ckpt.EventNote, time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC), ckpt.Actor{Agent: "a"}, ckpt.Note{Text: "n"})
+	frame := func(flags int64) []byte {
+		f := request(OpAppend).str("w")
+		if err := f.value(e); err != nil {
+			t.Fatal(err)
+		}
+		return f.num(0).num(flags).frame()[4:]
+	}
+	for _, agent := range []bool{false, true} {
+		for _, origin := range []ckpt.KeyOrigin{ckpt.KeyGiven, ckpt.KeyNew, ckpt.KeyResent} {
+			r, err := DecodeRequest(frame(appendFlags(ckpt.AppendOptions{AsCheckpointAgent: agent, KeyOrigin: origin})))
+			if err != nil || r.AsAgent != agent || r.KeyOrigin != origin {
+				t.Errorf("agent %v, origin %d: decoded %v, %d, %v", agent, origin, r.AsAgent, r.KeyOrigin, err)
+			}
+		}
+	}
+	for _, flags := range []int64{-1, 6, 8, 1 << 40} {
+		if _, err := DecodeRequest(frame(flags)); !errors.Is(err, ckpt.ErrInvalid) {
+			t.Errorf("flags %d: %v, want ErrInvalid", flags, err)
+		}
+	}
 }

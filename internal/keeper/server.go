@@ -268,7 +268,7 @@ func (s *server) answer(r Request) []byte {
 	switch r.Op {
 	case OpAppend:
 		var res ckpt.AppendResult
-		res, err = st.Append(ctx, r.ID, r.Event, ckpt.AppendOptions{IfRev: r.IfRev, AsCheckpointAgent: r.AsAgent})
+		res, err = st.Append(ctx, r.ID, r.Event, ckpt.AppendOptions{IfRev: r.IfRev, AsCheckpointAgent: r.AsAgent, KeyOrigin: r.KeyOrigin})
 		if err == nil {
 			err = appendResult(f, res)
 		}

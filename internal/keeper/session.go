@@ -23,7 +23,8 @@ import (
 // (a LostError) may or may not have been applied. The session retries it
 // only where that cannot apply it twice: an append always carries an
 // idempotency key (the caller's, else one the session makes with NewKey,
-// as the keeper's client does), and a store applies a key at most once,
+// as the keeper's client does, sent as ckpt.KeyNew and resent as
+// ckpt.KeyResent), and a store applies a key at most once,
 // so the retry of an append the lost keeper had applied replays its
 // result (reported as not replayed when the key was the session's own or
 // a wrapper's, MadeKey: the caller made one call); reads, Head and Beat
@@ -177,11 +178,14 @@ func call[T any](s *Session, retry bool, op func(ckpt.Store) (T, error)) (T, err
 func (s *Session) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	ours := e.Key == ""
 	if ours {
-		e.Key = NewKey()
+		e.Key, opts.KeyOrigin = NewKey(), ckpt.KeyNew
 	}
 	tries := 0
 	res, err := call(s, true, func(st ckpt.Store) (ckpt.AppendResult, error) {
 		tries++
+		if tries > 1 && opts.KeyOrigin == ckpt.KeyNew {
+			opts.KeyOrigin = ckpt.KeyResent // the lost attempt may have applied it
+		}
 		return st.Append(ctx, id, e, opts)
 	})
 	if ours || tries > 1 && s.o.MadeKey != nil && s.o.MadeKey(e.Key) {

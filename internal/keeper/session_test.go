@@ -16,15 +16,28 @@ import (
 )
 
 // directStore counts the direct stores a session opens and closes over one
-// memstore.
+// memstore, and records the key origin of each append made directly.
 type directStore struct {
 	st             *memstore.Store
 	opened, closed atomic.Int32
+	origins        chan ckpt.KeyOrigin
 }
 
 func (d *directStore) open() (ckpt.Store, error) {
 	d.opened.Add(1)
-	return closeCounter{unclosing{d.st}, &d.closed}, nil
+	return closeCounter{originRecorder{unclosing{d.st}, d.origins}, &d.closed}, nil
+}
+
+type originRecorder struct {
+	ckpt.Store
+	origins chan ckpt.KeyOrigin // nil: none recorded
+}
+
+func (o originRecorder) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
+	if o.origins != nil {
+		o.origins <- opts.KeyOrigin
+	}
+	return o.Store.Append(ctx, id, e, opts)
 }
 
 type closeCounter struct {
@@ -181,7 +194,7 @@ func TestSessionRetriesALostAppendOnce(t *testing.T) {
 	for _, applied := range []bool{false, true} {
 		for _, key := range []string{"", "agent-key-1", "k-made-by-the-spool"} {
 			p := testPaths(t)
-			d := &directStore{st: memstore.New()}
+			d := &directStore{st: memstore.New(), origins: make(chan ckpt.KeyOrigin, 1)}
 			if _, err := d.st.Append(ctx, "w", titled("t"), ckpt.AppendOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -202,6 +215,16 @@ func TestSessionRetriesALostAppendOnce(t *testing.T) {
 			r := <-sent
 			if r.Op != OpAppend || r.Event.Key == "" || key != "" && r.Event.Key != key {
 				t.Fatalf("%s: the keeper was sent %+v", what, r)
+			}
+			// The session's own key goes as made for the call, and its
+			// retry as resent: a store may keep a made key out of its key
+			// index (pgstore does), and only a resend looks for it there.
+			wantSent, wantRetry := ckpt.KeyGiven, ckpt.KeyGiven
+			if key == "" {
+				wantSent, wantRetry = ckpt.KeyNew, ckpt.KeyResent
+			}
+			if got := <-d.origins; r.KeyOrigin != wantSent || got != wantRetry {
+				t.Errorf("%s: key origin sent %d, retried %d; want %d, %d", what, r.KeyOrigin, got, wantSent, wantRetry)
 			}
 			// Replayed says the caller's key was applied already; the
 			// session's own key, or a wrapper's, is not the caller's
