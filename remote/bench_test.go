@@ -186,10 +186,11 @@ func append64(b *testing.B, v variant, clients int) (float64, []time.Duration) {
 			for j := range n {
 				t := time.Now()
 				e := ckpt.MustEvent(ckpt.EventNote, time.Time{}, ckpt.Actor{Agent: id}, ckpt.Note{Text: fmt.Sprint(j)})
-				if v.keyed {
-					e.Key = remote.NewKey()
+				var opts ckpt.AppendOptions
+				if v.keyed { // as the remote client keys it: a key made for the append
+					e.Key, opts.KeyOrigin = remote.NewKey(), ckpt.KeyNew
 				}
-				if _, err := v.st.Append(v.ctx, id, e, ckpt.AppendOptions{}); err != nil {
+				if _, err := v.st.Append(v.ctx, id, e, opts); err != nil {
 					b.Error(err)
 					return
 				}

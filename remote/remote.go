@@ -191,6 +191,11 @@ func (s *Store) do(ctx context.Context, c call) (*http.Response, error) {
 			if werr := s.backoff().Wait(ctx, attempt); werr != nil {
 				return nil, werr
 			}
+			if c.header.Get(httpapi.HeaderKeyOrigin) == httpapi.KeyOriginNew {
+				// The lost attempt may have applied it.
+				c.header = c.header.Clone()
+				c.header.Set(httpapi.HeaderKeyOrigin, httpapi.KeyOriginResent)
+			}
 		}
 		var resp *http.Response
 		resp, err = s.attempt(ctx, c, body)
@@ -341,7 +346,10 @@ func idPath(prefix, id string) (string, error) {
 }
 
 // Append implements ckpt.Store. An event without a key gets one, so that
-// a retry after a lost answer replays instead of appending twice.
+// a retry after a lost answer replays instead of appending twice. A key
+// made for this call (that one, or the caller's with ckpt.KeyNew) goes as
+// new (Ckpt-Key-Origin), so that the server's store need not look it up
+// or index it, and its retries as resent.
 func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	path, err := idPath(httpapi.PathEvents, id)
 	if err != nil {
@@ -351,9 +359,15 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		return ckpt.AppendResult{}, fmt.Errorf("%w: if-rev %d is negative: give the revision you read, or 0 for none", ckpt.ErrInvalid, opts.IfRev)
 	}
 	if e.Key == "" {
-		e.Key = NewKey()
+		e.Key, opts.KeyOrigin = NewKey(), ckpt.KeyNew
 	}
 	h := http.Header{}
+	switch opts.KeyOrigin {
+	case ckpt.KeyNew:
+		h.Set(httpapi.HeaderKeyOrigin, httpapi.KeyOriginNew)
+	case ckpt.KeyResent:
+		h.Set(httpapi.HeaderKeyOrigin, httpapi.KeyOriginResent)
+	}
 	if opts.IfRev > 0 {
 		h.Set(httpapi.HeaderIfMatch, strconv.Quote(strconv.FormatInt(opts.IfRev, 10)))
 	}

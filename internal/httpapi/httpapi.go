@@ -59,6 +59,14 @@ const (
 	// HeaderAsAgent "true" on an append records the event as the work of
 	// the checkpoint's own agent: AppendOptions.AsCheckpointAgent.
 	HeaderAsAgent = "Ckpt-As-Agent"
+	// HeaderKeyOrigin on a keyed append says where its key came from
+	// (AppendOptions.KeyOrigin): KeyOriginNew for a key the client made
+	// for this append and sends for the first time, KeyOriginResent for
+	// such a key sent again after a lost answer; absent, the key is a
+	// given one.
+	HeaderKeyOrigin = "Ckpt-Key-Origin"
+	KeyOriginNew    = "new"
+	KeyOriginResent = "resent"
 	// HeaderIdempotencyKey on an append or a lifecycle call is the
 	// event's idempotency key (it overrides a key in the body).
 	HeaderIdempotencyKey = "Idempotency-Key"

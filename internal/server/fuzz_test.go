@@ -32,6 +32,25 @@ func FuzzIfMatch(f *testing.F) {
 	})
 }
 
+// FuzzKeyOrigin: any Ckpt-Key-Origin is one of the three origins or
+// refused as invalid.
+func FuzzKeyOrigin(f *testing.F) {
+	for _, s := range []string{"", "new", "resent", "given", "NEW", "new ", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		o, err := keyOrigin(&http.Request{Header: http.Header{"Ckpt-Key-Origin": {v}}})
+		switch {
+		case err != nil && !errors.Is(err, ckpt.ErrInvalid):
+			t.Fatalf("keyOrigin(%q): %v", v, err)
+		case err == nil && o > ckpt.KeyResent:
+			t.Fatalf("keyOrigin(%q) = %d", v, o)
+		case err == nil && (v == "") != (o == ckpt.KeyGiven):
+			t.Fatalf("keyOrigin(%q) = %d", v, o)
+		}
+	})
+}
+
 // FuzzAuthenticate: any bearer string is either the one real token or
 // refused with ErrUnauthenticated; nothing else gets in.
 func FuzzAuthenticate(f *testing.F) {

@@ -206,6 +206,22 @@ func ifMatch(r *http.Request) (int64, error) {
 	return n, nil
 }
 
+// keyOrigin reads Ckpt-Key-Origin: new, resent, or absent (a given key).
+// A client that claims new for a key it used before can only double its
+// own write, which it may make anyway.
+func keyOrigin(r *http.Request) (ckpt.KeyOrigin, error) {
+	switch v := r.Header.Get(httpapi.HeaderKeyOrigin); v {
+	case "":
+		return ckpt.KeyGiven, nil
+	case httpapi.KeyOriginNew:
+		return ckpt.KeyNew, nil
+	case httpapi.KeyOriginResent:
+		return ckpt.KeyResent, nil
+	default:
+		return 0, fmt.Errorf("%w: %s %q: send %q for a key made for this append, %q when sending it again, or no header", ckpt.ErrInvalid, httpapi.HeaderKeyOrigin, v, httpapi.KeyOriginNew, httpapi.KeyOriginResent)
+	}
+}
+
 // append: POST /v1/events/{id}. 201 with the result for a new event, 200
 // and Idempotent-Replayed: true for a repeated key. Prefer:
 // return=minimal leaves the state out of the answer (null; the event's
@@ -233,8 +249,12 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request) error {
 	if k := r.Header.Get(httpapi.HeaderIdempotencyKey); k != "" {
 		e.Key = k
 	}
+	origin, err := keyOrigin(r)
+	if err != nil {
+		return err
+	}
 	asAgent := r.Header.Get(httpapi.HeaderAsAgent) == "true"
-	res, err := s.storeFor(r.Context()).Append(r.Context(), id, e, ckpt.AppendOptions{IfRev: rev, AsCheckpointAgent: asAgent})
+	res, err := s.storeFor(r.Context()).Append(r.Context(), id, e, ckpt.AppendOptions{IfRev: rev, AsCheckpointAgent: asAgent, KeyOrigin: origin})
 	s.metrics.countAppend(res.Replayed, err)
 	if err != nil {
 		return err

@@ -226,7 +226,9 @@ func (s *Spool) deliverOne(ctx context.Context, name string) error {
 	if err := json.Unmarshal(data, &sp); err != nil {
 		return s.fail(name, fmt.Errorf("%w: not a spooled write: %v", ckpt.ErrCorrupt, err))
 	}
-	r, err := s.Store.Append(ctx, sp.ID, sp.Event.Store(), ckpt.AppendOptions{IfRev: sp.IfRev, AsCheckpointAgent: sp.AsAgent})
+	// Resent: a spooled write may have been applied by the send whose
+	// answer was lost, under a key made for it and so in no key index.
+	r, err := s.Store.Append(ctx, sp.ID, sp.Event.Store(), ckpt.AppendOptions{IfRev: sp.IfRev, AsCheckpointAgent: sp.AsAgent, KeyOrigin: ckpt.KeyResent})
 	switch {
 	case err == nil:
 		s.remember(r.State) // the next offline read builds on it
@@ -274,7 +276,7 @@ func (s *Spool) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		return ckpt.AppendResult{}, err
 	}
 	if e.Key == "" {
-		e.Key = NewKey()
+		e.Key, opts.KeyOrigin = NewKey(), ckpt.KeyNew
 	}
 	derr := s.Deliver(ctx)
 	if derr == nil {

@@ -37,11 +37,13 @@ func TestSpoolDir(t *testing.T) {
 }
 
 // attempts is a reachable server that records the attempts each call was
-// asked to make (spool.Attempts), as a retrying client reads them.
+// asked to make (spool.Attempts), as a retrying client reads them, and
+// each append's key origin.
 type attempts struct {
 	reachable
-	mu   sync.Mutex
-	seen []int
+	mu      sync.Mutex
+	seen    []int
+	origins []ckpt.KeyOrigin
 }
 
 func (a *attempts) note(ctx context.Context) {
@@ -56,6 +58,9 @@ func (a *attempts) note(ctx context.Context) {
 
 func (a *attempts) Append(ctx context.Context, id string, e ckpt.Event, o ckpt.AppendOptions) (ckpt.AppendResult, error) {
 	a.note(ctx)
+	a.mu.Lock()
+	a.origins = append(a.origins, o.KeyOrigin)
+	a.mu.Unlock()
 	return a.reachable.Append(ctx, id, e, o)
 }
 
@@ -63,7 +68,9 @@ func (a *attempts) Append(ctx context.Context, id string, e ckpt.Event, o ckpt.A
 // next calls ask the client for one attempt (a hook must not spend its
 // time limit retrying each), and once the server answers again they use
 // the client's own retries. A write made while it is away is spooled with
-// an idempotency key and delivered, once, ahead of the next write.
+// an idempotency key and delivered, once, ahead of the next write: the key
+// the spool made goes as new on its first send and as resent when
+// delivered (that first send may have been applied).
 func TestOneAttemptWhileDown(t *testing.T) {
 	ctx := context.Background()
 	backend := memstore.New()
@@ -101,6 +108,10 @@ func TestOneAttemptWhileDown(t *testing.T) {
 	defer server.mu.Unlock()
 	if !slices.Equal(server.seen, want) {
 		t.Errorf("attempts asked per call: %v, want %v", server.seen, want)
+	}
+	n, r := ckpt.KeyNew, ckpt.KeyResent
+	if wantOrigins := []ckpt.KeyOrigin{n, n, r, r, r, n, n}; !slices.Equal(server.origins, wantOrigins) {
+		t.Errorf("key origin per call: %v, want %v", server.origins, wantOrigins)
 	}
 	c, err := backend.Get(ctx, "a", 0)
 	if err != nil || c.Rev != 5 || c.Context.Notes != "first\nsecond\nthird\nfourth" {
