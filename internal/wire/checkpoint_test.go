@@ -3,8 +3,10 @@ package wire_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -195,6 +197,43 @@ func BenchmarkCheckpointJSON(b *testing.B) {
 		for b.Loop() {
 			var c ckpt.Checkpoint
 			json.Unmarshal(data, &c)
+		}
+	})
+}
+
+// BenchmarkNotesJSON encodes and decodes the state of a long-lived
+// checkpoint: 8 KiB of notes (ckpt.MaxNotesBytes), as lines of about 100
+// bytes (a hook's session notes), what every append of such a checkpoint
+// writes and every read decodes. Its floor is copying the same bytes
+// (append-copy): the string's escapes and checks are what the codec adds.
+func BenchmarkNotesJSON(b *testing.B) {
+	c := fuzzCheckpoint("kai-7/secondary-a", "Writing acceptance criteria", 4, 33.3, 1768487400, 5, 0, 0x1f)
+	var notes strings.Builder
+	for i := 0; notes.Len() < ckpt.MaxNotesBytes-120; i++ {
+		fmt.Fprintf(&notes, "2026-11-28T01:%02d:00Z session s1: edited internal/wire/writer.go, ran go test ./internal/wire (%d)\n", i%60, i)
+	}
+	c.Context.Notes = strings.TrimSuffix(notes.String(), "\n")
+	data, _ := json.Marshal(c)
+	var buf []byte
+	b.Run("append", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			buf, _ = wire.Append(buf[:0], c)
+		}
+	})
+	b.Run("append-copy", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			buf = append(buf[:0], data...)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var c ckpt.Checkpoint
+			if err := wire.Unmarshal(data, &c); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -128,6 +129,12 @@ func (r *reader) strBytes() (raw []byte, plain bool) {
 	}
 	start, plain := r.i, true
 	for ; r.i < len(r.b); r.i++ {
+		for r.i+8 <= len(r.b) && quietWord(binary.LittleEndian.Uint64(r.b[r.i:])) {
+			r.i += 8
+		}
+		if r.i == len(r.b) {
+			break
+		}
 		c := r.b[r.i]
 		switch {
 		case c == '"':
