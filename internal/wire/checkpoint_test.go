@@ -203,39 +203,51 @@ func BenchmarkCheckpointJSON(b *testing.B) {
 
 // BenchmarkNotesJSON encodes and decodes the state of a long-lived
 // checkpoint: 8 KiB of notes (ckpt.MaxNotesBytes), as lines of about 100
-// bytes (a hook's session notes), what every append of such a checkpoint
-// writes and every read decodes. Its floor is copying the same bytes
-// (append-copy): the string's escapes and checks are what the codec adds.
+// bytes (a hook's session notes) and as short lines ("step 12": a loop's
+// notes), what every append of such a checkpoint writes and every read
+// decodes. Its floor is copying the same bytes (copy): the string's
+// escapes and checks are what the codec adds.
 func BenchmarkNotesJSON(b *testing.B) {
-	c := fuzzCheckpoint("kai-7/secondary-a", "Writing acceptance criteria", 4, 33.3, 1768487400, 5, 0, 0x1f)
-	var notes strings.Builder
-	for i := 0; notes.Len() < ckpt.MaxNotesBytes-120; i++ {
-		fmt.Fprintf(&notes, "2026-11-28T01:%02d:00Z session s1: edited internal/wire/writer.go, ran go test ./internal/wire (%d)\n", i%60, i)
-	}
-	c.Context.Notes = strings.TrimSuffix(notes.String(), "\n")
-	data, _ := json.Marshal(c)
-	var buf []byte
-	b.Run("append", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			buf, _ = wire.Append(buf[:0], c)
+	for _, notes := range []struct {
+		name string
+		line func(i int) string
+	}{
+		{"lines100", func(i int) string {
+			return fmt.Sprintf("2026-11-28T01:%02d:00Z session s1: edited internal/wire/writer.go, ran go test ./internal/wire (%d)", i%60, i)
+		}},
+		{"lines8", func(i int) string { return fmt.Sprintf("step %d", i) }},
+	} {
+		c := fuzzCheckpoint("kai-7/secondary-a", "Writing acceptance criteria", 4, 33.3, 1768487400, 5, 0, 0x1f)
+		var text []string
+		for n, i := 0, 0; n < ckpt.MaxNotesBytes-120; i++ {
+			text = append(text, notes.line(i))
+			n += len(text[i]) + 1
 		}
-	})
-	b.Run("append-copy", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			buf = append(buf[:0], data...)
-		}
-	})
-	b.Run("decode", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			var c ckpt.Checkpoint
-			if err := wire.Unmarshal(data, &c); err != nil {
-				b.Fatal(err)
+		c.Context.Notes = strings.Join(text, "\n")
+		data, _ := json.Marshal(c)
+		var buf []byte
+		b.Run(notes.name+"/append", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				buf, _ = wire.Append(buf[:0], c)
 			}
-		}
-	})
+		})
+		b.Run(notes.name+"/copy", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				buf = append(buf[:0], data...)
+			}
+		})
+		b.Run(notes.name+"/decode", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				var c ckpt.Checkpoint
+				if err := wire.Unmarshal(data, &c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // FuzzSummaryJSON: Append writes exactly what json.Marshal writes, for the

@@ -159,7 +159,8 @@ func (r *reader) strBytes() (raw []byte, plain bool) {
 
 // unescape returns raw, a string's bytes holding escapes, unescaped: the
 // runs between escapes are copied whole, into one allocation (the result
-// is never longer than raw).
+// is never longer than raw). A one-letter escape is read from a table:
+// notes of short lines hold one every few bytes.
 func (r *reader) unescape(raw []byte) string {
 	var out strings.Builder
 	out.Grow(len(raw))
@@ -170,6 +171,11 @@ func (r *reader) unescape(raw []byte) string {
 			return out.String()
 		}
 		out.Write(raw[:j])
+		if j+1 < len(raw) && shortEscape[raw[j+1]] != 0 {
+			out.WriteByte(shortEscape[raw[j+1]])
+			raw = raw[j+2:]
+			continue
+		}
 		c, n, ok := escape(raw[j+1:])
 		if !ok {
 			r.ok = false
@@ -179,6 +185,10 @@ func (r *reader) unescape(raw []byte) string {
 		raw = raw[j+1+n:]
 	}
 }
+
+// shortEscape maps the letter of each one-letter JSON escape to what it
+// stands for (0: not one).
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // escape decodes the escape that raw starts with (the bytes after its
 // backslash): the character and how many bytes it took. ok is false for

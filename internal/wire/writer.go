@@ -82,7 +82,7 @@ func (w *writer) str(s string) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plainASCII[c] {
-				i += plainPrefix(s[i:])
+				i++
 				continue
 			}
 			w.b = append(w.b, s[start:i]...)
