@@ -59,16 +59,14 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 	if opts.IfRev < 0 {
 		return ckpt.AppendResult{}, fmt.Errorf("%w: if-rev %d is negative: give the revision you read, or 0 for none", ckpt.ErrInvalid, opts.IfRev)
 	}
-	if e.Key == "" || opts.KeyOrigin != ckpt.KeyResent {
-		if k, ok := s.cache.take(id); ok {
-			res, err := s.fastAppend(ctx, id, k, e, opts)
-			if err == nil {
-				return res, nil
-			}
-			s.cache.forget(id, errors.Is(err, errContended))
-			if !errors.Is(err, errStale) && !errors.Is(err, errContended) {
-				return res, err
-			}
+	if k, ok := s.fastEntry(id, e, opts); ok {
+		res, err := s.fastAppend(ctx, id, k, e, opts)
+		if err == nil {
+			return res, nil
+		}
+		s.cache.forget(id, errors.Is(err, errContended))
+		if !errors.Is(err, errStale) && !errors.Is(err, errContended) {
+			return res, err
 		}
 	}
 	res, err := retry(ctx, func() (res ckpt.AppendResult, err error) {
@@ -86,6 +84,16 @@ func (s *Store) Append(ctx context.Context, id string, e ckpt.Event, opts ckpt.A
 		s.wake()
 	}
 	return res, err
+}
+
+// fastEntry takes id's cache entry for the fast path (stateCache.take),
+// except for an append that resends a made key (ckpt.KeyResent): only the
+// locking path looks for such a key in the history (findMadeKey).
+func (s *Store) fastEntry(id string, e ckpt.Event, opts ckpt.AppendOptions) (known, bool) {
+	if e.Key != "" && opts.KeyOrigin == ckpt.KeyResent {
+		return known{}, false
+	}
+	return s.cache.take(id)
 }
 
 func (s *Store) appendOnce(ctx context.Context, conn *pgxpool.Conn, id string, e ckpt.Event, opts ckpt.AppendOptions) (ckpt.AppendResult, error) {
