@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,7 +55,8 @@ import (
 //	bench/peer
 //
 // which is go test -run '^$' -bench Peer -benchtime 40x ./pgstore with
-// LangGraph installed (CKPT_PEER_WRITERS=1,16 picks writer counts).
+// LangGraph installed (CKPT_PEER_WRITERS=1,16 picks writer counts;
+// CKPT_PEER_ONLY=keeper,shared runs the floor and those contenders only).
 func BenchmarkPeer(b *testing.B) {
 	counts := []int{1, 16, 64}
 	if v := os.Getenv("CKPT_PEER_WRITERS"); v != "" {
@@ -119,6 +121,9 @@ func benchPeer(b *testing.B, n int) {
 		{name: "stores", setup: peerStores(dsn, true, nil)},
 		{name: "shared", setup: peerStores(dsn, false, &batched)},
 		{name: "keeper", setup: peerKeeper(dsn)},
+	}
+	if only := os.Getenv("CKPT_PEER_ONLY"); only != "" {
+		contenders = pickContenders(contenders, strings.Split(only, ","))
 	}
 	if prefix := os.Getenv("CKPT_PEER_LANGGRAPH"); prefix != "" {
 		lg, stop := peerLangGraph(b, dsn, prefix, n)
@@ -193,6 +198,19 @@ func benchPeer(b *testing.B, n int) {
 	}
 	b.ReportMetric(load, "load1-before")
 	b.ReportMetric(loadAverage(), "load1-after")
+}
+
+// pickContenders keeps the floor and the named contenders, for profiling
+// one of them (CKPT_PEER_ONLY=keeper): their ratios stay against the
+// floor of the same run.
+func pickContenders(all []*contender, names []string) []*contender {
+	kept := all[:1]
+	for _, c := range all[1:] {
+		if slices.Contains(names, c.name) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // loadAverage is the machine's one-minute load average (0 when unknown).
