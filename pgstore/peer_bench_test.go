@@ -122,15 +122,20 @@ func benchPeer(b *testing.B, n int) {
 		{name: "shared", setup: peerStores(dsn, false, &batched)},
 		{name: "keeper", setup: peerKeeper(dsn)},
 	}
-	if only := os.Getenv("CKPT_PEER_ONLY"); only != "" {
-		contenders = pickContenders(contenders, strings.Split(only, ","))
+	var only []string // CKPT_PEER_ONLY's names, nil for every contender
+	if v := os.Getenv("CKPT_PEER_ONLY"); v != "" {
+		only = strings.Split(v, ",")
+		contenders = pickContenders(contenders, only)
 	}
-	if prefix := os.Getenv("CKPT_PEER_LANGGRAPH"); prefix != "" {
+	switch prefix := os.Getenv("CKPT_PEER_LANGGRAPH"); {
+	case prefix == "":
+		b.Log("LangGraph left out: CKPT_PEER_LANGGRAPH is not set (bench/peer sets it)")
+	case only != nil && !slices.Contains(only, "langgraph"):
+		b.Log("LangGraph left out: CKPT_PEER_ONLY does not name it")
+	default:
 		lg, stop := peerLangGraph(b, dsn, prefix, n)
 		defer stop()
 		contenders = append(contenders, &contender{name: "langgraph", setup: lg})
-	} else {
-		b.Log("LangGraph left out: CKPT_PEER_LANGGRAPH is not set (bench/peer sets it)")
 	}
 	rounds := 3
 	if v, err := strconv.Atoi(os.Getenv("CKPT_PEER_ROUNDS")); err == nil && v > 0 {
@@ -201,10 +206,10 @@ func benchPeer(b *testing.B, n int) {
 }
 
 // pickContenders keeps the floor and the named contenders, for profiling
-// one of them (CKPT_PEER_ONLY=keeper): their ratios stay against the
-// floor of the same run.
+// one of them (CKPT_PEER_ONLY=keeper; "langgraph" is a name too): their
+// ratios stay against the floor of the same run.
 func pickContenders(all []*contender, names []string) []*contender {
-	kept := all[:1]
+	kept := []*contender{all[0]}
 	for _, c := range all[1:] {
 		if slices.Contains(names, c.name) {
 			kept = append(kept, c)
