@@ -293,9 +293,7 @@ func (c *Cluster) Exec(sql string) error {
 }
 
 // Close stops the server and removes the cluster's directory, if it was
-// started. The Cluster is then as new: the next use starts another
-// cluster (a benchmark that closes its cluster when it ends runs again
-// under -count). Close must not run while another goroutine uses c.
+// started.
 func (c *Cluster) Close() error {
 	if c.dir == "" {
 		return nil
@@ -307,19 +305,7 @@ func (c *Cluster) Close() error {
 	if rmErr := os.RemoveAll(c.dir); err == nil {
 		err = rmErr
 	}
-	c.reset()
 	return err
-}
-
-// reset makes c a zero Cluster again, keeping its database name counter.
-func (c *Cluster) reset() {
-	c.once = sync.Once{}
-	c.startErr = nil
-	c.bin, c.dir, c.data, c.sock, c.logFile = "", "", "", "", ""
-	c.cred, c.killed = nil, false
-	c.tmplMu.Lock()
-	c.templates = nil
-	c.tmplMu.Unlock()
 }
 
 // Need starts the cluster if it is not running yet. When PostgreSQL is not

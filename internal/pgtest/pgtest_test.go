@@ -86,25 +86,3 @@ func TestNeedHelper(t *testing.T) {
 	c.Need(t)
 	t.Error("Need returned without PostgreSQL")
 }
-
-// TestClusterStartsAgainAfterClose pins what a benchmark that closes its
-// own cluster when it ends needs under -count: the next use of the same
-// Cluster starts a new one, in a new directory, that takes writes.
-func TestClusterStartsAgainAfterClose(t *testing.T) {
-	var c Cluster
-	t.Cleanup(func() { c.Close() })
-	c.Need(t)
-	first := c.dir
-	mustExec(t, c.DSN(c.NewDatabase(t)), "CREATE TABLE x (n int)")
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(first); !os.IsNotExist(err) {
-		t.Fatalf("Close left the cluster's directory %s (stat: %v)", first, err)
-	}
-	c.Need(t)
-	if c.dir == first || c.dir == "" {
-		t.Fatalf("the second cluster's directory is %q, the first's %q: want a new one", c.dir, first)
-	}
-	mustExec(t, c.DSN(c.NewDatabase(t)), "CREATE TABLE x (n int)")
-}
