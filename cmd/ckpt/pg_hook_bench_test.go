@@ -8,12 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ckpt-dev/ckpt/internal/pgtest"
 )
-
-// pgHookCluster is BenchmarkHookOverPostgreSQL's own cluster.
-var pgHookCluster pgtest.Cluster
 
 // BenchmarkHookOverPostgreSQL measures a whole `ckpt hook PreToolUse`
 // process (Claude Code's payload on stdin: a presence beat) on a local
@@ -26,11 +21,10 @@ var pgHookCluster pgtest.Cluster
 //
 //	go test -run '^$' -bench HookOverPostgreSQL -benchtime 40x ./cmd/ckpt
 func BenchmarkHookOverPostgreSQL(b *testing.B) {
-	pgHookCluster.Need(b)
-	b.Cleanup(func() { pgHookCluster.Close() })
+	cluster := benchCluster(b)
 	bin := ckptBinary(b)
 	h := newHookSession(b, bin)
-	url := pgHookCluster.URL(pgHookCluster.NewDatabase(b))
+	url := cluster.URL(cluster.NewDatabase(b))
 	env := h.env
 	for _, store := range []string{h.local, url} {
 		h.start(b, store, env)
@@ -42,7 +36,7 @@ func BenchmarkHookOverPostgreSQL(b *testing.B) {
 		{name: "pg-keeper", cmd: h.preToolUse(url, keeperEnv), pg: true, quiet: true,
 			sideCPU: func() time.Duration { return processCPU(b, keeperPID) }, sideMetric: "pg-keeper-keeper-cpu-µs"},
 	}
-	runProcCases(b, &pgHookCluster, cases).report(b, cases, 0)
+	runProcCases(b, cluster, cases).report(b, cases, 0)
 }
 
 // hookSession is a Claude Code session for the hook benchmarks: a git

@@ -13,12 +13,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/keeper"
-	"github.com/ckpt-dev/ckpt/internal/pgtest"
 )
-
-// pgBenchCluster is BenchmarkUpdateOverPostgreSQL's own cluster (TestPostgreSQL
-// closes pgCluster when it ends).
-var pgBenchCluster pgtest.Cluster
 
 // BenchmarkUpdateOverPostgreSQL measures a whole `ckpt update` process
 // against a PostgreSQL store (CKPT_STORE=postgres://…, over the cluster's
@@ -50,14 +45,13 @@ var pgBenchCluster pgtest.Cluster
 //
 //	go test -run '^$' -bench UpdateOverPostgreSQL -benchtime 100x ./cmd/ckpt
 func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
-	pgBenchCluster.Need(b)
-	b.Cleanup(func() { pgBenchCluster.Close() })
+	cluster := benchCluster(b)
 	hello := helloBinary(b)
 	bin := ckptBinary(b)
 	pg := filepath.Join(filepath.Dir(bin), "ckpt-pg")
 	dir := b.TempDir()
 	local := filepath.Join(dir, ".ckpt")
-	url := pgBenchCluster.URL(pgBenchCluster.NewDatabase(b))
+	url := cluster.URL(cluster.NewDatabase(b))
 	if _, err := ckptRun(b, bin, "--store", local, "init"); err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +88,7 @@ func BenchmarkUpdateOverPostgreSQL(b *testing.B) {
 	} else {
 		b.Log("pg-pooled left out: pgbouncer is not installed")
 	}
-	times := runProcCases(b, &pgBenchCluster, cases)
+	times := runProcCases(b, cluster, cases)
 	times.report(b, cases, 1)
 	if times.runs > 0 {
 		b.ReportMetric(float64(median(slices.Clone(times.cpu[1])))/float64(median(slices.Clone(times.cpu[0]))), "local-vs-hello-cpu-x")

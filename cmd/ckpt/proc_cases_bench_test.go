@@ -35,6 +35,17 @@ type procTimes struct {
 	runs      int
 }
 
+// benchCluster starts a PostgreSQL cluster for one run of a benchmark and
+// stops it when that run ends. Each benchmark has its own (TestPostgreSQL
+// closes the package's cluster when it ends), and each run under -count a
+// new one: a closed Cluster does not start again.
+func benchCluster(b *testing.B) *pgtest.Cluster {
+	c := new(pgtest.Cluster)
+	b.Cleanup(func() { c.Close() })
+	c.Need(b)
+	return c
+}
+
 // runProcCases runs every case once per iteration of b's loop, each case
 // first in turn (so that none always follows another), and measures each
 // run's wall time, its process's CPU, the cluster's CPU (pg cases) and its
